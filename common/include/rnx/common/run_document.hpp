@@ -1,0 +1,95 @@
+// The run document (rnx.run/v1): what a runner measured, typed, with a validating reader.
+#pragma once
+
+#include <boost/json/value.hpp>
+
+#include <compare>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx {
+
+inline constexpr std::string_view run_schema_id = "rnx.run/v1";
+
+struct environment {
+  std::string env_id;  // hash of every other field; see compute_env_id
+  std::string device;
+  std::string compute_capability;
+  std::string driver;
+  std::string cuda;
+  std::string torch;
+  std::string python;
+  std::string cpu;
+  std::int64_t threads = 0;
+  std::string os;
+  std::string image = "none";
+  std::map<std::string, double> clocks;  // e.g. sm_mhz; recorded, not part of env_id (they move)
+};
+
+// SHA-256 (hex, first 16 characters) of the fields that define "the same environment".
+std::string compute_env_id(const environment& env);
+
+enum class result_status { ok, diverged, error, skipped };
+std::string_view to_string(result_status s);
+
+struct tolerance {
+  double rtol = 0;
+  double atol = 0;
+};
+
+// Identifies one measured configuration across runs.
+struct config_key {
+  std::string kernel;
+  std::string runtime;
+  std::string dtype;
+  std::int64_t batch = 0;
+  auto operator<=>(const config_key&) const = default;
+  bool operator==(const config_key&) const = default;
+  std::string label() const;  // "attention/eager/float32/b8"
+};
+
+struct run_result {
+  std::string kernel;
+  std::string runtime;
+  std::string dtype;
+  std::int64_t batch = 0;
+  std::string device;
+  result_status status = result_status::ok;
+  std::vector<double> samples_ms;
+  std::vector<std::int64_t> groups;  // consecutive samples per worker process; empty = one group
+  bool unstable = false;
+  std::optional<double> max_abs_err;
+  std::optional<double> rel_err;
+  std::optional<tolerance> tol;
+  std::string message;
+
+  config_key key() const { return {kernel, runtime, dtype, batch}; }
+};
+
+struct run_document {
+  std::string project;
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+  std::optional<std::int64_t> pull_request;
+  std::string created_at;  // RFC 3339 UTC
+  environment env;
+  std::vector<run_result> results;
+};
+
+// Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming
+// `source` and the JSON path on the first violation. Duplicate configurations are rejected.
+run_document run_from_json(const boost::json::value& v, std::string_view source);
+// Reads a file; not_found / bad_input / invalid errors name the file.
+run_document read_run_file(const std::string& path);
+boost::json::value to_json(const run_document& run);
+void write_run_file(const run_document& run, const std::string& path);  // atomic: temp + rename
+
+// Current UTC time in RFC 3339 ("2026-12-02T10:00:00Z").
+std::string utc_now_rfc3339();
+
+}  // namespace rnx

@@ -1,0 +1,2 @@
+// Compiles Boost.JSON's implementation once, so rnx needs no compiled Boost library.
+#include <boost/json/src.hpp>

@@ -1,0 +1,228 @@
+// JSON parsing with positions, serialization and the path-tracking reader.
+#include "rnx/common/json.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+namespace rnx::json {
+
+namespace {
+
+std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size_t offset) {
+  std::size_t line = 1;
+  std::size_t column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return {line, column};
+}
+
+void pretty_print(std::ostream& os, const bj::value& v, int indent) {
+  const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
+  switch (v.kind()) {
+    case bj::kind::object: {
+      const auto& obj = v.get_object();
+      if (obj.empty()) {
+        os << "{}";
+        return;
+      }
+      os << "{\n";
+      bool first = true;
+      for (const auto& [key, member] : obj) {
+        if (!first) os << ",\n";
+        first = false;
+        os << pad << "  " << bj::serialize(bj::string_view(key)) << ": ";
+        pretty_print(os, member, indent + 1);
+      }
+      os << "\n" << pad << "}";
+      return;
+    }
+    case bj::kind::array: {
+      const auto& arr = v.get_array();
+      // Arrays of scalars (samples) stay on one line so documents remain readable.
+      bool scalars = true;
+      for (const auto& e : arr) scalars = scalars && !e.is_object() && !e.is_array();
+      if (arr.empty() || scalars) {
+        os << bj::serialize(v);
+        return;
+      }
+      os << "[\n";
+      bool first = true;
+      for (const auto& e : arr) {
+        if (!first) os << ",\n";
+        first = false;
+        os << pad << "  ";
+        pretty_print(os, e, indent + 1);
+      }
+      os << "\n" << pad << "]";
+      return;
+    }
+    default:
+      os << bj::serialize(v);
+  }
+}
+
+}  // namespace
+
+bj::value parse(std::string_view text, std::string_view source, std::size_t max_depth) {
+  bj::parse_options options;
+  options.max_depth = max_depth;
+  bj::stream_parser parser({}, options);
+  boost::system::error_code ec;
+  std::size_t consumed = parser.write_some(text.data(), text.size(), ec);
+  if (!ec && consumed < text.size()) ec = bj::error::extra_data;
+  if (!ec) parser.finish(ec);
+  if (ec) {
+    auto [line, column] = line_column(text, consumed);
+    std::ostringstream msg;
+    msg << source << ":" << line << ":" << column << ": malformed JSON: " << ec.message();
+    throw error(errc::bad_input, msg.str());
+  }
+  return parser.release();
+}
+
+bj::value parse_file(const std::filesystem::path& path, std::size_t max_depth) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw error(errc::not_found, path.string() + ": cannot open file (check the path and permissions)");
+  }
+  std::ostringstream buffer;
+  buffer << in.rdbuf();
+  return parse(buffer.str(), path.string(), max_depth);
+}
+
+std::string serialize(const bj::value& v, bool pretty) {
+  if (!pretty) return bj::serialize(v);
+  std::ostringstream os;
+  pretty_print(os, v, 0);
+  os << "\n";
+  return os.str();
+}
+
+std::string_view kind_name(const bj::value& v) {
+  switch (v.kind()) {
+    case bj::kind::null: return "null";
+    case bj::kind::bool_: return "a boolean";
+    case bj::kind::int64:
+    case bj::kind::uint64:
+    case bj::kind::double_: return "a number";
+    case bj::kind::string: return "a string";
+    case bj::kind::array: return "an array";
+    case bj::kind::object: return "an object";
+  }
+  return "unknown";
+}
+
+void reader::fail(std::string_view expected) const {
+  std::ostringstream msg;
+  msg << source_ << ": " << path_ << ": expected " << expected << ", got ";
+  if (value_->is_string() || value_->is_number()) {
+    std::string shown = bj::serialize(*value_);
+    if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
+    msg << shown;
+  } else {
+    msg << kind_name(*value_);
+  }
+  throw error(errc::invalid, msg.str());
+}
+
+const bj::object& reader::object() const {
+  if (!value_->is_object()) fail("an object");
+  return value_->get_object();
+}
+
+const bj::array& reader::array() const {
+  if (!value_->is_array()) fail("an array");
+  return value_->get_array();
+}
+
+bool reader::has(std::string_view key) const {
+  const auto& obj = object();
+  auto it = obj.find(key);
+  return it != obj.end() && !it->value().is_null();
+}
+
+reader reader::at(std::string_view key) const {
+  const auto& obj = object();
+  auto it = obj.find(key);
+  if (it == obj.end()) {
+    throw error(errc::invalid, source_ + ": " + path_ + ": missing required member \"" + std::string(key) + "\"");
+  }
+  return reader(it->value(), source_, path_ + "." + std::string(key));
+}
+
+std::optional<reader> reader::maybe(std::string_view key) const {
+  const auto& obj = object();
+  auto it = obj.find(key);
+  if (it == obj.end() || it->value().is_null()) return std::nullopt;
+  return reader(it->value(), source_, path_ + "." + std::string(key));
+}
+
+reader reader::at(std::size_t index) const {
+  const auto& arr = array();
+  if (index >= arr.size()) fail("at least " + std::to_string(index + 1) + " elements");
+  return reader(arr[index], source_, path_ + "[" + std::to_string(index) + "]");
+}
+
+std::string reader::string() const {
+  if (!value_->is_string()) fail("a string");
+  return std::string(value_->get_string());
+}
+
+std::string reader::string_or(std::string_view key, std::string fallback) const {
+  auto member = maybe(key);
+  return member ? member->string() : std::move(fallback);
+}
+
+double reader::number() const {
+  double result = 0;
+  if (value_->is_double()) {
+    result = value_->get_double();
+  } else if (value_->is_int64()) {
+    result = static_cast<double>(value_->get_int64());
+  } else if (value_->is_uint64()) {
+    result = static_cast<double>(value_->get_uint64());
+  } else {
+    fail("a number");
+  }
+  if (!std::isfinite(result)) fail("a finite number");
+  return result;
+}
+
+std::int64_t reader::integer() const {
+  if (value_->is_int64()) return value_->get_int64();
+  if (value_->is_uint64() && value_->get_uint64() <= static_cast<std::uint64_t>(INT64_MAX)) {
+    return static_cast<std::int64_t>(value_->get_uint64());
+  }
+  if (value_->is_double()) {
+    double d = value_->get_double();
+    if (std::isfinite(d) && std::floor(d) == d && std::fabs(d) < 9e15) return static_cast<std::int64_t>(d);
+  }
+  fail("an integer");
+}
+
+bool reader::boolean() const {
+  if (!value_->is_bool()) fail("true or false");
+  return value_->get_bool();
+}
+
+void reader::only_keys(std::initializer_list<std::string_view> allowed) const {
+  for (const auto& [key, member] : object()) {
+    bool known = false;
+    for (auto a : allowed) known = known || a == std::string_view(key);
+    if (!known) {
+      throw error(errc::invalid, source_ + ": " + path_ + "." + std::string(key) +
+                                     ": unknown member (remove it, or check its spelling)");
+    }
+  }
+}
+
+}  // namespace rnx::json

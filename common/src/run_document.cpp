@@ -1,0 +1,276 @@
+// Reading, validating and writing rnx.run/v1 documents.
+#include "rnx/common/run_document.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+
+#include <openssl/evp.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <unistd.h>
+
+namespace rnx {
+
+namespace bj = boost::json;
+
+std::string_view to_string(result_status s) {
+  switch (s) {
+    case result_status::ok: return "ok";
+    case result_status::diverged: return "diverged";
+    case result_status::error: return "error";
+    case result_status::skipped: return "skipped";
+  }
+  return "error";
+}
+
+std::string config_key::label() const {
+  return kernel + "/" + runtime + "/" + dtype + "/b" + std::to_string(batch);
+}
+
+std::string compute_env_id(const environment& env) {
+  // Clocks are left out on purpose: boost clocks move between runs on one machine.
+  std::string canonical;
+  for (const std::string* field : {&env.device, &env.compute_capability, &env.driver, &env.cuda, &env.torch,
+                                   &env.python, &env.cpu, &env.os, &env.image}) {
+    canonical += *field;
+    canonical += '\x1f';
+  }
+  canonical += std::to_string(env.threads);
+  unsigned char digest[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  EVP_Digest(canonical.data(), canonical.size(), digest, &length, EVP_sha256(), nullptr);
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned int i = 0; i < 8 && i < length; ++i) {
+    out += hex[digest[i] >> 4];
+    out += hex[digest[i] & 15];
+  }
+  return out;
+}
+
+namespace {
+
+const std::set<std::string> known_runtimes = {"eager", "compile", "torchscript", "onnxruntime", "tensorrt", "cpp"};
+const std::set<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64"};
+
+result_status status_from(const json::reader& r) {
+  std::string s = r.string();
+  if (s == "ok") return result_status::ok;
+  if (s == "diverged") return result_status::diverged;
+  if (s == "error") return result_status::error;
+  if (s == "skipped") return result_status::skipped;
+  r.fail("one of \"ok\", \"diverged\", \"error\", \"skipped\"");
+}
+
+std::string non_empty(const json::reader& r) {
+  std::string s = r.string();
+  if (s.empty()) r.fail("a non-empty string");
+  return s;
+}
+
+environment environment_from(const json::reader& r) {
+  r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads",
+               "os", "image", "clocks"});
+  environment env;
+  env.env_id = non_empty(r.at("env_id"));
+  env.device = non_empty(r.at("device"));
+  env.compute_capability = r.string_or("compute_capability", "");
+  env.driver = r.string_or("driver", "");
+  env.cuda = r.string_or("cuda", "");
+  env.torch = r.string_or("torch", "");
+  env.python = r.string_or("python", "");
+  env.cpu = r.string_or("cpu", "");
+  if (auto t = r.maybe("threads")) {
+    env.threads = t->integer();
+    if (env.threads < 0) t->fail("a non-negative integer");
+  }
+  env.os = r.string_or("os", "");
+  env.image = r.string_or("image", "none");
+  if (auto clocks = r.maybe("clocks")) {
+    for (const auto& [name, value] : clocks->object()) {
+      env.clocks[std::string(name)] = clocks->at(std::string_view(name)).number();
+    }
+  }
+  return env;
+}
+
+run_result result_from(const json::reader& r) {
+  r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
+               "max_abs_err", "rel_err", "tolerance", "message"});
+  run_result res;
+  res.kernel = non_empty(r.at("kernel"));
+  auto runtime = r.at("runtime");
+  res.runtime = runtime.string();
+  if (!known_runtimes.count(res.runtime)) {
+    runtime.fail("one of eager, compile, torchscript, onnxruntime, tensorrt, cpp");
+  }
+  auto dtype = r.at("dtype");
+  res.dtype = dtype.string();
+  if (!known_dtypes.count(res.dtype)) dtype.fail("one of float32, float16, bfloat16, float64");
+  auto batch = r.at("batch");
+  res.batch = batch.integer();
+  if (res.batch < 1) batch.fail("a batch size of at least 1");
+  res.device = r.string_or("device", "cpu");
+  res.status = status_from(r.at("status"));
+  if (auto samples = r.maybe("samples_ms")) {
+    const auto& arr = samples->array();
+    res.samples_ms.reserve(arr.size());
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      auto sample = samples->at(i);
+      double ms = sample.number();
+      if (!(ms >= 0)) sample.fail("a non-negative time in milliseconds");
+      res.samples_ms.push_back(ms);
+    }
+  }
+  if (auto groups = r.maybe("groups")) {
+    const auto& arr = groups->array();
+    std::int64_t total = 0;
+    for (std::size_t i = 0; i < arr.size(); ++i) {
+      auto g = groups->at(i);
+      std::int64_t count = g.integer();
+      if (count < 1) g.fail("a positive sample count");
+      res.groups.push_back(count);
+      total += count;
+    }
+    if (!res.groups.empty() && total != static_cast<std::int64_t>(res.samples_ms.size())) {
+      groups->fail("counts summing to the " + std::to_string(res.samples_ms.size()) + " samples in samples_ms (sum is " +
+                   std::to_string(total) + ")");
+    }
+  }
+  if (auto u = r.maybe("unstable")) res.unstable = u->boolean();
+  if (auto e = r.maybe("max_abs_err")) res.max_abs_err = e->number();
+  if (auto e = r.maybe("rel_err")) res.rel_err = e->number();
+  if (auto t = r.maybe("tolerance")) {
+    t->only_keys({"rtol", "atol"});
+    res.tol = tolerance{t->number("rtol"), t->number("atol")};
+  }
+  res.message = r.string_or("message", "");
+  if (res.status != result_status::ok && res.message.empty()) {
+    r.at("message").fail("a message explaining the non-ok status");
+  }
+  return res;
+}
+
+}  // namespace
+
+run_document run_from_json(const bj::value& v, std::string_view source) {
+  json::reader r(v, std::string(source));
+  r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
+               "results"});
+  auto schema = r.at("schema");
+  if (schema.string() != run_schema_id) schema.fail("\"rnx.run/v1\"");
+  run_document run;
+  run.project = non_empty(r.at("project"));
+  run.commit = r.string_or("commit", "");
+  run.branch = r.string_or("branch", "");
+  run.base_branch = r.string_or("base_branch", "");
+  if (auto pr = r.maybe("pull_request")) {
+    run.pull_request = pr->integer();
+    if (*run.pull_request < 1) pr->fail("a pull request number of at least 1");
+  }
+  run.created_at = r.string_or("created_at", "");
+  run.env = environment_from(r.at("environment"));
+  auto results = r.at("results");
+  std::set<config_key> seen;
+  for (std::size_t i = 0; i < results.array().size(); ++i) {
+    auto item = results.at(i);
+    run.results.push_back(result_from(item));
+    if (!seen.insert(run.results.back().key()).second) {
+      throw error(errc::invalid, std::string(source) + ": " + item.path() + ": duplicate configuration " +
+                                     run.results.back().key().label() + " (each configuration appears once)");
+    }
+  }
+  return run;
+}
+
+run_document read_run_file(const std::string& path) { return run_from_json(json::parse_file(path), path); }
+
+bj::value to_json(const run_document& run) {
+  bj::object env;
+  env["env_id"] = run.env.env_id;
+  env["device"] = run.env.device;
+  env["compute_capability"] = run.env.compute_capability;
+  env["driver"] = run.env.driver;
+  env["cuda"] = run.env.cuda;
+  env["torch"] = run.env.torch;
+  env["python"] = run.env.python;
+  env["cpu"] = run.env.cpu;
+  env["threads"] = run.env.threads;
+  env["os"] = run.env.os;
+  env["image"] = run.env.image;
+  bj::object clocks;
+  for (const auto& [name, value] : run.env.clocks) clocks[name] = value;
+  env["clocks"] = std::move(clocks);
+
+  bj::array results;
+  for (const auto& res : run.results) {
+    bj::object o;
+    o["kernel"] = res.kernel;
+    o["runtime"] = res.runtime;
+    o["dtype"] = res.dtype;
+    o["batch"] = res.batch;
+    o["device"] = res.device;
+    o["status"] = to_string(res.status);
+    bj::array samples;
+    for (double s : res.samples_ms) samples.push_back(s);
+    o["samples_ms"] = std::move(samples);
+    bj::array groups;
+    for (auto g : res.groups) groups.push_back(g);
+    o["groups"] = std::move(groups);
+    o["unstable"] = res.unstable;
+    if (res.max_abs_err) o["max_abs_err"] = *res.max_abs_err;
+    if (res.rel_err) o["rel_err"] = *res.rel_err;
+    if (res.tol) o["tolerance"] = bj::object{{"rtol", res.tol->rtol}, {"atol", res.tol->atol}};
+    o["message"] = res.message;
+    results.push_back(std::move(o));
+  }
+
+  bj::object doc;
+  doc["schema"] = run_schema_id;
+  doc["project"] = run.project;
+  doc["commit"] = run.commit;
+  doc["branch"] = run.branch;
+  doc["base_branch"] = run.base_branch;
+  if (run.pull_request) doc["pull_request"] = *run.pull_request;
+  doc["created_at"] = run.created_at;
+  doc["environment"] = std::move(env);
+  doc["results"] = std::move(results);
+  return doc;
+}
+
+void write_run_file(const run_document& run, const std::string& path) {
+  namespace fs = std::filesystem;
+  fs::path target(path);
+  fs::path temp = target;
+  temp += ".tmp." + std::to_string(::getpid());
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    if (!out) throw error(errc::not_found, path + ": cannot write (does the folder exist and is it writable?)");
+    out << json::serialize(to_json(run), true);
+    out.flush();
+    if (!out) throw error(errc::internal, path + ": write failed (disk full?)");
+  }
+  std::error_code ec;
+  fs::rename(temp, target, ec);
+  if (ec) {
+    fs::remove(temp, ec);
+    throw error(errc::not_found, path + ": cannot replace file: " + ec.message());
+  }
+}
+
+std::string utc_now_rfc3339() {
+  std::time_t now = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+}  // namespace rnx

@@ -1,0 +1,18 @@
+// Registration of the `rnx` subcommands; each lives in its own cmd_*.cpp.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace rnx::cli {
+
+// Each adds one subcommand to `app`; the subcommand's callback throws rnx::error on failure
+// and sets the process exit code through exit_code().
+void add_compare_command(CLI::App& app);
+#ifdef RNX_HAVE_TORCH
+void add_bench_command(CLI::App& app);
+#endif
+
+// The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).
+int& exit_code();
+
+}  // namespace rnx::cli

@@ -1,0 +1,36 @@
+// The `rnx` command line: dispatches to the subcommands and maps errors to exit codes.
+#include "commands.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <iostream>
+
+namespace rnx::cli {
+int& exit_code() {
+  static int code = 0;
+  return code;
+}
+}  // namespace rnx::cli
+
+int main(int argc, char** argv) {
+  CLI::App app{"rnx: a CI performance gate for GPU and PyTorch kernels"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "rnx 0.1.0");
+  rnx::cli::add_compare_command(app);
+#ifdef RNX_HAVE_TORCH
+  rnx::cli::add_bench_command(app);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? 0 : 2;
+  } catch (const rnx::error& e) {
+    std::cerr << "rnx: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "rnx: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return rnx::cli::exit_code();
+}

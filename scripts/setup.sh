@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs every system (Debian) and Python (PyPI) package rnx needs to build and test; idempotent.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+sudo_cmd=""
+if [ "$(id -u)" != 0 ]; then sudo_cmd="sudo"; fi
+
+debian_packages=(
+  build-essential cmake ninja-build pkg-config git
+  libboost1.81-dev libboost-json1.81-dev libboost-url1.81-dev
+  libsqlite3-dev sqlite3 libssl-dev libeigen3-dev
+  libtomlplusplus-dev libcli11-dev doctest-dev
+  clang-14 libclang-rt-14-dev
+  python3-dev wrk shellcheck
+)
+missing=()
+for p in "${debian_packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ "${#missing[@]}" -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+if ! python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt" --dry-run 2>/dev/null | grep -q "Would install"; then
+  echo "setup: Python packages already satisfied"
+else
+  echo "setup: installing Python packages from requirements.txt"
+  python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
+fi
