@@ -1,0 +1,89 @@
+// The rnx.toml manifest: project, defaults, kernels, bench settings, [gate] policy and [service], typed and validated.
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx {
+
+// One dimension of a declared input shape: a fixed size, or the batch symbol `B`.
+struct shape_dim {
+  std::int64_t size = 0;
+  bool is_batch = false;
+};
+
+// A named input of a kernel, in the order it is written in the manifest (the call order).
+struct input_spec {
+  std::string name;
+  std::vector<shape_dim> dims;  // empty = a 0-dimensional (scalar) tensor
+  std::string text;             // the shape as written, for messages
+
+  std::vector<std::int64_t> resolve(std::int64_t batch) const;
+};
+
+// Parses "B,8,128,64"; throws rnx::error(invalid) naming `where` on a bad dimension.
+std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where);
+
+// How samples are gathered; [bench] in rnx.toml, each field overridable per kernel.
+struct bench_settings {
+  int processes = 3;          // worker processes per configuration
+  int min_samples = 8;        // per process, never fewer
+  int max_samples = 40;       // per process, at most
+  double budget_ms = 1500;    // per configuration and process, for the timed samples
+  double warmup_ms = 300;     // minimum warm-up time per configuration and process
+  double min_sample_ms = 1;   // a CPU sample times a block of calls lasting at least this long
+  double noise = 0.005;       // stop early when the median's relative 95% CI half-width is below this
+  double timeout_s = 120;     // a configuration silent for longer than this is killed (hang)
+  int threads = 0;            // intra-op threads of the worker; 0 = all hardware threads
+  std::uint64_t seed = 0;     // input seed; each configuration derives its own from this
+};
+
+struct kernel_spec {
+  std::string name;
+  std::string path;                    // as written, relative to the manifest's folder
+  std::filesystem::path resolved_path;  // absolute
+  std::string entry;                   // function / symbol; empty = the kind's default
+  std::vector<input_spec> inputs;      // empty for KernelBench files and TorchScript with example inputs
+  std::vector<std::string> runtimes;
+  std::vector<std::string> dtypes;
+  std::vector<std::int64_t> batch;
+  std::string device;                  // auto | cpu | cuda | cuda:N
+  std::map<std::string, tolerance> tolerances;  // per dtype overrides of torch.testing's defaults
+  bench_settings bench;
+  std::int64_t line = 0;               // where its [[kernel]] table starts, for messages
+
+  std::string kind() const;            // "python" | "torchscript" | "cpp" | "cuda" (from the extension)
+};
+
+struct manifest {
+  std::string source;                  // the file it was read from (for messages)
+  std::filesystem::path root;          // the folder paths are relative to
+  std::string project;
+  std::vector<kernel_spec> kernels;
+  bench_settings bench;                // [bench] as written (kernels hold their merged copy)
+  gate_policy gate;
+  std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
+  std::string service_url;
+  std::string cuda_arch;               // [build] cuda_arch, e.g. "sm_90"; empty = detect
+
+  const kernel_spec* find_kernel(std::string_view name) const;
+};
+
+// torch.testing.assert_close's default tolerance for a dtype name.
+tolerance default_tolerance(std::string_view dtype);
+
+// Parses manifest text. Errors are rnx::error(bad_input) for TOML syntax ("SOURCE:LINE:COL: ...") and
+// rnx::error(invalid) for wrong values ("SOURCE:LINE: key 'kernel[2].batch': ..."), always saying what to write.
+manifest parse_manifest(std::string_view text, const std::string& source, const std::filesystem::path& root);
+// Reads and parses a file; a missing file is errc::not_found. Kernel files must exist (checked here).
+manifest load_manifest(const std::filesystem::path& path);
+
+}  // namespace rnx

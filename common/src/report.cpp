@@ -1,0 +1,94 @@
+// Text and Markdown renderings of verdict documents.
+#include "rnx/common/report.hpp"
+
+#include <cstdio>
+#include <sstream>
+
+namespace rnx {
+
+namespace {
+
+std::string fixed(const std::optional<double>& v, int digits) {
+  if (!v) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", digits, *v);
+  return buffer;
+}
+
+std::string time_ms(const std::optional<double>& v) {
+  if (!v) return "-";
+  char buffer[64];
+  // Enough significant digits for microsecond kernels and second-long ones alike.
+  std::snprintf(buffer, sizeof buffer, "%.4g", *v);
+  return buffer;
+}
+
+std::string ratio_cell(const config_verdict& c) {
+  if (!c.ratio) return "-";
+  std::string s = fixed(c.ratio, 3);
+  if (c.ci_lo && c.ci_hi) s += " [" + fixed(c.ci_lo, 3) + ", " + fixed(c.ci_hi, 3) + "]";
+  return s;
+}
+
+std::string statistic_name(const verdict_document& v) { return std::string(to_string(v.policy.stat)); }
+
+std::string markdown_escape(const std::string& s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '|') {
+      out += "\\|";
+    } else if (ch == '\n') {
+      out += ' ';
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string render_verdict_text(const verdict_document& v) {
+  std::ostringstream os;
+  os << "rnx verdict: " << to_string(v.verdict) << " - " << v.reason << "\n";
+  if (v.baseline) os << "baseline: run " << v.baseline->id << " (commit " << v.baseline->commit << ")\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s  %s\n", "configuration",
+                ("base " + statistic_name(v)).c_str(), ("head " + statistic_name(v)).c_str(), "ratio [95% CI]",
+                "P(slower)", "decision");
+  os << line;
+  for (const auto& c : v.configs) {
+    std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s  %s", c.key.label().c_str(), time_ms(c.base_ms).c_str(),
+                  time_ms(c.head_ms).c_str(), ratio_cell(c).c_str(), fixed(c.p_slower, 3).c_str(),
+                  std::string(to_string(c.result)).c_str());
+    os << line;
+    if (!c.reason.empty()) os << "  (" << c.reason << ")";
+    os << "\n";
+  }
+  return os.str();
+}
+
+std::string render_verdict_markdown(const verdict_document& v) {
+  std::ostringstream os;
+  os << "### rnx: **" << to_string(v.verdict) << "**\n\n" << markdown_escape(v.reason) << "\n\n";
+  if (v.baseline) {
+    os << "Baseline: run `" << v.baseline->id << "` at commit `" << v.baseline->commit << "`";
+    if (!v.baseline->created_at.empty()) os << " (" << v.baseline->created_at << ")";
+    os << ".\n\n";
+  }
+  os << "| Configuration | Base " << statistic_name(v) << " (ms) | Head " << statistic_name(v)
+     << " (ms) | Ratio [95% CI] | P(slower) | Decision |\n";
+  os << "|---|---:|---:|---|---:|---|\n";
+  for (const auto& c : v.configs) {
+    os << "| `" << c.key.label() << "` | " << time_ms(c.base_ms) << " | " << time_ms(c.head_ms) << " | "
+       << ratio_cell(c) << " | " << fixed(c.p_slower, 3) << " | " << to_string(c.result);
+    if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
+    os << " |\n";
+  }
+  os << "\nRule: *faster*/*slower* only when P >= " << v.policy.probability << " that the " << statistic_name(v)
+     << " ratio lies outside ±" << v.policy.rope * 100 << "% (" << v.policy.resamples
+     << "-draw Bayesian bootstrap, at least " << v.policy.min_samples << " samples a side).\n";
+  return os.str();
+}
+
+}  // namespace rnx

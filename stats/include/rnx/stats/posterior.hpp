@@ -1,0 +1,65 @@
+// Bayesian speed comparison of two sample sets: posterior of the head/base ratio and its ROPE decision.
+//
+//   rnx::stats::comparison_options opt;              // rope 2%, probability 0.95, 8 samples, 2000 draws
+//   std::vector<double> base = {...}, head = {...};  // per-call times, any unit
+//   auto c = rnx::stats::compare_samples({base}, {head}, opt);
+//   if (c.result == rnx::decision::slower) std::cout << "slower by " << c.ratio.value() << "x\n";
+//
+// Samples with process groups ({samples, groups}) get the two-level posterior: a Bayesian bootstrap
+// inside each process, and a Student-t posterior over the process statistics (docs/statistics.md says
+// why a Dirichlet over 3-5 processes is not enough). Nothing here throws on data.
+#pragma once
+
+#include "rnx/common/verdict_document.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace rnx::stats {
+
+struct sample_view {
+  std::span<const double> samples;
+  std::span<const std::int64_t> groups = {};  // consecutive samples per process; empty = one process
+  bool unstable = false;
+  std::string unstable_reason = {};
+};
+
+struct comparison_options {
+  double rope = 0.02;
+  double probability = 0.95;
+  int min_samples = 8;
+  int resamples = 2000;
+  statistic stat = statistic::median;
+};
+
+struct comparison {
+  decision result = decision::abstain;
+  std::optional<double> ratio;  // head statistic / base statistic, on the observed data
+  std::optional<double> ci_lo;  // 95% credible interval of the ratio
+  std::optional<double> ci_hi;
+  std::optional<double> p_faster;
+  std::optional<double> p_slower;
+  std::optional<double> p_equivalent;
+  std::optional<double> base_stat;
+  std::optional<double> head_stat;
+  std::int64_t n_base = 0;
+  std::int64_t n_head = 0;
+  std::string reason;  // set for anything that is not a plain comparison
+};
+
+// The posterior draws of one side's statistic (exposed for tests and the flat-vs-two-level contrast).
+// `flat` ignores groups (a single-level Bayesian bootstrap over all samples).
+std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
+                                    bool flat = false);
+
+// The decision rule of DESIGN.md; `flat` as above.
+comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
+                           bool flat = false);
+
+// The observed statistic (median or mean; for grouped samples the geometric mean of process statistics).
+std::optional<double> observed_statistic(const sample_view& side, statistic stat);
+
+}  // namespace rnx::stats

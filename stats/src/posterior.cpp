@@ -1,0 +1,221 @@
+// Posterior of a per-side statistic (Bayesian bootstrap, two-level over processes) and the ROPE decision.
+#include "rnx/stats/posterior.hpp"
+
+#include "random.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <sstream>
+
+namespace rnx::stats {
+
+namespace {
+
+using detail::xoshiro256;
+
+// One process's samples, sorted, ready for repeated draws.
+struct process_samples {
+  std::vector<double> sorted;
+};
+
+std::vector<process_samples> split_processes(const sample_view& side, bool flat) {
+  std::vector<process_samples> out;
+  if (flat || side.groups.size() < 2) {
+    out.push_back({std::vector<double>(side.samples.begin(), side.samples.end())});
+  } else {
+    std::size_t offset = 0;
+    for (auto count : side.groups) {
+      auto first = side.samples.begin() + static_cast<std::ptrdiff_t>(offset);
+      out.push_back({std::vector<double>(first, first + count)});
+      offset += static_cast<std::size_t>(count);
+    }
+  }
+  for (auto& p : out) std::sort(p.sorted.begin(), p.sorted.end());
+  return out;
+}
+
+double plain_median(const std::vector<double>& sorted) {
+  const std::size_t n = sorted.size();
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+double plain_mean(const std::vector<double>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+// One Bayesian-bootstrap draw of a process's statistic. For the median the Dirichlet-weighted median
+// of sorted data is the sample at rank Binomial(n-1, 1/2), so no weights need to be drawn.
+double bootstrap_statistic(const process_samples& p, statistic stat, xoshiro256& rng, Eigen::VectorXd& weights) {
+  const auto n = static_cast<std::int64_t>(p.sorted.size());
+  if (stat == statistic::median) return p.sorted[static_cast<std::size_t>(rng.binomial_half(n - 1))];
+  weights.resize(n);
+  for (std::int64_t i = 0; i < n; ++i) weights[i] = rng.exponential();
+  Eigen::Map<const Eigen::VectorXd> values(p.sorted.data(), n);
+  return weights.dot(values) / weights.sum();
+}
+
+// Why a side cannot be judged, or empty when it can.
+std::string data_problem(const sample_view& side, const char* name, int min_samples) {
+  std::ostringstream why;
+  if (side.samples.empty()) {
+    why << "no samples in " << name;
+    return why.str();
+  }
+  for (double s : side.samples) {
+    if (!std::isfinite(s) || s < 0) {
+      why << name << " has a non-finite or negative sample (" << s << ")";
+      return why.str();
+    }
+  }
+  if (static_cast<std::int64_t>(side.samples.size()) < min_samples) {
+    why << "too few samples: " << name << " has " << side.samples.size() << ", min_samples is " << min_samples;
+    return why.str();
+  }
+  if (!side.groups.empty()) {
+    std::int64_t total = 0;
+    for (auto g : side.groups) {
+      if (g < 1) {
+        why << name << " has an empty process group";
+        return why.str();
+      }
+      total += g;
+    }
+    if (total != static_cast<std::int64_t>(side.samples.size())) {
+      why << name << " groups add up to " << total << " samples, not " << side.samples.size();
+      return why.str();
+    }
+  }
+  if (side.unstable) {
+    why << name << " is unstable" << (side.unstable_reason.empty() ? "" : ": ") << side.unstable_reason;
+    return why.str();
+  }
+  return {};
+}
+
+std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
+  hash = detail::fnv1a(side.samples.data(), side.samples.size_bytes(), hash);
+  return detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
+}
+
+double quantile(const std::vector<double>& sorted, double q) {
+  const double position = q * static_cast<double>(sorted.size() - 1);
+  const auto lower = static_cast<std::size_t>(std::floor(position));
+  const std::size_t upper = std::min(lower + 1, sorted.size() - 1);
+  const double fraction = position - static_cast<double>(lower);
+  return sorted[lower] + fraction * (sorted[upper] - sorted[lower]);
+}
+
+}  // namespace
+
+std::optional<double> observed_statistic(const sample_view& side, statistic stat) {
+  if (side.samples.empty()) return std::nullopt;
+  auto processes = split_processes(side, false);
+  if (processes.size() == 1) {
+    const auto& v = processes.front().sorted;
+    return stat == statistic::median ? plain_median(v) : plain_mean(v);
+  }
+  double log_sum = 0;
+  for (const auto& p : processes) {
+    const double s = stat == statistic::median ? plain_median(p.sorted) : plain_mean(p.sorted);
+    if (!(s > 0)) return std::nullopt;
+    log_sum += std::log(s);
+  }
+  return std::exp(log_sum / static_cast<double>(processes.size()));
+}
+
+std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
+                                    bool flat) {
+  const auto processes = split_processes(side, flat);
+  xoshiro256 rng(seed);
+  Eigen::VectorXd weights;
+  std::vector<double> draws(static_cast<std::size_t>(opt.resamples));
+  if (processes.size() == 1) {
+    for (auto& d : draws) d = bootstrap_statistic(processes.front(), opt.stat, rng, weights);
+    return draws;
+  }
+  // Two levels: each process's statistic is a Bayesian-bootstrap draw; across processes the log
+  // statistics are treated as normal with unknown mean and spread (Jeffreys prior), whose posterior
+  // for the mean is mean + sd/sqrt(k) * t(k-1). With 3-5 processes this keeps run-to-run drift from
+  // looking like a change, where a Dirichlet over so few processes would not.
+  const auto k = static_cast<int>(processes.size());
+  std::vector<double> logs(static_cast<std::size_t>(k));
+  for (auto& d : draws) {
+    double sum = 0;
+    for (int j = 0; j < k; ++j) {
+      const double s = bootstrap_statistic(processes[static_cast<std::size_t>(j)], opt.stat, rng, weights);
+      logs[static_cast<std::size_t>(j)] = std::log(std::max(s, 1e-300));
+      sum += logs[static_cast<std::size_t>(j)];
+    }
+    const double mean = sum / k;
+    double squares = 0;
+    for (double l : logs) squares += (l - mean) * (l - mean);
+    const double sd = std::sqrt(squares / (k - 1));
+    d = std::exp(mean + sd / std::sqrt(static_cast<double>(k)) * rng.student_t(k - 1));
+  }
+  return draws;
+}
+
+comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
+                           bool flat) {
+  comparison out;
+  out.n_base = static_cast<std::int64_t>(base.samples.size());
+  out.n_head = static_cast<std::int64_t>(head.samples.size());
+  if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) {
+    out.reason = why;
+    return out;
+  }
+  if (auto why = data_problem(head, "head", opt.min_samples); !why.empty()) {
+    out.reason = why;
+    return out;
+  }
+  if (!(opt.resamples >= 1) || !(opt.rope > 0) || !(opt.probability > 0 && opt.probability <= 1)) {
+    out.reason = "invalid options: resamples, rope and probability must be positive";
+    return out;
+  }
+  out.base_stat = observed_statistic(base, opt.stat);
+  out.head_stat = observed_statistic(head, opt.stat);
+  if (!out.base_stat || !(*out.base_stat > 0) || !out.head_stat) {
+    out.reason = "the base statistic is zero: the kernel is too fast to time, so no ratio exists";
+    return out;
+  }
+  out.ratio = *out.head_stat / *out.base_stat;
+
+  const std::uint64_t seed = side_seed(head, side_seed(base, detail::fnv1a(&opt.resamples, sizeof opt.resamples)));
+  const auto base_draws = posterior_draws(base, opt, seed, flat);
+  const auto head_draws = posterior_draws(head, opt, seed ^ 0x5851f42d4c957f2dULL, flat);
+  std::vector<double> ratios(base_draws.size());
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  for (std::size_t i = 0; i < ratios.size(); ++i) {
+    ratios[i] = base_draws[i] > 0 ? head_draws[i] / base_draws[i] : INFINITY;
+    below += ratios[i] < 1 - opt.rope;
+    above += ratios[i] > 1 + opt.rope;
+  }
+  std::sort(ratios.begin(), ratios.end());
+  const double total = static_cast<double>(ratios.size());
+  out.p_faster = static_cast<double>(below) / total;
+  out.p_slower = static_cast<double>(above) / total;
+  out.p_equivalent = 1.0 - *out.p_faster - *out.p_slower;
+  out.ci_lo = quantile(ratios, 0.025);
+  out.ci_hi = quantile(ratios, 0.975);
+
+  if (*out.p_slower >= opt.probability) {
+    out.result = decision::slower;
+  } else if (*out.p_faster >= opt.probability) {
+    out.result = decision::faster;
+  } else if (*out.p_equivalent >= opt.probability) {
+    out.result = decision::equivalent;
+  } else {
+    std::ostringstream why;
+    why.precision(2);
+    why << std::fixed << "no outcome reaches " << opt.probability << ": P(faster)=" << *out.p_faster
+        << " P(equivalent)=" << *out.p_equivalent << " P(slower)=" << *out.p_slower;
+    out.reason = why.str();
+  }
+  return out;
+}
+
+}  // namespace rnx::stats

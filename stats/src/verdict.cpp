@@ -1,0 +1,164 @@
+// Whole-run verdicts: pairs configurations of two runs and applies the gate policy of DESIGN.md.
+#include "rnx/stats/verdict.hpp"
+
+#include "rnx/stats/posterior.hpp"
+
+#include <map>
+#include <iomanip>
+#include <sstream>
+
+namespace rnx::stats {
+
+namespace {
+
+config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy) {
+  config_verdict v;
+  v.key = head.key();
+  v.n_base = static_cast<std::int64_t>(base.samples_ms.size());
+  v.n_head = static_cast<std::int64_t>(head.samples_ms.size());
+  const bool base_ok = base.status == result_status::ok;
+  const bool head_ok = head.status == result_status::ok;
+  if (base_ok && (head.status == result_status::diverged || head.status == result_status::error)) {
+    v.result = decision::broken;
+    v.reason = std::string(to_string(head.status)) + " in head, ok in baseline: " + head.message;
+    return v;
+  }
+  if (base.status == result_status::skipped && head.status == result_status::skipped) {
+    v.result = decision::abstain;
+    v.reason = "skipped on both sides: " + head.message;
+    return v;
+  }
+  if (base_ok && head.status == result_status::skipped) {
+    v.result = decision::missing;
+    v.reason = "skipped in head: " + head.message;
+    return v;
+  }
+  if (!base_ok && head_ok) {
+    v.result = decision::new_config;
+    v.reason = std::string(to_string(base.status)) + " in baseline (" + base.message + "), ok in head";
+    return v;
+  }
+  if (!base_ok && !head_ok) {
+    v.result = decision::abstain;
+    v.reason = "not ok on either side: baseline " + std::string(to_string(base.status)) + ", head " +
+               std::string(to_string(head.status)) + ": " + head.message;
+    return v;
+  }
+  comparison_options opt{policy.rope, policy.probability, policy.min_samples, policy.resamples, policy.stat};
+  const sample_view b{base.samples_ms, base.groups, base.unstable, base.message};
+  const sample_view h{head.samples_ms, head.groups, head.unstable, head.message};
+  const comparison c = compare_samples(b, h, opt);
+  v.result = c.result;
+  v.ratio = c.ratio;
+  v.ci_lo = c.ci_lo;
+  v.ci_hi = c.ci_hi;
+  v.p_faster = c.p_faster;
+  v.p_slower = c.p_slower;
+  v.p_equivalent = c.p_equivalent;
+  v.base_ms = c.base_stat;
+  v.head_ms = c.head_stat;
+  v.reason = c.reason;
+  return v;
+}
+
+bool counts_for_overall(const config_verdict& v) {
+  // A runtime skipped on both sides (not installed here) says nothing about the change.
+  return !(v.result == decision::abstain && v.reason.rfind("skipped on both sides", 0) == 0);
+}
+
+}  // namespace
+
+overall overall_answer(const std::vector<config_verdict>& configs, const gate_policy& policy, std::string& reason) {
+  std::map<decision, std::vector<const config_verdict*>> by;
+  for (const auto& c : configs) {
+    if (counts_for_overall(c)) by[c.result].push_back(&c);
+  }
+  auto list = [&](decision d) {
+    std::ostringstream os;
+    const auto& items = by[d];
+    os << items.size() << " " << to_string(d) << " (";
+    for (std::size_t i = 0; i < items.size() && i < 3; ++i) {
+      if (i) os << ", ";
+      os << items[i]->key.label();
+      if (items[i]->ratio) os << " x" << std::fixed << std::setprecision(3) << *items[i]->ratio;
+    }
+    if (items.size() > 3) os << ", ...";
+    os << ")";
+    return os.str();
+  };
+  overall answer = overall::pass;
+  std::vector<std::string> why;
+  if (!by[decision::slower].empty() || !by[decision::broken].empty()) {
+    answer = overall::block;
+    if (!by[decision::slower].empty()) why.push_back(list(decision::slower));
+    if (!by[decision::broken].empty()) why.push_back(list(decision::broken));
+  }
+  if (!by[decision::abstain].empty()) {
+    if (policy.on_abstain == overall::block) answer = overall::block;
+    if (policy.on_abstain == overall::warn && answer == overall::pass) answer = overall::warn;
+    why.push_back(list(decision::abstain) + " -> on_abstain " + std::string(to_string(policy.on_abstain)));
+  }
+  for (decision d : {decision::new_config, decision::missing}) {
+    if (!by[d].empty()) {
+      if (answer == overall::pass) answer = overall::warn;
+      why.push_back(list(d));
+    }
+  }
+  if (answer == overall::block && policy.report_only) {
+    answer = overall::warn;
+    why.push_back("report_only turns BLOCK into WARN");
+  }
+  if (why.empty()) {
+    std::ostringstream os;
+    os << configs.size() << " configurations: " << by[decision::equivalent].size() << " equivalent, "
+       << by[decision::faster].size() << " faster";
+    why.push_back(os.str());
+  }
+  reason.clear();
+  for (std::size_t i = 0; i < why.size(); ++i) reason += (i ? "; " : "") + why[i];
+  return answer;
+}
+
+verdict_document judge_runs(const run_document& base, const run_document& head, const gate_policy& policy) {
+  verdict_document doc;
+  doc.policy = policy;
+  doc.env_id = head.env.env_id;
+  std::map<config_key, const run_result*> base_by_key;
+  for (const auto& r : base.results) base_by_key[r.key()] = &r;
+  std::map<config_key, bool> seen;
+  for (const auto& h : head.results) {
+    seen[h.key()] = true;
+    auto it = base_by_key.find(h.key());
+    if (it == base_by_key.end()) {
+      config_verdict v;
+      v.key = h.key();
+      v.result = h.status == result_status::skipped ? decision::abstain : decision::new_config;
+      v.n_head = static_cast<std::int64_t>(h.samples_ms.size());
+      v.reason = h.status == result_status::skipped ? "skipped on both sides: " + h.message
+                                                     : "not in the baseline run";
+      doc.configs.push_back(std::move(v));
+      continue;
+    }
+    doc.configs.push_back(compare_results(*it->second, h, policy));
+  }
+  for (const auto& b : base.results) {
+    if (seen.count(b.key())) continue;
+    config_verdict v;
+    v.key = b.key();
+    v.result = decision::missing;
+    v.n_base = static_cast<std::int64_t>(b.samples_ms.size());
+    v.reason = "in the baseline run, not in head";
+    doc.configs.push_back(std::move(v));
+  }
+  doc.verdict = overall_answer(doc.configs, policy, doc.reason);
+  if (base.env.env_id != head.env.env_id) {
+    // Timings from different machines or software stacks are not evidence of a change.
+    if (doc.verdict == overall::block) doc.verdict = overall::warn;
+    if (doc.verdict == overall::pass) doc.verdict = overall::warn;
+    doc.reason = "environments differ (base " + base.env.env_id + ", head " + head.env.env_id +
+                 "): timings are not comparable; " + doc.reason;
+  }
+  return doc;
+}
+
+}  // namespace rnx::stats
