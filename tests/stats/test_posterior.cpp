@@ -1,0 +1,195 @@
+// Calibration, determinism and robustness of the Bayesian speed comparison (rnx::stats::compare_samples).
+#include "rnx/stats/posterior.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <limits>
+#include <random>
+#include <vector>
+
+using rnx::decision;
+using namespace rnx::stats;
+
+namespace {
+
+// Log-normal samples with a given coefficient of variation around `center`.
+std::vector<double> lognormal(std::mt19937_64& rng, int n, double center, double cv) {
+  const double sigma = std::sqrt(std::log(1 + cv * cv));
+  std::normal_distribution<double> z(0.0, sigma);
+  std::vector<double> out(static_cast<std::size_t>(n));
+  for (auto& x : out) x = center * std::exp(z(rng));
+  return out;
+}
+
+struct rates {
+  double slower = 0;
+  double faster = 0;
+};
+
+rates flat_rates(double change, int pairs) {
+  std::mt19937_64 rng(20261202);
+  int slower = 0;
+  int faster = 0;
+  comparison_options opt;
+  for (int i = 0; i < pairs; ++i) {
+    auto base = lognormal(rng, 30, 1.0, 0.03);
+    auto head = lognormal(rng, 30, change, 0.03);
+    auto c = compare_samples({base}, {head}, opt);
+    slower += c.result == decision::slower;
+    faster += c.result == decision::faster;
+  }
+  return {slower / static_cast<double>(pairs), faster / static_cast<double>(pairs)};
+}
+
+// Each process gets its own log-normal offset (sigma 5%) on top of 3% within-process noise.
+std::pair<std::vector<double>, std::vector<std::int64_t>> drifting_side(std::mt19937_64& rng, int processes,
+                                                                       int per_process, double change) {
+  std::normal_distribution<double> offset(0.0, 0.05);
+  std::vector<double> samples;
+  std::vector<std::int64_t> groups;
+  for (int p = 0; p < processes; ++p) {
+    auto s = lognormal(rng, per_process, change * std::exp(offset(rng)), 0.03);
+    samples.insert(samples.end(), s.begin(), s.end());
+    groups.push_back(per_process);
+  }
+  return {samples, groups};
+}
+
+}  // namespace
+
+TEST_CASE("calibration: log-normal noise, CV 3%, 30 samples a side, 1000 seeded pairs") {
+  const rates same = flat_rates(1.0, 1000);
+  const rates ten = flat_rates(1.10, 1000);
+  const rates one = flat_rates(1.01, 1000);
+  std::printf("calibration  identical: slower %.3f faster %.3f | +10%%: slower %.3f | +1%%: slower %.3f faster %.3f\n",
+              same.slower, same.faster, ten.slower, one.slower, one.faster);
+  CHECK(same.slower <= 0.01);
+  CHECK(same.faster <= 0.01);
+  CHECK(ten.slower >= 0.99);
+  CHECK(one.slower + one.faster <= 0.05);
+}
+
+TEST_CASE("calibration under run-to-run drift: two-level posterior vs flat bootstrap") {
+  for (int processes = 3; processes <= 5; ++processes) {
+    std::mt19937_64 rng(7000 + static_cast<unsigned>(processes));
+    const int pairs = 1000;
+    int two_level_slower = 0;
+    int two_level_faster = 0;
+    int flat_slower = 0;
+    int flat_faster = 0;
+    comparison_options opt;
+    for (int i = 0; i < pairs; ++i) {
+      auto [bs, bg] = drifting_side(rng, processes, 10, 1.0);
+      auto [hs, hg] = drifting_side(rng, processes, 10, 1.0);
+      auto two = compare_samples({bs, bg}, {hs, hg}, opt);
+      auto flat = compare_samples({bs, bg}, {hs, hg}, opt, /*flat=*/true);
+      two_level_slower += two.result == decision::slower;
+      two_level_faster += two.result == decision::faster;
+      flat_slower += flat.result == decision::slower;
+      flat_faster += flat.result == decision::faster;
+    }
+    std::printf("drift %d processes a side, identical code: two-level slower %.3f faster %.3f | flat slower %.3f "
+                "faster %.3f\n",
+                processes, two_level_slower / double(pairs), two_level_faster / double(pairs),
+                flat_slower / double(pairs), flat_faster / double(pairs));
+    CHECK(two_level_slower <= pairs / 100);
+    CHECK(two_level_faster <= pairs / 100);
+    // The contrast the two-level posterior exists for: the flat bootstrap raises false alarms here.
+    CHECK(flat_slower > two_level_slower);
+  }
+}
+
+TEST_CASE("two-level posterior still detects a real 10% slowdown when processes agree") {
+  std::mt19937_64 rng(99);
+  int slower = 0;
+  for (int i = 0; i < 200; ++i) {
+    std::vector<double> base;
+    std::vector<double> head;
+    for (int p = 0; p < 3; ++p) {
+      auto b = lognormal(rng, 10, 1.0, 0.01);
+      auto h = lognormal(rng, 10, 1.10, 0.01);
+      base.insert(base.end(), b.begin(), b.end());
+      head.insert(head.end(), h.begin(), h.end());
+    }
+    std::vector<std::int64_t> groups = {10, 10, 10};
+    slower += compare_samples({base, groups}, {head, groups}, {}).result == decision::slower;
+  }
+  CHECK(slower >= 198);
+}
+
+TEST_CASE("deterministic: the same samples give the same posterior, bit for bit") {
+  std::mt19937_64 rng(5);
+  auto base = lognormal(rng, 40, 1.0, 0.05);
+  auto head = lognormal(rng, 40, 1.03, 0.05);
+  auto a = compare_samples({base}, {head}, {});
+  auto b = compare_samples({base}, {head}, {});
+  CHECK(a.p_slower.value() == b.p_slower.value());
+  CHECK(a.ci_lo.value() == b.ci_lo.value());
+  CHECK(a.ci_hi.value() == b.ci_hi.value());
+  // A different sample gives a different seed and (almost surely) different draws.
+  head[0] *= 1.0001;
+  auto c = compare_samples({base}, {head}, {});
+  CHECK(c.ci_hi.value() != a.ci_hi.value());
+}
+
+TEST_CASE("outlier-robust: one huge sample does not change a median verdict") {
+  std::mt19937_64 rng(11);
+  auto base = lognormal(rng, 30, 1.0, 0.02);
+  auto head = base;
+  head[3] = 1000.0;
+  auto c = compare_samples({base}, {head}, {});
+  CHECK(c.result == decision::equivalent);
+}
+
+TEST_CASE("never throws on bad data: abstain with a reason") {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> good(10, 1.0);
+  std::vector<double> with_nan = good;
+  with_nan[2] = nan;
+  std::vector<double> negative = good;
+  negative[0] = -1;
+  std::vector<double> empty;
+  std::vector<double> few(5, 1.0);
+  std::vector<double> zeros(10, 0.0);
+
+  auto nan_case = compare_samples({good}, {with_nan}, {});
+  CHECK(nan_case.result == decision::abstain);
+  CHECK(nan_case.reason.find("non-finite or negative") != std::string::npos);
+  CHECK(compare_samples({negative}, {good}, {}).result == decision::abstain);
+  auto empty_case = compare_samples({empty}, {good}, {});
+  CHECK(empty_case.reason == "no samples in base");
+  auto few_case = compare_samples({good}, {few}, {});
+  CHECK(few_case.reason == "too few samples: head has 5, min_samples is 8");
+  auto zero_case = compare_samples({zeros}, {good}, {});
+  CHECK(zero_case.result == decision::abstain);
+  CHECK(zero_case.reason.find("zero") != std::string::npos);
+  std::vector<std::int64_t> bad_groups = {4, 4};
+  auto groups_case = compare_samples({good, bad_groups}, {good}, {});
+  CHECK(groups_case.reason == "base groups add up to 8 samples, not 10");
+  sample_view unstable{good, {}, true, "process medians 0.73 ms and 18 ms"};
+  auto unstable_case = compare_samples(unstable, {good}, {});
+  CHECK(unstable_case.result == decision::abstain);
+  CHECK(unstable_case.reason == "base is unstable: process medians 0.73 ms and 18 ms");
+}
+
+TEST_CASE("identical constant samples are equivalent with a degenerate interval") {
+  std::vector<double> same(12, 2.5);
+  auto c = compare_samples({same}, {same}, {});
+  CHECK(c.result == decision::equivalent);
+  CHECK(c.ratio.value() == doctest::Approx(1.0));
+  CHECK(c.p_equivalent.value() == doctest::Approx(1.0));
+}
+
+TEST_CASE("mean statistic is selectable and sees a shift") {
+  std::mt19937_64 rng(3);
+  auto base = lognormal(rng, 50, 1.0, 0.02);
+  auto head = lognormal(rng, 50, 0.8, 0.02);
+  comparison_options opt;
+  opt.stat = rnx::statistic::mean;
+  auto c = compare_samples({base}, {head}, opt);
+  CHECK(c.result == decision::faster);
+  CHECK(c.ratio.value() == doctest::Approx(0.8).epsilon(0.02));
+  CHECK(c.p_faster.value() > 0.99);
+}

@@ -1,0 +1,108 @@
+// Whole-run verdicts: configuration matching and the PASS/WARN/BLOCK mapping of DESIGN.md.
+#include "rnx/stats/verdict.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+
+using namespace rnx;
+
+namespace {
+
+run_result result(std::string kernel, double center, result_status status = result_status::ok) {
+  run_result r;
+  r.kernel = std::move(kernel);
+  r.runtime = "eager";
+  r.dtype = "float32";
+  r.batch = 8;
+  r.device = "cpu";
+  r.status = status;
+  if (status == result_status::ok) {
+    for (int i = 0; i < 20; ++i) r.samples_ms.push_back(center * (1.0 + 0.002 * std::sin(i * 1.7)));
+  } else {
+    r.message = "output differs: max abs err 0.5";
+  }
+  return r;
+}
+
+run_document run(std::vector<run_result> results, std::string env = "env-a") {
+  run_document d;
+  d.project = "demo";
+  d.env.env_id = std::move(env);
+  d.env.device = "cpu";
+  d.results = std::move(results);
+  return d;
+}
+
+const config_verdict& find(const verdict_document& v, const std::string& kernel) {
+  for (const auto& c : v.configs) {
+    if (c.key.kernel == kernel) return c;
+  }
+  FAIL("no configuration " << kernel);
+  return v.configs.front();
+}
+
+}  // namespace
+
+TEST_CASE("identical runs pass") {
+  auto base = run({result("a", 1.0), result("b", 2.0)});
+  auto v = stats::judge_runs(base, base, {});
+  CHECK(v.verdict == overall::pass);
+  CHECK(find(v, "a").result == decision::equivalent);
+}
+
+TEST_CASE("a slower configuration blocks; report_only turns it into a warning") {
+  auto base = run({result("a", 1.0), result("b", 2.0)});
+  auto head = run({result("a", 1.0), result("b", 2.4)});
+  auto v = stats::judge_runs(base, head, {});
+  CHECK(v.verdict == overall::block);
+  CHECK(find(v, "b").result == decision::slower);
+  CHECK(find(v, "b").ratio.value() == doctest::Approx(1.2).epsilon(0.01));
+  CHECK(v.reason.find("1 slower (b/eager/float32/b8 x1.200)") != std::string::npos);
+  gate_policy lenient;
+  lenient.report_only = true;
+  CHECK(stats::judge_runs(base, head, lenient).verdict == overall::warn);
+}
+
+TEST_CASE("new, missing and broken configurations") {
+  auto base = run({result("kept", 1.0), result("dropped", 1.0), result("breaks", 1.0)});
+  auto head = run({result("kept", 1.0), result("added", 1.0), result("breaks", 1.0, result_status::diverged)});
+  auto v = stats::judge_runs(base, head, {});
+  CHECK(find(v, "added").result == decision::new_config);
+  CHECK(find(v, "dropped").result == decision::missing);
+  CHECK(find(v, "breaks").result == decision::broken);
+  CHECK(v.verdict == overall::block);
+
+  auto only_new = stats::judge_runs(run({result("kept", 1.0)}), run({result("kept", 1.0), result("added", 1.0)}), {});
+  CHECK(only_new.verdict == overall::warn);
+}
+
+TEST_CASE("abstain follows on_abstain") {
+  auto base = run({result("a", 1.0)});
+  auto head = run({result("a", 1.0)});
+  head.results[0].unstable = true;
+  head.results[0].message = "bimodal";
+  gate_policy policy;
+  CHECK(stats::judge_runs(base, head, policy).verdict == overall::warn);
+  policy.on_abstain = overall::pass;
+  CHECK(stats::judge_runs(base, head, policy).verdict == overall::pass);
+  policy.on_abstain = overall::block;
+  CHECK(stats::judge_runs(base, head, policy).verdict == overall::block);
+}
+
+TEST_CASE("runtimes skipped on both sides do not warn") {
+  auto skipped = result("a", 1.0, result_status::skipped);
+  skipped.runtime = "onnxruntime";
+  skipped.message = "onnxruntime is not installed";
+  auto base = run({result("a", 1.0), skipped});
+  auto v = stats::judge_runs(base, base, {});
+  CHECK(v.verdict == overall::pass);
+}
+
+TEST_CASE("different environments never block") {
+  auto base = run({result("a", 1.0)}, "env-a");
+  auto head = run({result("a", 3.0)}, "env-b");
+  auto v = stats::judge_runs(base, head, {});
+  CHECK(v.verdict == overall::warn);
+  CHECK(v.reason.rfind("environments differ", 0) == 0);
+}
