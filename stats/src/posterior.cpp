@@ -19,6 +19,7 @@ using detail::xoshiro256;
 // One process's samples, sorted, ready for repeated draws.
 struct process_samples {
   std::vector<double> sorted;
+  std::vector<double> log_sorted;  // for the two-level median, so draws need no log()
 };
 
 std::vector<process_samples> split_processes(const sample_view& side, bool flat) {
@@ -33,7 +34,11 @@ std::vector<process_samples> split_processes(const sample_view& side, bool flat)
       offset += static_cast<std::size_t>(count);
     }
   }
-  for (auto& p : out) std::sort(p.sorted.begin(), p.sorted.end());
+  for (auto& p : out) {
+    std::sort(p.sorted.begin(), p.sorted.end());
+    p.log_sorted.reserve(p.sorted.size());
+    for (double x : p.sorted) p.log_sorted.push_back(std::log(std::max(x, 1e-300)));
+  }
   return out;
 }
 
@@ -100,12 +105,16 @@ std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
   return detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
 }
 
-double quantile(const std::vector<double>& sorted, double q) {
-  const double position = q * static_cast<double>(sorted.size() - 1);
+// Linear-interpolated quantile; partial selection instead of a full sort (values is reordered).
+double quantile(std::vector<double>& values, double q) {
+  const double position = q * static_cast<double>(values.size() - 1);
   const auto lower = static_cast<std::size_t>(std::floor(position));
-  const std::size_t upper = std::min(lower + 1, sorted.size() - 1);
   const double fraction = position - static_cast<double>(lower);
-  return sorted[lower] + fraction * (sorted[upper] - sorted[lower]);
+  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lower), values.end());
+  const double low = values[lower];
+  if (fraction == 0 || lower + 1 >= values.size()) return low;
+  const double high = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lower) + 1, values.end());
+  return low + fraction * (high - low);
 }
 
 }  // namespace
@@ -133,7 +142,12 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   Eigen::VectorXd weights;
   std::vector<double> draws(static_cast<std::size_t>(opt.resamples));
   if (processes.size() == 1) {
-    for (auto& d : draws) d = bootstrap_statistic(processes.front(), opt.stat, rng, weights);
+    const auto& p = processes.front();
+    const auto last = static_cast<std::int64_t>(p.sorted.size()) - 1;
+    for (auto& d : draws) {
+      d = opt.stat == statistic::median ? p.log_sorted[static_cast<std::size_t>(rng.binomial_half(last))]
+                                        : std::log(std::max(bootstrap_statistic(p, opt.stat, rng, weights), 1e-300));
+    }
     return draws;
   }
   // Two levels: each process's statistic is a Bayesian-bootstrap draw; across processes the log
@@ -145,15 +159,20 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   for (auto& d : draws) {
     double sum = 0;
     for (int j = 0; j < k; ++j) {
-      const double s = bootstrap_statistic(processes[static_cast<std::size_t>(j)], opt.stat, rng, weights);
-      logs[static_cast<std::size_t>(j)] = std::log(std::max(s, 1e-300));
-      sum += logs[static_cast<std::size_t>(j)];
+      const auto& p = processes[static_cast<std::size_t>(j)];
+      double& l = logs[static_cast<std::size_t>(j)];
+      if (opt.stat == statistic::median) {
+        l = p.log_sorted[static_cast<std::size_t>(rng.binomial_half(static_cast<std::int64_t>(p.sorted.size()) - 1))];
+      } else {
+        l = std::log(std::max(bootstrap_statistic(p, opt.stat, rng, weights), 1e-300));
+      }
+      sum += l;
     }
     const double mean = sum / k;
     double squares = 0;
     for (double l : logs) squares += (l - mean) * (l - mean);
     const double sd = std::sqrt(squares / (k - 1));
-    d = std::exp(mean + sd / std::sqrt(static_cast<double>(k)) * rng.student_t(k - 1));
+    d = mean + sd / std::sqrt(static_cast<double>(k)) * rng.student_t(k - 1);
   }
   return draws;
 }
@@ -186,21 +205,23 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   const std::uint64_t seed = side_seed(head, side_seed(base, detail::fnv1a(&opt.resamples, sizeof opt.resamples)));
   const auto base_draws = posterior_draws(base, opt, seed, flat);
   const auto head_draws = posterior_draws(head, opt, seed ^ 0x5851f42d4c957f2dULL, flat);
-  std::vector<double> ratios(base_draws.size());
+  // Draws are log statistics, so the log ratio is a difference and no exp() is needed per draw.
+  std::vector<double> log_ratios(base_draws.size());
+  const double log_low = std::log(1 - opt.rope);
+  const double log_high = std::log(1 + opt.rope);
   std::int64_t below = 0;
   std::int64_t above = 0;
-  for (std::size_t i = 0; i < ratios.size(); ++i) {
-    ratios[i] = base_draws[i] > 0 ? head_draws[i] / base_draws[i] : INFINITY;
-    below += ratios[i] < 1 - opt.rope;
-    above += ratios[i] > 1 + opt.rope;
+  for (std::size_t i = 0; i < log_ratios.size(); ++i) {
+    log_ratios[i] = head_draws[i] - base_draws[i];
+    below += log_ratios[i] < log_low;
+    above += log_ratios[i] > log_high;
   }
-  std::sort(ratios.begin(), ratios.end());
-  const double total = static_cast<double>(ratios.size());
+  const double total = static_cast<double>(log_ratios.size());
   out.p_faster = static_cast<double>(below) / total;
   out.p_slower = static_cast<double>(above) / total;
   out.p_equivalent = 1.0 - *out.p_faster - *out.p_slower;
-  out.ci_lo = quantile(ratios, 0.025);
-  out.ci_hi = quantile(ratios, 0.975);
+  out.ci_lo = std::exp(quantile(log_ratios, 0.025));
+  out.ci_hi = std::exp(quantile(log_ratios, 0.975));
 
   if (*out.p_slower >= opt.probability) {
     out.result = decision::slower;

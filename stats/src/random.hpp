@@ -38,15 +38,26 @@ class xoshiro256 {
 
   double exponential() { return -std::log(uniform()); }
 
+  // Box-Muller; both values of a pair are used, so one log and one sincos give two normals.
   double normal() {
+    if (has_spare_) {
+      has_spare_ = false;
+      return spare_;
+    }
     const double radius = std::sqrt(-2.0 * std::log(uniform()));
-    return radius * std::cos(2.0 * std::numbers::pi * uniform());
+    const double angle = 2.0 * std::numbers::pi * uniform();
+    spare_ = radius * std::sin(angle);
+    has_spare_ = true;
+    return radius * std::cos(angle);
   }
 
-  // Student-t with `dof` degrees of freedom (integer), as Z / sqrt(chi2 / dof).
+  // Student-t with `dof` degrees of freedom, as Z / sqrt(chi2 / dof). The even part of chi2 is
+  // -2 log of a product of uniforms (a sum of exponentials), so one log serves any dof.
   double student_t(int dof) {
-    double chi2 = 0;
-    for (int i = 0; i < dof; ++i) {
+    double product = 1;
+    for (int i = 0; i < dof / 2; ++i) product *= uniform();
+    double chi2 = dof >= 2 ? -2.0 * std::log(product) : 0.0;
+    if (dof % 2) {
       const double z = normal();
       chi2 += z * z;
     }
@@ -66,6 +77,8 @@ class xoshiro256 {
 
  private:
   std::uint64_t state_[4];
+  double spare_ = 0;
+  bool has_spare_ = false;
 };
 
 // FNV-1a over raw bytes; the seed of a posterior is derived from the data it describes.

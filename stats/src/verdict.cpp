@@ -3,7 +3,10 @@
 
 #include "rnx/stats/posterior.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <map>
+#include <thread>
 #include <iomanip>
 #include <sstream>
 
@@ -126,6 +129,7 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
   std::map<config_key, const run_result*> base_by_key;
   for (const auto& r : base.results) base_by_key[r.key()] = &r;
   std::map<config_key, bool> seen;
+  std::vector<std::pair<std::size_t, std::pair<const run_result*, const run_result*>>> to_compare;
   for (const auto& h : head.results) {
     seen[h.key()] = true;
     auto it = base_by_key.find(h.key());
@@ -139,8 +143,23 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
       doc.configs.push_back(std::move(v));
       continue;
     }
-    doc.configs.push_back(compare_results(*it->second, h, policy));
+    to_compare.push_back({doc.configs.size(), {it->second, &h}});
+    doc.configs.emplace_back();
   }
+  // Each comparison is seeded by its own data, so spreading them over threads changes no result.
+  const std::size_t workers =
+      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), (to_compare.size() + 7) / 8);
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t i = next++; i < to_compare.size(); i = next++) {
+      const auto& [slot, sides] = to_compare[i];
+      doc.configs[slot] = compare_results(*sides.first, *sides.second, policy);
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  work();
+  for (auto& t : threads) t.join();
   for (const auto& b : base.results) {
     if (seen.count(b.key())) continue;
     config_verdict v;

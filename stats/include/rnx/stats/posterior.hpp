@@ -50,7 +50,7 @@ struct comparison {
   std::string reason;  // set for anything that is not a plain comparison
 };
 
-// The posterior draws of one side's statistic (exposed for tests and the flat-vs-two-level contrast).
+// Posterior draws of the natural log of one side's statistic (exposed for tests and the flat contrast).
 // `flat` ignores groups (a single-level Bayesian bootstrap over all samples).
 std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
                                     bool flat = false);
