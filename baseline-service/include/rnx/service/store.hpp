@@ -1,0 +1,213 @@
+// rnx::store::database: the SQLite file that holds projects, tokens, runs, baselines, verdicts and webhooks.
+//
+// Used by rnx-server and, in embedded mode, directly by `rnx gate --store FILE`:
+//
+//   rnx::store::database db("baselines.sqlite");          // creates and migrates the file
+//   auto project = db.ensure_project(run.project);          // embedded mode has no tokens
+//   auto upload = rnx::store::upload_run(db, project.id, run);   // see verdicts.hpp
+//   auto verdict = rnx::store::judge_stored_run(db, upload.run.id, policy);
+//
+// Every method is thread-safe (one connection behind a mutex; SQLite serializes writers anyway) and
+// throws rnx::error: conflict (409) for duplicates, not_found (404), internal (500) for SQLite failures.
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace rnx::store {
+
+// The schema version this build writes; older files are migrated forward on open.
+inline constexpr int current_schema_version = 1;
+
+struct open_options {
+  std::chrono::milliseconds busy_timeout{10000};
+  // FULL fsyncs the WAL on every commit (survives power loss); NORMAL survives process crashes only.
+  bool synchronous_full = true;
+};
+
+struct project_info {
+  std::int64_t id = 0;
+  std::string name;
+  std::string created_at;
+};
+
+// A freshly created token: `token` is the only copy of the secret and is never stored.
+struct token_grant {
+  std::int64_t token_id = 0;
+  std::string project;
+  std::string label;
+  std::string token;
+};
+
+struct auth_result {
+  std::int64_t token_id = 0;
+  std::int64_t project_id = 0;
+  std::string project;
+  std::string label;
+};
+
+struct run_summary {
+  std::int64_t id = 0;
+  std::string project;
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+  std::optional<std::int64_t> pull_request;
+  std::string env_id;
+  std::string created_at;
+  std::string received_at;
+  bool baseline = false;  // recorded as a baseline of its branch (push upload or accepted)
+  std::int64_t n_results = 0;
+};
+
+struct stored_run {
+  run_summary summary;
+  run_document document;
+};
+
+struct baseline_record {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::string branch;
+  std::string env_id;
+  std::string source;  // "push" (uploaded from the branch itself) or "accepted"
+  std::string accepted_by;
+  std::string reason;
+  std::string created_at;
+};
+
+struct run_filter {
+  std::optional<std::string> branch;
+  std::optional<std::string> env_id;
+  std::optional<std::string> kernel;  // history only
+  int limit = 50;
+};
+
+struct history_point {
+  std::int64_t run_id = 0;
+  std::string commit;
+  std::string branch;
+  std::string created_at;
+  std::string status;
+  std::optional<double> median_ms;
+  std::int64_t n = 0;
+};
+
+struct history_series {
+  config_key key;
+  std::string env_id;
+  std::vector<history_point> points;  // oldest first
+};
+
+enum class webhook_format { generic, slack, teams };
+std::string_view to_string(webhook_format f);
+std::optional<webhook_format> webhook_format_from_string(std::string_view s);
+
+struct webhook {
+  std::int64_t id = 0;
+  std::int64_t project_id = 0;
+  std::string url;
+  webhook_format format = webhook_format::generic;
+};
+
+struct delivery_record {
+  std::int64_t id = 0;
+  std::int64_t webhook_id = 0;
+  std::int64_t run_id = 0;
+  int attempt = 0;
+  bool ok = false;
+  int http_status = 0;  // 0 when no response came back
+  std::string error;
+  std::string created_at;
+};
+
+class database {
+ public:
+  explicit database(const std::filesystem::path& path, open_options options = {});
+  ~database();
+  database(const database&) = delete;
+  database& operator=(const database&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  int schema_version();
+
+  // Project names: 1-64 characters of [A-Za-z0-9._-], not starting with '.' or '-'.
+  static void validate_project_name(std::string_view name);
+  project_info create_project(std::string_view name);  // conflict if it exists
+  project_info ensure_project(std::string_view name);  // embedded mode: create on first use
+  std::optional<project_info> find_project(std::string_view name);
+  std::optional<project_info> find_project(std::int64_t id);
+
+  token_grant create_token(std::string_view project, std::string_view label);
+  // nullopt for an unknown, malformed or revoked token; the digest comparison is constant-time.
+  std::optional<auth_result> authenticate(std::string_view token);
+
+  // Stores the run and its per-configuration summary in one transaction. A run without a
+  // pull_request is a push to `branch` and becomes that branch's newest baseline for its env_id.
+  // An identical document stored before is a conflict naming the existing id.
+  struct insert_result {
+    run_summary run;
+    std::optional<baseline_record> baseline;           // set when the run became a baseline
+    std::optional<baseline_record> previous_baseline;  // the baseline it replaced, if any
+  };
+  insert_result insert_run(std::int64_t project_id, const run_document& run);
+
+  std::optional<stored_run> find_run(std::int64_t run_id);
+  // Newest baseline of (project, branch, env_id) other than `exclude_run_id`, with id < before_id.
+  std::optional<baseline_record> newest_baseline(std::int64_t project_id, std::string_view branch,
+                                                 std::string_view env_id, std::int64_t exclude_run_id = 0,
+                                                 std::int64_t before_id = INT64_MAX);
+  std::optional<baseline_record> baseline_of_run(std::int64_t run_id);
+  // Records `run_id` as the newest baseline of `branch`; conflict when it already is.
+  baseline_record accept_baseline(std::int64_t project_id, std::int64_t run_id, std::string_view branch,
+                                  std::string_view accepted_by, std::string_view reason, std::int64_t token_id);
+
+  std::vector<run_summary> list_runs(std::int64_t project_id, const run_filter& filter);
+  std::vector<history_series> history(std::int64_t project_id, const run_filter& filter);
+
+  // kind: "request" (asked for through the API or CLI) or "regression" (baseline vs previous baseline).
+  std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
+                             std::string_view kind, const verdict_document& verdict);
+  std::int64_t count_runs();
+
+  webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
+  std::vector<webhook> webhooks(std::int64_t project_id);
+  void log_delivery(const delivery_record& record);
+  std::vector<delivery_record> deliveries(std::int64_t webhook_id);
+
+  // "ok" or SQLite's list of problems.
+  std::string integrity_check();
+
+ private:
+  class statement;
+  statement& prepare(const char* sql);
+  void exec(const char* sql);
+  void migrate();
+  run_summary summary_from_row(statement& st);
+  baseline_record baseline_from_row(statement& st);
+
+  std::filesystem::path path_;
+  std::mutex mutex_;
+  sqlite3* db_ = nullptr;
+  // Keyed by the SQL literal's address: every call site passes a string literal.
+  std::map<const char*, std::unique_ptr<statement>> statements_;
+};
+
+// Lowercase hex SHA-256 of bytes (tokens, document digests).
+std::string sha256_hex(std::string_view bytes);
+
+}  // namespace rnx::store

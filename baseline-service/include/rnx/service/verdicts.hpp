@@ -1,0 +1,53 @@
+// The verdict logic on top of rnx::store::database, shared by rnx-server and embedded mode (`rnx gate --store`).
+//
+//   rnx::store::database db(path);
+//   auto project = db.ensure_project(run.project);
+//   auto upload = rnx::store::upload_run(db, project.id, run);        // push runs become baselines
+//   auto judged = rnx::store::judge_stored_run(db, upload.run.id, policy);
+//   // judged.verdict: PASS/WARN/BLOCK against the newest same-env baseline of the base branch
+//   rnx::store::accept_run(db, project.id, upload.run.id, "alice", "intended slowdown", 0);
+#pragma once
+
+#include "rnx/service/store.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rnx::store {
+
+using upload_outcome = database::insert_result;
+
+// Checks what the store needs beyond the run schema (a branch to file it under), then stores it.
+// Throws rnx::error(invalid) naming the JSON path, conflict for a duplicate upload.
+upload_outcome upload_run(database& db, std::int64_t project_id, const run_document& run);
+
+// The branch whose baselines a run is compared with: its base_branch, else (a push) its own branch.
+std::string comparison_branch(const run_document& run);
+
+struct judged_run {
+  verdict_document verdict;
+  std::optional<std::int64_t> baseline_run_id;
+  std::int64_t verdict_id = 0;
+};
+
+// Compares run `run_id` with the newest baseline of its comparison branch in the same env_id
+// (for a run that is itself a baseline: the one before it), stores the verdict and returns it.
+// not_found when the run does not exist.
+judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy);
+
+// WARN, every configuration `new`, with a reason naming the branch and environment.
+verdict_document no_baseline_verdict(const run_document& head, std::int64_t head_run_id, std::string_view branch,
+                                     const gate_policy& policy);
+
+// After a push upload replaced a baseline: the new baseline judged against the previous one
+// (stored as a "regression" verdict). nullopt when there was no previous baseline.
+std::optional<judged_run> regression_check(database& db, const upload_outcome& upload, const gate_policy& policy);
+
+// Records run `run_id` (e.g. a PR run with an intended slowdown) as the newest baseline of its base
+// branch in its environment, with who and why. conflict if it already is; invalid without a branch.
+baseline_record accept_run(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view accepted_by,
+                           std::string_view reason, std::int64_t token_id);
+
+}  // namespace rnx::store

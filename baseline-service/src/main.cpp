@@ -1,0 +1,203 @@
+// rnx-server: `serve` runs the verdict service; `admin` manages projects, tokens and webhooks in the database.
+#include "rnx/common/error.hpp"
+#include "rnx/service/api.hpp"
+#include "rnx/service/notifier.hpp"
+#include "rnx/service/server.hpp"
+#include "rnx/service/store.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <thread>
+
+namespace {
+
+struct serve_flags {
+  std::string db;
+  std::string listen = "127.0.0.1:8722";
+  int threads = static_cast<int>(std::max(2u, std::thread::hardware_concurrency()));
+  std::string tls_cert;
+  std::string tls_key;
+  std::size_t body_limit = 16u << 20;
+  std::size_t max_connections = 512;
+  double read_timeout_s = 30;
+  double write_timeout_s = 30;
+  std::string synchronous = "full";
+  int webhook_attempts = 3;
+  double webhook_timeout_s = 5;
+  double webhook_backoff_s = 0.5;
+};
+
+std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
+  auto colon = listen.rfind(':');
+  if (colon == std::string::npos || colon + 1 == listen.size()) {
+    throw rnx::error(rnx::errc::usage, "--listen \"" + listen + "\" must be HOST:PORT, e.g. 127.0.0.1:8722");
+  }
+  std::string host = listen.substr(0, colon);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  int port = -1;
+  try {
+    std::size_t used = 0;
+    port = std::stoi(listen.substr(colon + 1), &used);
+    if (used != listen.size() - colon - 1) port = -1;
+  } catch (const std::exception&) {
+    port = -1;
+  }
+  if (port < 0 || port > 65535) {
+    throw rnx::error(rnx::errc::usage, "--listen \"" + listen + "\": the port must be 0-65535 (0 = any free port)");
+  }
+  return {host, static_cast<unsigned short>(port)};
+}
+
+int serve(const serve_flags& f) {
+  if (f.synchronous != "full" && f.synchronous != "normal") {
+    throw rnx::error(rnx::errc::usage, "--synchronous must be \"full\" or \"normal\"");
+  }
+  rnx::store::open_options db_options;
+  db_options.synchronous_full = f.synchronous == "full";
+  rnx::store::database db(f.db, db_options);
+  rnx::service::metrics metrics;
+  rnx::service::notifier_options notify_options;
+  notify_options.attempts = f.webhook_attempts;
+  notify_options.timeout = std::chrono::milliseconds(static_cast<long>(f.webhook_timeout_s * 1000));
+  notify_options.first_backoff = std::chrono::milliseconds(static_cast<long>(f.webhook_backoff_s * 1000));
+  rnx::service::notifier notify(db, metrics, notify_options);
+  rnx::service::api api(db, metrics, &notify);
+
+  rnx::service::server_options options;
+  std::tie(options.host, options.port) = split_listen(f.listen);
+  options.threads = f.threads;
+  options.body_limit = f.body_limit;
+  options.max_connections = f.max_connections;
+  options.read_timeout = std::chrono::milliseconds(static_cast<long>(f.read_timeout_s * 1000));
+  options.write_timeout = std::chrono::milliseconds(static_cast<long>(f.write_timeout_s * 1000));
+  options.tls_cert = f.tls_cert;
+  options.tls_key = f.tls_key;
+  rnx::service::server server(api, metrics, options);
+  server.handle_signals();
+  server.start();
+  // Scripts and tests read this line to learn the port when --listen asked for port 0.
+  std::cout << "rnx-server: listening on " << (options.tls_cert.empty() ? "http" : "https") << "://" << options.host
+            << ":" << server.port() << " (database " << f.db << ", " << options.threads << " threads)" << std::endl;
+  server.wait();
+  std::cout << "rnx-server: stopped" << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"rnx-server: the rnx verdict service (runs, baselines, verdicts over HTTP)"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "rnx-server 0.1.0");
+
+  serve_flags flags;
+  auto* serve_cmd = app.add_subcommand("serve", "Run the HTTP service");
+  serve_cmd->add_option("--db", flags.db, "SQLite database file (created if missing)")->required();
+  serve_cmd->add_option("--listen", flags.listen, "HOST:PORT to listen on (port 0 = any free port)")
+      ->capture_default_str();
+  serve_cmd->add_option("--threads", flags.threads, "I/O threads")->check(CLI::Range(1, 256))->capture_default_str();
+  serve_cmd->add_option("--tls-cert", flags.tls_cert, "PEM certificate chain (enables HTTPS)");
+  serve_cmd->add_option("--tls-key", flags.tls_key, "PEM private key");
+  serve_cmd->add_option("--body-limit", flags.body_limit, "Largest request body in bytes")
+      ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32))
+      ->capture_default_str();
+  serve_cmd->add_option("--max-connections", flags.max_connections, "Open connections beyond which new ones are closed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd->add_option("--read-timeout", flags.read_timeout_s, "Seconds a client has to send one whole request")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  serve_cmd->add_option("--write-timeout", flags.write_timeout_s, "Seconds a client has to take one response")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  serve_cmd->add_option("--synchronous", flags.synchronous,
+                        "full: fsync every commit (survives power loss); normal: survives process crashes only")
+      ->check(CLI::IsMember({"full", "normal"}))
+      ->capture_default_str();
+  serve_cmd->add_option("--webhook-attempts", flags.webhook_attempts, "Delivery attempts per webhook and event")
+      ->check(CLI::Range(1, 20))
+      ->capture_default_str();
+  serve_cmd->add_option("--webhook-timeout", flags.webhook_timeout_s, "Seconds per webhook HTTP phase")
+      ->check(CLI::Range(0.1, 300.0))
+      ->capture_default_str();
+  serve_cmd->add_option("--webhook-backoff", flags.webhook_backoff_s, "Seconds before the first retry (doubles)")
+      ->check(CLI::Range(0.0, 300.0))
+      ->capture_default_str();
+
+  auto* admin = app.add_subcommand("admin", "Manage projects, tokens and webhooks in the database");
+  admin->require_subcommand(1);
+  std::string db_path;
+  std::string project;
+  std::string label = "ci";
+  std::string url;
+  std::string format = "generic";
+
+  auto* project_cmd = admin->add_subcommand("project", "Projects")->require_subcommand(1);
+  auto* project_create = project_cmd->add_subcommand("create", "Create a project");
+  project_create->add_option("name", project, "Project name (as in rnx.toml [project] name)")->required();
+  project_create->add_option("--db", db_path, "SQLite database file")->required();
+
+  auto* token_cmd = admin->add_subcommand("token", "API tokens")->require_subcommand(1);
+  auto* token_create = token_cmd->add_subcommand("create", "Create a token; prints it once, stores only its SHA-256");
+  token_create->add_option("--project", project, "Project the token may act for")->required();
+  token_create->add_option("--label", label, "A note on what uses the token")->capture_default_str();
+  token_create->add_option("--db", db_path, "SQLite database file")->required();
+
+  auto* webhook_cmd = admin->add_subcommand("webhook", "Regression webhooks")->require_subcommand(1);
+  auto* webhook_add = webhook_cmd->add_subcommand("add", "Notify URL when a baseline run is slower than the previous");
+  webhook_add->add_option("--project", project, "Project")->required();
+  webhook_add->add_option("--url", url, "http:// or https:// URL to POST to")->required();
+  webhook_add->add_option("--format", format, "Payload shape")
+      ->check(CLI::IsMember({"generic", "slack", "teams"}))
+      ->capture_default_str();
+  webhook_add->add_option("--db", db_path, "SQLite database file")->required();
+  auto* webhook_log = webhook_cmd->add_subcommand("log", "Show the delivery log of a project's webhooks");
+  webhook_log->add_option("--project", project, "Project")->required();
+  webhook_log->add_option("--db", db_path, "SQLite database file")->required();
+
+  int code = 0;
+  try {
+    app.parse(argc, argv);
+    if (serve_cmd->parsed()) {
+      code = serve(flags);
+    } else if (project_create->parsed()) {
+      rnx::store::database db(db_path);
+      auto p = db.create_project(project);
+      std::cout << "created project " << p.name << " (id " << p.id << ")\n";
+    } else if (token_create->parsed()) {
+      rnx::store::database db(db_path);
+      auto grant = db.create_token(project, label);
+      std::cerr << "token for project " << grant.project << " (label " << grant.label
+                << "); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
+      std::cout << grant.token << "\n";
+    } else if (webhook_add->parsed() || webhook_log->parsed()) {
+      rnx::store::database db(db_path);
+      auto p = db.find_project(project);
+      if (!p) throw rnx::error(rnx::errc::not_found, "project \"" + project + "\" does not exist in " + db_path);
+      if (webhook_add->parsed()) {
+        auto hook = db.add_webhook(p->id, url, *rnx::store::webhook_format_from_string(format));
+        std::cout << "added webhook " << hook.id << " (" << format << ") for project " << p->name << "\n";
+      } else {
+        for (const auto& hook : db.webhooks(p->id)) {
+          std::cout << "webhook " << hook.id << " " << to_string(hook.format) << " " << hook.url << "\n";
+          for (const auto& d : db.deliveries(hook.id)) {
+            std::cout << "  " << d.created_at << " run " << d.run_id << " attempt " << d.attempt << " "
+                      << (d.ok ? "ok" : "failed") << " http " << d.http_status
+                      << (d.error.empty() ? "" : " " + d.error) << "\n";
+          }
+        }
+      }
+    }
+  } catch (const CLI::ParseError& e) {
+    int exit = app.exit(e);
+    return exit == 0 ? 0 : 2;
+  } catch (const rnx::error& e) {
+    std::cerr << "rnx-server: error: " << e.what() << "\n";
+    return e.exit_code();
+  } catch (const std::exception& e) {
+    std::cerr << "rnx-server: internal error: " << e.what() << "\n";
+    return 3;
+  }
+  return code;
+}

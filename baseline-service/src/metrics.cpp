@@ -1,0 +1,99 @@
+// Prometheus text rendering of the service's counters.
+#include "rnx/service/metrics.hpp"
+
+#include <sstream>
+
+namespace rnx::service {
+
+namespace {
+
+// Label values are route templates and fixed words, but escape anyway: the format breaks on a stray quote.
+std::string label(std::string_view v) {
+  std::string out;
+  for (char c : v) {
+    if (c == '\\' || c == '"') out += '\\';
+    if (c == '\n') {
+      out += "\\n";
+      continue;
+    }
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
+  std::lock_guard lock(mutex_);
+  ++requests_[{std::string(route), std::string(method), status}];
+  auto& h = latency_[std::string(route)];
+  std::size_t i = 0;
+  while (i < latency_buckets.size() && seconds > latency_buckets[i]) ++i;
+  if (i < latency_buckets.size()) ++h.counts[i];
+  ++h.count;
+  h.sum += seconds;
+}
+
+void metrics::count_run_stored() {
+  std::lock_guard lock(mutex_);
+  ++runs_stored_;
+}
+
+void metrics::count_verdict(overall outcome, std::string_view kind) {
+  std::lock_guard lock(mutex_);
+  ++verdicts_[{std::string(to_string(outcome)), std::string(kind)}];
+}
+
+void metrics::count_webhook_delivery(bool ok) {
+  std::lock_guard lock(mutex_);
+  ++(ok ? webhook_ok_ : webhook_failed_);
+}
+
+std::string metrics::render(std::int64_t runs_in_store) const {
+  std::ostringstream os;
+  std::lock_guard lock(mutex_);
+  os << "# HELP rnx_http_requests_total HTTP requests by route template, method and status.\n"
+     << "# TYPE rnx_http_requests_total counter\n";
+  for (const auto& [key, n] : requests_) {
+    const auto& [route, method, status] = key;
+    os << "rnx_http_requests_total{route=\"" << label(route) << "\",method=\"" << label(method) << "\",status=\""
+       << status << "\"} " << n << "\n";
+  }
+  os << "# HELP rnx_http_request_duration_seconds Time from a complete request to its response.\n"
+     << "# TYPE rnx_http_request_duration_seconds histogram\n";
+  for (const auto& [route, h] : latency_) {
+    std::uint64_t cumulative = 0;
+    for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
+      cumulative += h.counts[i];
+      os << "rnx_http_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"" << latency_buckets[i]
+         << "\"} " << cumulative << "\n";
+    }
+    os << "rnx_http_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"+Inf\"} " << h.count << "\n";
+    os << "rnx_http_request_duration_seconds_sum{route=\"" << label(route) << "\"} " << h.sum << "\n";
+    os << "rnx_http_request_duration_seconds_count{route=\"" << label(route) << "\"} " << h.count << "\n";
+  }
+  os << "# HELP rnx_runs_stored_total Runs stored since the server started.\n"
+     << "# TYPE rnx_runs_stored_total counter\n"
+     << "rnx_runs_stored_total " << runs_stored_ << "\n";
+  os << "# HELP rnx_runs Runs held in the database.\n"
+     << "# TYPE rnx_runs gauge\n"
+     << "rnx_runs " << runs_in_store << "\n";
+  os << "# HELP rnx_verdicts_total Verdicts by outcome and kind (request or regression).\n"
+     << "# TYPE rnx_verdicts_total counter\n";
+  for (const auto& [key, n] : verdicts_) {
+    os << "rnx_verdicts_total{outcome=\"" << key.first << "\",kind=\"" << key.second << "\"} " << n << "\n";
+  }
+  os << "# HELP rnx_webhook_deliveries_total Webhook delivery attempts by result.\n"
+     << "# TYPE rnx_webhook_deliveries_total counter\n"
+     << "rnx_webhook_deliveries_total{result=\"ok\"} " << webhook_ok_ << "\n"
+     << "rnx_webhook_deliveries_total{result=\"failed\"} " << webhook_failed_ << "\n";
+  os << "# HELP rnx_open_connections Client connections open now.\n"
+     << "# TYPE rnx_open_connections gauge\n"
+     << "rnx_open_connections " << open_connections_.load() << "\n";
+  os << "# HELP rnx_refused_connections_total Connections closed at once because the limit was reached.\n"
+     << "# TYPE rnx_refused_connections_total counter\n"
+     << "rnx_refused_connections_total " << refused_connections_.load() << "\n";
+  return os.str();
+}
+
+}  // namespace rnx::service

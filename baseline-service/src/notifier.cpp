@@ -1,0 +1,174 @@
+// Regression checks after baseline uploads, and webhook delivery (generic, Slack, Teams) with retries and a log.
+#include "rnx/service/notifier.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/http_client.hpp"
+#include "rnx/common/json.hpp"
+
+#include <iostream>
+#include <sstream>
+
+namespace rnx::service {
+
+namespace bj = boost::json;
+
+namespace {
+
+std::vector<const config_verdict*> slower_configs(const verdict_document& v) {
+  std::vector<const config_verdict*> out;
+  for (const auto& c : v.configs) {
+    if (c.result == decision::slower || c.result == decision::broken) out.push_back(&c);
+  }
+  return out;
+}
+
+std::string describe(const config_verdict& c) {
+  std::ostringstream os;
+  os << c.key.label() << ": " << to_string(c.result);
+  if (c.ratio) os << " (x" << *c.ratio << ")";
+  return os.str();
+}
+
+}  // namespace
+
+std::string webhook_payload(store::webhook_format format, const std::string& project, const store::run_summary& run,
+                            const verdict_document& verdict) {
+  auto slower = slower_configs(verdict);
+  std::string baseline = verdict.baseline ? verdict.baseline->commit : std::string("?");
+  std::string title = "rnx: performance regression on " + project + "/" + run.branch + " at " + run.commit;
+  std::string summary = std::to_string(slower.size()) + " configuration(s) slower or broken than baseline " + baseline +
+                        " in environment " + run.env_id;
+  switch (format) {
+    case store::webhook_format::generic: {
+      bj::array regressions;
+      for (auto* c : slower) {
+        regressions.push_back(bj::object{{"config", c->key.label()},
+                                         {"decision", to_string(c->result)},
+                                         {"ratio", c->ratio ? bj::value(*c->ratio) : bj::value(nullptr)}});
+      }
+      bj::object o{{"event", "regression"},         {"project", project},       {"branch", run.branch},
+                   {"commit", run.commit},           {"run_id", std::to_string(run.id)}, {"env_id", run.env_id},
+                   {"regressions", std::move(regressions)}, {"verdict", to_json(verdict)}};
+      return json::serialize(o);
+    }
+    case store::webhook_format::slack: {
+      std::string lines = "*" + title + "*\n" + summary;
+      for (auto* c : slower) lines += "\n• " + describe(*c);
+      bj::object section{{"type", "section"}, {"text", bj::object{{"type", "mrkdwn"}, {"text", lines}}}};
+      return json::serialize(bj::object{{"text", title}, {"blocks", bj::array{section}}});
+    }
+    case store::webhook_format::teams: {
+      bj::array facts;
+      for (auto* c : slower) {
+        facts.push_back(bj::object{{"name", c->key.label()},
+                                   {"value", std::string(to_string(c->result)) +
+                                                 (c->ratio ? " x" + std::to_string(*c->ratio) : std::string())}});
+      }
+      bj::object card{{"@type", "MessageCard"},
+                      {"@context", "https://schema.org/extensions"},
+                      {"summary", title},
+                      {"themeColor", "D70000"},
+                      {"title", title},
+                      {"text", summary},
+                      {"sections", bj::array{bj::object{{"facts", std::move(facts)}}}}};
+      return json::serialize(card);
+    }
+  }
+  return "{}";
+}
+
+notifier::notifier(store::database& db, metrics& m, notifier_options options)
+    : db_(db), metrics_(m), options_(std::move(options)) {
+  worker_ = std::thread([this] { work(); });
+}
+
+notifier::~notifier() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  if (worker_.joinable()) worker_.join();
+}
+
+void notifier::enqueue(store::upload_outcome upload) {
+  {
+    std::lock_guard lock(mutex_);
+    if (queue_.size() >= options_.max_queue) {
+      std::cerr << "rnx-server: regression check for run " << upload.run.id << " dropped: " << queue_.size()
+                << " checks already queued\n";
+      return;
+    }
+    queue_.push_back(std::move(upload));
+  }
+  wake_.notify_one();
+}
+
+void notifier::wait_idle() {
+  std::unique_lock lock(mutex_);
+  idle_.wait(lock, [this] { return (queue_.empty() && !busy_) || stopping_; });
+}
+
+void notifier::work() {
+  std::unique_lock lock(mutex_);
+  while (true) {
+    wake_.wait(lock, [this] { return stopping_ || !queue_.empty(); });
+    if (stopping_) break;
+    auto job = std::move(queue_.front());
+    queue_.pop_front();
+    busy_ = true;
+    lock.unlock();
+    try {
+      check_and_notify(job);
+    } catch (const std::exception& e) {
+      // A failed check is logged; it must never take the server down.
+      std::cerr << "rnx-server: regression check for run " << job.run.id << " failed: " << e.what() << "\n";
+    }
+    lock.lock();
+    busy_ = false;
+    if (queue_.empty()) idle_.notify_all();
+  }
+  busy_ = false;
+  idle_.notify_all();
+}
+
+void notifier::check_and_notify(const store::upload_outcome& upload) {
+  auto judged = store::regression_check(db_, upload, options_.policy);
+  if (!judged) return;
+  metrics_.count_verdict(judged->verdict.verdict, "regression");
+  if (slower_configs(judged->verdict).empty()) return;
+  auto project = db_.find_project(upload.run.project);
+  if (!project) return;
+  for (const auto& hook : db_.webhooks(project->id)) {
+    deliver(hook, upload.run, webhook_payload(hook.format, project->name, upload.run, judged->verdict));
+  }
+}
+
+void notifier::deliver(const store::webhook& hook, const store::run_summary& run, const std::string& body) {
+  auto backoff = options_.first_backoff;
+  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
+    store::delivery_record record;
+    record.webhook_id = hook.id;
+    record.run_id = run.id;
+    record.attempt = attempt;
+    try {
+      http::request_options ro;
+      ro.timeout = options_.timeout;
+      ro.verify_peer = options_.verify_peer;
+      auto r = http::request("POST", hook.url, {{"Content-Type", "application/json"}}, body, ro);
+      record.http_status = r.status;
+      record.ok = r.status >= 200 && r.status < 300;
+      if (!record.ok) record.error = "HTTP " + std::to_string(r.status) + ": " + r.body.substr(0, 200);
+    } catch (const std::exception& e) {
+      record.error = e.what();
+    }
+    db_.log_delivery(record);
+    metrics_.count_webhook_delivery(record.ok);
+    if (record.ok) return;
+    std::unique_lock lock(mutex_);
+    if (attempt < options_.attempts && wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
+    backoff *= 2;
+  }
+}
+
+}  // namespace rnx::service

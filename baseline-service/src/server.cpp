@@ -1,0 +1,311 @@
+// Beast listener and sessions: per-connection timeouts, body limit, connection cap, optional TLS.
+#include "rnx/service/server.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/strand.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+
+#include <atomic>
+#include <iostream>
+#include <optional>
+#include <type_traits>
+
+namespace rnx::service {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+using plain_stream = beast::tcp_stream;
+using tls_stream = beast::ssl_stream<beast::tcp_stream>;
+
+namespace {
+
+struct shared_state {
+  api& handler;
+  metrics& stats;
+  server_options options;
+  std::atomic<std::size_t> connections{0};
+};
+
+// Holds one of the max_connections slots for as long as the session lives.
+class connection_slot {
+ public:
+  explicit connection_slot(shared_state& state) : state_(state) { state_.stats.connection_opened(); }
+  ~connection_slot() {
+    --state_.connections;
+    state_.stats.connection_closed();
+  }
+  connection_slot(const connection_slot&) = delete;
+  connection_slot& operator=(const connection_slot&) = delete;
+
+ private:
+  shared_state& state_;
+};
+
+// One connection. Requests are answered in order with one response in flight: the next read starts
+// when the write finished, so a client that pipelines but never reads is held back by TCP and the
+// write timeout, and can only stall itself (the response queue is bounded at one).
+template <class Stream>
+class session : public std::enable_shared_from_this<session<Stream>> {
+ public:
+  session(Stream&& stream, shared_state& state) : stream_(std::move(stream)), state_(state), slot_(state) {}
+
+  void run() {
+    // Start on the session's strand so every handler of this connection is serialized.
+    asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::start, this->shared_from_this()));
+  }
+
+ private:
+  beast::tcp_stream& lowest() { return beast::get_lowest_layer(stream_); }
+
+  void start() {
+    if constexpr (std::is_same_v<Stream, tls_stream>) {
+      lowest().expires_after(state_.options.read_timeout);
+      stream_.async_handshake(asio::ssl::stream_base::server,
+                              beast::bind_front_handler(&session::on_handshake, this->shared_from_this()));
+    } else {
+      do_read();
+    }
+  }
+
+  void on_handshake(beast::error_code ec) {
+    if (ec) return;  // a failed handshake has no HTTP channel to answer on
+    do_read();
+  }
+
+  void do_read() {
+    parser_.emplace();
+    parser_->body_limit(state_.options.body_limit);
+    parser_->header_limit(16 * 1024);
+    lowest().expires_after(state_.options.read_timeout);
+    bhttp::async_read(stream_, buffer_, *parser_,
+                      beast::bind_front_handler(&session::on_read, this->shared_from_this()));
+  }
+
+  void on_read(beast::error_code ec, std::size_t) {
+    if (ec == bhttp::error::end_of_stream) return do_close();
+    if (ec == bhttp::error::body_limit) {
+      // The rest of the body is still arriving: answer, then drain so the client sees the 413.
+      return send(error_response(413, "too_large",
+                                 "request body is over the server's limit of " +
+                                     std::to_string(state_.options.body_limit) +
+                                     " bytes; split the upload or raise rnx-server --body-limit",
+                                 11, false),
+                  true);
+    }
+    if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
+      return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
+    }
+    if (ec) return do_close();  // timeout, reset: nobody to answer
+    auto req = parser_->release();
+    send(state_.handler.handle_request(req), false);
+  }
+
+  void send(response res, bool drain_after) {
+    response_.emplace(std::move(res));
+    drain_after_ = drain_after;
+    lowest().expires_after(state_.options.write_timeout);
+    bhttp::async_write(stream_, *response_,
+                       beast::bind_front_handler(&session::on_write, this->shared_from_this()));
+  }
+
+  void on_write(beast::error_code ec, std::size_t) {
+    if (ec) return do_close();
+    bool keep_alive = response_->keep_alive();
+    response_.reset();
+    if (drain_after_) return drain_then_close();
+    if (!keep_alive) return do_close();
+    do_read();
+  }
+
+  void drain_then_close() {
+    if constexpr (std::is_same_v<Stream, tls_stream>) {
+      do_close();
+    } else {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      lowest().expires_after(std::chrono::seconds(3));
+      do_drain();
+    }
+  }
+
+  void do_drain() {
+    if constexpr (std::is_same_v<Stream, plain_stream>) {
+      drain_buffer_.resize(64 * 1024);
+      stream_.async_read_some(asio::buffer(drain_buffer_),
+                              [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+                                self->drained_ += n;
+                                if (ec || self->drained_ > (256u << 20)) return self->do_close();
+                                self->do_drain();
+                              });
+    }
+  }
+
+  void do_close() {
+    if constexpr (std::is_same_v<Stream, tls_stream>) {
+      lowest().expires_after(std::chrono::seconds(2));
+      stream_.async_shutdown([self = this->shared_from_this()](beast::error_code) {
+        beast::error_code ignored;
+        self->lowest().socket().close(ignored);
+      });
+    } else {
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
+      stream_.socket().close(ignored);
+    }
+  }
+
+  Stream stream_;
+  shared_state& state_;
+  connection_slot slot_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::optional<response> response_;
+  bool drain_after_ = false;
+  std::vector<char> drain_buffer_;
+  std::size_t drained_ = 0;
+};
+
+class listener : public std::enable_shared_from_this<listener> {
+ public:
+  listener(asio::io_context& ioc, tcp::acceptor& acceptor, shared_state& state, asio::ssl::context* tls)
+      : ioc_(ioc), acceptor_(acceptor), state_(state), tls_(tls) {}
+
+  void run() { do_accept(); }
+
+ private:
+  void do_accept() {
+    acceptor_.async_accept(asio::make_strand(ioc_), beast::bind_front_handler(&listener::on_accept, shared_from_this()));
+  }
+
+  void on_accept(beast::error_code ec, tcp::socket socket) {
+    if (ec == asio::error::operation_aborted) return;  // the server is stopping
+    if (!ec) {
+      if (++state_.connections > state_.options.max_connections) {
+        // Over the cap: close at once rather than let a flood of idle sockets starve real clients.
+        --state_.connections;
+        state_.stats.connection_refused();
+        beast::error_code ignored;
+        socket.close(ignored);
+      } else if (tls_) {
+        std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_)->run();
+      } else {
+        std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_)->run();
+      }
+    }
+    // Errors such as EMFILE are transient: keep accepting.
+    do_accept();
+  }
+
+  asio::io_context& ioc_;
+  tcp::acceptor& acceptor_;
+  shared_state& state_;
+  asio::ssl::context* tls_;
+};
+
+}  // namespace
+
+struct server::impl {
+  impl(api& handler, metrics& m, server_options options)
+      : ioc(std::max(1, options.threads)), acceptor(ioc), signals(ioc), state{handler, m, std::move(options)} {}
+  asio::io_context ioc;
+  tcp::acceptor acceptor;
+  asio::signal_set signals;
+  std::optional<asio::ssl::context> tls;
+  shared_state state;
+  std::vector<std::thread> threads;
+};
+
+server::server(api& handler, metrics& m, server_options options)
+    : impl_(std::make_unique<impl>(handler, m, std::move(options))) {}
+
+server::~server() {
+  stop();
+  wait();
+}
+
+void server::start() {
+  auto& o = impl_->state.options;
+  if (!o.tls_cert.empty() || !o.tls_key.empty()) {
+    if (o.tls_cert.empty() || o.tls_key.empty()) {
+      throw error(errc::usage, "TLS needs both --tls-cert and --tls-key");
+    }
+    impl_->tls.emplace(asio::ssl::context::tls_server);
+    impl_->tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                            asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                            asio::ssl::context::no_tlsv1_1);
+    beast::error_code ec;
+    impl_->tls->use_certificate_chain_file(o.tls_cert, ec);
+    if (ec) throw error(errc::not_found, o.tls_cert + ": cannot load the TLS certificate chain (PEM): " + ec.message());
+    impl_->tls->use_private_key_file(o.tls_key, asio::ssl::context::pem, ec);
+    if (ec) throw error(errc::not_found, o.tls_key + ": cannot load the TLS private key (PEM): " + ec.message());
+  }
+
+  beast::error_code ec;
+  std::string where = o.host + ":" + std::to_string(o.port);
+  tcp::resolver resolver(impl_->ioc);
+  auto endpoints = resolver.resolve(o.host, std::to_string(o.port), ec);
+  if (ec || endpoints.empty()) {
+    throw error(errc::usage, "cannot resolve listen address " + where + ": " + ec.message());
+  }
+  tcp::endpoint endpoint = *endpoints.begin();
+  auto& acceptor = impl_->acceptor;
+  acceptor.open(endpoint.protocol(), ec);
+  if (!ec) acceptor.set_option(asio::socket_base::reuse_address(true), ec);
+  if (!ec) acceptor.bind(endpoint, ec);
+  if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
+  if (ec) throw error(errc::usage, "cannot listen on " + where + ": " + ec.message() + " (is the port in use?)");
+
+  std::make_shared<listener>(impl_->ioc, acceptor, impl_->state, impl_->tls ? &*impl_->tls : nullptr)->run();
+  if (handle_signals_) {
+    impl_->signals.add(SIGINT);
+    impl_->signals.add(SIGTERM);
+    impl_->signals.async_wait([this](beast::error_code e, int) {
+      if (!e) stop();
+    });
+  }
+  for (int i = 0; i < std::max(1, o.threads); ++i) {
+    impl_->threads.emplace_back([this] {
+      for (;;) {
+        try {
+          impl_->ioc.run();
+          return;
+        } catch (const std::exception& e) {
+          // A handler threw past its own checks; log and keep the pool alive.
+          std::cerr << "rnx-server: unexpected error in a connection: " << e.what() << "\n";
+        }
+      }
+    });
+  }
+}
+
+unsigned short server::port() const {
+  beast::error_code ec;
+  auto endpoint = impl_->acceptor.local_endpoint(ec);
+  return ec ? 0 : endpoint.port();
+}
+
+void server::wait() {
+  for (auto& t : impl_->threads) {
+    if (t.joinable()) t.join();
+  }
+  impl_->threads.clear();
+}
+
+void server::stop() {
+  asio::post(impl_->ioc, [this] {
+    beast::error_code ignored;
+    impl_->acceptor.close(ignored);
+    impl_->signals.cancel(ignored);
+  });
+  impl_->ioc.stop();
+}
+
+}  // namespace rnx::service

@@ -1,0 +1,758 @@
+// The SQLite store behind rnx-server and embedded mode: schema migrations, prepared statements, tokens.
+#include "rnx/service/store.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <sqlite3.h>
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+namespace rnx::store {
+
+namespace {
+
+std::array<unsigned char, 32> sha256_raw(std::string_view bytes) {
+  std::array<unsigned char, 32> digest{};
+  unsigned int length = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 || length != 32) {
+    throw error(errc::internal, "SHA-256 failed in OpenSSL");
+  }
+  return digest;
+}
+
+std::string to_hex(const unsigned char* data, std::size_t size) {
+  static constexpr char hex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(size * 2);
+  for (std::size_t i = 0; i < size; ++i) {
+    out += hex[data[i] >> 4];
+    out += hex[data[i] & 15];
+  }
+  return out;
+}
+
+std::string random_hex(std::size_t bytes) {
+  std::vector<unsigned char> buffer(bytes);
+  if (RAND_bytes(buffer.data(), static_cast<int>(bytes)) != 1) {
+    throw error(errc::internal, "OpenSSL RAND_bytes failed; cannot create a token");
+  }
+  return to_hex(buffer.data(), buffer.size());
+}
+
+std::optional<double> median_of(std::vector<double> samples) {
+  if (samples.empty()) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  std::size_t mid = samples.size() / 2;
+  if (samples.size() % 2 == 1) return samples[mid];
+  return (samples[mid - 1] + samples[mid]) / 2;
+}
+
+// Each step of the schema; index i migrates version i to i + 1. Never edit a shipped step, add one.
+constexpr const char* migrations[] = {
+    R"sql(
+CREATE TABLE projects (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  created_at TEXT NOT NULL
+);
+CREATE TABLE tokens (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  public_id TEXT NOT NULL UNIQUE,
+  digest BLOB NOT NULL,
+  label TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  revoked INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE runs (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  commit_sha TEXT NOT NULL,
+  branch TEXT NOT NULL,
+  base_branch TEXT NOT NULL,
+  pull_request INTEGER,
+  env_id TEXT NOT NULL,
+  created_at TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL,
+  UNIQUE (project_id, digest)
+);
+CREATE INDEX runs_by_branch ON runs (project_id, branch, env_id, id);
+CREATE TABLE results (
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  kernel TEXT NOT NULL,
+  runtime TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  median_ms REAL,
+  n INTEGER NOT NULL,
+  PRIMARY KEY (run_id, kernel, runtime, dtype, batch)
+);
+CREATE TABLE baselines (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  branch TEXT NOT NULL,
+  env_id TEXT NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  source TEXT NOT NULL CHECK (source IN ('push', 'accepted')),
+  accepted_by TEXT NOT NULL,
+  reason TEXT NOT NULL,
+  token_id INTEGER,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX baselines_lookup ON baselines (project_id, branch, env_id, id);
+CREATE INDEX baselines_by_run ON baselines (run_id);
+CREATE TABLE verdicts (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  baseline_run_id INTEGER REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('request', 'regression')),
+  verdict TEXT NOT NULL,
+  document TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX verdicts_by_run ON verdicts (run_id);
+CREATE TABLE webhooks (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  url TEXT NOT NULL,
+  format TEXT NOT NULL CHECK (format IN ('generic', 'slack', 'teams')),
+  created_at TEXT NOT NULL
+);
+CREATE TABLE webhook_deliveries (
+  id INTEGER PRIMARY KEY,
+  webhook_id INTEGER NOT NULL REFERENCES webhooks(id),
+  run_id INTEGER NOT NULL,
+  attempt INTEGER NOT NULL,
+  ok INTEGER NOT NULL,
+  http_status INTEGER NOT NULL,
+  error TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
+)sql",
+};
+static_assert(std::size(migrations) == current_schema_version);
+
+}  // namespace
+
+std::string sha256_hex(std::string_view bytes) {
+  auto digest = sha256_raw(bytes);
+  return to_hex(digest.data(), digest.size());
+}
+
+std::string_view to_string(webhook_format f) {
+  switch (f) {
+    case webhook_format::generic: return "generic";
+    case webhook_format::slack: return "slack";
+    case webhook_format::teams: return "teams";
+  }
+  return "generic";
+}
+
+std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
+  for (auto f : {webhook_format::generic, webhook_format::slack, webhook_format::teams}) {
+    if (to_string(f) == s) return f;
+  }
+  return std::nullopt;
+}
+
+// One cached prepared statement; bind/step/column helpers that throw rnx::error on failure.
+class database::statement {
+ public:
+  statement(sqlite3* db, const char* sql) : db_(db) {
+    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
+      throw error(errc::internal, std::string("SQLite cannot prepare a statement: ") + sqlite3_errmsg(db));
+    }
+  }
+  ~statement() { sqlite3_finalize(stmt_); }
+  statement(const statement&) = delete;
+  statement& operator=(const statement&) = delete;
+
+  const char* sql() const { return sqlite3_sql(stmt_); }
+  void restart() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  statement& bind(int index, std::int64_t v) {
+    check(sqlite3_bind_int64(stmt_, index, v));
+    return *this;
+  }
+  statement& bind(int index, double v) {
+    check(sqlite3_bind_double(stmt_, index, v));
+    return *this;
+  }
+  statement& bind(int index, std::string_view v) {
+    check(sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
+    return *this;
+  }
+  statement& bind_blob(int index, const void* data, std::size_t size) {
+    check(sqlite3_bind_blob(stmt_, index, data, static_cast<int>(size), SQLITE_TRANSIENT));
+    return *this;
+  }
+  statement& bind_null(int index) {
+    check(sqlite3_bind_null(stmt_, index));
+    return *this;
+  }
+  template <class T>
+  statement& bind(int index, const std::optional<T>& v) {
+    if (v) return bind(index, *v);
+    return bind_null(index);
+  }
+  // True while a row is available.
+  bool step() {
+    int rc = sqlite3_step(stmt_);
+    if (rc == SQLITE_ROW) return true;
+    if (rc == SQLITE_DONE) return false;
+    int code = sqlite3_extended_errcode(db_);
+    std::string message = sqlite3_errmsg(db_);
+    sqlite3_reset(stmt_);
+    if ((code & 0xff) == SQLITE_CONSTRAINT) throw error(errc::conflict, "the record already exists: " + message);
+    if ((code & 0xff) == SQLITE_BUSY) {
+      throw error(errc::unavailable, "the database is busy (another writer holds it); retry the request");
+    }
+    throw error(errc::internal, "SQLite failed: " + message);
+  }
+  void run() {
+    while (step()) {
+    }
+  }
+  std::int64_t integer(int col) { return sqlite3_column_int64(stmt_, col); }
+  double real(int col) { return sqlite3_column_double(stmt_, col); }
+  bool is_null(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
+  std::string text(int col) {
+    auto p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+  std::string blob(int col) {
+    auto p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
+    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
+  }
+
+ private:
+  void check(int rc) {
+    if (rc != SQLITE_OK) throw error(errc::internal, std::string("SQLite bind failed: ") + sqlite3_errmsg(db_));
+  }
+  sqlite3* db_;
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+namespace {
+
+// Rolls back unless committed, so an exception half way leaves nothing half-written.
+class transaction {
+ public:
+  explicit transaction(sqlite3* db) : db_(db) { run("BEGIN IMMEDIATE"); }
+  ~transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    run("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  void run(const char* sql) {
+    char* message = nullptr;
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+    if (rc != SQLITE_OK) {
+      std::string text = message ? message : "unknown error";
+      sqlite3_free(message);
+      if (rc == SQLITE_BUSY) throw error(errc::unavailable, "the database is busy; retry the request");
+      throw error(errc::internal, std::string("SQLite ") + sql + " failed: " + text);
+    }
+  }
+  sqlite3* db_;
+  bool done_ = false;
+};
+
+}  // namespace
+
+database::database(const std::filesystem::path& path, open_options options) : path_(path) {
+  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw error(errc::not_found, path.string() + ": cannot open the database (" + message +
+                                     "); check that the folder exists and is writable");
+  }
+  sqlite3_busy_timeout(db_, static_cast<int>(options.busy_timeout.count()));
+  sqlite3_extended_result_codes(db_, 1);
+  try {
+    exec("PRAGMA journal_mode=WAL");
+    exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
+    exec("PRAGMA foreign_keys=ON");
+    migrate();
+  } catch (const error& e) {
+    statements_.clear();
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw error(e.code(), path.string() + ": " + e.what());
+  }
+}
+
+database::~database() {
+  statements_.clear();
+  if (db_) sqlite3_close(db_);
+}
+
+void database::exec(const char* sql) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    std::string text = message ? message : sqlite3_errmsg(db_);
+    sqlite3_free(message);
+    throw error(errc::internal, std::string("SQLite failed (is this an rnx database?): ") + text);
+  }
+}
+
+database::statement& database::prepare(const char* sql) {
+  auto it = statements_.find(sql);
+  if (it == statements_.end()) it = statements_.emplace(sql, std::make_unique<statement>(db_, sql)).first;
+  it->second->restart();
+  return *it->second;
+}
+
+void database::migrate() {
+  exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+  transaction tx(db_);
+  auto& read = prepare("SELECT max(version) FROM schema_version");
+  int version = 0;
+  if (read.step() && !read.is_null(0)) version = static_cast<int>(read.integer(0));
+  read.restart();
+  if (version > current_schema_version) {
+    throw error(errc::conflict, "schema version " + std::to_string(version) + " is newer than this rnx (" +
+                                    std::to_string(current_schema_version) + "); upgrade rnx");
+  }
+  for (int v = version; v < current_schema_version; ++v) {
+    exec(migrations[v]);
+    prepare("INSERT INTO schema_version (version) VALUES (?1)").bind(1, std::int64_t{v + 1}).run();
+  }
+  tx.commit();
+}
+
+int database::schema_version() {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT max(version) FROM schema_version");
+  int version = st.step() ? static_cast<int>(st.integer(0)) : 0;
+  st.restart();
+  return version;
+}
+
+void database::validate_project_name(std::string_view name) {
+  bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' && name.front() != '-';
+  for (char c : name) {
+    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
+                c == '-');
+  }
+  if (!ok) {
+    std::string shown(name.substr(0, 64));
+    for (auto& c : shown) {
+      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+    }
+    throw error(errc::bad_input, "project name \"" + shown +
+                                     "\" is not valid: use 1-64 characters of letters, digits, '.', '_' and '-', "
+                                     "not starting with '.' or '-'");
+  }
+}
+
+project_info database::create_project(std::string_view name) {
+  validate_project_name(name);
+  std::lock_guard lock(mutex_);
+  project_info info{0, std::string(name), utc_now_rfc3339()};
+  auto& st = prepare("INSERT INTO projects (name, created_at) VALUES (?1, ?2)");
+  st.bind(1, name).bind(2, std::string_view(info.created_at));
+  try {
+    st.run();
+  } catch (const error& e) {
+    if (e.code() == errc::conflict) {
+      throw error(errc::conflict, "project \"" + std::string(name) + "\" already exists");
+    }
+    throw;
+  }
+  info.id = sqlite3_last_insert_rowid(db_);
+  return info;
+}
+
+std::optional<project_info> database::find_project(std::string_view name) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE name = ?1");
+  st.bind(1, name);
+  if (!st.step()) return std::nullopt;
+  project_info info{st.integer(0), st.text(1), st.text(2)};
+  st.restart();
+  return info;
+}
+
+std::optional<project_info> database::find_project(std::int64_t id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE id = ?1");
+  st.bind(1, id);
+  if (!st.step()) return std::nullopt;
+  project_info info{st.integer(0), st.text(1), st.text(2)};
+  st.restart();
+  return info;
+}
+
+project_info database::ensure_project(std::string_view name) {
+  if (auto found = find_project(name)) return *found;
+  try {
+    return create_project(name);
+  } catch (const error& e) {
+    // Another process created it between the two calls.
+    if (e.code() != errc::conflict) throw;
+    if (auto found = find_project(name)) return *found;
+    throw;
+  }
+}
+
+token_grant database::create_token(std::string_view project, std::string_view label) {
+  auto found = find_project(project);
+  if (!found) {
+    throw error(errc::not_found, "project \"" + std::string(project) +
+                                     "\" does not exist; create it first with `rnx-server admin project create " +
+                                     std::string(project) + " --db " + path_.string() + "`");
+  }
+  // The public id lets authenticate() find the row without comparing secrets in SQL.
+  std::string public_id = random_hex(6);
+  std::string token = "rnx_" + public_id + "_" + random_hex(24);
+  auto digest = sha256_raw(token);
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "INSERT INTO tokens (project_id, public_id, digest, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+  std::string now = utc_now_rfc3339();
+  st.bind(1, found->id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
+  st.bind(4, label).bind(5, std::string_view(now)).run();
+  return {sqlite3_last_insert_rowid(db_), found->name, std::string(label), token};
+}
+
+std::optional<auth_result> database::authenticate(std::string_view token) {
+  // Shape: rnx_<12 hex>_<48 hex>.
+  if (token.size() != 4 + 12 + 1 + 48 || token.substr(0, 4) != "rnx_" || token[16] != '_') return std::nullopt;
+  std::string_view public_id = token.substr(4, 12);
+  auto digest = sha256_raw(token);
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT t.id, t.project_id, p.name, t.label, t.digest FROM tokens t JOIN projects p ON p.id = t.project_id "
+      "WHERE t.public_id = ?1 AND t.revoked = 0");
+  st.bind(1, public_id);
+  if (!st.step()) return std::nullopt;
+  std::string stored = st.blob(4);
+  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3)};
+  st.restart();
+  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
+    return std::nullopt;
+  }
+  return result;
+}
+
+run_summary database::summary_from_row(statement& st) {
+  // Columns: id, project name, commit, branch, base_branch, pull_request, env_id, created_at, received_at,
+  // is_baseline, n_results.
+  run_summary s;
+  s.id = st.integer(0);
+  s.project = st.text(1);
+  s.commit = st.text(2);
+  s.branch = st.text(3);
+  s.base_branch = st.text(4);
+  if (!st.is_null(5)) s.pull_request = st.integer(5);
+  s.env_id = st.text(6);
+  s.created_at = st.text(7);
+  s.received_at = st.text(8);
+  s.baseline = st.integer(9) != 0;
+  s.n_results = st.integer(10);
+  return s;
+}
+
+baseline_record database::baseline_from_row(statement& st) {
+  // Columns: id, run_id, branch, env_id, source, accepted_by, reason, created_at.
+  return {st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)};
+}
+
+#define RNX_BASELINE_COLUMNS "b.id, b.run_id, b.branch, b.env_id, b.source, b.accepted_by, b.reason, b.created_at"
+
+database::insert_result database::insert_run(std::int64_t project_id, const run_document& run) {
+  std::string document = json::serialize(to_json(run));
+  std::string digest = sha256_hex(document);
+  std::string now = utc_now_rfc3339();
+  std::lock_guard lock(mutex_);
+  transaction tx(db_);
+
+  auto& dup = prepare("SELECT id FROM runs WHERE project_id = ?1 AND digest = ?2");
+  dup.bind(1, project_id).bind(2, std::string_view(digest));
+  if (dup.step()) {
+    auto existing = dup.integer(0);
+    dup.restart();
+    throw error(errc::conflict, "this run document was already stored as run " + std::to_string(existing) +
+                                    " (uploads are idempotent; use that id)");
+  }
+
+  insert_result out;
+  auto& ins = prepare(
+      "INSERT INTO runs (project_id, commit_sha, branch, base_branch, pull_request, env_id, created_at, received_at, "
+      "digest, document) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+  ins.bind(1, project_id).bind(2, std::string_view(run.commit)).bind(3, std::string_view(run.branch));
+  ins.bind(4, std::string_view(run.base_branch)).bind(5, run.pull_request).bind(6, std::string_view(run.env.env_id));
+  ins.bind(7, std::string_view(run.created_at)).bind(8, std::string_view(now)).bind(9, std::string_view(digest));
+  ins.bind(10, std::string_view(document)).run();
+  out.run.id = sqlite3_last_insert_rowid(db_);
+
+  auto& res = prepare(
+      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+  for (const auto& r : run.results) {
+    res.restart();
+    res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
+    res.bind(4, std::string_view(r.dtype)).bind(5, r.batch).bind(6, to_string(r.status));
+    res.bind(7, median_of(r.samples_ms)).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).run();
+  }
+
+  // A push (no pull request) to a named branch is that branch's newest baseline in its environment.
+  if (!run.pull_request && !run.branch.empty()) {
+    auto& prev = prepare("SELECT " RNX_BASELINE_COLUMNS
+                         " FROM baselines b WHERE b.project_id = ?1 AND b.branch = ?2 AND b.env_id = ?3 "
+                         "ORDER BY b.id DESC LIMIT 1");
+    prev.bind(1, project_id).bind(2, std::string_view(run.branch)).bind(3, std::string_view(run.env.env_id));
+    if (prev.step()) out.previous_baseline = baseline_from_row(prev);
+    prev.restart();
+    auto& base = prepare(
+        "INSERT INTO baselines (project_id, branch, env_id, run_id, source, accepted_by, reason, token_id, created_at) "
+        "VALUES (?1, ?2, ?3, ?4, 'push', '', 'uploaded from the branch', NULL, ?5)");
+    base.bind(1, project_id).bind(2, std::string_view(run.branch)).bind(3, std::string_view(run.env.env_id));
+    base.bind(4, out.run.id).bind(5, std::string_view(now)).run();
+    out.baseline = baseline_record{sqlite3_last_insert_rowid(db_), out.run.id, run.branch, run.env.env_id, "push", "",
+                                   "uploaded from the branch", now};
+  }
+  tx.commit();
+
+  out.run.project = run.project;
+  out.run.commit = run.commit;
+  out.run.branch = run.branch;
+  out.run.base_branch = run.base_branch;
+  out.run.pull_request = run.pull_request;
+  out.run.env_id = run.env.env_id;
+  out.run.created_at = run.created_at;
+  out.run.received_at = now;
+  out.run.baseline = out.baseline.has_value();
+  out.run.n_results = static_cast<std::int64_t>(run.results.size());
+  return out;
+}
+
+#define RNX_SUMMARY_COLUMNS                                                                                    \
+  "r.id, p.name, r.commit_sha, r.branch, r.base_branch, r.pull_request, r.env_id, r.created_at, r.received_at, " \
+  "EXISTS (SELECT 1 FROM baselines b WHERE b.run_id = r.id), "                                                  \
+  "(SELECT count(*) FROM results x WHERE x.run_id = r.id)"
+
+std::optional<stored_run> database::find_run(std::int64_t run_id) {
+  std::string document;
+  run_summary summary;
+  {
+    std::lock_guard lock(mutex_);
+    auto& st = prepare("SELECT " RNX_SUMMARY_COLUMNS
+                       ", r.document FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = ?1");
+    st.bind(1, run_id);
+    if (!st.step()) return std::nullopt;
+    summary = summary_from_row(st);
+    document = st.text(11);
+    st.restart();
+  }
+  // Parsed outside the lock: documents were validated on the way in, this only re-types them.
+  auto doc = run_from_json(json::parse(document, "stored run " + std::to_string(run_id)),
+                           "stored run " + std::to_string(run_id));
+  return stored_run{std::move(summary), std::move(doc)};
+}
+
+std::optional<baseline_record> database::newest_baseline(std::int64_t project_id, std::string_view branch,
+                                                         std::string_view env_id, std::int64_t exclude_run_id,
+                                                         std::int64_t before_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_BASELINE_COLUMNS
+                     " FROM baselines b WHERE b.project_id = ?1 AND b.branch = ?2 AND b.env_id = ?3 "
+                     "AND b.run_id != ?4 AND b.id < ?5 ORDER BY b.id DESC LIMIT 1");
+  st.bind(1, project_id).bind(2, branch).bind(3, env_id).bind(4, exclude_run_id).bind(5, before_id);
+  if (!st.step()) return std::nullopt;
+  auto record = baseline_from_row(st);
+  st.restart();
+  return record;
+}
+
+std::optional<baseline_record> database::baseline_of_run(std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_BASELINE_COLUMNS " FROM baselines b WHERE b.run_id = ?1 ORDER BY b.id LIMIT 1");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  auto record = baseline_from_row(st);
+  st.restart();
+  return record;
+}
+
+baseline_record database::accept_baseline(std::int64_t project_id, std::int64_t run_id, std::string_view branch,
+                                          std::string_view accepted_by, std::string_view reason,
+                                          std::int64_t token_id) {
+  std::string now = utc_now_rfc3339();
+  std::lock_guard lock(mutex_);
+  transaction tx(db_);
+  auto& run = prepare("SELECT env_id FROM runs WHERE id = ?1 AND project_id = ?2");
+  run.bind(1, run_id).bind(2, project_id);
+  if (!run.step()) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist in this project");
+  std::string env_id = run.text(0);
+  run.restart();
+
+  auto& newest = prepare("SELECT b.run_id FROM baselines b WHERE b.project_id = ?1 AND b.branch = ?2 AND b.env_id = ?3 "
+                         "ORDER BY b.id DESC LIMIT 1");
+  newest.bind(1, project_id).bind(2, branch).bind(3, std::string_view(env_id));
+  if (newest.step() && newest.integer(0) == run_id) {
+    newest.restart();
+    throw error(errc::conflict, "run " + std::to_string(run_id) + " is already the newest baseline of branch \"" +
+                                    std::string(branch) + "\" in environment " + env_id);
+  }
+  newest.restart();
+
+  auto& ins = prepare(
+      "INSERT INTO baselines (project_id, branch, env_id, run_id, source, accepted_by, reason, token_id, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, 'accepted', ?5, ?6, ?7, ?8)");
+  ins.bind(1, project_id).bind(2, branch).bind(3, std::string_view(env_id)).bind(4, run_id);
+  ins.bind(5, accepted_by).bind(6, reason);
+  if (token_id > 0) {
+    ins.bind(7, token_id);
+  } else {
+    ins.bind_null(7);
+  }
+  ins.bind(8, std::string_view(now)).run();
+  baseline_record record{sqlite3_last_insert_rowid(db_), run_id, std::string(branch), env_id, "accepted",
+                         std::string(accepted_by), std::string(reason), now};
+  tx.commit();
+  return record;
+}
+
+std::vector<run_summary> database::list_runs(std::int64_t project_id, const run_filter& filter) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_SUMMARY_COLUMNS
+                     " FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.project_id = ?1 "
+                     "AND (?2 IS NULL OR r.branch = ?2) AND (?3 IS NULL OR r.env_id = ?3) ORDER BY r.id DESC LIMIT ?4");
+  st.bind(1, project_id).bind(2, filter.branch).bind(3, filter.env_id).bind(4, std::int64_t{filter.limit});
+  std::vector<run_summary> out;
+  while (st.step()) out.push_back(summary_from_row(st));
+  return out;
+}
+
+std::vector<history_series> database::history(std::int64_t project_id, const run_filter& filter) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT r.id, r.commit_sha, r.branch, r.created_at, r.env_id, x.kernel, x.runtime, x.dtype, x.batch, x.status, "
+      "x.median_ms, x.n FROM results x JOIN runs r ON r.id = x.run_id "
+      "WHERE x.run_id IN (SELECT id FROM runs WHERE project_id = ?1 AND (?2 IS NULL OR branch = ?2) "
+      "AND (?3 IS NULL OR env_id = ?3) ORDER BY id DESC LIMIT ?4) AND (?5 IS NULL OR x.kernel = ?5) "
+      "ORDER BY x.kernel, x.runtime, x.dtype, x.batch, r.env_id, r.id");
+  st.bind(1, project_id).bind(2, filter.branch).bind(3, filter.env_id).bind(4, std::int64_t{filter.limit});
+  st.bind(5, filter.kernel);
+  std::vector<history_series> out;
+  while (st.step()) {
+    config_key key{st.text(5), st.text(6), st.text(7), st.integer(8)};
+    std::string env_id = st.text(4);
+    if (out.empty() || !(out.back().key == key) || out.back().env_id != env_id) {
+      out.push_back(history_series{key, env_id, {}});
+    }
+    history_point point;
+    point.run_id = st.integer(0);
+    point.commit = st.text(1);
+    point.branch = st.text(2);
+    point.created_at = st.text(3);
+    point.status = st.text(9);
+    if (!st.is_null(10)) point.median_ms = st.real(10);
+    point.n = st.integer(11);
+    out.back().points.push_back(std::move(point));
+  }
+  return out;
+}
+
+std::int64_t database::store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
+                                     std::string_view kind, const verdict_document& verdict) {
+  std::string document = json::serialize(to_json(verdict));
+  std::string now = utc_now_rfc3339();
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "INSERT INTO verdicts (run_id, baseline_run_id, kind, verdict, document, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
+  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, kind).bind(4, to_string(verdict.verdict));
+  st.bind(5, std::string_view(document)).bind(6, std::string_view(now)).run();
+  return sqlite3_last_insert_rowid(db_);
+}
+
+std::int64_t database::count_runs() {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT count(*) FROM runs");
+  std::int64_t n = st.step() ? st.integer(0) : 0;
+  st.restart();
+  return n;
+}
+
+webhook database::add_webhook(std::int64_t project_id, std::string_view url, webhook_format format) {
+  if (!(url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0)) {
+    throw error(errc::bad_input, "webhook URL \"" + std::string(url) + "\" must start with http:// or https://");
+  }
+  std::string now = utc_now_rfc3339();
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("INSERT INTO webhooks (project_id, url, format, created_at) VALUES (?1, ?2, ?3, ?4)");
+  st.bind(1, project_id).bind(2, url).bind(3, to_string(format)).bind(4, std::string_view(now)).run();
+  return {sqlite3_last_insert_rowid(db_), project_id, std::string(url), format};
+}
+
+std::vector<webhook> database::webhooks(std::int64_t project_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT id, project_id, url, format FROM webhooks WHERE project_id = ?1 ORDER BY id");
+  st.bind(1, project_id);
+  std::vector<webhook> out;
+  while (st.step()) {
+    out.push_back({st.integer(0), st.integer(1), st.text(2),
+                   webhook_format_from_string(st.text(3)).value_or(webhook_format::generic)});
+  }
+  return out;
+}
+
+void database::log_delivery(const delivery_record& r) {
+  std::string now = r.created_at.empty() ? utc_now_rfc3339() : r.created_at;
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "INSERT INTO webhook_deliveries (webhook_id, run_id, attempt, ok, http_status, error, created_at) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
+  st.bind(1, r.webhook_id).bind(2, r.run_id).bind(3, std::int64_t{r.attempt}).bind(4, std::int64_t{r.ok ? 1 : 0});
+  st.bind(5, std::int64_t{r.http_status}).bind(6, std::string_view(r.error)).bind(7, std::string_view(now)).run();
+}
+
+std::vector<delivery_record> database::deliveries(std::int64_t webhook_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT id, webhook_id, run_id, attempt, ok, http_status, error, created_at FROM webhook_deliveries "
+      "WHERE webhook_id = ?1 ORDER BY id");
+  st.bind(1, webhook_id);
+  std::vector<delivery_record> out;
+  while (st.step()) {
+    out.push_back({st.integer(0), st.integer(1), st.integer(2), static_cast<int>(st.integer(3)), st.integer(4) != 0,
+                   static_cast<int>(st.integer(5)), st.text(6), st.text(7)});
+  }
+  return out;
+}
+
+std::string database::integrity_check() {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("PRAGMA integrity_check");
+  std::string out;
+  while (st.step()) {
+    if (!out.empty()) out += "; ";
+    out += st.text(0);
+  }
+  return out;
+}
+
+}  // namespace rnx::store

@@ -1,0 +1,113 @@
+// Baseline selection and verdicts over the store; the statistics themselves come from rnx::stats.
+#include "rnx/service/verdicts.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/stats/verdict.hpp"
+
+#include <algorithm>
+
+namespace rnx::store {
+
+namespace {
+
+std::optional<double> median_ms(std::vector<double> samples) {
+  if (samples.empty()) return std::nullopt;
+  std::sort(samples.begin(), samples.end());
+  std::size_t mid = samples.size() / 2;
+  return samples.size() % 2 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
+}
+
+judged_run judge_against(database& db, const stored_run& head, const std::optional<baseline_record>& base,
+                         std::string_view branch, const gate_policy& policy, std::string_view kind) {
+  judged_run out;
+  if (base) {
+    auto base_run = db.find_run(base->run_id);
+    if (!base_run) {
+      throw error(errc::internal, "baseline run " + std::to_string(base->run_id) + " is recorded but missing");
+    }
+    out.verdict = stats::judge_runs(base_run->document, head.document, policy);
+    out.verdict.baseline = baseline_ref{std::to_string(base_run->summary.id), base_run->summary.commit,
+                                        base_run->summary.created_at};
+    out.baseline_run_id = base_run->summary.id;
+  } else {
+    out.verdict = no_baseline_verdict(head.document, head.summary.id, branch, policy);
+  }
+  out.verdict.head_run_id = std::to_string(head.summary.id);
+  out.verdict.env_id = head.summary.env_id;
+  out.verdict.policy = policy;
+  out.verdict_id = db.store_verdict(head.summary.id, out.baseline_run_id, kind, out.verdict);
+  return out;
+}
+
+}  // namespace
+
+std::string comparison_branch(const run_document& run) {
+  return run.base_branch.empty() ? run.branch : run.base_branch;
+}
+
+upload_outcome upload_run(database& db, std::int64_t project_id, const run_document& run) {
+  if (run.branch.empty()) {
+    throw error(errc::invalid, "run document: $.branch: the store needs the branch the run was measured on "
+                               "(set \"branch\", e.g. from GITHUB_HEAD_REF or GITHUB_REF_NAME)");
+  }
+  if (run.pull_request && run.base_branch.empty()) {
+    throw error(errc::invalid, "run document: $.base_branch: a pull request run needs the branch it merges into "
+                               "(set \"base_branch\", e.g. from GITHUB_BASE_REF)");
+  }
+  return db.insert_run(project_id, run);
+}
+
+verdict_document no_baseline_verdict(const run_document& head, std::int64_t head_run_id, std::string_view branch,
+                                     const gate_policy& policy) {
+  verdict_document v;
+  v.verdict = overall::warn;
+  v.reason = "no baseline of branch \"" + std::string(branch) + "\" in environment " + head.env.env_id +
+             " yet: upload a run from \"" + std::string(branch) +
+             "\" measured in this environment (a push build), or accept one with POST /api/v1/baselines";
+  v.head_run_id = std::to_string(head_run_id);
+  v.env_id = head.env.env_id;
+  v.policy = policy;
+  for (const auto& r : head.results) {
+    config_verdict c;
+    c.key = r.key();
+    c.result = decision::new_config;
+    c.head_ms = median_ms(r.samples_ms);
+    c.n_head = static_cast<std::int64_t>(r.samples_ms.size());
+    c.reason = "no baseline to compare with";
+    v.configs.push_back(std::move(c));
+  }
+  return v;
+}
+
+judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy) {
+  validate(policy);
+  auto head = db.find_run(run_id);
+  if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
+  std::string branch = comparison_branch(head->document);
+  auto project = db.find_project(head->summary.project);
+  if (!project) throw error(errc::internal, "run " + std::to_string(run_id) + " has no project");
+  // A baseline run is judged against the baseline before it, never against itself or later ones.
+  auto own = db.baseline_of_run(run_id);
+  auto base = db.newest_baseline(project->id, branch, head->summary.env_id, run_id, own ? own->id : INT64_MAX);
+  return judge_against(db, *head, base, branch, policy, "request");
+}
+
+std::optional<judged_run> regression_check(database& db, const upload_outcome& upload, const gate_policy& policy) {
+  if (!upload.baseline || !upload.previous_baseline) return std::nullopt;
+  auto head = db.find_run(upload.run.id);
+  if (!head) return std::nullopt;
+  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy, "regression");
+}
+
+baseline_record accept_run(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view accepted_by,
+                           std::string_view reason, std::int64_t token_id) {
+  auto run = db.find_run(run_id);
+  if (!run) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
+  std::string branch = comparison_branch(run->document);
+  if (branch.empty()) {
+    throw error(errc::invalid, "run " + std::to_string(run_id) + " names no base_branch or branch to accept it for");
+  }
+  return db.accept_baseline(project_id, run_id, branch, accepted_by, reason, token_id);
+}
+
+}  // namespace rnx::store

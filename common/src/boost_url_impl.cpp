@@ -1,0 +1,2 @@
+// Compiles Boost.URL's implementation once, so rnx needs no compiled Boost library.
+#include <boost/url/src.hpp>

@@ -1,0 +1,195 @@
+// The synchronous HTTP/1.1 client: one private io_context per call, every phase under a deadline.
+#include "rnx/common/http_client.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
+#include <boost/url/parse.hpp>
+
+#include <openssl/ssl.h>
+
+#include <cctype>
+#include <optional>
+
+namespace rnx::http {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace bhttp = boost::beast::http;
+using tcp = asio::ip::tcp;
+
+std::string response::header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (key.size() == name.size() &&
+        std::equal(key.begin(), key.end(), name.begin(), [](char a, char b) {
+          return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+        })) {
+      return value;
+    }
+  }
+  return {};
+}
+
+namespace {
+
+struct target {
+  bool tls = false;
+  std::string host;
+  std::string port;
+  std::string path;  // origin-form: path and query
+};
+
+target parse_url(std::string_view url) {
+  auto parsed = boost::urls::parse_absolute_uri(url);
+  if (!parsed) {
+    throw error(errc::usage, "\"" + std::string(url) + "\" is not a valid URL (" + parsed.error().message() +
+                                 "); write it as http://host:port/path or https://host/path");
+  }
+  target t;
+  std::string scheme(parsed->scheme());
+  if (scheme == "https") {
+    t.tls = true;
+  } else if (scheme != "http") {
+    throw error(errc::usage, "\"" + std::string(url) + "\": only http:// and https:// URLs are supported");
+  }
+  t.host = std::string(parsed->encoded_host());
+  if (t.host.empty()) throw error(errc::usage, "\"" + std::string(url) + "\" names no host");
+  // Bracketed IPv6 literals are resolved without the brackets.
+  if (t.host.front() == '[' && t.host.back() == ']') t.host = t.host.substr(1, t.host.size() - 2);
+  t.port = parsed->has_port() ? std::string(parsed->port()) : (t.tls ? "443" : "80");
+  t.path = std::string(parsed->encoded_path());
+  if (t.path.empty()) t.path = "/";
+  if (parsed->has_query()) t.path += "?" + std::string(parsed->encoded_query());
+  return t;
+}
+
+template <class Stream>
+asio::awaitable<response> exchange(Stream& stream, beast::tcp_stream& lowest, bhttp::request<bhttp::string_body>& req,
+                                   const request_options& options) {
+  lowest.expires_after(options.timeout);
+  co_await bhttp::async_write(stream, req, asio::use_awaitable);
+  beast::flat_buffer buffer;
+  bhttp::response_parser<bhttp::string_body> parser;
+  parser.body_limit(options.max_body);
+  lowest.expires_after(options.timeout);
+  co_await bhttp::async_read(stream, buffer, parser, asio::use_awaitable);
+  auto msg = parser.release();
+  response out;
+  out.status = static_cast<int>(msg.result_int());
+  for (const auto& field : msg) out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+  out.body = std::move(msg.body());
+  co_return out;
+}
+
+asio::awaitable<response> run_request(const target& t, bhttp::request<bhttp::string_body>& req,
+                                      const request_options& options, asio::ssl::context* tls) {
+  auto executor = co_await asio::this_coro::executor;
+  tcp::resolver resolver(executor);
+  auto endpoints = co_await resolver.async_resolve(t.host, t.port, asio::use_awaitable);
+  if (!tls) {
+    beast::tcp_stream stream(executor);
+    stream.expires_after(options.timeout);
+    co_await stream.async_connect(endpoints, asio::use_awaitable);
+    auto out = co_await exchange(stream, stream, req, options);
+    beast::error_code ignored;
+    stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    co_return out;
+  }
+  beast::ssl_stream<beast::tcp_stream> stream(executor, *tls);
+  // SNI, so virtual-hosted servers present the right certificate.
+  if (!SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str())) {
+    throw error(errc::unavailable, t.host + ": cannot set TLS server name");
+  }
+  if (options.verify_peer) stream.set_verify_callback(asio::ssl::host_name_verification(t.host));
+  auto& lowest = beast::get_lowest_layer(stream);
+  lowest.expires_after(options.timeout);
+  co_await lowest.async_connect(endpoints, asio::use_awaitable);
+  lowest.expires_after(options.timeout);
+  co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
+  auto out = co_await exchange(stream, lowest, req, options);
+  // A peer that skips close_notify is common and harmless once the whole message has arrived.
+  lowest.expires_after(std::chrono::seconds(2));
+  auto [ec] = co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
+  (void)ec;
+  co_return out;
+}
+
+}  // namespace
+
+response request(std::string_view method, std::string_view url, const header_list& headers, std::string_view body,
+                 const request_options& options) {
+  target t = parse_url(url);
+  bhttp::request<bhttp::string_body> req;
+  auto verb = bhttp::string_to_verb(method);
+  if (verb == bhttp::verb::unknown) throw error(errc::usage, "unknown HTTP method \"" + std::string(method) + "\"");
+  req.method(verb);
+  req.target(t.path);
+  req.version(11);
+  bool default_port = t.port == (t.tls ? "443" : "80");
+  req.set(bhttp::field::host, default_port ? t.host : t.host + ":" + t.port);
+  req.set(bhttp::field::user_agent, "rnx/0.1");
+  for (const auto& [name, value] : headers) req.set(name, value);
+  req.body() = std::string(body);
+  req.prepare_payload();
+  req.keep_alive(false);
+
+  std::optional<asio::ssl::context> tls;
+  if (t.tls) {
+    tls.emplace(asio::ssl::context::tls_client);
+    tls->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 | asio::ssl::context::no_tlsv1_1);
+    if (options.verify_peer) {
+      tls->set_verify_mode(asio::ssl::verify_peer);
+      boost::system::error_code ec;
+      if (!options.ca_file.empty()) {
+        tls->load_verify_file(options.ca_file, ec);
+        if (ec) throw error(errc::not_found, options.ca_file + ": cannot load CA bundle: " + ec.message());
+      } else {
+        tls->set_default_verify_paths(ec);
+      }
+    } else {
+      tls->set_verify_mode(asio::ssl::verify_none);
+    }
+  }
+
+  asio::io_context ioc;
+  std::optional<response> result;
+  std::exception_ptr failure;
+  asio::co_spawn(ioc, run_request(t, req, options, tls ? &*tls : nullptr),
+                 [&](std::exception_ptr e, response r) {
+                   if (e) {
+                     failure = e;
+                   } else {
+                     result = std::move(r);
+                   }
+                 });
+  ioc.run();
+  if (failure) {
+    try {
+      std::rethrow_exception(failure);
+    } catch (const rnx::error&) {
+      throw;
+    } catch (const boost::system::system_error& e) {
+      std::string reason = e.code() == beast::error::timeout ? "timed out after " +
+                                                                   std::to_string(options.timeout.count()) + " ms"
+                                                             : e.code().message();
+      if (e.code() == bhttp::error::body_limit) reason = "response body over " + std::to_string(options.max_body) + " bytes";
+      throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + reason);
+    } catch (const std::exception& e) {
+      throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + e.what());
+    }
+  }
+  if (!result) throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": no response");
+  return std::move(*result);
+}
+
+}  // namespace rnx::http
