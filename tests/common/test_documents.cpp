@@ -1,0 +1,139 @@
+// Run and verdict documents: JSON round trips, atomic writes, and error messages that name the JSON path.
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace rnx;
+
+namespace {
+
+run_document sample_run() {
+  run_document run;
+  run.project = "demo";
+  run.commit = "0123abc";
+  run.branch = "feature";
+  run.base_branch = "main";
+  run.pull_request = 7;
+  run.created_at = "2026-12-02T10:00:00Z";
+  run.env.device = "NVIDIA H200";
+  run.env.cuda = "13.0";
+  run.env.threads = 16;
+  run.env.clocks["sm_mhz"] = 1980;
+  run.env.env_id = compute_env_id(run.env);
+  run_result r;
+  r.kernel = "attention";
+  r.runtime = "eager";
+  r.dtype = "bfloat16";
+  r.batch = 8;
+  r.device = "cuda:0";
+  r.samples_ms = {1.5, 1.25, 1.75, 1.5};
+  r.groups = {2, 2};
+  r.max_abs_err = 1e-3;
+  r.tol = tolerance{1.6e-2, 1e-5};
+  run.results.push_back(r);
+  return run;
+}
+
+std::string error_of(const std::string& text) {
+  try {
+    run_from_json(json::parse(text, "doc.json"), "doc.json");
+  } catch (const error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("a run document survives a JSON round trip") {
+  const run_document run = sample_run();
+  const run_document back = run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "x");
+  CHECK(back.project == run.project);
+  CHECK(back.pull_request == run.pull_request);
+  CHECK(back.env.env_id == run.env.env_id);
+  CHECK(back.env.clocks.at("sm_mhz") == 1980);
+  REQUIRE(back.results.size() == 1);
+  CHECK(back.results[0].samples_ms == run.results[0].samples_ms);
+  CHECK(back.results[0].groups == run.results[0].groups);
+  CHECK(back.results[0].tol->rtol == doctest::Approx(1.6e-2));
+}
+
+TEST_CASE("env_id ignores clocks and changes with the software stack") {
+  run_document run = sample_run();
+  const std::string id = compute_env_id(run.env);
+  run.env.clocks["sm_mhz"] = 345;
+  CHECK(compute_env_id(run.env) == id);
+  run.env.torch = "2.12.0";
+  CHECK(compute_env_id(run.env) != id);
+  CHECK(id.size() == 16);
+}
+
+TEST_CASE("write_run_file is atomic and leaves no temporary file") {
+  const auto dir = std::filesystem::temp_directory_path() / ("rnx-doc-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const auto path = (dir / "run.json").string();
+  write_run_file(sample_run(), path);
+  CHECK(read_run_file(path).results.size() == 1);
+  std::size_t files = 0;
+  for ([[maybe_unused]] const auto& entry : std::filesystem::directory_iterator(dir)) ++files;
+  CHECK(files == 1);
+  CHECK_THROWS_AS(write_run_file(sample_run(), (dir / "no-such-dir" / "run.json").string()), error);
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("reader errors name the JSON path and what was expected") {
+  const std::string env = R"("environment": {"env_id": "e", "device": "cpu"})";
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env + R"(, "results": {}})") ==
+        "doc.json: $.results: expected an array, got an object");
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "", )" + env + R"(, "results": []})") ==
+        "doc.json: $.project: expected a non-empty string, got \"\"");
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env +
+                 R"(, "pull_request": 0, "results": []})") ==
+        "doc.json: $.pull_request: expected a pull request number of at least 1, got 0");
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", "environment": {"env_id": "e", "device": "cpu",
+                 "clocks": {"sm_mhz": "fast"}}, "results": []})") ==
+        "doc.json: $.environment.clocks.sm_mhz: expected a number, got \"fast\"");
+  CHECK(error_of("[1, 2") == "doc.json:1:6: malformed JSON: incomplete JSON");
+}
+
+TEST_CASE("verdict documents round trip, nulls included") {
+  verdict_document v;
+  v.verdict = overall::block;
+  v.reason = "1 slower";
+  v.baseline = baseline_ref{"42", "abc", "2026-12-01T00:00:00Z"};
+  config_verdict c;
+  c.key = {"k", "eager", "float32", 1};
+  c.result = decision::slower;
+  c.ratio = 1.2;
+  c.ci_lo = 1.1;
+  c.ci_hi = 1.3;
+  c.p_slower = 0.99;
+  c.p_faster = 0.0;
+  c.p_equivalent = 0.01;
+  c.n_base = 10;
+  c.n_head = 10;
+  v.configs.push_back(c);
+  config_verdict added;
+  added.key = {"k2", "eager", "float32", 1};
+  added.result = decision::new_config;
+  v.configs.push_back(added);
+  const auto back = verdict_from_json(to_json(v), "v");
+  CHECK(back.verdict == overall::block);
+  CHECK(back.baseline->id == "42");
+  CHECK(back.configs[0].ci_hi.value() == doctest::Approx(1.3));
+  CHECK(back.configs[1].result == decision::new_config);
+  CHECK_FALSE(back.configs[1].ratio.has_value());
+}
+
+TEST_CASE("errors render as the service's JSON error body") {
+  const error e(errc::too_large, "body over 16 MiB");
+  CHECK(json::serialize(e.to_json()) == R"({"error":{"code":"too_large","message":"body over 16 MiB"}})");
+  CHECK(e.http_status() == 413);
+  CHECK(error(errc::usage, "x").exit_code() == 2);
+}
