@@ -17,6 +17,10 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "rnx 0.1.0");
   rnx::cli::add_compare_command(app);
+#ifdef RNX_HAVE_GATE
+  rnx::cli::add_gate_command(app);
+  rnx::cli::add_accept_command(app);
+#endif
 #ifdef RNX_HAVE_TORCH
   rnx::cli::add_bench_command(app);
 #endif

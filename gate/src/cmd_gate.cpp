@@ -1,0 +1,314 @@
+// `rnx gate`: benchmark (or take a run), upload, get the verdict, report to GitHub, exit 0/1/2.
+#include "commands.hpp"
+
+#include "gate_accept.hpp"
+#include "gate_backend.hpp"
+#include "gate_bench.hpp"
+#include "gate_context.hpp"
+#include "gate_report.hpp"
+#include "gate_settings.hpp"
+#include "github_api.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/common/report.hpp"
+#include "rnx/common/run_document.hpp"
+#include "rnx/stats/verdict.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+
+namespace rnx::cli {
+
+namespace {
+
+using namespace rnx::gate;
+
+struct gate_options {
+  std::string config = "rnx.toml";
+  bool config_given = false;
+  std::string results;       // a prepared head run instead of benchmarking
+  std::string base_results;  // paired mode: a prepared base run instead of `rnx bench --pair`
+  std::string mode = "stored";
+  std::string pair_ref;
+  backend_flags backend;
+  policy_flags policy;
+  std::string project;
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+  std::string pull_request;
+  std::string out_dir = ".rnx";
+  std::string report_key;
+  std::string status_context = "rnx/benchmark";
+  bool no_github = false;
+};
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+void apply_flags(github_context& ctx, const gate_options& o) {
+  if (!o.commit.empty()) ctx.commit = o.commit;
+  if (!o.branch.empty()) ctx.branch = o.branch;
+  if (!o.base_branch.empty()) ctx.base_branch = o.base_branch;
+  if (!o.pull_request.empty()) {
+    char* end = nullptr;
+    long long n = std::strtoll(o.pull_request.c_str(), &end, 10);
+    if (end != o.pull_request.c_str() + o.pull_request.size() || n < 1) {
+      throw error(errc::usage, "--pull-request \"" + o.pull_request + "\" is not a pull request number");
+    }
+    ctx.pull_request = n;
+  }
+}
+
+// The run is filed under what GitHub says was measured; the runner does not know the event.
+void stamp_run(run_document& run, const github_context& ctx, const std::string& project) {
+  if (!project.empty() && run.project.empty()) run.project = project;
+  if (!ctx.commit.empty()) run.commit = ctx.commit;
+  if (!ctx.branch.empty()) run.branch = ctx.branch;
+  if (!ctx.base_branch.empty()) run.base_branch = ctx.base_branch;
+  if (ctx.event == event_kind::pull_request || ctx.pull_request) run.pull_request = ctx.pull_request;
+  if (ctx.event == event_kind::push_like) {
+    run.pull_request.reset();
+    run.base_branch = run.branch;
+  }
+}
+
+verdict_document warn_verdict(const std::string& reason, const gate_policy& policy, const run_document& head) {
+  verdict_document v;
+  v.verdict = overall::warn;
+  v.reason = reason;
+  v.policy = policy;
+  v.env_id = head.env.env_id;
+  return v;
+}
+
+// The baseline store being down, slow or broken is never the pull request's fault.
+bool is_outage(const error& e, bool embedded) {
+  return e.code() == errc::unavailable || (embedded && e.code() == errc::internal);
+}
+
+void write_text(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error(errc::usage, "cannot write " + path.string() + "; pass --out-dir with a writable folder");
+}
+
+void report_to_github(const github_context& ctx, const gate_options& o, const verdict_document& verdict,
+                      const report_facts& facts, const std::string& project) {
+  if (o.no_github || ctx.event == event_kind::local || ctx.repository.empty()) return;
+  const std::string token = env_or_empty("GITHUB_TOKEN");
+  if (token.empty()) {
+    std::cout << "::notice title=rnx::"
+              << escape_command_data("no GITHUB_TOKEN (the github-token input): no PR comment or commit status")
+              << "\n";
+    return;
+  }
+  github_api github(ctx.api_url, ctx.repository, token);
+  auto warn = [](const std::string& what, const error& e) {
+    std::cout << "::warning title=rnx::" << escape_command_data("could not " + what + ": " + e.what()) << "\n";
+  };
+  if (ctx.event == event_kind::pull_request && ctx.pull_request) {
+    const std::string key = project + (o.report_key.empty() ? (ctx.job.empty() ? "" : "/" + ctx.job) : "/" + o.report_key);
+    try {
+      github.upsert_comment(*ctx.pull_request, comment_marker(key), render_comment(verdict, facts, comment_marker(key)));
+    } catch (const error& e) {
+      warn(ctx.pull_request_from_fork ? "comment on this pull request from a fork (its token is read-only)"
+                                       : "comment on the pull request",
+           e);
+    }
+  }
+  if (!ctx.commit.empty()) {
+    auto [state, description] = commit_status(verdict);
+    try {
+      github.post_status(ctx.commit, state, o.status_context, description, ctx.run_url);
+    } catch (const error& e) {
+      warn("set the commit status " + o.status_context, e);
+    }
+  }
+}
+
+void run_gate(const gate_options& o) {
+  github_context ctx = read_github_context(process_env());
+  apply_flags(ctx, o);
+  if (ctx.event == event_kind::unsupported) {
+    std::cout << "rnx gate: nothing to do on a " << ctx.event_name
+              << " event (it gates pull_request, push and /rnx accept comments)\n";
+    exit_code() = 0;
+    return;
+  }
+  if (ctx.event == event_kind::issue_comment) {
+    comment_accept_settings settings;
+    settings.config = o.config;
+    settings.config_required = o.config_given;
+    settings.project = o.project;
+    settings.backend = o.backend;
+    settings.github_token = env_or_empty("GITHUB_TOKEN");
+    settings.status_context = o.status_context;
+    exit_code() = accept_from_comment(ctx, settings);
+    return;
+  }
+  if (o.mode != "stored" && o.mode != "paired") {
+    throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored or paired");
+  }
+  const bool paired = o.mode == "paired" && ctx.event != event_kind::push_like;
+  if (o.mode == "paired" && !paired) {
+    std::cout << "rnx gate: a push is stored as the new baseline; paired mode applies to pull requests\n";
+  }
+
+  // A prepared run needs no manifest; benchmarking does.
+  auto m = load_manifest_if_present(o.config, o.config_given || o.results.empty());
+  const resolved_policy policy = resolve_policy(m ? &*m : nullptr, o.policy, ctx.runner_environment);
+  const std::string project = !o.project.empty() ? o.project : m ? m->project : std::string();
+  const std::filesystem::path out_dir(o.out_dir);
+
+  run_document head;
+  std::optional<run_document> base;
+  std::string pair_ref;
+  if (paired) {
+    pair_ref = !o.pair_ref.empty()         ? o.pair_ref
+               : !ctx.base_commit.empty()  ? ctx.base_commit
+               : !ctx.base_branch.empty()  ? "origin/" + ctx.base_branch
+                                           : std::string();
+    if (pair_ref.empty() && o.base_results.empty()) {
+      throw error(errc::usage, "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
+                               "--base-branch");
+    }
+  }
+  if (!o.results.empty()) {
+    head = read_run_file(o.results);
+    if (paired) {
+      if (o.base_results.empty()) {
+        throw error(errc::usage, "paired mode with --results needs --base-results BASE.json (the base revision's "
+                                 "run), or drop --results to let rnx bench --pair measure both");
+      }
+      base = read_run_file(o.base_results);
+    }
+  } else {
+#ifdef RNX_HAVE_TORCH
+    bench_request request;
+    request.config = o.config;
+    request.out = (out_dir / "run.json").string();
+    if (paired && o.base_results.empty()) {
+      request.pair_ref = pair_ref;
+      request.base_out = (out_dir / "base-run.json").string();
+    }
+    auto outcome = run_bench(request);
+    head = std::move(outcome.head);
+    base = std::move(outcome.base);
+    if (paired && !o.base_results.empty()) base = read_run_file(o.base_results);
+#else
+    throw error(errc::usage, "this rnx was built without the runner (RNX_WITH_TORCH=OFF): pass --results RUN.json "
+                             "from `rnx bench` on a machine that has it");
+#endif
+  }
+  stamp_run(head, ctx, project);
+  if (head.project.empty()) {
+    throw error(errc::usage, "the run names no project: set [project] name in " + o.config + " or pass --project");
+  }
+  write_run_file(head, (out_dir / "run.json").string());
+
+  report_facts facts;
+  facts.mode = paired ? "paired" : "stored";
+  facts.event = std::string(to_string(ctx.event));
+  facts.commit = head.commit;
+  facts.runner_label = policy.runner_label;
+  facts.offer_accept = ctx.event == event_kind::pull_request && !paired;
+
+  verdict_document verdict;
+  std::unique_ptr<baseline_backend> backend;
+  const bool embedded = resolve_service_url(o.backend, m ? &*m : nullptr).url.empty();
+  std::optional<uploaded_run> upload;
+  try {
+    backend = open_backend(o.backend, m ? &*m : nullptr).backend;
+    facts.backend = backend->describe();
+    upload = backend->upload(head);
+    facts.run_id = upload->id;
+    std::cout << "rnx gate: stored run " << upload->id << " in the " << backend->describe()
+              << (upload->already_stored ? " (it was uploaded before)" : "")
+              << (upload->baseline ? " as a baseline of " + head.branch : std::string()) << "\n";
+    if (!paired) verdict = backend->judge(upload->id, policy.policy);
+  } catch (const error& e) {
+    if (!is_outage(e, embedded)) throw;
+    const std::string where = backend ? "the " + backend->describe()
+                                      : embedded ? "the embedded store" : std::string("the baseline service");
+    if (paired) {
+      facts.note = "the run was not stored for history: " + where + " failed (" + e.what() + ")";
+    } else {
+      verdict = warn_verdict(where + " is unavailable, so this run was not judged: " + std::string(e.what()),
+                             policy.policy, head);
+    }
+  }
+  if (paired) {
+    verdict = stats::judge_runs(*base, head, policy.policy);
+    verdict.baseline = baseline_ref{"paired:" + (pair_ref.empty() ? o.base_results : pair_ref), base->commit,
+                                    base->created_at};
+    verdict.head_run_id = facts.run_id;
+  }
+  if (ctx.event == event_kind::push_like && upload && upload->baseline) {
+    verdict.reason = "stored as the newest baseline of " + head.branch + "; against the previous one: " + verdict.reason;
+  }
+
+  const std::string report = render_report(verdict, facts);
+  std::cout << render_verdict_text(verdict);
+  if (ctx.in_actions) {
+    for (const auto& line : annotations(verdict)) std::cout << line << "\n";
+  }
+  const std::filesystem::path verdict_path = out_dir / "verdict.json";
+  write_text(verdict_path, json::serialize(to_json(verdict), true));
+  write_text(out_dir / "report.md", report);
+  if (!ctx.step_summary_path.empty()) append_file(ctx.step_summary_path, report + "\n");
+  if (!ctx.output_path.empty()) {
+    write_outputs(ctx.output_path, {{"verdict", std::string(to_string(verdict.verdict))},
+                                    {"run-id", facts.run_id},
+                                    {"reason", verdict.reason},
+                                    {"report", report},
+                                    {"verdict-file", verdict_path.string()}});
+  }
+  report_to_github(ctx, o, verdict, facts, head.project);
+  // A push has already landed: its regression is reported (annotation, status, summary), and failing
+  // the job would only hide the stored baseline behind a red mark that no one can fix by re-running.
+  exit_code() = verdict.verdict == overall::block && ctx.event != event_kind::push_like ? 1 : 0;
+}
+
+}  // namespace
+
+void add_gate_command(CLI::App& app) {
+  auto o = std::make_shared<gate_options>();
+  auto* cmd = app.add_subcommand(
+      "gate", "CI gate: benchmark, upload, verdict, report to GitHub (exit 0 PASS/WARN, 1 BLOCK, 2 bad config)");
+  auto* config = cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
+  cmd->add_option("--results", o->results, "A prepared head run (rnx.run/v1) instead of running rnx bench");
+  cmd->add_option("--base-results", o->base_results, "Paired mode: a prepared base run instead of rnx bench --pair");
+  cmd->add_option("--mode", o->mode, "stored: against the stored baseline; paired: against the base revision "
+                                     "measured in this job")
+      ->capture_default_str();
+  cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
+  add_backend_flags(*cmd, o->backend);
+  add_policy_flags(*cmd, o->policy);
+  cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");
+  cmd->add_option("--commit", o->commit, "Commit measured (default: from GitHub's event)");
+  cmd->add_option("--branch", o->branch, "Branch measured (default: from GitHub's event)");
+  cmd->add_option("--base-branch", o->base_branch, "Branch whose baseline to compare with");
+  cmd->add_option("--pull-request", o->pull_request, "Pull request number (outside GitHub)");
+  cmd->add_option("--out-dir", o->out_dir, "Folder for run.json, verdict.json and report.md")->capture_default_str();
+  cmd->add_option("--report-key", o->report_key, "Distinguishes the PR comments of several gate jobs (default: the job id)");
+  cmd->add_option("--status-context", o->status_context, "Commit status context")->capture_default_str();
+  cmd->add_flag("--no-github", o->no_github, "Do not comment or post a status through the GitHub API");
+  cmd->callback([o, config] {
+    gate_options options = *o;
+    options.config_given = config->count() > 0 && !options.config.empty();
+    if (options.config.empty()) options.config = "rnx.toml";
+    if (options.mode.empty()) options.mode = "stored";
+    run_gate(options);
+  });
+}
+
+}  // namespace rnx::cli

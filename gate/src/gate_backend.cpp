@@ -1,0 +1,279 @@
+// The two baseline backends of the gate: rnx-server over HTTP, and rnx::store in-process.
+#include "gate_backend.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/http_client.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/service/verdicts.hpp"
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+
+namespace rnx::gate {
+
+namespace bj = boost::json;
+
+namespace {
+
+// Both the service and the store refuse a second upload of an identical document, naming the first
+// ("... already stored as run 12 ..."): a re-run CI job then reuses that run instead of failing.
+std::optional<std::string> existing_run_id(std::string_view message) {
+  constexpr std::string_view marker = "already stored as run ";
+  auto at = message.find(marker);
+  if (at == std::string_view::npos) return std::nullopt;
+  std::string id;
+  for (std::size_t i = at + marker.size(); i < message.size() && message[i] >= '0' && message[i] <= '9'; ++i) {
+    id += message[i];
+  }
+  if (id.empty()) return std::nullopt;
+  return id;
+}
+
+bj::object policy_json(const gate_policy& p) {
+  return bj::object{{"rope", p.rope},
+                    {"probability", p.probability},
+                    {"min_samples", p.min_samples},
+                    {"resamples", p.resamples},
+                    {"statistic", to_string(p.stat)},
+                    {"on_abstain", p.on_abstain == overall::pass    ? "pass"
+                                   : p.on_abstain == overall::block ? "block"
+                                                                    : "warn"},
+                    {"report_only", p.report_only}};
+}
+
+std::string json_string(const bj::object& o, std::string_view key) {
+  if (const auto* v = o.if_contains(key); v && v->is_string()) return std::string(v->get_string());
+  return {};
+}
+
+stored_run_ref run_ref_from_json(const bj::value& v) {
+  stored_run_ref ref;
+  const auto* o = v.if_object();
+  if (!o) return ref;
+  ref.id = json_string(*o, "id");
+  ref.commit = json_string(*o, "commit");
+  ref.branch = json_string(*o, "branch");
+  ref.env_id = json_string(*o, "env_id");
+  ref.created_at = json_string(*o, "created_at");
+  if (const auto* pr = o->if_contains("pull_request"); pr && pr->is_int64()) ref.pull_request = pr->get_int64();
+  return ref;
+}
+
+class service_backend final : public baseline_backend {
+ public:
+  service_backend(std::string url, std::string token, std::chrono::milliseconds timeout)
+      : url_(std::move(url)), token_(std::move(token)), timeout_(timeout) {
+    while (!url_.empty() && url_.back() == '/') url_.pop_back();
+  }
+
+  std::string describe() const override { return "service " + url_; }
+
+  uploaded_run upload(const run_document& run) override {
+    try {
+      bj::value body = call("POST", "/api/v1/runs", json::serialize(to_json(run)));
+      uploaded_run out;
+      const auto& o = body.as_object();
+      out.id = json_string(o, "id");
+      if (const auto* b = o.if_contains("baseline"); b && b->is_bool()) out.baseline = b->get_bool();
+      if (out.id.empty()) throw error(errc::unavailable, describe() + " answered POST /api/v1/runs without a run id");
+      return out;
+    } catch (const error& e) {
+      if (e.code() != errc::conflict) throw;
+      auto id = existing_run_id(e.what());
+      if (!id) throw;
+      return uploaded_run{*id, run.pull_request == std::nullopt, true};
+    }
+  }
+
+  verdict_document judge(const std::string& run_id, const gate_policy& policy) override {
+    bj::object request{{"policy", policy_json(policy)}};
+    bj::value body = call("POST", "/api/v1/runs/" + run_id + "/verdict", bj::serialize(request));
+    try {
+      return verdict_from_json(body, describe() + " verdict");
+    } catch (const error& e) {
+      // A verdict the gate cannot read is the service's fault, not the user's: WARN, not exit 2.
+      throw error(errc::unavailable, e.what());
+    }
+  }
+
+  std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
+                                             int limit) override {
+    std::string target = "/api/v1/projects/" + encode(project) + "/runs?branch=" + encode(branch) +
+                         "&limit=" + std::to_string(limit);
+    bj::value body = call("GET", target, "");
+    std::vector<stored_run_ref> out;
+    if (const auto* runs = body.as_object().if_contains("runs"); runs && runs->is_array()) {
+      for (const auto& r : runs->get_array()) out.push_back(run_ref_from_json(r));
+    }
+    return out;
+  }
+
+  accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
+                           const std::string& reason) override {
+    bj::object request{{"run_id", run_id}, {"accepted_by", accepted_by}, {"reason", reason}};
+    bj::value body = call("POST", "/api/v1/baselines", bj::serialize(request));
+    const auto& o = body.as_object();
+    return {json_string(o, "run_id"), json_string(o, "branch"), json_string(o, "env_id")};
+  }
+
+ private:
+  static std::string encode(std::string_view text) {
+    static constexpr char hex[] = "0123456789ABCDEF";
+    std::string out;
+    for (unsigned char c : text) {
+      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+        out += static_cast<char>(c);
+      } else {
+        out += '%';
+        out += hex[c >> 4];
+        out += hex[c & 15];
+      }
+    }
+    return out;
+  }
+
+  // Returns the JSON body of a 2xx answer. 5xx and network failures are `unavailable`; a 4xx keeps
+  // the service's own error code and message (they name what to fix).
+  bj::value call(std::string_view method, const std::string& target, const std::string& body) {
+    http::header_list headers{{"Accept", "application/json"}, {"User-Agent", "rnx-gate"}};
+    if (!token_.empty()) headers.emplace_back("Authorization", "Bearer " + token_);
+    if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
+    const std::string url = url_ + target;
+    http::response r = http::request(method, url, headers, body, timeout_);
+    const std::string what = std::string(method) + " " + url + " answered " + std::to_string(r.status);
+    if (r.status >= 500) throw error(errc::unavailable, what + service_message(r.body));
+    bj::value parsed;
+    try {
+      parsed = bj::parse(r.body);
+    } catch (const std::exception&) {
+      throw error(errc::unavailable, what + " with a body that is not JSON; is " + url_ + " an rnx-server?");
+    }
+    if (r.status / 100 == 2) {
+      if (!parsed.is_object()) throw error(errc::unavailable, what + " with JSON that is not an object");
+      return parsed;
+    }
+    const std::string message = what + service_message(r.body);
+    switch (r.status) {
+      case 401: throw error(errc::unauthorized, message + " (set RNX_TOKEN to a token of this project)");
+      case 403: throw error(errc::forbidden, message + " (the token belongs to another project)");
+      case 404: throw error(errc::not_found, message);
+      case 409: throw error(errc::conflict, message);
+      case 413: throw error(errc::too_large, message);
+      case 400: throw error(errc::bad_input, message);
+      default: break;
+    }
+    if (r.status == 408 || r.status == 429) throw error(errc::unavailable, message);
+    throw error(errc::invalid, message);
+  }
+
+  static std::string service_message(const std::string& body) {
+    try {
+      bj::value v = bj::parse(body);
+      if (const auto* e = v.as_object().if_contains("error"); e && e->is_object()) {
+        if (const auto* m = e->as_object().if_contains("message"); m && m->is_string()) {
+          return ": " + std::string(m->get_string());
+        }
+      }
+    } catch (const std::exception&) {
+      // Not the service's JSON error shape; the status says what is known.
+    }
+    return {};
+  }
+
+  std::string url_;
+  std::string token_;
+  std::chrono::milliseconds timeout_;
+};
+
+class embedded_backend final : public baseline_backend {
+ public:
+  explicit embedded_backend(const std::string& path) : path_(path), db_(prepare_path(path)) {}
+
+  std::string describe() const override { return "embedded store " + path_; }
+
+  uploaded_run upload(const run_document& run) override {
+    auto project = db_.ensure_project(run.project);
+    try {
+      auto outcome = store::upload_run(db_, project.id, run);
+      return uploaded_run{std::to_string(outcome.run.id), outcome.baseline.has_value(), false};
+    } catch (const error& e) {
+      if (e.code() != errc::conflict) throw;
+      auto id = existing_run_id(e.what());
+      if (!id) throw;
+      return uploaded_run{*id, run.pull_request == std::nullopt, true};
+    }
+  }
+
+  verdict_document judge(const std::string& run_id, const gate_policy& policy) override {
+    return store::judge_stored_run(db_, to_id(run_id), policy).verdict;
+  }
+
+  std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
+                                             int limit) override {
+    std::vector<stored_run_ref> out;
+    auto p = db_.find_project(project);
+    if (!p) return out;
+    store::run_filter filter;
+    filter.branch = branch;
+    filter.limit = limit;
+    for (const auto& s : db_.list_runs(p->id, filter)) {
+      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at});
+    }
+    return out;
+  }
+
+  accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
+                           const std::string& reason) override {
+    const std::int64_t id = to_id(run_id);
+    auto stored = db_.find_run(id);
+    if (!stored) throw error(errc::not_found, "run " + run_id + " does not exist in " + describe());
+    auto project = db_.find_project(stored->summary.project);
+    if (!project) throw error(errc::internal, "run " + run_id + " has no project in " + describe());
+    auto record = store::accept_run(db_, project->id, id, accepted_by, reason, 0);
+    return {std::to_string(record.run_id), record.branch, record.env_id};
+  }
+
+ private:
+  static std::filesystem::path prepare_path(const std::string& path) {
+    std::filesystem::path p(path);
+    if (p.has_parent_path()) {
+      std::error_code ec;
+      std::filesystem::create_directories(p.parent_path(), ec);
+      if (ec) {
+        throw error(errc::usage, "cannot create the folder of the embedded store " + path + ": " + ec.message() +
+                                     "; pass --store with a writable path");
+      }
+    }
+    return p;
+  }
+
+  std::int64_t to_id(const std::string& run_id) const {
+    std::int64_t id = 0;
+    for (char c : run_id) {
+      if (c < '0' || c > '9' || id > INT64_MAX / 10 - 10) id = -1;
+      if (id < 0) break;
+      id = id * 10 + (c - '0');
+    }
+    if (run_id.empty() || id < 1) {
+      throw error(errc::usage, "\"" + run_id + "\" is not a run id; run ids are the numbers `rnx gate` prints");
+    }
+    return id;
+  }
+
+  std::string path_;
+  store::database db_;
+};
+
+}  // namespace
+
+std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,
+                                                       std::chrono::milliseconds timeout) {
+  return std::make_unique<service_backend>(std::move(url), std::move(token), timeout);
+}
+
+std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path) {
+  return std::make_unique<embedded_backend>(path);
+}
+
+}  // namespace rnx::gate

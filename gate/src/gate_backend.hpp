@@ -1,0 +1,59 @@
+// Where the gate keeps runs and gets verdicts: the rnx-server API, or the embedded SQLite store.
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnx::gate {
+
+struct uploaded_run {
+  std::string id;
+  bool baseline = false;      // stored as its branch's newest baseline (a push)
+  bool already_stored = false;  // the identical document was uploaded before (a re-run job)
+};
+
+struct stored_run_ref {
+  std::string id;
+  std::string commit;
+  std::string branch;
+  std::string env_id;
+  std::optional<std::int64_t> pull_request;
+  std::string created_at;
+};
+
+struct accepted_baseline {
+  std::string run_id;
+  std::string branch;
+  std::string env_id;
+};
+
+// Failures are rnx::error: unavailable for a service that is down, slow or answering 5xx (the gate
+// turns those into WARN), unauthorized/forbidden for tokens, invalid/not_found for the caller's mistakes.
+class baseline_backend {
+ public:
+  virtual ~baseline_backend() = default;
+  // "service http://..." or "embedded store .rnx/baselines.db", for messages.
+  virtual std::string describe() const = 0;
+  virtual uploaded_run upload(const run_document& run) = 0;
+  // The stored run against the newest same-environment baseline of its comparison branch.
+  virtual verdict_document judge(const std::string& run_id, const gate_policy& policy) = 0;
+  // Runs of `project` on `branch`, newest first.
+  virtual std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
+                                                     int limit) = 0;
+  virtual accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
+                                   const std::string& reason) = 0;
+};
+
+std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,
+                                                       std::chrono::milliseconds timeout);
+// Opens (creating folders and file as needed) the SQLite store at `path`.
+std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path);
+
+}  // namespace rnx::gate

@@ -1,0 +1,86 @@
+// The gate's `rnx bench` child process: spawn, wait, read the run documents.
+#include "gate_bench.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace rnx::gate {
+
+std::string self_executable() {
+  std::error_code ec;
+  auto path = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) throw error(errc::internal, "cannot find the rnx executable through /proc/self/exe: " + ec.message());
+  return path.string();
+}
+
+std::vector<std::string> bench_arguments(const bench_request& request) {
+  std::vector<std::string> args{self_executable(), "bench", "--config", request.config, "--out", request.out};
+  if (!request.pair_ref.empty()) {
+    args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
+  }
+  return args;
+}
+
+bench_outcome run_bench(const bench_request& request) {
+  const std::vector<std::string> args = bench_arguments(request);
+  std::vector<char*> argv;
+  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+
+  for (const auto& out : {request.out, request.base_out}) {
+    if (out.empty()) continue;
+    std::error_code ec;
+    std::filesystem::remove(out, ec);  // a stale file from an earlier job must not pass for this run
+    auto parent = std::filesystem::path(out).parent_path();
+    if (!parent.empty()) std::filesystem::create_directories(parent, ec);
+  }
+
+  std::string shown;
+  for (std::size_t i = 1; i < args.size(); ++i) shown += (i > 1 ? " " : "") + args[i];
+  std::cout << "rnx gate: running rnx " << shown << "\n" << std::flush;
+
+  pid_t pid = 0;
+  int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
+  if (rc != 0) throw error(errc::internal, "cannot start " + args[0] + ": " + std::strerror(rc));
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0) {
+    if (errno != EINTR) throw error(errc::internal, std::string("waiting for rnx bench: ") + std::strerror(errno));
+  }
+  if (WIFSIGNALED(status)) {
+    throw error(errc::kernel_failed, "rnx bench was killed by signal " + std::to_string(WTERMSIG(status)) +
+                                         " before it wrote " + request.out + "; see its output above");
+  }
+  const int code = WEXITSTATUS(status);
+  if (code == 2) {
+    throw error(errc::invalid, "rnx bench rejected the configuration " + request.config +
+                                   " (its message is above); fix it and run `rnx bench --config " + request.config +
+                                   "` locally to check");
+  }
+  if (!std::filesystem::exists(request.out)) {
+    throw error(errc::kernel_failed, "rnx bench exited with " + std::to_string(code) + " without writing " +
+                                         request.out + "; see its output above");
+  }
+  bench_outcome outcome;
+  outcome.head = read_run_file(request.out);
+  if (!request.pair_ref.empty()) {
+    if (!std::filesystem::exists(request.base_out)) {
+      throw error(errc::kernel_failed, "rnx bench --pair " + request.pair_ref + " exited with " + std::to_string(code) +
+                                           " without writing the base run " + request.base_out);
+    }
+    outcome.base = read_run_file(request.base_out);
+  }
+  return outcome;
+}
+
+}  // namespace rnx::gate

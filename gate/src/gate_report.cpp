@@ -1,0 +1,148 @@
+// Step summary, outputs, annotations, PR comment and commit status of a gate verdict.
+#include "gate_report.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/report.hpp"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace rnx::gate {
+
+namespace {
+
+std::string fixed3(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.3f", v);
+  return buffer;
+}
+
+std::string config_evidence(const config_verdict& c) {
+  std::string text = c.key.label() + " is " + std::string(to_string(c.result));
+  if (c.ratio) {
+    text += ": head/base " + fixed3(*c.ratio);
+    if (c.ci_lo && c.ci_hi) text += " (95% interval " + fixed3(*c.ci_lo) + " to " + fixed3(*c.ci_hi) + ")";
+  }
+  if (c.p_slower) text += ", P(slower) = " + fixed3(*c.p_slower);
+  if (!c.reason.empty()) text += "; " + c.reason;
+  return text;
+}
+
+}  // namespace
+
+std::string comment_marker(std::string_view key) {
+  std::string clean;
+  // The key comes from the job name or a flag; keep it from closing the HTML comment.
+  for (char ch : key) clean += (ch == '-' && !clean.empty() && clean.back() == '-') || ch == '>' ? '_' : ch;
+  return "<!-- rnx-gate key=" + clean + " -->";
+}
+
+std::string render_report(const verdict_document& verdict, const report_facts& facts) {
+  std::ostringstream os;
+  os << render_verdict_markdown(verdict) << "\n";
+  if (verdict.verdict == overall::block && facts.offer_accept) {
+    os << "> If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` "
+          "to make this run the new baseline.\n\n";
+  }
+  if (!facts.note.empty()) os << "> Note: " << facts.note << "\n\n";
+  os << "<sub>";
+  std::vector<std::string> parts;
+  if (!facts.commit.empty()) parts.push_back("commit `" + facts.commit.substr(0, 12) + "`");
+  if (!facts.run_id.empty()) parts.push_back("run `" + facts.run_id + "`");
+  if (!facts.mode.empty()) parts.push_back("mode " + facts.mode);
+  if (!verdict.env_id.empty()) parts.push_back("environment `" + verdict.env_id + "`");
+  if (!facts.runner_label.empty()) parts.push_back("thresholds of runner `" + facts.runner_label + "`");
+  if (!facts.backend.empty()) parts.push_back(facts.backend);
+  for (std::size_t i = 0; i < parts.size(); ++i) os << (i ? " · " : "") << parts[i];
+  os << "</sub>\n";
+  return os.str();
+}
+
+std::string render_comment(const verdict_document& verdict, const report_facts& facts, std::string_view marker) {
+  return std::string(marker) + "\n" + render_report(verdict, facts);
+}
+
+std::string escape_command_data(std::string_view text) {
+  std::string out;
+  for (char ch : text) {
+    switch (ch) {
+      case '%': out += "%25"; break;
+      case '\r': out += "%0D"; break;
+      case '\n': out += "%0A"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::string escape_command_property(std::string_view text) {
+  std::string out;
+  for (char ch : escape_command_data(text)) {
+    switch (ch) {
+      case ':': out += "%3A"; break;
+      case ',': out += "%2C"; break;
+      default: out += ch;
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> annotations(const verdict_document& verdict) {
+  std::vector<std::string> lines;
+  // report_only turned a BLOCK into WARN: the evidence stays, as warnings instead of errors.
+  const std::string level = verdict.verdict == overall::block ? "error" : "warning";
+  for (const auto& c : verdict.configs) {
+    if (c.result != decision::slower && c.result != decision::broken) continue;
+    lines.push_back("::" + level + " title=" + escape_command_property("rnx: " + c.key.label()) +
+                    "::" + escape_command_data(config_evidence(c)));
+  }
+  if (verdict.verdict != overall::pass) {
+    lines.push_back("::" + std::string(verdict.verdict == overall::block ? "error" : "warning") +
+                    " title=" + escape_command_property("rnx " + std::string(to_string(verdict.verdict))) +
+                    "::" + escape_command_data(verdict.reason));
+  }
+  return lines;
+}
+
+std::pair<std::string, std::string> commit_status(const verdict_document& verdict) {
+  // WARN is "success": it must not block a merge (a down service or a new kernel is no regression).
+  std::string state = verdict.verdict == overall::block ? "failure" : "success";
+  return {state, std::string(to_string(verdict.verdict)) + ": " + verdict.reason};
+}
+
+void append_file(const std::string& path, std::string_view text) {
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  if (out) out << text;
+  if (!out) {
+    throw error(errc::usage, "cannot append to " + path + " (" + std::strerror(errno) +
+                                 "); GITHUB_STEP_SUMMARY / GITHUB_OUTPUT must name writable files");
+  }
+}
+
+std::string format_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+  std::random_device device;
+  std::mt19937_64 generator(device());
+  std::string text;
+  for (const auto& [name, value] : outputs) {
+    std::string delimiter;
+    do {
+      char buffer[40];
+      std::snprintf(buffer, sizeof buffer, "rnx_%016llx", static_cast<unsigned long long>(generator()));
+      delimiter = buffer;
+    } while (value.find(delimiter) != std::string::npos);
+    text += name + "<<" + delimiter + "\n" + value;
+    if (value.empty() || value.back() != '\n') text += "\n";
+    text += delimiter + "\n";
+  }
+  return text;
+}
+
+void write_outputs(const std::string& path, const std::vector<std::pair<std::string, std::string>>& outputs) {
+  append_file(path, format_outputs(outputs));
+}
+
+}  // namespace rnx::gate

@@ -1,0 +1,50 @@
+// How the gate tells people and GitHub its answer: step summary, step outputs, workflow annotations,
+// the PR comment body and the commit status.
+#pragma once
+
+#include "rnx/common/verdict_document.hpp"
+
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace rnx::gate {
+
+// What the report says besides the verdict itself.
+struct report_facts {
+  std::string mode;         // "stored" | "paired"
+  std::string event;        // "pull_request", "push", "local", ...
+  std::string commit;
+  std::string run_id;       // "" when the run was not stored
+  std::string backend;      // "service http://..." / "embedded store ..." / ""
+  std::string runner_label; // the [gate.runners] label in force, "" for [gate]
+  std::string note;         // e.g. why the history upload failed in paired mode
+  bool offer_accept = false;  // BLOCK on a PR: say how `/rnx accept` works
+};
+
+// The hidden marker that finds the gate's own PR comment again ("<!-- rnx-gate key=... -->").
+std::string comment_marker(std::string_view key);
+
+// The Markdown report: the evidence table (rnx::render_verdict_markdown) and a footer of facts.
+std::string render_report(const verdict_document& verdict, const report_facts& facts);
+// The PR comment: marker + report.
+std::string render_comment(const verdict_document& verdict, const report_facts& facts, std::string_view marker);
+
+// `::error title=...::message` lines for every slower/broken configuration and the overall answer.
+std::vector<std::string> annotations(const verdict_document& verdict);
+// Escapes a workflow command's message (%, CR, LF) or property (also ':' and ',').
+std::string escape_command_data(std::string_view text);
+std::string escape_command_property(std::string_view text);
+
+// GitHub commit status state and description (<= 140 characters) for a verdict.
+std::pair<std::string, std::string> commit_status(const verdict_document& verdict);
+
+// Appends to a GITHUB_STEP_SUMMARY file; throws rnx::error(usage) naming the file when it cannot.
+void append_file(const std::string& path, std::string_view text);
+// Appends `name<<DELIMITER ... DELIMITER` entries to a GITHUB_OUTPUT file; the delimiter is random and
+// never occurs in a value, so a report cannot end the entry early and set other outputs.
+void write_outputs(const std::string& path, const std::vector<std::pair<std::string, std::string>>& outputs);
+std::string format_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+}  // namespace rnx::gate

@@ -1,0 +1,123 @@
+// Manifest, policy and backend resolution for `rnx gate` and `rnx accept`.
+#include "gate_settings.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+
+namespace rnx::gate {
+
+namespace {
+
+std::string env_or_empty(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
+double parse_number(const std::string& text, const std::string& flag) {
+  char* end = nullptr;
+  double v = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
+    throw error(errc::usage, flag + " \"" + text + "\" is not a number; write e.g. " + flag + " 0.03");
+  }
+  return v;
+}
+
+int parse_int(const std::string& text, const std::string& flag) {
+  double v = parse_number(text, flag);
+  if (v != std::floor(v) || v < 0 || v > 1e9) {
+    throw error(errc::usage, flag + " \"" + text + "\" is not a whole number; write e.g. " + flag + " 10");
+  }
+  return static_cast<int>(v);
+}
+
+}  // namespace
+
+void add_backend_flags(CLI::App& cmd, backend_flags& flags) {
+  cmd.add_option("--service-url", flags.service_url,
+                 "rnx-server URL (else RNX_SERVICE_URL, else [service] url; none = the embedded store)");
+  cmd.add_option("--store", flags.store, "Embedded SQLite store used when no service is configured")
+      ->default_str(".rnx/baselines.db");
+  cmd.add_option("--service-timeout", flags.timeout_s, "Seconds per phase of a service call before WARN")
+      ->check(CLI::Range(0.1, 600.0))
+      ->capture_default_str();
+}
+
+service_setting resolve_service_url(const backend_flags& flags, const manifest* m) {
+  if (!flags.service_url.empty()) return {flags.service_url, "--service-url"};
+  if (auto url = env_or_empty("RNX_SERVICE_URL"); !url.empty()) return {url, "RNX_SERVICE_URL"};
+  if (m && !m->service_url.empty()) return {m->service_url, m->source + " [service] url"};
+  return {};
+}
+
+backend_choice open_backend(const backend_flags& flags, const manifest* m) {
+  const auto [url, url_source] = resolve_service_url(flags, m);
+  if (!url.empty() && !flags.store.empty()) {
+    throw error(errc::usage, "both a service (" + url_source + " = " + url + ") and --store " + flags.store +
+                                 " are given; use one: the service, or the embedded store");
+  }
+  backend_choice choice;
+  if (!url.empty()) {
+    if (url.rfind("http://", 0) != 0 && url.rfind("https://", 0) != 0) {
+      throw error(errc::usage, url_source + " \"" + url + "\" is not an http:// or https:// URL");
+    }
+    auto timeout = std::chrono::milliseconds(static_cast<long long>(flags.timeout_s * 1000));
+    choice.backend = make_service_backend(url, env_or_empty("RNX_TOKEN"), timeout);
+    return choice;
+  }
+  choice.embedded = true;
+  choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store);
+  return choice;
+}
+
+void add_policy_flags(CLI::App& cmd, policy_flags& flags) {
+  cmd.add_option("--rope", flags.rope, "Override [gate] rope: half-width of the equivalence band (fraction)");
+  cmd.add_option("--probability", flags.probability, "Override [gate] probability needed for a decision");
+  cmd.add_option("--min-samples", flags.min_samples, "Override [gate] min_samples per side");
+  cmd.add_option("--resamples", flags.resamples, "Override [gate] resamples (Bayesian bootstrap draws)");
+  cmd.add_option("--on-abstain", flags.on_abstain, "Override [gate] on_abstain: pass | warn | block");
+  cmd.add_option("--runner", flags.runner, "Use the thresholds of [gate.runners.LABEL] in rnx.toml");
+  cmd.add_flag("--report-only", flags.report_only, "Never answer BLOCK (report it as WARN); exit 0");
+}
+
+resolved_policy resolve_policy(const manifest* m, const policy_flags& flags, const std::string& runner_environment) {
+  resolved_policy out;
+  if (m) out.policy = m->gate;
+  if (!flags.runner.empty()) {
+    if (!m || !m->gate_runners.count(flags.runner)) {
+      std::string known;
+      if (m) {
+        for (const auto& [label, policy] : m->gate_runners) known += (known.empty() ? "" : ", ") + label;
+      }
+      throw error(errc::usage, "--runner " + flags.runner + ": rnx.toml has no [gate.runners." + flags.runner +
+                                   "] table" + (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")") +
+                                   "; add one or drop --runner");
+    }
+    out.policy = m->gate_runners.at(flags.runner);
+    out.runner_label = flags.runner;
+  } else if (m && !runner_environment.empty() && m->gate_runners.count(runner_environment)) {
+    out.policy = m->gate_runners.at(runner_environment);
+    out.runner_label = runner_environment;
+  }
+  if (!flags.rope.empty()) out.policy.rope = parse_number(flags.rope, "--rope");
+  if (!flags.probability.empty()) out.policy.probability = parse_number(flags.probability, "--probability");
+  if (!flags.min_samples.empty()) out.policy.min_samples = parse_int(flags.min_samples, "--min-samples");
+  if (!flags.resamples.empty()) out.policy.resamples = parse_int(flags.resamples, "--resamples");
+  if (!flags.on_abstain.empty()) {
+    auto o = overall_from_string(flags.on_abstain);
+    if (!o) throw error(errc::usage, "--on-abstain \"" + flags.on_abstain + "\" must be pass, warn or block");
+    out.policy.on_abstain = *o;
+  }
+  if (flags.report_only) out.policy.report_only = true;
+  validate(out.policy);
+  return out;
+}
+
+std::optional<manifest> load_manifest_if_present(const std::string& path, bool required) {
+  if (!required && !std::filesystem::exists(path)) return std::nullopt;
+  return load_manifest(path);
+}
+
+}  // namespace rnx::gate

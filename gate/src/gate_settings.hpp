@@ -1,0 +1,64 @@
+// Settings shared by `rnx gate` and `rnx accept`: the manifest, the policy in force and the backend.
+#pragma once
+
+#include "gate_backend.hpp"
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace rnx::gate {
+
+// Where runs go. Empty strings are "not given", so that an action input left blank falls through.
+struct backend_flags {
+  std::string service_url;   // --service-url, else RNX_SERVICE_URL, else [service] url
+  std::string store;         // --store PATH: the embedded SQLite store
+  double timeout_s = 30;     // per HTTP phase, service calls
+};
+void add_backend_flags(CLI::App& cmd, backend_flags& flags);
+
+// The service URL in force ("" = the embedded store), and where it came from, for messages.
+struct service_setting {
+  std::string url;
+  std::string source;
+};
+service_setting resolve_service_url(const backend_flags& flags, const manifest* m);
+
+struct backend_choice {
+  std::unique_ptr<baseline_backend> backend;
+  bool embedded = false;
+};
+// --service-url / RNX_SERVICE_URL / [service] url picks the service (token from RNX_TOKEN); otherwise
+// the embedded store at --store or .rnx/baselines.db. Both flags at once is a usage error.
+backend_choice open_backend(const backend_flags& flags, const manifest* m);
+
+// Threshold overrides as action inputs pass them: strings, "" = keep the manifest's value.
+struct policy_flags {
+  std::string rope;
+  std::string probability;
+  std::string min_samples;
+  std::string resamples;
+  std::string on_abstain;
+  std::string runner;        // a [gate.runners.LABEL] of rnx.toml
+  bool report_only = false;
+};
+void add_policy_flags(CLI::App& cmd, policy_flags& flags);
+
+struct resolved_policy {
+  gate_policy policy;
+  std::string runner_label;  // "" when [gate] itself is in force
+};
+// [gate] of the manifest, then [gate.runners.LABEL] (LABEL = --runner, else RUNNER_ENVIRONMENT when
+// the manifest has such a table: "github-hosted" / "self-hosted"), then the flags; validated.
+resolved_policy resolve_policy(const manifest* m, const policy_flags& flags, const std::string& runner_environment);
+
+// Loads the manifest when it exists; a path the user named explicitly must exist.
+std::optional<manifest> load_manifest_if_present(const std::string& path, bool required);
+
+}  // namespace rnx::gate
