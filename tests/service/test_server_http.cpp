@@ -1,0 +1,302 @@
+// Integration: the real rnx-server on a loopback port with a temp database, spoken to over HTTP.
+#include "service_test_support.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/http_client.hpp"
+#include "rnx/common/verdict_document.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rnx;
+using rnx::test::run_json;
+using rnx::test::run_spec;
+
+namespace {
+
+struct client {
+  std::string base;
+  std::string token;
+
+  http::response call(const std::string& method, const std::string& path, const std::string& body = "",
+                      std::optional<std::string> bearer = std::nullopt) const {
+    http::header_list headers{{"Content-Type", "application/json"}};
+    std::string t = bearer.value_or(token);
+    if (!t.empty()) headers.emplace_back("Authorization", "Bearer " + t);
+    return http::request(method, base + path, headers, body, std::chrono::seconds(20));
+  }
+  boost::json::value json_of(const http::response& r) const { return json::parse(r.body, "response"); }
+  std::string upload(const run_spec& spec) const {
+    auto r = call("POST", "/api/v1/runs", run_json(spec));
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    return std::string(json_of(r).at("id").as_string());
+  }
+  verdict_document verdict(const std::string& id, const std::string& body = "") const {
+    auto r = call("POST", "/api/v1/runs/" + id + "/verdict", body);
+    REQUIRE_MESSAGE(r.status == 200, r.body);
+    return verdict_from_json(json_of(r), "verdict response");
+  }
+};
+
+// The error body is {"error": {"code", "message"}} and the message is there to help.
+void check_error(const http::response& r, int status, const std::string& code, const std::string& mentions = "") {
+  CAPTURE(r.body);
+  CHECK(r.status == status);
+  CHECK(r.header("Content-Type") == "application/json");
+  auto v = json::parse(r.body, "error response");
+  REQUIRE(v.is_object());
+  auto& e = v.at("error");
+  CHECK(e.at("code").as_string() == code);
+  CHECK(e.at("message").as_string().size() > 10);
+  if (!mentions.empty()) CHECK(std::string(e.at("message").as_string()).find(mentions) != std::string::npos);
+}
+
+}  // namespace
+
+TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing and history") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo");
+  test::server_process server(db);
+  client c{server.url(), token};
+
+  auto health = c.call("GET", "/healthz", "", std::string());
+  CHECK(health.status == 200);
+
+  // No baseline yet: WARN naming the branch and the environment.
+  std::string early = c.upload({.branch = "feature", .pull_request = 1, .commit = "early"});
+  auto warn = c.verdict(early);
+  CHECK(warn.verdict == overall::warn);
+  CHECK(warn.reason.find("env-a") != std::string::npos);
+  for (const auto& cfg : warn.configs) CHECK(cfg.result == decision::new_config);
+
+  // A push to main is the baseline; the same code on a PR passes.
+  auto up = c.call("POST", "/api/v1/runs", run_json({.commit = "base", .seed = 1}));
+  REQUIRE(up.status == 201);
+  CHECK(up.header("Location").rfind("/api/v1/runs/", 0) == 0);
+  CHECK(c.json_of(up).at("baseline").as_bool());
+  std::string base_id(c.json_of(up).at("id").as_string());
+
+  std::string same = c.upload({.branch = "feature", .pull_request = 1, .commit = "same", .seed = 2});
+  auto pass = c.verdict(same);
+  CHECK(pass.verdict == overall::pass);
+  REQUIRE(pass.baseline.has_value());
+  CHECK(pass.baseline->id == base_id);
+
+  // 20% slower: BLOCK, every configuration slower.
+  std::string slow = c.upload({.branch = "feature", .pull_request = 1, .commit = "slow", .scale = 1.2, .seed = 3});
+  auto block = c.verdict(slow);
+  CHECK(block.verdict == overall::block);
+  for (const auto& cfg : block.configs) CHECK(cfg.result == decision::slower);
+  // The request may carry a policy: report_only turns BLOCK into WARN.
+  CHECK(c.verdict(slow, R"({"policy": {"report_only": true}})").verdict == overall::warn);
+
+  // Same code in another environment has no baseline there.
+  std::string other = c.upload({.branch = "feature", .pull_request = 1, .commit = "x", .env_id = "env-b"});
+  CHECK(c.verdict(other).verdict == overall::warn);
+
+  // Accept the slow run as main's baseline (intended slowdown); the next slow PR passes.
+  auto accepted = c.call("POST", "/api/v1/baselines",
+                         R"({"run_id": ")" + slow + R"(", "accepted_by": "alice", "reason": "exact softmax"})");
+  REQUIRE_MESSAGE(accepted.status == 201, accepted.body);
+  CHECK(c.json_of(accepted).at("branch").as_string() == "main");
+  CHECK(c.json_of(accepted).at("accepted_by").as_string() == "alice");
+  check_error(c.call("POST", "/api/v1/baselines",
+                     R"({"run_id": )" + slow + R"(, "accepted_by": "alice", "reason": "again"})"),
+              409, "conflict", "already the newest baseline");
+  std::string next = c.upload({.branch = "feature", .pull_request = 2, .commit = "next", .scale = 1.2, .seed = 4});
+  auto after = c.verdict(next);
+  CHECK(after.verdict == overall::pass);
+  CHECK(after.baseline->id == slow);
+
+  // GET the run back, list runs with filters, history per configuration.
+  auto got = c.call("GET", "/api/v1/runs/" + base_id);
+  REQUIRE(got.status == 200);
+  CHECK(c.json_of(got).at("document").at("commit").as_string() == "base");
+  auto list = c.call("GET", "/api/v1/projects/demo/runs?branch=main&env_id=env-a&limit=10");
+  REQUIRE(list.status == 200);
+  auto runs = c.json_of(list).at("runs").as_array();
+  REQUIRE(runs.size() == 1);
+  CHECK(runs[0].at("id").as_string() == base_id);
+  auto hist = c.call("GET", "/api/v1/projects/demo/history?branch=feature&kernel=kernel0");
+  REQUIRE(hist.status == 200);
+  auto series = c.json_of(hist).at("series").as_array();
+  CHECK(series.size() == 4);  // kernel0 x 2 batches x 2 environments
+  CHECK(c.json_of(hist).at("series").as_array()[0].at("points").as_array().size() >= 1);
+
+  // The metrics count what happened.
+  auto m = c.call("GET", "/metrics", "", std::string());
+  REQUIRE(m.status == 200);
+  CHECK(m.header("Content-Type").rfind("text/plain; version=0.0.4", 0) == 0);
+  CHECK(m.body.find("rnx_http_requests_total{route=\"/api/v1/runs\",method=\"POST\",status=\"201\"}") !=
+        std::string::npos);
+  CHECK(m.body.find("rnx_verdicts_total{outcome=\"BLOCK\",kind=\"request\"} 1") != std::string::npos);
+  CHECK(m.body.find("rnx_runs_stored_total 6") != std::string::npos);
+  CHECK(m.body.find("rnx_http_request_duration_seconds_bucket{route=\"/api/v1/runs/{id}/verdict\",le=\"+Inf\"}") !=
+        std::string::npos);
+}
+
+TEST_CASE("server: auth and error statuses 400 / 401 / 403 / 404 / 405 / 409 / 413 / 422") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo");
+  std::string other_token = test::make_token(db, "other");
+  test::server_process server(db, {"--body-limit", "1048576"});
+  client c{server.url(), token};
+  std::string id = c.upload({});
+
+  // 401: no token, wrong scheme, unknown token, tampered token.
+  check_error(c.call("POST", "/api/v1/runs", run_json({.commit = "z"}), std::string()), 401, "unauthorized",
+              "Authorization");
+  CHECK(c.call("GET", "/api/v1/runs/" + id, "", std::string()).header("WWW-Authenticate").rfind("Bearer", 0) == 0);
+  {
+    auto r = http::request("GET", server.url("/api/v1/runs/" + id), {{"Authorization", "Basic Zm9vOmJhcg=="}});
+    check_error(r, 401, "unauthorized", "Bearer");
+  }
+  std::string tampered = token;
+  tampered.back() = tampered.back() == 'a' ? 'b' : 'a';
+  check_error(c.call("GET", "/api/v1/runs/" + id, "", tampered), 401, "unauthorized");
+  check_error(c.call("GET", "/api/v1/runs/" + id, "", std::string("rnx_not-a-token")), 401, "unauthorized");
+
+  // 403: another project's token, for its runs, listings and uploads naming this project.
+  check_error(c.call("GET", "/api/v1/runs/" + id, "", other_token), 403, "forbidden", "\"other\"");
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", other_token), 403, "forbidden");
+  check_error(c.call("GET", "/api/v1/projects/demo/runs", "", other_token), 403, "forbidden");
+  check_error(c.call("POST", "/api/v1/runs", run_json({.commit = "y"}), other_token), 403, "forbidden", "demo");
+  check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + id + R"(", "accepted_by": "m", "reason": "r"})",
+                     other_token),
+              403, "forbidden");
+
+  // 404: unknown run, unknown route.
+  check_error(c.call("GET", "/api/v1/runs/999999"), 404, "not_found", "999999");
+  check_error(c.call("POST", "/api/v1/runs/999999/verdict"), 404, "not_found");
+  check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": 424242, "accepted_by": "m", "reason": "r"})"), 404,
+              "not_found");
+  check_error(c.call("GET", "/api/v2/nothing"), 404, "not_found", "openapi");
+
+  // 405 with Allow.
+  auto wrong = c.call("DELETE", "/api/v1/runs/" + id);
+  check_error(wrong, 405, "method_not_allowed");
+  CHECK(wrong.header("Allow") == "GET");
+
+  // 409: the identical document again.
+  check_error(c.call("POST", "/api/v1/runs", run_json({})), 409, "conflict", "run " + id);
+
+  // 400: malformed JSON with position, empty body, bad id, bad query, deep nesting, invalid UTF-8.
+  check_error(c.call("POST", "/api/v1/runs", R"({"schema": "rnx.run/v1", )"), 400, "bad_input", "request body:1:");
+  check_error(c.call("POST", "/api/v1/runs", ""), 400, "bad_input", "empty");
+  check_error(c.call("GET", "/api/v1/runs/abc"), 400, "bad_input", "numeric id");
+  check_error(c.call("GET", "/api/v1/runs/-1"), 400, "bad_input");
+  check_error(c.call("GET", "/api/v1/projects/demo/runs?limit=0"), 400, "bad_input", "limit");
+  check_error(c.call("GET", "/api/v1/projects/demo/runs?limit=ten"), 400, "bad_input", "limit");
+  check_error(c.call("GET", "/api/v1/projects/demo/runs?color=red"), 400, "bad_input", "color");
+  check_error(c.call("POST", "/api/v1/runs", std::string(100000, '[') + std::string(100000, ']')), 400, "bad_input",
+              "too deep");
+  check_error(c.call("POST", "/api/v1/runs", "{\"project\": \"d\xff\xfe\"}"), 400, "bad_input");
+
+  // 422: well-formed JSON of the wrong shape names the JSON path.
+  check_error(c.call("POST", "/api/v1/runs", R"({"schema": "rnx.run/v1"})"), 422, "invalid", "$");
+  {
+    auto doc = json::parse(run_json({.commit = "typed"}), "t");
+    doc.at("results").as_array()[0].as_object()["batch"] = "eight";
+    check_error(c.call("POST", "/api/v1/runs", json::serialize(doc)), 422, "invalid", "$.results[0].batch");
+  }
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", R"({"policy": {"rope": 5}})"), 422, "invalid",
+              "rope");
+  check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + id + R"("})"), 422, "invalid", "accepted_by");
+  check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": true, "accepted_by": "m", "reason": "r"})"), 422,
+              "invalid", "$.run_id");
+
+  // 413: over the (1 MiB here) body limit, declared up front.
+  check_error(c.call("POST", "/api/v1/runs", std::string(2u << 20, ' ')), 413, "too_large", "--body-limit");
+
+  // After all of that the server still answers.
+  CHECK(c.call("GET", "/healthz").status == 200);
+  CHECK(server.alive());
+}
+
+TEST_CASE("server: hostile input leaves it serving") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo");
+  test::server_process server(db, {"--read-timeout", "2"});
+  client c{server.url(), token};
+
+  SUBCASE("a 100 MB body gets 413 without the server buffering it") {
+    std::string head = "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+                       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(100u << 20) +
+                       "\r\n\r\n";
+    std::string body(100u << 20, '7');
+    auto reply = test::raw_exchange(server.port(), head + body, std::chrono::seconds(30));
+    CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
+    CHECK(reply.find("too_large") != std::string::npos);
+  }
+  SUBCASE("a chunked body over the limit is cut off with 413 too") {
+    std::string head = "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+    std::string chunk(1u << 20, 'x');
+    std::string body;
+    char size_line[32];
+    std::snprintf(size_line, sizeof size_line, "%zx\r\n", chunk.size());
+    for (int i = 0; i < 20; ++i) body += size_line + chunk + "\r\n";
+    body += "0\r\n\r\n";
+    auto reply = test::raw_exchange(server.port(), head + body, std::chrono::seconds(30));
+    CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
+  }
+  SUBCASE("garbage instead of HTTP is a 400") {
+    auto reply = test::raw_exchange(server.port(), "\x01\x02 hello\r\n\r\n");
+    CHECK(reply.rfind("HTTP/1.1 400", 0) == 0);
+    CHECK(reply.find("malformed HTTP request") != std::string::npos);
+  }
+  SUBCASE("path traversal and SQL in project names are refused before any lookup") {
+    for (std::string path : {"/api/v1/projects/..%2F..%2Fetc%2Fpasswd/runs", "/api/v1/projects/%2e%2e/runs",
+                             "/api/v1/projects/x'%3B%20DROP%20TABLE%20runs%3B--/runs",
+                             "/api/v1/projects/%C3%28/history"}) {
+      CAPTURE(path);
+      check_error(c.call("GET", path), 400, "bad_input", "project name");
+    }
+    auto raw = test::raw_exchange(server.port(), "GET /api/v1/projects/../../etc/passwd/runs HTTP/1.1\r\nHost: x\r\n"
+                                                 "Connection: close\r\n\r\n");
+    CHECK((raw.rfind("HTTP/1.1 404", 0) == 0 || raw.rfind("HTTP/1.1 400", 0) == 0));
+  }
+  SUBCASE("SQL in document fields is stored as plain text") {
+    std::string id = c.upload({.branch = "x'); DROP TABLE runs; --", .commit = "'; DELETE FROM tokens; --"});
+    auto got = c.call("GET", "/api/v1/runs/" + id);
+    REQUIRE(got.status == 200);
+    CHECK(c.json_of(got).at("run").at("branch").as_string() == "x'); DROP TABLE runs; --");
+    CHECK(c.call("GET", "/api/v1/projects/demo/runs").status == 200);  // tokens and runs still there
+  }
+  SUBCASE("a client that stalls mid-request is cut off by the read timeout, others are served meanwhile") {
+    namespace asio = boost::asio;
+    asio::io_context ioc;
+    asio::ip::tcp::socket slow(ioc);
+    slow.connect({asio::ip::make_address("127.0.0.1"), server.port()});
+    asio::write(slow, asio::buffer(std::string("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")));
+    CHECK(c.call("GET", "/healthz").status == 200);
+    auto start = std::chrono::steady_clock::now();
+    char byte = 0;
+    boost::system::error_code ec;
+    slow.read_some(asio::buffer(&byte, 1), ec);  // returns when the server closes the stalled connection
+    auto waited = std::chrono::steady_clock::now() - start;
+    CHECK(ec);
+    CHECK(waited < std::chrono::seconds(10));
+  }
+  CHECK(c.call("GET", "/healthz").status == 200);
+  CHECK(server.alive());
+}
+
+TEST_CASE("server: a flood of idle connections beyond --max-connections does not lock out later clients for good") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  test::server_process server(db, {"--max-connections", "8", "--read-timeout", "1"});
+  namespace asio = boost::asio;
+  asio::io_context ioc;
+  std::vector<asio::ip::tcp::socket> idle;
+  for (int i = 0; i < 8; ++i) {
+    idle.emplace_back(ioc);
+    idle.back().connect({asio::ip::make_address("127.0.0.1"), server.port()});
+  }
+  // All slots are taken by idle sockets; they time out after 1 s and the next client gets through.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
+  auto r = http::request("GET", server.url("/metrics"));
+  CHECK(r.status == 200);
+  CHECK(r.body.find("rnx_open_connections 1") != std::string::npos);
+}

@@ -1,0 +1,240 @@
+// rnx::store in-process (embedded mode): migrations, tokens, baselines per env_id, verdicts, accept, durability.
+#include "service_test_support.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/service/verdicts.hpp"
+
+#include <doctest/doctest.h>
+#include <sqlite3.h>
+
+#include <fstream>
+#include <functional>
+
+using namespace rnx;
+using rnx::test::make_run;
+using rnx::test::run_spec;
+
+namespace {
+
+errc code_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return e.code();
+  }
+  FAIL("expected an rnx::error");
+  return errc::internal;
+}
+
+}  // namespace
+
+TEST_CASE("a new database is migrated to the current schema version and reopening keeps it") {
+  test::temp_dir dir;
+  {
+    store::database db(dir.file("db.sqlite"));
+    CHECK(db.schema_version() == store::current_schema_version);
+    db.create_project("demo");
+  }
+  store::database again(dir.file("db.sqlite"));
+  CHECK(again.schema_version() == store::current_schema_version);
+  CHECK(again.find_project("demo").has_value());
+  CHECK(again.integrity_check() == "ok");
+}
+
+TEST_CASE("a database written by a newer rnx is refused with a clear message") {
+  test::temp_dir dir;
+  { store::database db(dir.file("db.sqlite")); }
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(dir.file("db.sqlite").c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw, "INSERT INTO schema_version (version) VALUES (99)", nullptr, nullptr, nullptr) ==
+            SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  try {
+    store::database db(dir.file("db.sqlite"));
+    FAIL("opened a newer schema");
+  } catch (const error& e) {
+    CHECK(e.code() == errc::conflict);
+    CHECK(std::string(e.what()).find("upgrade rnx") != std::string::npos);
+  }
+}
+
+TEST_CASE("project names are restricted so they are safe in paths and logs") {
+  test::temp_dir dir;
+  store::database db(dir.file("db.sqlite"));
+  std::vector<std::string> bad_names = {"",       "../etc", "a/b", ".hidden", "-flag", "x'; DROP TABLE runs;--",
+                                        std::string(65, 'a'), std::string("bad\xff", 4)};
+  for (const auto& bad : bad_names) {
+    CAPTURE(bad);
+    CHECK(code_of([&] { db.create_project(bad); }) == errc::bad_input);
+  }
+  db.create_project("kernalin-demo_2.0");
+  CHECK(code_of([&] { db.create_project("kernalin-demo_2.0"); }) == errc::conflict);
+}
+
+TEST_CASE("tokens: only the SHA-256 is stored, the secret authenticates, near misses do not") {
+  test::temp_dir dir;
+  store::database db(dir.file("db.sqlite"));
+  db.create_project("demo");
+  auto grant = db.create_token("demo", "ci");
+  REQUIRE(grant.token.size() == 65);
+  auto who = db.authenticate(grant.token);
+  REQUIRE(who.has_value());
+  CHECK(who->project == "demo");
+
+  std::string tampered = grant.token;
+  tampered.back() = tampered.back() == '0' ? '1' : '0';
+  CHECK_FALSE(db.authenticate(tampered).has_value());
+  CHECK_FALSE(db.authenticate("").has_value());
+  CHECK_FALSE(db.authenticate(grant.token + "x").has_value());
+  CHECK(code_of([&] { db.create_token("nope", "ci"); }) == errc::not_found);
+
+  // The secret appears nowhere in the file: read every byte of it.
+  std::ifstream in(dir.file("db.sqlite"), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ifstream wal(dir.file("db.sqlite-wal"), std::ios::binary);
+  bytes.append((std::istreambuf_iterator<char>(wal)), std::istreambuf_iterator<char>());
+  CHECK(bytes.find(grant.token.substr(17)) == std::string::npos);
+}
+
+TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are judged against them") {
+  test::temp_dir dir;
+  store::database db(dir.file("baselines.sqlite"));
+  auto project = db.ensure_project("demo");
+  gate_policy policy;
+
+  SUBCASE("no baseline in this environment is WARN naming branch and env_id, every config new") {
+    auto up = store::upload_run(db, project.id, make_run({.branch = "feature", .pull_request = 3}));
+    CHECK_FALSE(up.baseline.has_value());
+    auto judged = store::judge_stored_run(db, up.run.id, policy);
+    CHECK(judged.verdict.verdict == overall::warn);
+    CHECK(judged.verdict.reason.find("\"main\"") != std::string::npos);
+    CHECK(judged.verdict.reason.find("env-a") != std::string::npos);
+    CHECK_FALSE(judged.verdict.baseline.has_value());
+    REQUIRE(judged.verdict.configs.size() == 4);
+    for (const auto& c : judged.verdict.configs) CHECK(c.result == decision::new_config);
+  }
+
+  SUBCASE("same code is PASS, a 20% slowdown is BLOCK, another env_id is WARN") {
+    auto base = store::upload_run(db, project.id, make_run({.commit = "base", .seed = 1}));
+    REQUIRE(base.baseline.has_value());
+    CHECK_FALSE(base.previous_baseline.has_value());
+
+    auto same = store::upload_run(db, project.id,
+                                  make_run({.branch = "feature", .pull_request = 3, .commit = "same", .seed = 2}));
+    auto pass = store::judge_stored_run(db, same.run.id, policy);
+    CHECK(pass.verdict.verdict == overall::pass);
+    REQUIRE(pass.verdict.baseline.has_value());
+    CHECK(pass.verdict.baseline->id == std::to_string(base.run.id));
+    CHECK(pass.verdict.baseline->commit == "base");
+    CHECK(pass.verdict.head_run_id == std::to_string(same.run.id));
+
+    auto slow = store::upload_run(
+        db, project.id, make_run({.branch = "feature", .pull_request = 3, .commit = "slow", .scale = 1.2, .seed = 3}));
+    auto block = store::judge_stored_run(db, slow.run.id, policy);
+    CHECK(block.verdict.verdict == overall::block);
+    for (const auto& c : block.verdict.configs) CHECK(c.result == decision::slower);
+
+    gate_policy report_only = policy;
+    report_only.report_only = true;
+    CHECK(store::judge_stored_run(db, slow.run.id, report_only).verdict.verdict == overall::warn);
+
+    auto other_env = store::upload_run(
+        db, project.id, make_run({.branch = "feature", .pull_request = 3, .commit = "x", .env_id = "env-b"}));
+    CHECK(store::judge_stored_run(db, other_env.run.id, policy).verdict.verdict == overall::warn);
+
+    SUBCASE("accepting the slow PR run makes it the baseline; accepting twice is a conflict") {
+      auto accepted = store::accept_run(db, project.id, slow.run.id, "alice", "intended: exact softmax", 0);
+      CHECK(accepted.branch == "main");
+      CHECK(accepted.source == "accepted");
+      CHECK(accepted.accepted_by == "alice");
+      CHECK(code_of([&] { store::accept_run(db, project.id, slow.run.id, "alice", "again", 0); }) == errc::conflict);
+      auto next = store::upload_run(
+          db, project.id,
+          make_run({.branch = "feature", .pull_request = 4, .commit = "next", .scale = 1.2, .seed = 9}));
+      auto judged = store::judge_stored_run(db, next.run.id, policy);
+      CHECK(judged.verdict.verdict == overall::pass);
+      CHECK(judged.verdict.baseline->id == std::to_string(slow.run.id));
+    }
+
+    SUBCASE("a slower push is judged against the previous baseline by the regression check") {
+      auto push = store::upload_run(db, project.id, make_run({.commit = "regress", .scale = 1.25, .seed = 5}));
+      REQUIRE(push.previous_baseline.has_value());
+      CHECK(push.previous_baseline->run_id == base.run.id);
+      auto check = store::regression_check(db, push, policy);
+      REQUIRE(check.has_value());
+      CHECK(check->verdict.verdict == overall::block);
+      CHECK(check->baseline_run_id == base.run.id);
+      // A baseline's own verdict never compares it with itself.
+      auto own = store::judge_stored_run(db, push.run.id, policy);
+      CHECK(own.verdict.baseline->id == std::to_string(base.run.id));
+    }
+  }
+
+  SUBCASE("the identical document twice is a conflict naming the stored id; nothing half-written") {
+    auto run = make_run({});
+    auto first = store::upload_run(db, project.id, run);
+    try {
+      store::upload_run(db, project.id, run);
+      FAIL("stored a duplicate");
+    } catch (const error& e) {
+      CHECK(e.code() == errc::conflict);
+      CHECK(std::string(e.what()).find("run " + std::to_string(first.run.id)) != std::string::npos);
+    }
+    CHECK(db.count_runs() == 1);
+    CHECK(db.list_runs(project.id, {}).size() == 1);
+  }
+
+  SUBCASE("a PR run without base_branch or a run without branch is invalid, naming the field") {
+    auto bad = make_run({.base_branch = "", .pull_request = 7});
+    try {
+      store::upload_run(db, project.id, bad);
+      FAIL("stored a PR run without base_branch");
+    } catch (const error& e) {
+      CHECK(e.code() == errc::invalid);
+      CHECK(std::string(e.what()).find("$.base_branch") != std::string::npos);
+    }
+    CHECK(code_of([&] { store::upload_run(db, project.id, make_run({.branch = ""})); }) == errc::invalid);
+    CHECK(db.count_runs() == 0);
+  }
+
+  SUBCASE("list and history filter by branch and env_id and keep the order of arrival") {
+    store::upload_run(db, project.id, make_run({.commit = "a", .seed = 1}));
+    store::upload_run(db, project.id, make_run({.commit = "b", .scale = 1.1, .seed = 2}));
+    store::upload_run(db, project.id, make_run({.branch = "f", .pull_request = 1, .commit = "c"}));
+    store::upload_run(db, project.id, make_run({.commit = "d", .env_id = "env-b"}));
+    store::run_filter main_a;
+    main_a.branch = "main";
+    main_a.env_id = "env-a";
+    auto runs = db.list_runs(project.id, main_a);
+    REQUIRE(runs.size() == 2);
+    CHECK(runs[0].commit == "b");  // newest first
+    CHECK(runs[0].baseline);
+    main_a.kernel = "kernel1";
+    auto series = db.history(project.id, main_a);
+    REQUIRE(series.size() == 2);  // kernel1 at two batch sizes
+    REQUIRE(series[0].points.size() == 2);
+    CHECK(series[0].points[0].commit == "a");  // oldest first
+    CHECK(*series[0].points[1].median_ms > *series[0].points[0].median_ms);
+    store::run_filter limited;
+    limited.limit = 1;
+    CHECK(db.list_runs(project.id, limited).size() == 1);
+  }
+}
+
+TEST_CASE("webhooks and their delivery log are stored per project") {
+  test::temp_dir dir;
+  store::database db(dir.file("db.sqlite"));
+  auto p = db.create_project("demo");
+  CHECK(code_of([&] { db.add_webhook(p.id, "ftp://x", store::webhook_format::slack); }) == errc::bad_input);
+  auto hook = db.add_webhook(p.id, "https://hooks.slack.com/services/T/B/X", store::webhook_format::slack);
+  REQUIRE(db.webhooks(p.id).size() == 1);
+  db.log_delivery({0, hook.id, 7, 1, false, 500, "HTTP 500", ""});
+  db.log_delivery({0, hook.id, 7, 2, true, 200, "", ""});
+  auto log = db.deliveries(hook.id);
+  REQUIRE(log.size() == 2);
+  CHECK_FALSE(log[0].ok);
+  CHECK(log[1].ok);
+  CHECK(log[1].attempt == 2);
+}
