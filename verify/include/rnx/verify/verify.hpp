@@ -1,0 +1,106 @@
+// The correctness gate and anti-cheat audit: verify a candidate kernel against a reference, in a sandboxed worker.
+//
+//   rnx::verify::verify_options o;
+//   o.reference = rnx::verify::reference_from_manifest("rnx.toml", "attention");  // or reference_from_file(...)
+//   o.candidate = "attention_fast.py";
+//   rnx::verify::verify_report r = rnx::verify::verify_candidate(o);
+//   if (!r.accepted()) std::cout << rnx::verify::render_text(r);               // which stage or check failed
+//   std::string for_pr = rnx::verify::render_markdown(r);                       // or to_json(r) for machines
+//
+// Usage errors (missing files, bad shapes) throw rnx::error; a rejected candidate is a report, never an exception.
+// This header and the orchestrator are torch-free: libtorch and Python live in the worker (rnx-verify-worker).
+#pragma once
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/common/run_document.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnx::verify {
+
+// What the candidate must reproduce: a file and entry, with declared inputs (empty for KernelBench files).
+struct reference_spec {
+  std::string name = "kernel";
+  std::filesystem::path path;
+  std::string entry;                          // empty: `run`, or KernelBench's Model
+  std::vector<input_spec> inputs;             // B marks the batch dimension
+  std::vector<std::int64_t> batches = {8};    // the declared (measured) batches
+  std::vector<std::string> dtypes = {"float32"};
+  std::string device = "auto";                // auto | cpu | cuda | cuda:N
+  std::map<std::string, tolerance> tolerances;  // per dtype, over torch.testing's defaults
+};
+
+// The reference of kernel `kernel` in a manifest; throws rnx::error(usage) naming the kernels it has.
+reference_spec reference_from_manifest(const std::filesystem::path& manifest_path, const std::string& kernel);
+// A reference file with inputs written as "q=B,8,128,64;k=B,8,128,64" (empty for KernelBench files).
+reference_spec reference_from_file(const std::filesystem::path& path, const std::string& inputs,
+                                   const std::string& entry = {});
+
+// Limits of the sandbox the worker (and so the candidate) runs in.
+struct sandbox_limits {
+  double wall_s = 300;             // whole verification; the worker is killed after it
+  double cpu_s = 600;              // RLIMIT_CPU of the worker
+  std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
+  std::int64_t file_mb = 256;      // RLIMIT_FSIZE
+  int processes = 512;             // RLIMIT_NPROC inside the worker's user namespace (threads count)
+  std::vector<std::string> keep_env;  // extra variable names passed through to the worker
+};
+
+struct verify_options {
+  reference_spec reference;
+  std::filesystem::path candidate;
+  std::string candidate_entry;      // empty: the reference's entry, or KernelBench's ModelNew
+  std::uint64_t seed = 20261202;
+  double speedup_limit = 10;        // candidate faster than this many times the eager reference: review
+  bool review_rejects = false;      // treat "review" marks as rejections
+  sandbox_limits limits;
+  std::filesystem::path worker;     // empty: default_worker_path()
+  std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty: the runner's default
+};
+
+enum class outcome { pass, fail, review, skip };
+std::string_view to_string(outcome o);
+
+// One row of the report: a correctness stage or an audit check.
+struct check_row {
+  std::string group;   // "correctness" | "audit" | "containment"
+  std::string name;    // smoke, shape_sweep, ..., input_mutation, static_scan, sandbox, ...
+  outcome result = outcome::skip;
+  std::string detail;  // why it passed/failed, with numbers
+  double seconds = 0;
+};
+
+struct verify_report {
+  std::string reference;   // path[:entry]
+  std::string candidate;
+  std::string device;
+  std::vector<std::string> dtypes;
+  std::vector<check_row> checks;
+  std::optional<double> speedup;  // eager reference time / candidate time, on the largest declared batch
+  double seconds = 0;
+  bool review_rejects = false;
+
+  bool accepted() const;  // every row pass or skip (review too unless review_rejects)
+  bool needs_review() const;
+  const check_row* find(std::string_view name) const;
+  std::vector<std::string> failed() const;  // names of failed rows
+};
+
+// Runs the whole gate and audit; throws rnx::error only for usage and input errors (exit 2 material).
+verify_report verify_candidate(const verify_options& options);
+
+// $RNX_VERIFY_WORKER, else rnx-verify-worker beside the running executable, else on PATH.
+std::filesystem::path default_worker_path();
+
+boost::json::object to_json(const verify_report& report);
+std::string render_text(const verify_report& report);
+std::string render_markdown(const verify_report& report);
+
+}  // namespace rnx::verify

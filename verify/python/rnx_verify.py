@@ -1,0 +1,413 @@
+# The Python half of `rnx verify`, embedded into rnx-verify-worker: loads references and candidates, makes
+# KernelBench inputs, scans candidate source, and guards torch's namespace against monkey-patching.
+#
+# The C++ worker drives the stages and does every comparison in libtorch, so a candidate that patches Python
+# (torch.allclose, torch.testing, ...) cannot change a verdict; what it can patch is the reference's Python,
+# which `namespace_guard` detects and undoes.
+import ast
+import importlib.util
+import os
+import re
+import sys
+import threading
+
+import torch
+
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
+
+
+class VerifyError(Exception):
+    """A problem with a reference or candidate file, reported to the user with this message."""
+
+
+class Loaded:
+    def __init__(self, module, path, kind, entry, target):
+        self.module = module
+        self.path = path
+        self.kind = kind  # "function" | "kernelbench"
+        self.entry = entry
+        self.target = target  # the function, or the nn.Module class
+
+
+def load(path, entry, role, module_name):
+    """Imports `path` and finds its entry. role: "reference" (function or KernelBench Model) or "candidate"
+    (function or KernelBench ModelNew, falling back to Model)."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.append(folder)  # appended: a candidate must not shadow modules the reference imports
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise VerifyError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    try:
+        spec.loader.exec_module(module)
+    except SyntaxError as e:
+        raise VerifyError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
+    if not entry:
+        if role == "candidate" and isinstance(getattr(module, "ModelNew", None), type):
+            entry = "ModelNew"
+        elif isinstance(getattr(module, "Model", None), type):
+            entry = "Model"
+        else:
+            entry = "run"
+    target = getattr(module, entry, None)
+    if target is None:
+        found = sorted(n for n, v in vars(module).items()
+                       if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == module_name)
+        hint = ("it defines: " + ", ".join(found)) if found else "it defines no functions or classes"
+        raise VerifyError(f"{path}: the {role} entry '{entry}' is not defined ({hint}); "
+                          f"pass --{role}-entry NAME")
+    if isinstance(target, type) and issubclass(target, torch.nn.Module):
+        return Loaded(module, path, "kernelbench", entry, target)
+    if not callable(target):
+        raise VerifyError(f"{path}: the {role} entry '{entry}' is a {type(target).__name__}, not a function")
+    return Loaded(module, path, "function", entry, target)
+
+
+def kernelbench_info(ref):
+    """Whether the reference file provides get_inputs()/get_init_inputs(), and the module-level integer sizes
+    that get_inputs() reads (the dimensions the shape sweep may vary)."""
+    m = ref.module
+    if not callable(getattr(m, "get_inputs", None)):
+        raise VerifyError(f"{ref.path}: a KernelBench reference needs get_inputs() (and get_init_inputs())")
+    if not callable(getattr(m, "get_init_inputs", None)):
+        raise VerifyError(f"{ref.path}: a KernelBench reference needs get_init_inputs() beside get_inputs()")
+    names = set(m.get_inputs.__code__.co_names)
+    sizes = {n: v for n, v in vars(m).items()
+             if n in names and type(v) is int and v > 1 and n != "batch_size"}
+    return {"batch": type(getattr(m, "batch_size", None)) is int, "dims": sizes}
+
+
+def _set_globals(modules, batch, dims):
+    for m in modules:
+        if m is None:
+            continue
+        if batch > 0 and hasattr(m, "batch_size"):
+            m.batch_size = batch
+        for name, value in dims.items():
+            if hasattr(m, name):
+                setattr(m, name, value)
+
+
+def kernelbench_inputs(ref, cand, batch, dims, seed):
+    """get_inputs() of the reference under `seed`, with batch_size and the varied sizes set in both files."""
+    _set_globals([ref.module, cand.module if cand is not None else None], batch, dims)
+    torch.manual_seed(seed)
+    inputs = ref.module.get_inputs()
+    if not isinstance(inputs, (list, tuple)):
+        raise VerifyError(f"{ref.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
+    out = []
+    for t in inputs:
+        if not isinstance(t, torch.Tensor):
+            raise VerifyError(f"{ref.path}: get_inputs() gave a {type(t).__name__}; only tensors can be verified")
+        out.append(t)
+    return out
+
+
+def bind(loaded, ref, dtype, device, seed, batch, dims):
+    """A callable for one dtype and device. KernelBench classes are built from the reference's
+    get_init_inputs() under the same seed, so Model and ModelNew start from the same weights."""
+    if loaded.kind == "function":
+        return loaded.target
+    _set_globals([ref.module, loaded.module], batch, dims)
+    torch.manual_seed(seed)
+    init = ref.module.get_init_inputs()
+    torch.manual_seed(seed)
+    model = loaded.target(*init)
+    return model.to(device=torch.device(device), dtype=_DTYPES[dtype]).eval()
+
+
+def to_list(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        result = []
+        for item in out:
+            result.extend(to_list(item))
+        return result
+    raise VerifyError(f"the kernel returned {type(out).__name__}; return a tensor or a tuple/list of tensors")
+
+
+def python_threads():
+    return threading.active_count()
+
+
+# ---- namespace guard: the reference's Python must stay the reference's ----
+
+_GUARDED_MODULES = ["torch", "torch.nn.functional", "torch.linalg", "torch.fft", "torch.special", "torch.cuda",
+                    "torch.testing", "time", "timeit"]
+
+
+def _guarded_items():
+    items = {}
+    for name in _GUARDED_MODULES:
+        module = sys.modules.get(name)
+        if module is None:
+            continue
+        for attr, value in list(vars(module).items()):
+            if not attr.startswith("__"):
+                items[(name, attr)] = value
+    for cls_name, cls in (("torch.Tensor", torch.Tensor), ("torch.nn.Module", torch.nn.Module),
+                          ("torch.cuda.Event", getattr(torch.cuda, "Event", None))):
+        if cls is None:
+            continue
+        for attr, value in list(vars(cls).items()):
+            if not attr.startswith("__") or attr in ("__add__", "__matmul__", "__mul__", "__call__"):
+                items[(cls_name, attr)] = value
+    return items
+
+
+def _global_settings():
+    return {
+        "torch.backends.cuda.matmul.allow_tf32": torch.backends.cuda.matmul.allow_tf32,
+        "torch.backends.cudnn.allow_tf32": torch.backends.cudnn.allow_tf32,
+        "torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_fp16_reduced_precision_reduction,
+        "torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction":
+            torch.backends.cuda.matmul.allow_bf16_reduced_precision_reduction,
+        "torch.get_float32_matmul_precision()": torch.get_float32_matmul_precision(),
+        "torch.get_default_dtype()": torch.get_default_dtype(),
+        "torch.is_grad_enabled()": torch.is_grad_enabled(),
+    }
+
+
+class NamespaceGuard:
+    def __init__(self):
+        self.items = _guarded_items()
+        self.settings = _global_settings()
+
+    def check_and_restore(self):
+        """Returns descriptions of what changed since the snapshot, after putting the originals back."""
+        changed = []
+        now = _guarded_items()
+        for key, original in self.items.items():
+            if now.get(key, original) is not original:
+                module_name, attr = key
+                changed.append(f"{module_name}.{attr} was replaced")
+                owner = torch.Tensor if module_name == "torch.Tensor" else (
+                    torch.nn.Module if module_name == "torch.nn.Module" else (
+                        torch.cuda.Event if module_name == "torch.cuda.Event" else sys.modules[module_name]))
+                try:
+                    setattr(owner, attr, original)
+                except (AttributeError, TypeError):
+                    changed.append(f"{module_name}.{attr} could not be restored")
+        settings = _global_settings()
+        for key, original in self.settings.items():
+            if settings[key] != original:
+                changed.append(f"{key} changed from {original} to {settings[key]}")
+        if settings["torch.backends.cuda.matmul.allow_tf32"] != self.settings["torch.backends.cuda.matmul.allow_tf32"]:
+            torch.backends.cuda.matmul.allow_tf32 = self.settings["torch.backends.cuda.matmul.allow_tf32"]
+        if settings["torch.backends.cudnn.allow_tf32"] != self.settings["torch.backends.cudnn.allow_tf32"]:
+            torch.backends.cudnn.allow_tf32 = self.settings["torch.backends.cudnn.allow_tf32"]
+        if settings["torch.get_float32_matmul_precision()"] != self.settings["torch.get_float32_matmul_precision()"]:
+            torch.set_float32_matmul_precision(self.settings["torch.get_float32_matmul_precision()"])
+        if settings["torch.get_default_dtype()"] != self.settings["torch.get_default_dtype()"]:
+            torch.set_default_dtype(self.settings["torch.get_default_dtype()"])
+        return changed
+
+
+def namespace_guard():
+    return NamespaceGuard()
+
+
+# ---- static scan of the candidate's source ----
+
+_TIMER_ROOTS = {"time", "timeit", "torch", "triton", "builtins", "gc", "sys", "os", "numpy", "np", "F",
+                "functional", "nn"}
+_THREAD_MODULES = {"threading", "_thread", "multiprocessing", "concurrent", "subprocess", "asyncio"}
+_NETWORK_MODULES = {"socket", "ssl", "urllib", "http", "requests", "httpx", "aiohttp", "ftplib", "smtplib", "paramiko"}
+_INTROSPECTION = {("gc", "get_objects"), ("gc", "get_referrers"), ("sys", "_getframe"), ("inspect", "stack"),
+                  ("inspect", "currentframe"), ("inspect", "getouterframes"), ("ctypes", "memmove"),
+                  ("ctypes", "cast"), ("ctypes", "CDLL")}
+_PROCESS_CALLS = {("os", "fork"), ("os", "forkpty"), ("os", "system"), ("os", "popen"), ("os", "spawnl"),
+                  ("os", "spawnv"), ("os", "execv"), ("os", "execve"), ("os", "execl"), ("os", "posix_spawn"),
+                  ("pty", "fork")}
+_STREAM_CALLS = {"Stream", "stream", "set_stream", "ExternalStream", "StreamContext"}
+_DYNAMIC_CODE = {"exec", "eval", "compile", "__import__"}
+_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|PRIVATE|AUTH", re.I)
+_NATIVE_PATTERNS = [
+    (re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamBeginCapture\b|\bat::cuda::getStreamFromPool\b"), "streams",
+     "creates a CUDA stream in native code (work on another stream escapes the timer)"),
+    (re.compile(r"\bstd::thread\b|\bpthread_create\b|\bstd::async\b|#\s*pragma\s+omp\s+task"), "threads",
+     "starts threads in native code (work off the timed thread)"),
+    (re.compile(r"\bfork\s*\(|\bexecv\w*\s*\(|\bsystem\s*\(|\bpopen\s*\("), "processes",
+     "starts a process from native code"),
+    (re.compile(r"\bsocket\s*\(|\bconnect\s*\(|\bgetaddrinfo\s*\("), "network", "opens a network connection"),
+    (re.compile(r"\bgetenv\s*\("), "secrets", "reads environment variables"),
+    (re.compile(r"\bcudaEventElapsedTime\b|\bclock_gettime\b|\bgettimeofday\b"), "timer",
+     "touches the clocks the timer uses"),
+]
+
+
+def _dotted(node):
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+class _Scanner(ast.NodeVisitor):
+    def __init__(self, reference_stem, reference_names, kernelbench):
+        self.findings = []
+        self.reference_stem = reference_stem
+        self.reference_names = reference_names
+        self.kernelbench = kernelbench
+        self.aliases = {}  # local name -> imported module path
+        self.class_stack = []
+
+    def add(self, node, category, message):
+        self.findings.append({"line": getattr(node, "lineno", 0), "category": category, "message": message})
+
+    def _module_of(self, name):
+        return self.aliases.get(name, name)
+
+    def visit_Import(self, node):
+        for a in node.names:
+            self.aliases[a.asname or a.name.split(".")[0]] = a.name if a.asname else a.name.split(".")[0]
+            self._check_import(node, a.name)
+        self.generic_visit(node)
+
+    def visit_ImportFrom(self, node):
+        mod = node.module or ""
+        for a in node.names:
+            self.aliases[a.asname or a.name] = f"{mod}.{a.name}" if mod else a.name
+        self._check_import(node, mod)
+        if mod.split(".")[-1] == self.reference_stem or (node.level and mod == self.reference_stem):
+            self.add(node, "reference_fallback", f"imports the reference module '{mod}'")
+        self.generic_visit(node)
+
+    def _check_import(self, node, name):
+        root = name.split(".")[0]
+        if root in _THREAD_MODULES:
+            self.add(node, "threads", f"imports {name} (threads or processes run work the timer does not see)")
+        if root in _NETWORK_MODULES:
+            self.add(node, "network", f"imports {name} (a kernel has no business on the network)")
+        if root == self.reference_stem:
+            self.add(node, "reference_fallback", f"imports the reference module '{name}'")
+        if root in ("importlib", "runpy"):
+            self.add(node, "dynamic_code", f"imports {name} (code loaded at run time escapes this scan)")
+
+    def visit_ClassDef(self, node):
+        self.class_stack.append(node.name)
+        self.generic_visit(node)
+        self.class_stack.pop()
+
+    def _check_target(self, target, node):
+        dotted = _dotted(target)
+        if dotted and "." in dotted:
+            root = dotted.split(".")[0]
+            full = self._module_of(root) + dotted[len(root):]
+            full_root = full.split(".")[0]
+            if full_root in _TIMER_ROOTS or root in _TIMER_ROOTS:
+                category = "timer" if any(w in full for w in ("time", "Event", "synchronize", "perf_counter",
+                                                               "elapsed")) else "monkey_patch"
+                if full.startswith("torch.backends") or "allow_tf32" in full:
+                    category = "global_state"
+                self.add(node, category, f"assigns {full} (patching a library changes what the timer or the "
+                                         f"reference sees)")
+
+    def visit_Assign(self, node):
+        for t in node.targets:
+            self._check_target(t, node)
+        self.generic_visit(node)
+
+    def visit_AugAssign(self, node):
+        self._check_target(node.target, node)
+        self.generic_visit(node)
+
+    def visit_Subscript(self, node):
+        dotted = _dotted(node.value)
+        if dotted and self._module_of(dotted.split(".")[0]) + dotted[len(dotted.split(".")[0]):] == "os.environ":
+            key = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            self._environment(node, key)
+        self.generic_visit(node)
+
+    def _environment(self, node, key):
+        if isinstance(key, str):
+            secret = " (a secret)" if _SECRET_WORDS.search(key) else ""
+            self.add(node, "secrets", f"reads environment variable {key}{secret}")
+        else:
+            self.add(node, "secrets", "reads the environment")
+
+    def visit_Call(self, node):
+        dotted = _dotted(node.func)
+        if dotted:
+            root = dotted.split(".")[0]
+            full = self._module_of(root) + dotted[len(root):]
+            parts = full.split(".")
+            last = parts[-1]
+            if full in ("setattr", "builtins.setattr") and node.args:
+                target = _dotted(node.args[0])
+                if target and self._module_of(target.split(".")[0]).split(".")[0] in _TIMER_ROOTS | {"torch"}:
+                    self.add(node, "monkey_patch", f"calls setattr on {target}")
+            if full in _DYNAMIC_CODE:
+                self.add(node, "dynamic_code", f"calls {full}() (code built at run time escapes this scan)")
+            if len(parts) >= 2 and (parts[0], last) in _INTROSPECTION:
+                self.add(node, "introspection", f"calls {full}() (reaching into the verifier's or reference's objects)")
+            if len(parts) >= 2 and (parts[0], last) in _PROCESS_CALLS:
+                self.add(node, "processes", f"calls {full}() (starts a process)")
+            if parts[0] == "torch" and "cuda" in parts and last in _STREAM_CALLS:
+                self.add(node, "streams", f"calls {full}() (work on another stream escapes the timer)")
+            if full in ("os.getenv", "os.environ.get", "os.getenvb") or (full.startswith("os.environ.") and
+                                                                       last in ("get", "items", "copy", "keys")):
+                key = node.args[0].value if node.args and isinstance(node.args[0], ast.Constant) else None
+                self._environment(node, key)
+            if full in ("torch.set_float32_matmul_precision", "torch.set_default_dtype",
+                        "torch.backends.cudnn.allow_tf32", "torch.use_deterministic_algorithms"):
+                self.add(node, "global_state", f"calls {full}() (changes global numerics for everyone after it)")
+            if last in self.reference_names and self.kernelbench and root in self.reference_names:
+                self.add(node, "reference_fallback", f"calls the reference's {dotted}")
+            if (self.kernelbench and self.class_stack and isinstance(node.func, ast.Attribute) and
+                    isinstance(node.func.value, ast.Name) and node.func.value.id == "Model"):
+                self.add(node, "reference_fallback", f"calls the reference class's Model.{node.func.attr}()")
+            if self.kernelbench and self.class_stack and dotted == "Model":
+                self.add(node, "reference_fallback", "builds the reference Model inside the candidate")
+        self.generic_visit(node)
+
+    def visit_Constant(self, node):
+        if isinstance(node.value, str) and len(node.value) > 40 and ("__global__" in node.value or
+                                                                   "#include" in node.value or
+                                                                   "torch::" in node.value):
+            for pattern, category, message in _NATIVE_PATTERNS:
+                if pattern.search(node.value):
+                    self.add(node, category, "inline native source " + message)
+        self.generic_visit(node)
+
+
+def static_scan(path, reference_path, reference_is_kernelbench):
+    """Findings as dicts {line, category, message}. Python files are parsed (never run); .cpp/.cu files are
+    searched for the native patterns."""
+    with open(path, "r", encoding="utf-8", errors="replace") as f:
+        source = f.read()
+    reference_stem = os.path.splitext(os.path.basename(reference_path))[0] if reference_path else ""
+    if not path.endswith(".py"):
+        findings = []
+        for number, line in enumerate(source.splitlines(), 1):
+            for pattern, category, message in _NATIVE_PATTERNS:
+                if pattern.search(line):
+                    findings.append({"line": number, "category": category, "message": message})
+        return findings
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as e:
+        return [{"line": e.lineno or 0, "category": "syntax", "message": f"does not parse: {e.msg}"}]
+    reference_names = set()
+    if reference_path and reference_path.endswith(".py") and os.path.abspath(reference_path) != os.path.abspath(path):
+        with open(reference_path, "r", encoding="utf-8", errors="replace") as f:
+            try:
+                ref_tree = ast.parse(f.read())
+                reference_names = {n.name for n in ref_tree.body
+                                   if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == "Model"}
+            except SyntaxError:
+                pass
+    scanner = _Scanner(reference_stem, reference_names, reference_is_kernelbench)
+    scanner.visit(tree)
+    if reference_path and os.path.basename(reference_path) in source and reference_stem:
+        scanner.findings.append({"line": 0, "category": "reference_fallback",
+                                 "message": f"mentions the reference file {os.path.basename(reference_path)}"})
+    return scanner.findings

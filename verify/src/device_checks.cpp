@@ -1,0 +1,139 @@
+// Poisoning of freed CUDA cache blocks, hidden-work measurement across streams, and device-synced timing.
+#include "device_checks.hpp"
+
+#ifdef RNX_RUNNER_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#include <c10/cuda/CUDACachingAllocator.h>
+#include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <torch/cuda.h>
+#endif
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace rnx::verify::detail {
+
+namespace {
+
+double now_ms() {
+  using namespace std::chrono;
+  return duration<double, std::milli>(steady_clock::now().time_since_epoch()).count();
+}
+
+#ifdef RNX_RUNNER_CUDA
+// Requests above this size come from the allocator's large pool; smaller ones from the small pool.
+constexpr std::size_t small_request_limit = std::size_t{1} << 20;
+#endif
+
+}  // namespace
+
+poison_result poison_free_memory(at::Device device) {
+  poison_result r;
+#ifdef RNX_RUNNER_CUDA
+  if (!device.is_cuda()) return r;
+  c10::cuda::CUDAGuard guard(device);
+  auto stream = at::cuda::getCurrentCUDAStream(device.index());
+  // The snapshot lists every cached segment; only blocks of the current stream can be handed to the candidate
+  // (the allocator never gives a block freed on one stream to another).
+  auto snap = c10::cuda::CUDACachingAllocator::snapshot({0, 0}, false);
+  std::vector<std::size_t> requests;
+  for (const auto& segment : snap.segments) {
+    if (segment.device != device.index() || segment.stream != static_cast<void*>(stream.stream())) continue;
+    for (const auto& block : segment.blocks) {
+      if (block.allocated) continue;
+      r.free_bytes += block.size;
+      if (segment.is_large) {
+        requests.push_back(block.size);
+      } else {
+        // A free small-pool block may be bigger than the small-request limit; take it in pieces.
+        for (std::size_t left = block.size; left > 0;) {
+          std::size_t piece = std::min(left, small_request_limit);
+          requests.push_back(piece);
+          left -= piece;
+        }
+      }
+    }
+  }
+  std::sort(requests.rbegin(), requests.rend());  // largest first, so best-fit picks the blocks themselves
+  std::vector<at::Tensor> held;
+  held.reserve(requests.size());
+  auto options = at::TensorOptions().dtype(at::kByte).device(device);
+  for (std::size_t bytes : requests) {
+    at::Tensor t = at::empty({static_cast<std::int64_t>(bytes)}, options);
+    t.fill_(0xff);
+    r.poisoned_bytes += bytes;
+    held.push_back(std::move(t));
+  }
+  held.clear();  // back to the cache, now full of NaN bit patterns
+#else
+  (void)device;
+#endif
+  return r;
+}
+
+void synchronize_device(at::Device device) {
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) {
+    c10::cuda::CUDAGuard guard(device);
+    c10::cuda::device_synchronize();
+  }
+#else
+  (void)device;
+#endif
+}
+
+hidden_work_result measure_hidden_work(const std::function<void()>& call, at::Device device, int calls) {
+  hidden_work_result r;
+#ifdef RNX_RUNNER_CUDA
+  if (!device.is_cuda()) {
+    r.note = "CUDA only";
+    return r;
+  }
+  c10::cuda::CUDAGuard guard(device);
+  auto before = at::cuda::getCurrentCUDAStream(device.index());
+  call();  // warm-up: lazy initialisation and compilation are not the subject here
+  c10::cuda::device_synchronize();
+  at::cuda::CUDAEvent start(cudaEventDefault);
+  at::cuda::CUDAEvent stop(cudaEventDefault);
+  const double t0 = now_ms();
+  start.record(before);
+  for (int i = 0; i < calls; ++i) call();
+  stop.record(before);
+  stop.synchronize();
+  const double t_stream = now_ms();
+  c10::cuda::device_synchronize();
+  const double t_device = now_ms();
+  r.measured = true;
+  r.timed_stream_ms = start.elapsed_time(stop);
+  r.host_ms = t_device - t0;
+  r.lingering_ms = t_device - t_stream;
+  r.stream_changed = at::cuda::getCurrentCUDAStream(device.index()) != before;
+  if (r.stream_changed) at::cuda::setCurrentCUDAStream(before);
+#else
+  (void)call;
+  (void)device;
+  (void)calls;
+  r.note = "this verifier was built without CUDA";
+#endif
+  return r;
+}
+
+double time_call_ms(const std::function<void()>& call, at::Device device, int repetitions) {
+  std::vector<double> samples;
+  call();  // warm-up
+  synchronize_device(device);
+  for (int i = 0; i < repetitions; ++i) {
+    synchronize_device(device);
+    const double t0 = now_ms();
+    call();
+    synchronize_device(device);
+    samples.push_back(now_ms() - t0);
+  }
+  std::sort(samples.begin(), samples.end());
+  return samples.empty() ? 0.0 : samples[samples.size() / 2];
+}
+
+}  // namespace rnx::verify::detail

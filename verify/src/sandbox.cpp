@@ -1,0 +1,292 @@
+// Containment: allow-listed environment, namespaces and rlimits for the worker, seccomp filters inside it.
+#include "sandbox.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <fcntl.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstddef>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace rnx::verify::detail {
+
+namespace {
+
+bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
+  static const char* const exact[] = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "PYTHONPATH",
+                                      "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX", "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CC", "CXX", "USER", "LOGNAME"};
+  static const char* const prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "CUDNN_", "TORCH_", "TRITON_", "PYENV_",
+                                         "RNX_VERIFY_"};
+  for (const char* e : exact) {
+    if (name == e) return true;
+  }
+  for (const auto& k : limits.keep_env) {
+    if (name == k) return true;
+  }
+  // A credential never passes, even under an allowed prefix.
+  for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY", "PRIVATE"}) {
+    if (name.find(word) != std::string::npos) return false;
+  }
+  for (const char* p : prefixes) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
+                                             std::vector<std::string>* withheld) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (name == "HOME" || name == "TMPDIR" || name == "MALLOC_PERTURB_") continue;  // set below
+    if (allowed_variable(name, limits)) {
+      env.push_back(entry);
+    } else if (withheld) {
+      withheld->push_back(name);
+    }
+  }
+  env.push_back("HOME=" + workdir.string());
+  env.push_back("TMPDIR=" + workdir.string());
+  // glibc fills freed heap memory with 0xff bytes (NaN in every float format), so a candidate that returns an
+  // uninitialised buffer cannot pick up a result the reference left behind on the CPU.
+  env.push_back("MALLOC_PERTURB_=255");
+  return env;
+}
+
+namespace {
+
+// Written by the child between fork and exec: only async-signal-safe calls (open, write, close).
+bool write_file(const char* path, const char* text) {
+  int fd = ::open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  ssize_t want = static_cast<ssize_t>(std::strlen(text));
+  bool ok = ::write(fd, text, static_cast<std::size_t>(want)) == want;
+  ::close(fd);
+  return ok;
+}
+
+void write_all(int fd, const char* text) {
+  std::size_t left = std::strlen(text);
+  while (left > 0) {
+    ssize_t n = ::write(fd, text, left);
+    if (n <= 0) return;
+    text += n;
+    left -= static_cast<std::size_t>(n);
+  }
+}
+
+void set_limit(int resource, rlim_t value) {
+  struct rlimit r {value, value};
+  ::setrlimit(resource, &r);
+}
+
+}  // namespace
+
+sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                  const std::filesystem::path& workdir, const sandbox_limits& limits,
+                                  bool limit_address_space) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
+  // Everything the child needs is built here: after fork only async-signal-safe calls are allowed.
+  std::vector<std::string> args = argv;
+  args.push_back("--result-fd");
+  args.push_back(std::to_string(fds[1]));
+  std::vector<char*> c_args;
+  for (auto& a : args) c_args.push_back(a.data());
+  c_args.push_back(nullptr);
+  std::vector<std::string> env_copy = env;
+  std::vector<char*> c_env;
+  for (auto& e : env_copy) c_env.push_back(e.data());
+  c_env.push_back(nullptr);
+  const std::string uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1\n";
+  const std::string gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1\n";
+  const std::string dir = workdir.string();
+  const std::string cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
+  const std::string root_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"network namespace\"}\n";
+  const std::string none_line =
+      "{\"event\":\"sandbox\",\"network\":\"seccomp\",\"how\":\"namespaces are not permitted here; network sockets "
+      "are refused by the seccomp filter only\"}\n";
+  const rlim_t cpu = static_cast<rlim_t>(limits.cpu_s);
+  const rlim_t memory = static_cast<rlim_t>(limits.memory_mb) << 20;
+  const rlim_t file = static_cast<rlim_t>(limits.file_mb) << 20;
+  const rlim_t nproc = static_cast<rlim_t>(limits.processes);
+
+  pid_t pid = ::fork();
+  if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
+    int out = ::fcntl(fds[1], F_DUPFD, 3);  // a copy without FD_CLOEXEC for the worker
+    ::close(fds[0]);
+    const char* line = none_line.c_str();
+    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+      write_file("/proc/self/setgroups", "deny\n");
+      write_file("/proc/self/uid_map", uid_map.c_str());
+      write_file("/proc/self/gid_map", gid_map.c_str());
+      line = cpu_line.c_str();
+    } else if (::unshare(CLONE_NEWNET) == 0) {
+      line = root_line.c_str();
+    }
+    write_all(out, line);
+    set_limit(RLIMIT_CPU, cpu);
+    set_limit(RLIMIT_FSIZE, file);
+    set_limit(RLIMIT_NPROC, nproc);
+    set_limit(RLIMIT_CORE, 0);
+    if (limit_address_space) set_limit(RLIMIT_AS, memory);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    // The worker is told its fd number through argv; make sure it is the one we promised.
+    if (out != fds[1]) {
+      ::dup2(out, fds[1]);
+      ::close(out);
+    }
+    ::fcntl(fds[1], F_SETFD, 0);
+    ::execve(c_args[0], c_args.data(), c_env.data());
+    const char* msg = "{\"event\":\"fatal\",\"message\":\"cannot start the verify worker\"}\n";
+    write_all(fds[1], msg);
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  return {pid, fds[0]};
+}
+
+std::int64_t resident_mb(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
+  std::int64_t size = 0, resident = 0;
+  if (!(in >> size >> resident)) return 0;
+  return resident * ::sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+// ---- seccomp ----
+
+namespace {
+
+std::atomic<int> blocked_sockets{0};
+std::atomic<int> blocked_processes{0};
+std::atomic<int> blocked_io_uring{0};
+
+#if defined(__x86_64__)
+constexpr std::uint32_t audit_arch = AUDIT_ARCH_X86_64;
+#elif defined(__aarch64__)
+constexpr std::uint32_t audit_arch = AUDIT_ARCH_AARCH64;
+#endif
+
+// SIGSYS from SECCOMP_RET_TRAP: count what was tried and make the syscall return -EPERM, so the candidate sees
+// an ordinary error and the report can say what it attempted.
+void on_sigsys(int, siginfo_t* info, void* context) {
+  auto* uc = static_cast<ucontext_t*>(context);
+  const int nr = info->si_syscall;
+  if (nr == SYS_socket) {
+    blocked_sockets.fetch_add(1, std::memory_order_relaxed);
+  } else if (nr == SYS_io_uring_setup) {
+    blocked_io_uring.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    blocked_processes.fetch_add(1, std::memory_order_relaxed);
+  }
+#if defined(__x86_64__)
+  uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+#elif defined(__aarch64__)
+  uc->uc_mcontext.regs[0] = static_cast<unsigned long long>(-EPERM);
+#endif
+}
+
+}  // namespace
+
+bool install_filter(int phase, std::string& why) {
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  (void)phase;
+  why = "seccomp filters are built for x86-64 and aarch64 only";
+  return false;
+#else
+  struct sigaction sa {};
+  sa.sa_sigaction = on_sigsys;
+  sa.sa_flags = SA_SIGINFO | SA_NODEFER;
+  ::sigemptyset(&sa.sa_mask);
+  if (::sigaction(SIGSYS, &sa, nullptr) != 0) {
+    why = std::string("sigaction(SIGSYS) failed: ") + std::strerror(errno);
+    return false;
+  }
+  constexpr std::uint32_t trap = SECCOMP_RET_TRAP;
+  constexpr std::uint32_t allow = SECCOMP_RET_ALLOW;
+  std::vector<sock_filter> f;
+  auto stmt = [&](std::uint16_t code, std::uint32_t k) { f.push_back(BPF_STMT(code, k)); };
+  auto jump = [&](std::uint16_t code, std::uint32_t k, std::uint8_t jt, std::uint8_t jf) {
+    f.push_back(BPF_JUMP(code, k, jt, jf));
+  };
+  const auto nr_offset = static_cast<std::uint32_t>(offsetof(seccomp_data, nr));
+  const auto arg0_offset = static_cast<std::uint32_t>(offsetof(seccomp_data, args));  // low word (little endian)
+  stmt(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(offsetof(seccomp_data, arch)));
+  jump(BPF_JMP | BPF_JEQ | BPF_K, audit_arch, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);  // a foreign syscall ABI (x32, i386) is never legitimate here
+  stmt(BPF_LD | BPF_W | BPF_ABS, nr_offset);
+  // socket(domain, ...): local and netlink sockets stay (CUDA and Python use them), network families trap.
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 5);
+  stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1);
+  stmt(BPF_RET | BPF_K, allow);
+  stmt(BPF_RET | BPF_K, trap);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1);
+  stmt(BPF_RET | BPF_K, trap);
+  if (phase >= 2) {
+#if defined(__x86_64__)
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1);
+    stmt(BPF_RET | BPF_K, trap);
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1);
+    stmt(BPF_RET | BPF_K, trap);
+#endif
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 1);
+    stmt(BPF_RET | BPF_K, trap);
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1);
+    stmt(BPF_RET | BPF_K, trap);
+    // clone3 hides its flags behind a pointer seccomp cannot read: ENOSYS makes glibc fall back to clone().
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
+    stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
+    // clone(flags, ...): threads (CLONE_THREAD) are fine, new processes trap.
+    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
+    stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);
+    jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1);
+    stmt(BPF_RET | BPF_K, allow);
+    stmt(BPF_RET | BPF_K, trap);
+  }
+  stmt(BPF_RET | BPF_K, allow);
+  sock_fprog prog{static_cast<unsigned short>(f.size()), f.data()};
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) {
+    why = std::string("PR_SET_NO_NEW_PRIVS failed: ") + std::strerror(errno);
+    return false;
+  }
+  // TSYNC: every thread of the worker (torch's pools included) gets the filter, not just this one.
+  if (::syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC, &prog) != 0) {
+    why = std::string("seccomp(SET_MODE_FILTER) failed: ") + std::strerror(errno);
+    return false;
+  }
+  return true;
+#endif
+}
+
+blocked_counts blocked() {
+  return {blocked_sockets.load(), blocked_processes.load(), blocked_io_uring.load()};
+}
+
+}  // namespace rnx::verify::detail

@@ -1,0 +1,552 @@
+// The verify orchestrator: resolves reference and candidate, runs the sandboxed worker, assembles the report.
+#include "rnx/verify/verify.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "sandbox.hpp"
+
+#include <boost/json.hpp>
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace bj = boost::json;
+namespace fs = std::filesystem;
+
+namespace rnx::verify {
+
+namespace {
+
+// Every row a complete verification reports, in report order.
+const std::vector<std::pair<std::string, std::string>> expected_rows = {
+    {"correctness", "smoke"},           {"correctness", "shape_sweep"},  {"correctness", "stability"},
+    {"correctness", "determinism"},     {"correctness", "edge_cases"},   {"audit", "fresh_inputs"},
+    {"audit", "stale_memory"},          {"audit", "input_mutation"},     {"audit", "output_aliasing"},
+    {"audit", "ignored_inputs"},        {"audit", "shape_specialization"}, {"audit", "precision"},
+    {"audit", "hidden_work"},           {"audit", "extra_threads"},      {"audit", "implausible_speedup"},
+    {"audit", "static_scan"},           {"audit", "patched_globals"},    {"containment", "sandbox"},
+};
+
+int severity(outcome o) {
+  switch (o) {
+    case outcome::fail: return 3;
+    case outcome::review: return 2;
+    case outcome::pass: return 1;
+    case outcome::skip: return 0;
+  }
+  return 3;
+}
+
+outcome parse_outcome(std::string_view s) {
+  if (s == "pass") return outcome::pass;
+  if (s == "review") return outcome::review;
+  if (s == "skip") return outcome::skip;
+  return outcome::fail;
+}
+
+std::vector<input_spec> parse_inputs(const std::string& text) {
+  std::vector<input_spec> out;
+  std::stringstream ss(text);
+  std::string item;
+  std::set<std::string> seen;
+  while (std::getline(ss, item, ';')) {
+    item.erase(0, item.find_first_not_of(" \t"));
+    item.erase(item.find_last_not_of(" \t") + 1);
+    if (item.empty()) continue;
+    auto eq = item.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      throw error(errc::usage, "--inputs: \"" + item + "\" is not NAME=SHAPE; write e.g. \"q=B,8,128,64;k=B,8,128,64\"");
+    }
+    input_spec in;
+    in.name = item.substr(0, eq);
+    in.text = item.substr(eq + 1);
+    if (!seen.insert(in.name).second) throw error(errc::usage, "--inputs: input \"" + in.name + "\" is given twice");
+    try {
+      in.dims = parse_shape(in.text, "--inputs " + in.name);
+    } catch (const error& e) {
+      throw error(errc::usage, e.what());
+    }
+    out.push_back(in);
+  }
+  return out;
+}
+
+std::string signal_text(int sig) {
+  const char* t = ::strsignal(sig);
+  return t ? t : "signal " + std::to_string(sig);
+}
+
+}  // namespace
+
+std::string_view to_string(outcome o) {
+  switch (o) {
+    case outcome::pass: return "pass";
+    case outcome::fail: return "fail";
+    case outcome::review: return "review";
+    case outcome::skip: return "skip";
+  }
+  return "fail";
+}
+
+bool verify_report::accepted() const {
+  if (checks.empty()) return false;
+  for (const auto& c : checks) {
+    if (c.result == outcome::fail) return false;
+    if (c.result == outcome::review && review_rejects) return false;
+  }
+  return true;
+}
+
+bool verify_report::needs_review() const {
+  return std::any_of(checks.begin(), checks.end(), [](const check_row& c) { return c.result == outcome::review; });
+}
+
+const check_row* verify_report::find(std::string_view name) const {
+  for (const auto& c : checks) {
+    if (c.name == name) return &c;
+  }
+  return nullptr;
+}
+
+std::vector<std::string> verify_report::failed() const {
+  std::vector<std::string> out;
+  for (const auto& c : checks) {
+    if (c.result == outcome::fail) out.push_back(c.name);
+  }
+  return out;
+}
+
+reference_spec reference_from_manifest(const fs::path& manifest_path, const std::string& kernel) {
+  manifest m = load_manifest(manifest_path);
+  const kernel_spec* k = m.find_kernel(kernel);
+  if (!k) {
+    std::string names;
+    for (const auto& s : m.kernels) names += (names.empty() ? "" : ", ") + s.name;
+    throw error(errc::usage, "--kernel \"" + kernel + "\" is not in " + m.source + " (it has: " + names + ")");
+  }
+  reference_spec r;
+  r.name = k->name;
+  r.path = k->resolved_path;
+  r.entry = k->entry;
+  r.inputs = k->inputs;
+  if (!k->batch.empty()) r.batches = k->batch;
+  if (!k->dtypes.empty()) r.dtypes = k->dtypes;
+  r.device = k->device.empty() ? "auto" : k->device;
+  r.tolerances = k->tolerances;
+  return r;
+}
+
+reference_spec reference_from_file(const fs::path& path, const std::string& inputs, const std::string& entry) {
+  if (!fs::exists(path)) {
+    throw error(errc::not_found, "reference " + path.string() + " does not exist; pass the file the candidate rewrites");
+  }
+  reference_spec r;
+  r.name = path.stem().string();
+  r.path = fs::absolute(path);
+  r.entry = entry;
+  r.inputs = parse_inputs(inputs);
+  return r;
+}
+
+fs::path default_worker_path() {
+  if (const char* env = std::getenv("RNX_VERIFY_WORKER"); env && *env) return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / "rnx-verify-worker";
+    if (fs::exists(beside)) return beside;
+  }
+  return "rnx-verify-worker";
+}
+
+namespace {
+
+void validate(const verify_options& o) {
+  if (o.reference.path.empty()) throw error(errc::usage, "no reference: pass --config and --kernel, or --reference");
+  if (!fs::exists(o.reference.path)) {
+    throw error(errc::not_found, "reference " + o.reference.path.string() + " does not exist");
+  }
+  if (o.candidate.empty()) throw error(errc::usage, "no candidate: pass --candidate FILE");
+  if (!fs::exists(o.candidate)) {
+    throw error(errc::not_found, "candidate " + o.candidate.string() + " does not exist; pass the rewritten kernel file");
+  }
+  for (const auto& b : o.reference.batches) {
+    if (b < 1) throw error(errc::usage, "batch sizes must be at least 1 (got " + std::to_string(b) + ")");
+  }
+  static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16", "float64"};
+  for (const auto& d : o.reference.dtypes) {
+    if (!dtypes.count(d)) {
+      throw error(errc::usage, "unsupported dtype \"" + d + "\" (use float32, float16, bfloat16 or float64)");
+    }
+  }
+  if (!(o.speedup_limit > 1)) throw error(errc::usage, "--speedup-limit must be above 1");
+  if (o.limits.wall_s <= 0 || o.limits.cpu_s <= 0 || o.limits.memory_mb <= 0) {
+    throw error(errc::usage, "sandbox limits (--timeout, --cpu-limit, --memory-limit) must be positive");
+  }
+}
+
+bj::object job_json(const verify_options& o) {
+  bj::array inputs;
+  for (const auto& in : o.reference.inputs) inputs.push_back(bj::object{{"name", in.name}, {"shape", in.text}});
+  bj::array batches;
+  for (auto b : o.reference.batches) batches.push_back(b);
+  bj::array dtypes;
+  for (const auto& d : o.reference.dtypes) dtypes.push_back(bj::string(d));
+  bj::object tolerances;
+  for (const auto& [d, t] : o.reference.tolerances) tolerances[d] = bj::object{{"rtol", t.rtol}, {"atol", t.atol}};
+  return bj::object{
+      {"name", o.reference.name},
+      {"reference", bj::object{{"path", fs::absolute(o.reference.path).string()}, {"entry", o.reference.entry}}},
+      {"candidate", bj::object{{"path", fs::absolute(o.candidate).string()}, {"entry", o.candidate_entry}}},
+      {"inputs", inputs},
+      {"batches", batches},
+      {"dtypes", dtypes},
+      {"device", o.reference.device},
+      {"tolerances", tolerances},
+      {"seed", static_cast<std::int64_t>(o.seed & 0x7fffffffffffffffULL)},
+      {"speedup_limit", o.speedup_limit},
+      {"cache_dir", o.cache_dir.string()},
+  };
+}
+
+// A temporary folder removed with everything the candidate wrote into it.
+class temp_dir {
+ public:
+  temp_dir() {
+    std::string pattern = (fs::temp_directory_path() / "rnx-verify-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) throw error(errc::internal, "cannot create a temporary folder: " + std::string(std::strerror(errno)));
+    path_ = pattern;
+  }
+  ~temp_dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+struct worker_outcome {
+  std::vector<bj::object> events;
+  std::string stderr_tail;
+  int exit_code = 0;
+  int signal = 0;
+  std::string killed_for;  // wall-clock or memory, when the parent killed it
+};
+
+worker_outcome run_worker(const verify_options& o, const fs::path& dir, const std::vector<std::string>& env) {
+  fs::path job = dir / "job.json";
+  {
+    std::ofstream out(job);
+    out << json::serialize(job_json(o));
+    if (!out) throw error(errc::internal, job.string() + ": cannot write the verify job");
+  }
+  fs::path worker = o.worker.empty() ? default_worker_path() : o.worker;
+  if (worker.has_parent_path() && !fs::exists(worker)) {
+    throw error(errc::not_found, "the verify worker " + worker.string() + " does not exist; build the "
+                                 "rnx-verify-worker target or set RNX_VERIFY_WORKER");
+  }
+  if (!worker.has_parent_path()) {
+    throw error(errc::not_found, "rnx-verify-worker was not found beside this program; build it or set RNX_VERIFY_WORKER");
+  }
+  // The worker must not read this process's environment (and its secrets) through /proc/PID/environ.
+  ::prctl(PR_SET_DUMPABLE, 0);
+  // An address-space limit breaks CUDA (the driver reserves huge virtual ranges): only where no GPU can be used.
+  const bool cpu_only = o.reference.device == "cpu" || (o.reference.device == "auto" && !fs::exists("/dev/nvidiactl"));
+  detail::sandboxed_process p =
+      detail::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
+  worker_outcome w;
+  std::string buffer;
+  const auto start = std::chrono::steady_clock::now();
+  bool open = true;
+  while (open) {
+    pollfd pfd{p.read_fd, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, 100);
+    if (ready > 0) {
+      char chunk[8192];
+      ssize_t n = ::read(p.read_fd, chunk, sizeof chunk);
+      if (n > 0) {
+        buffer.append(chunk, static_cast<std::size_t>(n));
+        std::size_t nl;
+        while ((nl = buffer.find('\n')) != std::string::npos) {
+          std::string line = buffer.substr(0, nl);
+          buffer.erase(0, nl + 1);
+          try {
+            bj::value v = bj::parse(line);
+            if (v.is_object()) w.events.push_back(v.as_object());
+          } catch (const std::exception&) {
+            w.events.push_back(bj::object{{"event", "garbage"}, {"line", line.substr(0, 200)}});
+          }
+        }
+        if (buffer.size() > (1 << 20)) buffer.clear();  // a flood of unterminated output is dropped, not kept
+      } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
+        open = false;
+      }
+    } else if (ready < 0 && errno != EINTR) {
+      open = false;
+    }
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (w.killed_for.empty() && elapsed > o.limits.wall_s) {
+      w.killed_for = "it ran past the " + std::to_string(static_cast<int>(o.limits.wall_s)) + " s wall-clock limit";
+    } else if (w.killed_for.empty() && detail::resident_mb(p.pid) > o.limits.memory_mb) {
+      w.killed_for = "it used more than " + std::to_string(o.limits.memory_mb) + " MiB of memory";
+    }
+    if (!w.killed_for.empty()) {
+      ::kill(-p.pid, SIGKILL);
+      ::kill(p.pid, SIGKILL);
+      open = false;
+    }
+  }
+  ::close(p.read_fd);
+  int status = 0;
+  while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::kill(-p.pid, SIGKILL);  // anything it left behind in its process group
+  if (WIFSIGNALED(status)) w.signal = WTERMSIG(status);
+  if (WIFEXITED(status)) w.exit_code = WEXITSTATUS(status);
+  return w;
+}
+
+std::string join_names(const std::vector<std::string>& names, std::size_t most) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > most) out += ", ...";
+  return out;
+}
+
+}  // namespace
+
+verify_report verify_candidate(const verify_options& o) {
+  validate(o);
+  const auto started = std::chrono::steady_clock::now();
+  verify_report report;
+  report.reference = o.reference.path.string() + (o.reference.entry.empty() ? "" : ":" + o.reference.entry);
+  report.candidate = o.candidate.string() + (o.candidate_entry.empty() ? "" : ":" + o.candidate_entry);
+  report.dtypes = o.reference.dtypes;
+  report.review_rejects = o.review_rejects;
+
+  temp_dir dir;
+  std::vector<std::string> withheld;
+  std::vector<std::string> env = detail::sandbox_environment(o.limits, dir.path(), &withheld);
+  worker_outcome w = run_worker(o, dir.path(), env);
+
+  std::map<std::string, check_row> rows;
+  std::map<std::string, std::vector<std::string>> details;
+  std::set<std::string> seen;
+  std::vector<std::string> tampering;
+  bool done = false;
+  std::string network = "unknown (the worker said nothing)";
+  bool network_isolated = false;
+  bool sealed = false;
+  std::string seal_why;
+  std::int64_t sockets = 0, processes = 0, io_uring = 0;
+  std::string last_started;
+  for (const auto& e : w.events) {
+    std::string kind = e.contains("event") && e.at("event").is_string() ? std::string(e.at("event").as_string()) : "";
+    if (done && kind != "garbage") tampering.push_back("output after the final line");
+    if (kind == "sandbox") {
+      network = std::string(e.at("how").as_string());
+      network_isolated = true;
+    } else if (kind == "ready") {
+      report.device = std::string(e.at("device").as_string());
+    } else if (kind == "fatal") {
+      std::string code = e.contains("code") ? std::string(e.at("code").as_string()) : "internal";
+      std::string message = std::string(e.at("message").as_string());
+      if (code == "internal") throw error(errc::internal, "the verify worker failed: " + message);
+      throw error(code == "not_found" ? errc::not_found : errc::invalid, message);
+    } else if (kind == "check") {
+      std::string name(e.at("name").as_string());
+      std::string group(e.at("group").as_string());
+      std::string dtype = e.contains("dtype") ? std::string(e.at("dtype").as_string()) : "";
+      if (!seen.insert(name + "|" + dtype).second) tampering.push_back("check " + name + " reported twice");
+      check_row& r = rows[name];
+      outcome now = parse_outcome(e.at("result").as_string());
+      if (r.name.empty()) {
+        r.group = group;
+        r.name = name;
+        r.result = now;
+      } else if (severity(now) > severity(r.result)) {
+        r.result = now;
+      }
+      r.seconds += e.at("seconds").to_number<double>();
+      std::string detail(e.at("detail").as_string());
+      details[name].push_back(o.reference.dtypes.size() > 1 && !dtype.empty() ? dtype + ": " + detail : detail);
+      last_started = name;
+    } else if (kind == "speedup") {
+      double v = e.at("value").to_number<double>();
+      report.speedup = report.speedup ? std::max(*report.speedup, v) : v;
+    } else if (kind == "sealed") {
+      sealed = e.at("seccomp").as_bool();
+      seal_why = std::string(e.at("why").as_string());
+      sockets = e.at("sockets").as_int64();
+      processes = e.at("processes").as_int64();
+      io_uring = e.at("io_uring").as_int64();
+    } else if (kind == "done") {
+      done = true;
+    } else if (kind == "garbage") {
+      tampering.push_back("a line that is not JSON: " + std::string(e.at("line").as_string()).substr(0, 60));
+    }
+  }
+  for (auto& [name, r] : rows) {
+    for (const auto& d : details[name]) r.detail += (r.detail.empty() ? "" : " | ") + d;
+  }
+
+  // How the worker ended decides what the missing rows say.
+  std::string ended;
+  if (!w.killed_for.empty()) {
+    ended = "the worker was killed because " + w.killed_for;
+  } else if (w.signal) {
+    ended = "the worker died of " + signal_text(w.signal) +
+            (w.signal == SIGXCPU ? " (the CPU-time limit of " + std::to_string(static_cast<int>(o.limits.cpu_s)) + " s)"
+                                 : "");
+  } else if (!done) {
+    ended = "the worker exited (status " + std::to_string(w.exit_code) + ") before finishing";
+  } else if (w.exit_code != 0) {
+    ended = "the worker exited with status " + std::to_string(w.exit_code);
+  }
+  if (!ended.empty() && !last_started.empty()) ended += " after the " + last_started + " check";
+
+  for (const auto& [group, name] : expected_rows) {
+    if (name == "sandbox") {
+      check_row r{group, name, outcome::pass, "", 0};
+      std::vector<std::string> problems;
+      if (sockets) problems.push_back("tried to open " + std::to_string(sockets) + " network socket(s)");
+      if (processes) problems.push_back("tried to start " + std::to_string(processes) + " process(es)");
+      if (io_uring) problems.push_back("tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
+      if (!ended.empty()) problems.push_back(ended);
+      if (!tampering.empty()) problems.push_back("the worker's report was tampered with (" + tampering.front() + ")");
+      std::ostringstream os;
+      if (!problems.empty()) {
+        os << "the candidate " << join_names(problems, 4) << "; stopped. ";
+        r.result = outcome::fail;
+      }
+      os << "network: " << (network_isolated ? network : "not isolated: " + network) << "; seccomp: "
+         << (sealed ? "sockets, new processes and exec refused" : "not applied (" + seal_why + ")")
+         << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
+         << " s wall, " << o.limits.memory_mb << " MiB memory" << (o.reference.device == "cpu" ? "" : " (watched)")
+         << ", " << o.limits.file_mb << " MiB files, " << o.limits.processes << " tasks; environment: "
+         << withheld.size() << " variable(s) withheld";
+      std::vector<std::string> secrets;
+      for (const auto& n : withheld) {
+        for (const char* word : {"TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL"}) {
+          if (n.find(word) != std::string::npos) {
+            secrets.push_back(n);
+            break;
+          }
+        }
+      }
+      if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
+      os << "; its own temporary folder";
+      r.detail = os.str();
+      report.checks.push_back(r);
+      continue;
+    }
+    auto it = rows.find(name);
+    if (it != rows.end()) {
+      report.checks.push_back(it->second);
+    } else {
+      report.checks.push_back({group, name, outcome::fail,
+                               "not run: " + (ended.empty() ? "the candidate did not load" : ended), 0});
+    }
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return report;
+}
+
+bj::object to_json(const verify_report& r) {
+  bj::array checks;
+  for (const auto& c : r.checks) {
+    checks.push_back(bj::object{{"group", c.group}, {"name", c.name}, {"result", std::string(to_string(c.result))},
+                                {"detail", c.detail}, {"seconds", c.seconds}});
+  }
+  bj::array dtypes;
+  for (const auto& d : r.dtypes) dtypes.push_back(bj::string(d));
+  bj::object o{{"schema", "rnx.verify/v1"},
+               {"verdict", r.accepted() ? "accepted" : "rejected"},
+               {"needs_review", r.needs_review()},
+               {"reference", r.reference},
+               {"candidate", r.candidate},
+               {"device", r.device},
+               {"dtypes", dtypes},
+               {"seconds", r.seconds},
+               {"checks", checks}};
+  if (r.speedup) o["speedup"] = *r.speedup;
+  else o["speedup"] = nullptr;
+  bj::array failed;
+  for (const auto& f : r.failed()) failed.push_back(bj::string(f));
+  o["failed"] = failed;
+  return o;
+}
+
+namespace {
+
+std::string one_line(std::string s, std::size_t most) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > most) s = s.substr(0, most - 3) + "...";
+  return s;
+}
+
+std::string summary(const verify_report& r) {
+  std::ostringstream os;
+  os << (r.accepted() ? "ACCEPTED" : "REJECTED");
+  if (!r.accepted()) os << " (failed: " << join_names(r.failed(), 8) << ")";
+  if (r.needs_review()) os << "; marked for review";
+  if (r.speedup) os << "; speedup " << std::fixed << std::setprecision(2) << *r.speedup << "x";
+  os << "; " << std::fixed << std::setprecision(1) << r.seconds << " s on " << (r.device.empty() ? "?" : r.device);
+  return os.str();
+}
+
+}  // namespace
+
+std::string render_text(const verify_report& r) {
+  std::ostringstream os;
+  os << "rnx verify: " << r.candidate << " against " << r.reference << "\n";
+  std::size_t width = 5;
+  for (const auto& c : r.checks) width = std::max(width, c.group.size() + 1 + c.name.size());
+  for (const auto& c : r.checks) {
+    std::string label = c.group + "/" + c.name;
+    os << "  " << label << std::string(width - label.size() + 2, ' ') << std::left << std::setw(7)
+       << to_string(c.result) << one_line(c.detail, 400) << "\n";
+  }
+  os << summary(r) << "\n";
+  return os.str();
+}
+
+std::string render_markdown(const verify_report& r) {
+  auto cell = [](std::string s) {
+    s = one_line(std::move(s), 600);
+    std::string out;
+    for (char ch : s) {
+      if (ch == '|') out += "\\|";
+      else out += ch;
+    }
+    return out;
+  };
+  std::ostringstream os;
+  os << "### rnx verify: " << (r.accepted() ? "accepted" : "rejected") << "\n\n";
+  os << "`" << cell(r.candidate) << "` against `" << cell(r.reference) << "` on " << r.device << "\n\n";
+  os << "| stage / check | result | detail |\n| --- | --- | --- |\n";
+  for (const auto& c : r.checks) {
+    const char* mark = c.result == outcome::pass ? "pass" : c.result == outcome::fail ? "**FAIL**"
+                                                      : c.result == outcome::review ? "*review*" : "skip";
+    os << "| " << c.group << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
+  }
+  os << "\n" << summary(r) << "\n";
+  return os.str();
+}
+
+}  // namespace rnx::verify
