@@ -210,6 +210,11 @@ void run_gate(const gate_options& o) {
 #endif
   }
   stamp_run(head, ctx, project);
+  {
+    std::error_code ec;
+    std::filesystem::create_directories(out_dir, ec);
+    if (ec) throw error(errc::usage, "cannot create --out-dir " + o.out_dir + ": " + ec.message());
+  }
   if (head.project.empty()) {
     throw error(errc::usage, "the run names no project: set [project] name in " + o.config + " or pass --project");
   }
@@ -253,7 +258,10 @@ void run_gate(const gate_options& o) {
     verdict.head_run_id = facts.run_id;
   }
   if (ctx.event == event_kind::push_like && upload && upload->baseline) {
-    verdict.reason = "stored as the newest baseline of " + head.branch + "; against the previous one: " + verdict.reason;
+    verdict.reason = verdict.baseline ? "stored as the newest baseline of " + head.branch +
+                                            "; against the previous one: " + verdict.reason
+                                      : "stored as the first baseline of " + head.branch + " in environment " +
+                                            head.env.env_id + "; there is nothing earlier to compare it with";
   }
 
   const std::string report = render_report(verdict, facts);

@@ -14,6 +14,9 @@ void add_accept_command(CLI::App& app);
 #endif
 #ifdef RNX_HAVE_TORCH
 void add_bench_command(CLI::App& app);
+void add_verify_command(CLI::App& app);
+void add_profile_command(CLI::App& app);
+void add_optimize_command(CLI::App& app);
 #endif
 
 // The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).

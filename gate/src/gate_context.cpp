@@ -137,8 +137,8 @@ github_context read_github_context(const env_lookup& env) {
     }
     case event_kind::push_like: {
       const std::string ref = env("GITHUB_REF");
-      ctx.branch = branch_of_ref(ref);
-      if (ctx.branch.empty()) ctx.branch = branch_of_ref(optional_string(payload, {"ref"}));
+      // GITHUB_REF is what was checked out; the payload's ref only stands in when it is unset.
+      ctx.branch = branch_of_ref(ref.empty() ? optional_string(payload, {"ref"}) : ref);
       if (ctx.branch.empty()) {
         throw error(errc::usage, "GITHUB_REF \"" + ref +
                                      "\" is not a branch; run the gate on pushes to branches (on: push: branches: "

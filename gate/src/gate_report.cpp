@@ -43,7 +43,12 @@ std::string comment_marker(std::string_view key) {
 
 std::string render_report(const verdict_document& verdict, const report_facts& facts) {
   std::ostringstream os;
-  os << render_verdict_markdown(verdict) << "\n";
+  if (verdict.configs.empty()) {
+    // Nothing was compared (the store was down, or the run was empty): an empty table says nothing.
+    os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n" << verdict.reason << "\n\n";
+  } else {
+    os << render_verdict_markdown(verdict) << "\n";
+  }
   if (verdict.verdict == overall::block && facts.offer_accept) {
     os << "> If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` "
           "to make this run the new baseline.\n\n";

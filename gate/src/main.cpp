@@ -23,6 +23,9 @@ int main(int argc, char** argv) {
 #endif
 #ifdef RNX_HAVE_TORCH
   rnx::cli::add_bench_command(app);
+  rnx::cli::add_verify_command(app);
+  rnx::cli::add_profile_command(app);
+  rnx::cli::add_optimize_command(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -1,0 +1,382 @@
+#!/usr/bin/env python3
+"""End-to-end tests of `rnx gate` / `rnx accept` run as GitHub Actions would run them.
+
+Each case gets its own temp folder, the real rnx-server on a loopback port with a temp SQLite db, and
+the fake GitHub REST API (fake_github.py) that records every request. These cases use prepared run
+documents (`--results`), because their point is the gate's logic; e2e_runner.py covers the real runner.
+
+  e2e_gate.py --rnx build/bin/rnx --server build/bin/rnx-server --case block_on_slowdown
+"""
+import argparse
+import json
+import os
+import shutil
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (BASE_SHA, GITHUB_TOKEN, HEAD_SHA, MERGE_SHA, REPO, Failure, Harness, check,  # noqa: E402
+                     free_port, issue_comment_payload, pull_request_payload, push_payload, synthetic_run)
+
+PROJECT = "kernels-demo"
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# --- helpers ---------------------------------------------------------------------------------------
+def push_gate(h, run_path, extra_args=(), sha=BASE_SHA, expect=0):
+    env = h.event_env("push", push_payload(after=sha), "refs/heads/main", sha)
+    return h.run_rnx(["gate", "--results", run_path, *extra_args], env, expect=expect)
+
+
+def pr_gate(h, run_path, extra_args=(), number=7, expect=None, env_extra=None):
+    env = h.event_env("pull_request", pull_request_payload(number=number), "refs/pull/%d/merge" % number, MERGE_SHA,
+                      env_extra)
+    return h.run_rnx(["gate", "--results", run_path, *extra_args], env, expect=expect)
+
+
+def run_file(h, name, **kw):
+    return h.write_json(name, synthetic_run(PROJECT, **kw))
+
+
+def rnx_comments(h, number=7):
+    comments = []
+    page = 1
+    while True:
+        chunk = h.github_get("/repos/%s/issues/%d/comments?per_page=100&page=%d" % (REPO, number, page))
+        comments += chunk
+        if len(chunk) < 100:
+            return [c for c in comments if "<!-- rnx-gate" in c["body"]]
+        page += 1
+
+
+def requests_matching(h, method, fragment):
+    return [r for r in h.github_requests() if r["method"] == method and fragment in r["path"]]
+
+
+def statuses(h, sha=HEAD_SHA):
+    return [r["body"] for r in requests_matching(h, "POST", "/statuses/" + sha)]
+
+
+def assert_headers(h):
+    for r in h.github_requests():
+        if r["path"].startswith("/repos/"):
+            check(r["headers"].get("authorization") == "Bearer " + GITHUB_TOKEN, "request without the token: %r" % r)
+            check(r["headers"].get("accept") == "application/vnd.github+json", "request without GitHub's media type")
+            check(r["headers"].get("x-github-api-version") == "2022-11-28", "request without the API version")
+            check(r["status"] < 400, "GitHub answered %d to %s %s" % (r["status"], r["method"], r["path"]))
+
+
+def assert_in(needle, text, what):
+    check(needle in text, "%s does not contain %r:\n%s" % (what, needle, text))
+
+
+# --- cases -----------------------------------------------------------------------------------------
+def case_pass_and_comment_in_place(h):
+    """Baseline on push, PASS on identical code, the PR comment found again (page 2) and updated in place."""
+    h.start_service(PROJECT)
+    # 120 earlier comments put the gate's comment on the second page: the search must follow Link.
+    h.start_github({"comments": [{"issue": 7, "body": "review note %d" % i, "user": "reviewer"} for i in range(120)]})
+    r = push_gate(h, run_file(h, "base.json", seed=1))
+    check(r.outputs.get("verdict") == "WARN", "the first baseline has nothing to compare with: WARN")
+    assert_in("first baseline of main", r.outputs.get("reason", ""), "push reason")
+    check(r.outputs.get("run-id"), "push outputs a run id")
+
+    r = pr_gate(h, run_file(h, "head1.json", seed=2), expect=0)
+    check(r.outputs.get("verdict") == "PASS", "identical code passes, got %r: %s" % (r.outputs.get("verdict"), r.stdout))
+    for needle in ("| Configuration |", "matmul/eager/float32/b8", "equivalent", "P(slower)", "Ratio [95% CI]"):
+        assert_in(needle, r.summary, "step summary")
+    assert_in("### rnx: **PASS**", r.outputs.get("report", ""), "report output")
+    check(os.path.exists(h.path(".rnx", "verdict.json")), "verdict.json written")
+    posts = requests_matching(h, "POST", "/issues/7/comments")
+    check(len(posts) == 1, "one comment created, got %d" % len(posts))
+    check(statuses(h) and statuses(h)[-1]["state"] == "success", "status success on the head commit")
+    check(statuses(h)[-1]["context"] == "rnx/benchmark", "status context rnx/benchmark")
+    check(statuses(h)[-1]["description"].startswith("PASS"), "status says PASS")
+    check(statuses(h)[-1]["target_url"].startswith("https://github.com/%s/actions/runs/" % REPO), "links the run")
+    first_id = rnx_comments(h)[0]["id"]
+
+    r = pr_gate(h, run_file(h, "head2.json", seed=3), expect=0)
+    check(len(requests_matching(h, "POST", "/issues/7/comments")) == 1, "no second comment was created")
+    patches = requests_matching(h, "PATCH", "/issues/comments/%d" % first_id)
+    check(len(patches) == 1, "the comment was updated in place")
+    mine = rnx_comments(h)
+    check(len(mine) == 1 and mine[0]["id"] == first_id, "exactly one rnx comment in the thread")
+    check(any(r["query"].get("page") == ["2"] for r in requests_matching(h, "GET", "/issues/7/comments")),
+          "the comment search followed the Link header to page 2")
+    assert_headers(h)
+
+
+def case_block_on_slowdown(h):
+    """An injected 30% slowdown is BLOCK: exit 1, failure status, error annotations, evidence table."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    push_gate(h, run_file(h, "base.json", seed=1))
+    r = pr_gate(h, run_file(h, "slow.json", seed=2, scale=1.3), expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "verdict output BLOCK")
+    assert_in("::error title=rnx%3A matmul/eager/float32/b8::", r.stdout, "annotations")
+    assert_in("is slower: head/base 1.3", r.stdout, "annotation evidence")
+    assert_in("slower", r.summary, "summary")
+    assert_in("/rnx accept", r.summary, "the summary says how to accept an intended slowdown")
+    check(statuses(h)[-1]["state"] == "failure", "failure status")
+    check(len(statuses(h)[-1]["description"]) <= 140, "status description within GitHub's limit")
+    verdict = json.load(open(h.path(".rnx", "verdict.json")))
+    check(verdict["verdict"] == "BLOCK" and all(c["decision"] == "slower" for c in verdict["configs"]),
+          "every configuration is slower")
+    # The slowdown merged anyway: the push stores it as the new baseline and reports the regression
+    # against the previous baseline, without failing the (already landed) push build.
+    r = push_gate(h, run_file(h, "merged.json", seed=4, scale=1.3), sha=HEAD_SHA, expect=0)
+    check(r.outputs.get("verdict") == "BLOCK", "the push reports the regression")
+    assert_in("newest baseline of main; against the previous one", r.outputs.get("reason", ""), "push reason")
+    assert_in("::error title=rnx%3A softmax/eager/float32/b8::", r.stdout, "regression annotations on push")
+    check(not requests_matching(h, "POST", "/issues/0/"), "a push comments on no pull request")
+    assert_headers(h)
+
+
+def _service_outage(h, url, extra=()):
+    h.start_github({})
+    started = time.time()
+    r = pr_gate(h, run_file(h, "head.json", seed=2), extra_args=["--service-url", url, *extra], expect=0)
+    check(r.outputs.get("verdict") == "WARN", "an unreachable service is WARN, got %r" % r.outputs.get("verdict"))
+    assert_in("unavailable", r.outputs.get("reason", ""), "reason")
+    assert_in("::warning title=rnx WARN::", r.stdout, "warning annotation")
+    check(statuses(h)[-1]["state"] == "success", "WARN does not fail the commit status")
+    check(statuses(h)[-1]["description"].startswith("WARN"), "status says WARN")
+    check(len(requests_matching(h, "POST", "/issues/7/comments")) == 1, "the PR still gets its comment")
+    return time.time() - started
+
+
+def case_warn_service_down(h):
+    """Nothing listens at the service URL: WARN with the reason, exit 0."""
+    _service_outage(h, "http://127.0.0.1:%d" % free_port())
+
+
+def case_warn_service_500(h):
+    url = h.start_python_server([os.path.join(HERE, "failing_service.py"), "--mode", "500"], "failing")
+    _service_outage(h, url)
+
+
+def case_warn_service_timeout(h):
+    url = h.start_python_server([os.path.join(HERE, "failing_service.py"), "--mode", "hang", "--hang-seconds", "20"],
+                                "hanging")
+    took = _service_outage(h, url, ["--service-timeout", "1"])
+    check(took < 15, "the gate gave up on a hung service after its timeout (took %.1fs)" % took)
+
+
+def case_warn_no_baseline(h):
+    h.start_service(PROJECT)
+    h.start_github({})
+    r = pr_gate(h, run_file(h, "head.json", seed=2), expect=0)
+    check(r.outputs.get("verdict") == "WARN", "no baseline is WARN")
+    assert_in("no baseline", r.outputs.get("reason", "").lower(), "reason")
+    assert_in("new", r.summary, "configurations are new")
+
+
+def case_accept_flow(h):
+    """BLOCK; `/rnx accept` by a reader is refused; by a maintainer accepted (reply, reaction, status);
+    the PR's next run PASSes against the accepted baseline."""
+    h.start_service(PROJECT)
+    h.start_github({
+        "permissions": {"maintainer": "maintain", "reader": "read"},
+        "pulls": {"7": {"head_ref": "faster-softmax", "head_sha": HEAD_SHA, "base_ref": "main", "base_sha": BASE_SHA}},
+        "comments": [{"id": 501, "issue": 7, "body": "/rnx accept", "user": "reader"},
+                     {"id": 502, "issue": 7, "body": "/rnx accept bigger tiles trade latency for H200 throughput",
+                      "user": "maintainer"},
+                     {"id": 503, "issue": 7, "body": "looks good", "user": "maintainer"}],
+    })
+    # The comment workflow checks out the repository: the project and [service] url come from rnx.toml.
+    h.write_manifest(PROJECT, service_url=h.service_url)
+    push_gate(h, run_file(h, "base.json", seed=1))
+    pr_gate(h, run_file(h, "slow1.json", seed=2, scale=1.3), expect=1)
+
+    def comment_event(comment_id, body, login):
+        return h.event_env("issue_comment", issue_comment_payload(7, body, login, comment_id), "refs/heads/main",
+                           BASE_SHA)
+
+    r = h.run_rnx(["gate"], comment_event(503, "looks good", "maintainer"), expect=0)
+    assert_in("nothing to do", r.stdout, "an ordinary comment")
+
+    r = h.run_rnx(["gate"], comment_event(501, "/rnx accept", "reader"), expect=1)
+    check(requests_matching(h, "GET", "/collaborators/reader/permission"), "the reader's permission was checked")
+    replies = [q["body"]["body"] for q in requests_matching(h, "POST", "/issues/7/comments")]
+    check(any("needs write permission" in b for b in replies), "the refusal was replied in the thread")
+    check(any(q["body"]["content"] == "-1" for q in requests_matching(h, "POST", "/issues/comments/501/reactions")),
+          "the refused command got a -1 reaction")
+    check(r.outputs.get("accepted") == "false", "accepted=false output")
+
+    r = h.run_rnx(["accept"], comment_event(502, "/rnx accept bigger tiles", "maintainer"), expect=0)
+    check(requests_matching(h, "GET", "/collaborators/maintainer/permission"), "the maintainer's permission checked")
+    check(requests_matching(h, "GET", "/pulls/7"), "the PR's head commit was looked up")
+    replies = [q["body"]["body"] for q in requests_matching(h, "POST", "/issues/7/comments")]
+    check(any(b.startswith("Accepted by @maintainer") and "baseline of `main`" in b for b in replies),
+          "the acceptance was replied in the thread: %r" % replies)
+    check(any(q["body"]["content"] == "+1" for q in requests_matching(h, "POST", "/issues/comments/502/reactions")),
+          "the command got a +1 reaction")
+    check(statuses(h)[-1]["state"] == "success" and "accepted" in statuses(h)[-1]["description"],
+          "the head commit's status says accepted")
+    check(r.outputs.get("accepted") == "true" and r.outputs.get("run-id"), "accepted=true and the run id")
+
+    r = pr_gate(h, run_file(h, "slow2.json", seed=3, scale=1.3), expect=0)
+    check(r.outputs.get("verdict") == "PASS", "the PR passes against the accepted baseline, got %r: %s" % (
+        r.outputs.get("verdict"), r.stdout))
+    assert_headers(h)
+
+
+def case_report_only(h):
+    """--report-only turns BLOCK into WARN: exit 0, warnings instead of errors, success status."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    push_gate(h, run_file(h, "base.json", seed=1))
+    r = pr_gate(h, run_file(h, "slow.json", seed=2, scale=1.3), extra_args=["--report-only"], expect=0)
+    check(r.outputs.get("verdict") == "WARN", "report-only answers WARN")
+    assert_in("::warning title=rnx%3A matmul/eager/float32/b8::", r.stdout, "warning annotations")
+    check("::error" not in r.stdout, "no error annotations in report-only mode")
+    check(statuses(h)[-1]["state"] == "success", "success status")
+    assert_in("slower", r.summary, "the evidence is still reported")
+
+
+def case_embedded_store(h):
+    """No service configured: the embedded SQLite store holds baselines across invocations."""
+    h.start_github({})
+    store = h.path("cache", "baselines.db")
+    push_gate(h, run_file(h, "base.json", seed=1), ["--store", store])
+    check(os.path.exists(store), "the store file was created")
+    r = pr_gate(h, run_file(h, "same.json", seed=2), ["--store", store], expect=0)
+    check(r.outputs.get("verdict") == "PASS", "PASS against the embedded baseline")
+    assert_in("embedded store", r.summary, "the report names the store")
+    r = pr_gate(h, run_file(h, "slow.json", seed=3, scale=1.3), ["--store", store], expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "BLOCK against the embedded baseline")
+    # The default path, .rnx/baselines.db in the working folder, when neither flag is given.
+    r = push_gate(h, run_file(h, "base2.json", seed=4))
+    check(os.path.exists(h.path(".rnx", "baselines.db")), "the default store is .rnx/baselines.db")
+
+
+def case_paired_mode(h):
+    """Paired mode judges head against the base revision measured in the same job; a down service only
+    loses the history upload."""
+    h.start_github({})
+    base = run_file(h, "pair-base.json", seed=1)
+    head = run_file(h, "pair-head.json", seed=2, scale=1.3)
+    url = "http://127.0.0.1:%d" % free_port()
+    r = pr_gate(h, head, ["--mode", "paired", "--base-results", base, "--service-url", url], expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK on the slowdown")
+    assert_in("not stored for history", r.summary, "the note about the failed upload")
+    assert_in("mode paired", r.summary, "the report names the mode")
+    r = pr_gate(h, run_file(h, "pair-same.json", seed=3), ["--mode", "paired", "--base-results", base, "--service-url", url],
+                expect=0)
+    check(r.outputs.get("verdict") == "PASS", "paired PASS on identical code")
+
+
+def case_bad_input(h):
+    """Mistakes the user can make: exit 2 with a message naming the thing and the fix."""
+    h.start_github({})
+    good = run_file(h, "good.json", seed=1)
+    cases = [
+        (["--results", h.path("missing.json")], None, "missing.json"),
+        (["--results", good, "--rope", "abc"], None, "--rope"),
+        (["--results", good, "--rope", "1.5"], None, "rope"),
+        (["--results", good, "--on-abstain", "maybe"], None, "--on-abstain"),
+        (["--results", good, "--runner", "gpu"], None, "[gate.runners.gpu]"),
+        (["--results", good, "--mode", "sometimes"], None, "--mode"),
+        (["--results", good, "--service-url", "http://127.0.0.1:1", "--store", h.path("x.db")], None, "use one"),
+        (["--results", good, "--service-url", "ftp://example"], None, "http://"),
+        (["--results", good, "--config", h.path("nope.toml")], None, "nope.toml"),
+    ]
+    for args, _, needle in cases:
+        env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA)
+        r = h.run_rnx(["gate", *args], env, expect=2)
+        assert_in(needle, r.stderr, "error message of %r" % args)
+    bad_json = h.path("not-json.json")
+    open(bad_json, "w").write("{\"schema\": ")
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA)
+    r = h.run_rnx(["gate", "--results", bad_json], env, expect=2)
+    assert_in("not-json.json", r.stderr, "malformed run file")
+    env = h.event_env("pull_request", {"action": "opened"}, "refs/pull/7/merge", MERGE_SHA)
+    r = h.run_rnx(["gate", "--results", good], env, expect=2)
+    assert_in("$.pull_request.number", r.stderr, "payload error names the field")
+    assert_in(env["GITHUB_EVENT_PATH"], r.stderr, "payload error names the file")
+    env = h.event_env("push", dict(push_payload(), ref="refs/tags/v1.0"), "refs/tags/v1.0", BASE_SHA)
+    r = h.run_rnx(["gate", "--results", good], env, expect=2)
+    assert_in("not a branch", r.stderr, "a tag push")
+    # A wrong service token is the user's configuration, not an outage: exit 2 naming RNX_TOKEN.
+    h.start_service(PROJECT)
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA,
+                      {"RNX_TOKEN": "rnx_wrong"})
+    r = h.run_rnx(["gate", "--results", good, "--service-url", h.service_url], env, expect=2)
+    assert_in("RNX_TOKEN", r.stderr, "unauthorized upload")
+    r = h.run_rnx(["accept"], dict(env, GITHUB_EVENT_NAME=""), expect=2)
+    assert_in("--run-id", r.stderr, "accept without a run")
+
+
+def case_github_api_refuses(h):
+    """A read-only or wrong GitHub token (a fork's PR) costs the comment and status, not the verdict."""
+    h.start_service(PROJECT)
+    h.start_github({"token": "ghs_someOtherToken"})
+    push_gate(h, run_file(h, "base.json", seed=1))
+    r = pr_gate(h, run_file(h, "slow.json", seed=2, scale=1.3), expect=1)
+    assert_in("::warning title=rnx::could not comment on the pull request", r.stdout, "comment failure warning")
+    assert_in("Bad credentials", r.stdout, "GitHub's message is shown")
+    check(r.outputs.get("verdict") == "BLOCK", "the verdict stands")
+
+
+def case_local_cli(h):
+    """Outside GitHub Actions: flags instead of GITHUB_*; rnx accept --run-id with the embedded store."""
+    store = h.path("local.db")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_"))}
+    base = run_file(h, "base.json", seed=1)
+    slow = run_file(h, "slow.json", seed=2, scale=1.3)
+    r = subprocess_run(h, ["gate", "--results", base, "--store", store, "--commit", BASE_SHA, "--branch", "main"], env, 0)
+    r = subprocess_run(h, ["gate", "--results", slow, "--store", store, "--commit", HEAD_SHA, "--branch", "feature",
+                           "--base-branch", "main", "--pull-request", "9"], env, 1)
+    assert_in("BLOCK", r.stdout, "local verdict")
+    run_id = [l for l in r.stdout.splitlines() if l.startswith("rnx gate: stored run ")][0].split()[4]
+    r = subprocess_run(h, ["accept", "--run-id", run_id, "--store", store, "--reason", "intended", "--by", "me"], env, 0)
+    assert_in("is now the baseline of main", r.stdout, "accept output")
+    r = subprocess_run(h, ["gate", "--results", run_file(h, "slow2.json", seed=5, scale=1.3), "--store", store,
+                           "--commit", HEAD_SHA, "--branch", "feature", "--base-branch", "main", "--pull-request", "9"],
+                       env, 0)
+    assert_in("PASS", r.stdout, "PASS after accept")
+    r = subprocess_run(h, ["accept", "--pull-request", "9", "--branch", "feature", "--store", store, "--reason", "x",
+                           "--by", "me", "--project", PROJECT], env, 0)
+
+
+def subprocess_run(h, args, env, expect):
+    import subprocess
+    r = subprocess.run([h.rnx, *args], env=env, cwd=h.dir, capture_output=True, text=True, timeout=120)
+    if r.returncode != expect:
+        raise Failure("rnx %s exited %d, expected %d\n%s\n%s" % (" ".join(args), r.returncode, expect, r.stdout, r.stderr))
+    return r
+
+
+CASES = {name[len("case_"):]: fn for name, fn in globals().items() if name.startswith("case_")}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rnx", required=True)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--case", action="append", choices=sorted(CASES), help="default: all")
+    ap.add_argument("--keep", action="store_true", help="keep the temp folders")
+    args = ap.parse_args()
+    passed = failed = 0
+    for name in args.case or sorted(CASES):
+        h = Harness(os.path.abspath(args.rnx), os.path.abspath(args.server), name)
+        started = time.time()
+        try:
+            CASES[name](h)
+            passed += 1
+            print("ok   %-28s %5.1fs" % (name, time.time() - started), flush=True)
+        except Exception:  # noqa: BLE001 - every failure is reported, then the next case runs
+            failed += 1
+            print("FAIL %-28s (folder %s)" % (name, h.dir), flush=True)
+            traceback.print_exc()
+        finally:
+            h.close()
+            if not args.keep and not failed:
+                shutil.rmtree(h.dir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
