@@ -1,0 +1,471 @@
+// Parsing and validating rnx.toml with toml++; every error names the file, line and key and says what to write.
+#include "rnx/common/manifest.hpp"
+
+#include "rnx/common/error.hpp"
+
+// Debian's toml++ 3.3 ships toml.h; newer releases and the carried copy ship toml.hpp.
+#if __has_include(<toml++/toml.hpp>)
+#include <toml++/toml.hpp>
+#else
+#include <toml++/toml.h>
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+namespace rnx {
+
+namespace fs = std::filesystem;
+
+std::vector<std::int64_t> input_spec::resolve(std::int64_t batch) const {
+  std::vector<std::int64_t> out;
+  out.reserve(dims.size());
+  for (const auto& d : dims) out.push_back(d.is_batch ? batch : d.size);
+  return out;
+}
+
+std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where) {
+  std::vector<shape_dim> dims;
+  std::string_view rest = text;
+  auto trim = [](std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+    return s;
+  };
+  if (trim(rest).empty()) return dims;  // a scalar
+  while (true) {
+    auto comma = rest.find(',');
+    std::string_view item = trim(rest.substr(0, comma));
+    if (item == "B") {
+      dims.push_back({0, true});
+    } else {
+      bool digits = !item.empty() && std::all_of(item.begin(), item.end(), [](char c) { return c >= '0' && c <= '9'; });
+      if (!digits || item.size() > 12 || std::stoll(std::string(item)) < 1) {
+        throw error(errc::invalid, std::string(where) + ": bad dimension '" + std::string(item) + "' in shape \"" +
+                                       std::string(text) +
+                                       "\" (write sizes as positive integers and the batch as B, e.g. \"B,8,128,64\")");
+      }
+      dims.push_back({std::stoll(std::string(item)), false});
+    }
+    if (comma == std::string_view::npos) break;
+    rest = rest.substr(comma + 1);
+  }
+  return dims;
+}
+
+std::string kernel_spec::kind() const {
+  std::string ext = resolved_path.extension().string();
+  if (ext == ".py") return "python";
+  if (ext == ".pt") return "torchscript";
+  if (ext == ".cpp" || ext == ".cc") return "cpp";
+  if (ext == ".cu") return "cuda";
+  return "";
+}
+
+const kernel_spec* manifest::find_kernel(std::string_view name) const {
+  for (const auto& k : kernels) {
+    if (k.name == name) return &k;
+  }
+  return nullptr;
+}
+
+tolerance default_tolerance(std::string_view dtype) {
+  // torch.testing.assert_close defaults (torch/testing/_comparison.py).
+  if (dtype == "float16") return {1e-3, 1e-5};
+  if (dtype == "bfloat16") return {1.6e-2, 1e-5};
+  if (dtype == "float64") return {1e-7, 1e-7};
+  return {1.3e-6, 1e-5};
+}
+
+namespace {
+
+const std::vector<std::string> known_runtimes = {"eager", "compile", "torchscript", "onnxruntime", "tensorrt"};
+const std::vector<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64"};
+
+std::string join(const std::vector<std::string>& items) {
+  std::string out;
+  for (const auto& s : items) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+// Walks the parsed document, remembering the key path so messages can say "kernel[2].batch".
+class walker {
+ public:
+  explicit walker(std::string source) : source_(std::move(source)) {}
+
+  [[noreturn]] void fail(const toml::node* node, std::string_view key, std::string_view problem) const {
+    std::string where = source_;
+    if (node && node->source().begin.line > 0) where += ":" + std::to_string(node->source().begin.line);
+    throw error(errc::invalid, where + ": key '" + std::string(key) + "': " + std::string(problem));
+  }
+
+  void only_keys(const toml::table& t, std::string_view table_name, const std::set<std::string>& allowed) const {
+    for (const auto& [k, v] : t) {
+      if (!allowed.count(std::string(k.str()))) {
+        std::vector<std::string> names(allowed.begin(), allowed.end());
+        std::string full = table_name.empty() ? std::string(k.str()) : std::string(table_name) + "." + std::string(k.str());
+        fail(&v, full, "unknown key (allowed here: " + join(names) + "; check the spelling)");
+      }
+    }
+  }
+
+  std::string string(const toml::node& n, std::string_view key) const {
+    if (auto s = n.as_string()) return s->get();
+    fail(&n, key, std::string("expected a string, got ") + type_name(n));
+  }
+
+  std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
+    auto i = n.as_integer();
+    if (!i) fail(&n, key, std::string("expected an integer, got ") + type_name(n));
+    if (i->get() < lo || i->get() > hi) {
+      fail(&n, key, "value " + std::to_string(i->get()) + " is out of range (write " + std::to_string(lo) + " to " +
+                        std::to_string(hi) + ")");
+    }
+    return i->get();
+  }
+
+  double number(const toml::node& n, std::string_view key, double lo, double hi) const {
+    double v = 0;
+    if (auto f = n.as_floating_point()) {
+      v = f->get();
+    } else if (auto i = n.as_integer()) {
+      v = static_cast<double>(i->get());
+    } else {
+      fail(&n, key, std::string("expected a number, got ") + type_name(n));
+    }
+    if (!(v >= lo && v <= hi)) {
+      std::ostringstream os;
+      os << "value " << v << " is out of range (write a number from " << lo << " to " << hi << ")";
+      fail(&n, key, os.str());
+    }
+    return v;
+  }
+
+  bool boolean(const toml::node& n, std::string_view key) const {
+    if (auto b = n.as_boolean()) return b->get();
+    fail(&n, key, std::string("expected true or false, got ") + type_name(n));
+  }
+
+  std::vector<std::string> choices(const toml::node& n, std::string_view key, const std::vector<std::string>& allowed) const {
+    auto arr = n.as_array();
+    if (!arr) fail(&n, key, std::string("expected an array of strings such as [\"") + allowed.front() + "\"], got " + type_name(n));
+    if (arr->empty()) fail(&n, key, "the list is empty (name at least one of: " + join(allowed) + ")");
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      std::string item_key = std::string(key) + "[" + std::to_string(i) + "]";
+      std::string s = string(*arr->get(i), item_key);
+      if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
+        fail(arr->get(i), item_key, "unknown value \"" + s + "\" (use one of: " + join(allowed) + ")");
+      }
+      if (std::find(out.begin(), out.end(), s) != out.end()) fail(arr->get(i), item_key, "\"" + s + "\" is listed twice");
+      out.push_back(s);
+    }
+    return out;
+  }
+
+  std::vector<std::int64_t> batches(const toml::node& n, std::string_view key) const {
+    std::vector<std::int64_t> out;
+    if (n.is_integer()) {
+      out.push_back(integer(n, key, 1, 1 << 20));
+      return out;
+    }
+    auto arr = n.as_array();
+    if (!arr || arr->empty()) fail(&n, key, "expected a non-empty array of batch sizes such as [1, 8]");
+    for (std::size_t i = 0; i < arr->size(); ++i) {
+      std::int64_t b = integer(*arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", 1, 1 << 20);
+      if (std::find(out.begin(), out.end(), b) != out.end()) {
+        fail(arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", "batch " + std::to_string(b) + " is listed twice");
+      }
+      out.push_back(b);
+    }
+    return out;
+  }
+
+  std::string device(const toml::node& n, std::string_view key) const {
+    std::string d = string(n, key);
+    bool ok = d == "auto" || d == "cpu" || d == "cuda";
+    if (!ok && d.rfind("cuda:", 0) == 0 && d.size() > 5) {
+      ok = std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; });
+    }
+    if (!ok) fail(&n, key, "unknown device \"" + d + "\" (use auto, cpu, cuda or cuda:N)");
+    return d;
+  }
+
+  void bench(const toml::table& t, std::string_view prefix, bench_settings& b) const {
+    auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
+    if (auto n = t.get("processes")) b.processes = static_cast<int>(integer(*n, key("processes"), 1, 64));
+    if (auto n = t.get("min_samples")) b.min_samples = static_cast<int>(integer(*n, key("min_samples"), 1, 100000));
+    if (auto n = t.get("samples")) b.max_samples = static_cast<int>(integer(*n, key("samples"), 1, 100000));
+    if (auto n = t.get("budget_ms")) b.budget_ms = number(*n, key("budget_ms"), 0, 3.6e6);
+    if (auto n = t.get("warmup_ms")) b.warmup_ms = number(*n, key("warmup_ms"), 0, 3.6e6);
+    if (auto n = t.get("min_sample_ms")) b.min_sample_ms = number(*n, key("min_sample_ms"), 0, 1e4);
+    if (auto n = t.get("noise")) b.noise = number(*n, key("noise"), 0, 1);
+    if (auto n = t.get("timeout_s")) b.timeout_s = number(*n, key("timeout_s"), 0.1, 86400);
+    if (auto n = t.get("threads")) b.threads = static_cast<int>(integer(*n, key("threads"), 0, 4096));
+    if (auto n = t.get("seed")) b.seed = static_cast<std::uint64_t>(integer(*n, key("seed"), 0, INT64_MAX));
+    if (b.max_samples < b.min_samples) {
+      fail(t.get("samples") ? t.get("samples") : t.get("min_samples"), key("samples"),
+           "samples (" + std::to_string(b.max_samples) + ") is below min_samples (" + std::to_string(b.min_samples) +
+               "); raise samples or lower min_samples");
+    }
+  }
+
+  void tolerances(const toml::node& n, std::string_view key, const std::vector<std::string>& dtypes,
+                  std::map<std::string, tolerance>& out) const {
+    auto t = n.as_table();
+    if (!t) fail(&n, key, "expected a table such as { float16 = { rtol = 1e-2, atol = 1e-3 } }");
+    for (const auto& [dtype, value] : *t) {
+      std::string dkey = std::string(key) + "." + std::string(dtype.str());
+      if (std::find(known_dtypes.begin(), known_dtypes.end(), std::string(dtype.str())) == known_dtypes.end()) {
+        fail(&value, dkey, "unknown dtype (use one of: " + join(known_dtypes) + ")");
+      }
+      auto inner = value.as_table();
+      if (!inner) fail(&value, dkey, "expected { rtol = ..., atol = ... }");
+      only_keys(*inner, dkey, {"rtol", "atol"});
+      tolerance tol = default_tolerance(dtype.str());
+      if (auto r = inner->get("rtol")) tol.rtol = number(*r, dkey + ".rtol", 0, 1e6);
+      if (auto a = inner->get("atol")) tol.atol = number(*a, dkey + ".atol", 0, 1e6);
+      out[std::string(dtype.str())] = tol;
+    }
+    (void)dtypes;
+  }
+
+  const std::string& source() const { return source_; }
+
+ private:
+  static std::string type_name(const toml::node& n) {
+    switch (n.type()) {
+      case toml::node_type::string: return "a string";
+      case toml::node_type::integer: return "an integer";
+      case toml::node_type::floating_point: return "a number";
+      case toml::node_type::boolean: return "a boolean";
+      case toml::node_type::array: return "an array";
+      case toml::node_type::table: return "a table";
+      default: return "a date/time";
+    }
+  }
+
+  std::string source_;
+};
+
+gate_policy parse_gate(const walker& w, const toml::table& t, std::string_view prefix, gate_policy p) {
+  auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
+  if (auto n = t.get("rope")) p.rope = w.number(*n, key("rope"), 0, 1);
+  if (auto n = t.get("probability")) p.probability = w.number(*n, key("probability"), 0.5, 1);
+  if (auto n = t.get("min_samples")) p.min_samples = static_cast<int>(w.integer(*n, key("min_samples"), 1, 1000000));
+  if (auto n = t.get("resamples")) p.resamples = static_cast<int>(w.integer(*n, key("resamples"), 100, 10000000));
+  if (auto n = t.get("statistic")) {
+    auto s = statistic_from_string(w.string(*n, key("statistic")));
+    if (!s) w.fail(n, key("statistic"), "unknown statistic (use median or mean)");
+    p.stat = *s;
+  }
+  if (auto n = t.get("on_abstain")) {
+    std::string s = w.string(*n, key("on_abstain"));
+    if (s == "warn") p.on_abstain = overall::warn;
+    else if (s == "pass") p.on_abstain = overall::pass;
+    else if (s == "block") p.on_abstain = overall::block;
+    else w.fail(n, key("on_abstain"), "unknown value \"" + s + "\" (use warn, pass or block)");
+  }
+  if (auto n = t.get("report_only")) p.report_only = w.boolean(*n, key("report_only"));
+  return p;
+}
+
+}  // namespace
+
+manifest parse_manifest(std::string_view text, const std::string& source, const fs::path& root) {
+  toml::table doc;
+  try {
+    doc = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    const auto& at = e.source().begin;
+    throw error(errc::bad_input, source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
+                                     ": malformed TOML: " + std::string(e.description()));
+  }
+  walker w(source);
+  w.only_keys(doc, "", {"project", "defaults", "bench", "kernel", "gate", "service", "build"});
+  manifest m;
+  m.source = source;
+  m.root = fs::absolute(root).lexically_normal();
+
+  auto project = doc["project"].as_table();
+  if (!project) {
+    throw error(errc::invalid, source + ": missing table [project] (add:  [project]  name = \"my-project\")");
+  }
+  w.only_keys(*project, "project", {"name"});
+  auto name = project->get("name");
+  if (!name) w.fail(doc.get("project"), "project.name", "missing (add  name = \"my-project\"  under [project])");
+  m.project = w.string(*name, "project.name");
+  if (m.project.empty()) w.fail(name, "project.name", "must not be empty");
+
+  std::vector<std::string> runtimes = {"eager"};
+  std::vector<std::string> dtypes = {"float32"};
+  std::vector<std::int64_t> batch = {1};
+  std::string device = "auto";
+  std::map<std::string, tolerance> tolerances;
+  if (auto n = doc.get("defaults")) {
+    auto d = n->as_table();
+    if (!d) w.fail(n, "defaults", "expected a table [defaults]");
+    w.only_keys(*d, "defaults", {"runtimes", "dtypes", "batch", "device", "tolerance"});
+    if (auto v = d->get("runtimes")) runtimes = w.choices(*v, "defaults.runtimes", known_runtimes);
+    if (auto v = d->get("dtypes")) dtypes = w.choices(*v, "defaults.dtypes", known_dtypes);
+    if (auto v = d->get("batch")) batch = w.batches(*v, "defaults.batch");
+    if (auto v = d->get("device")) device = w.device(*v, "defaults.device");
+    if (auto v = d->get("tolerance")) w.tolerances(*v, "defaults.tolerance", dtypes, tolerances);
+  }
+  if (auto n = doc.get("bench")) {
+    auto b = n->as_table();
+    if (!b) w.fail(n, "bench", "expected a table [bench]");
+    w.only_keys(*b, "bench", {"processes", "min_samples", "samples", "budget_ms", "warmup_ms", "min_sample_ms", "noise",
+                              "timeout_s", "threads", "seed"});
+    w.bench(*b, "bench.", m.bench);
+  }
+  if (auto n = doc.get("gate")) {
+    auto g = n->as_table();
+    if (!g) w.fail(n, "gate", "expected a table [gate]");
+    w.only_keys(*g, "gate", {"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only",
+                             "runners"});
+    m.gate = parse_gate(w, *g, "gate.", m.gate);
+    if (auto r = g->get("runners")) {
+      auto runners = r->as_table();
+      if (!runners) w.fail(r, "gate.runners", "expected a table of runner labels, e.g. [gate.runners.gpu] rope = 0.03");
+      for (const auto& [label, value] : *runners) {
+        std::string prefix = "gate.runners." + std::string(label.str());
+        auto t = value.as_table();
+        if (!t) w.fail(&value, prefix, "expected a table of [gate] keys");
+        w.only_keys(*t, prefix, {"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
+        m.gate_runners[std::string(label.str())] = parse_gate(w, *t, prefix + ".", m.gate);
+      }
+    }
+  }
+  if (auto n = doc.get("service")) {
+    auto s = n->as_table();
+    if (!s) w.fail(n, "service", "expected a table [service]");
+    w.only_keys(*s, "service", {"url"});
+    if (auto u = s->get("url")) {
+      m.service_url = w.string(*u, "service.url");
+      if (m.service_url.rfind("http://", 0) != 0 && m.service_url.rfind("https://", 0) != 0) {
+        w.fail(u, "service.url", "\"" + m.service_url + "\" is not an http:// or https:// URL");
+      }
+    }
+  }
+  if (auto n = doc.get("build")) {
+    auto b = n->as_table();
+    if (!b) w.fail(n, "build", "expected a table [build]");
+    w.only_keys(*b, "build", {"cuda_arch"});
+    if (auto a = b->get("cuda_arch")) {
+      m.cuda_arch = w.string(*a, "build.cuda_arch");
+      bool ok = m.cuda_arch.rfind("sm_", 0) == 0 && m.cuda_arch.size() > 3;
+      if (!ok) w.fail(a, "build.cuda_arch", "\"" + m.cuda_arch + "\" is not an architecture like \"sm_90\"");
+    }
+  }
+
+  auto kernels_node = doc.get("kernel");
+  if (!kernels_node) {
+    throw error(errc::invalid, source + ": no kernels (add a [[kernel]] table with name, path and inputs)");
+  }
+  auto kernels = kernels_node->as_array();
+  if (!kernels || !kernels->is_array_of_tables()) {
+    w.fail(kernels_node, "kernel", "expected [[kernel]] tables (write [[kernel]] on its own line before each kernel)");
+  }
+  for (std::size_t i = 0; i < kernels->size(); ++i) {
+    const auto& t = *kernels->get(i)->as_table();
+    std::string prefix = "kernel[" + std::to_string(i) + "]";
+    auto key = [&](std::string_view k) { return prefix + "." + std::string(k); };
+    w.only_keys(t, prefix, {"name", "path", "entry", "inputs", "runtimes", "dtypes", "batch", "device", "tolerance",
+                            "processes", "min_samples", "samples", "budget_ms", "warmup_ms", "min_sample_ms", "noise",
+                            "timeout_s", "threads", "seed"});
+    kernel_spec k;
+    k.line = t.source().begin.line;
+    auto nm = t.get("name");
+    if (!nm) w.fail(kernels->get(i), key("name"), "missing (every [[kernel]] needs name = \"...\")");
+    k.name = w.string(*nm, key("name"));
+    bool name_ok = !k.name.empty() && std::all_of(k.name.begin(), k.name.end(), [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+    });
+    if (!name_ok) w.fail(nm, key("name"), "\"" + k.name + "\" must be non-empty letters, digits, '_', '-' or '.'");
+    if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
+    prefix = "kernel." + k.name;
+    auto p = t.get("path");
+    if (!p) w.fail(kernels->get(i), key("path"), "missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
+    k.path = w.string(*p, key("path"));
+    k.resolved_path = (m.root / k.path).lexically_normal();
+    if (k.kind().empty()) {
+      w.fail(p, key("path"), "\"" + k.path + "\" has an unsupported extension (use .py, .pt, .cpp or .cu)");
+    }
+    if (auto e = t.get("entry")) k.entry = w.string(*e, key("entry"));
+    if (auto in = t.get("inputs")) {
+      auto it = in->as_table();
+      if (!it) w.fail(in, key("inputs"), "expected a table such as { x = \"B,1024\" }");
+      // toml++ tables are sorted by key; the call order is the order written, so sort by source position.
+      std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+      for (const auto& [name_key, shape] : *it) entries.emplace_back(&name_key, &shape);
+      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+        const auto& pa = a.first->source().begin;
+        const auto& pb = b.first->source().begin;
+        return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+      });
+      for (const auto& [name_key, shape] : entries) {
+        std::string ikey = key("inputs") + "." + std::string(name_key->str());
+        input_spec spec;
+        spec.name = std::string(name_key->str());
+        spec.text = w.string(*shape, ikey);
+        std::string where = w.source() + ":" + std::to_string(shape->source().begin.line) + ": key '" + ikey + "'";
+        spec.dims = parse_shape(spec.text, where);
+        k.inputs.push_back(std::move(spec));
+      }
+    }
+    k.runtimes = runtimes;
+    k.dtypes = dtypes;
+    k.batch = batch;
+    k.device = device;
+    k.tolerances = tolerances;
+    k.bench = m.bench;
+    if (auto v = t.get("runtimes")) k.runtimes = w.choices(*v, key("runtimes"), known_runtimes);
+    if (auto v = t.get("dtypes")) k.dtypes = w.choices(*v, key("dtypes"), known_dtypes);
+    if (auto v = t.get("batch")) k.batch = w.batches(*v, key("batch"));
+    if (auto v = t.get("device")) k.device = w.device(*v, key("device"));
+    if (auto v = t.get("tolerance")) w.tolerances(*v, key("tolerance"), k.dtypes, k.tolerances);
+    w.bench(t, prefix + ".", k.bench);
+    if (k.kind() == "python" || k.kind() == "torchscript") {
+      // KernelBench files and TorchScript files with example inputs declare none; they are checked at load time.
+    } else if (k.inputs.empty()) {
+      w.fail(kernels->get(i), key("inputs"),
+             "a " + k.kind() + " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
+    }
+    bool uses_batch = k.inputs.empty();
+    for (const auto& in : k.inputs) {
+      for (const auto& d : in.dims) uses_batch = uses_batch || d.is_batch;
+    }
+    if (!uses_batch && k.batch.size() > 1) {
+      w.fail(t.get("inputs"), key("inputs"),
+             "no input shape uses B, yet " + std::to_string(k.batch.size()) +
+                 " batch sizes are configured (use B in a shape, or set batch = [1] for this kernel)");
+    }
+    m.kernels.push_back(std::move(k));
+  }
+  return m;
+}
+
+manifest load_manifest(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    throw error(errc::not_found, path.string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
+  }
+  std::ostringstream text;
+  text << in.rdbuf();
+  fs::path root = path.has_parent_path() ? path.parent_path() : fs::path(".");
+  manifest m = parse_manifest(text.str(), path.string(), root);
+  for (const auto& k : m.kernels) {
+    if (!fs::exists(k.resolved_path)) {
+      throw error(errc::not_found, path.string() + ":" + std::to_string(k.line) + ": kernel \"" + k.name +
+                                       "\": file \"" + k.path + "\" does not exist (looked for " +
+                                       k.resolved_path.string() + "; paths are relative to the manifest's folder)");
+    }
+  }
+  return m;
+}
+
+}  // namespace rnx

@@ -1,0 +1,205 @@
+// `rnx bench`: benchmark the manifest's kernels (optionally paired with a base revision) into run documents.
+#include "commands.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/manifest.hpp"
+#include "rnx/common/run_document.hpp"
+#include "rnx/runner/bench.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnx::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct bench_args {
+  std::string config = "rnx.toml";
+  std::string out;
+  std::vector<std::string> kernels;
+  std::vector<std::string> runtimes;
+  std::vector<std::string> dtypes;
+  std::vector<std::int64_t> batches;
+  std::string device;
+  std::optional<int> processes;
+  std::optional<int> samples;
+  std::optional<int> min_samples;
+  std::optional<double> budget_ms;
+  std::optional<double> timeout_s;
+  std::string pair;
+  std::string base_out;
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+  std::optional<std::int64_t> pull_request;
+  bool quiet = false;
+};
+
+// Runs git with arguments in `dir`; returns trimmed stdout, or nullopt when git fails.
+std::optional<std::string> git(const fs::path& dir, const std::vector<std::string>& args) {
+  std::string cmd = "git -C '" + dir.string() + "'";
+  for (const auto& a : args) cmd += " '" + a + "'";
+  cmd += " 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+  if (!pipe) return std::nullopt;
+  std::string out;
+  char buffer[512];
+  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
+  int status = ::pclose(pipe.release());
+  if (status != 0) return std::nullopt;
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
+std::string env_or(const char* name, const std::string& fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? std::string(v) : fallback;
+}
+
+// A temporary checkout of the base revision; removed again however the run ends.
+class base_worktree {
+ public:
+  base_worktree(const fs::path& repo, const std::string& ref) : repo_(repo) {
+    char pattern[] = "/tmp/rnx-pair-XXXXXX";
+    if (!::mkdtemp(pattern)) throw error(errc::internal, "cannot create a temporary folder for --pair");
+    path_ = pattern;
+    fs::remove(path_);
+    std::string cmd = "git -C '" + repo.string() + "' worktree add --detach '" + path_.string() + "' '" + ref + "' 2>&1";
+    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+    std::string out;
+    char buffer[512];
+    while (pipe && std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
+    int status = pipe ? ::pclose(pipe.release()) : -1;
+    if (status != 0) {
+      throw error(errc::usage, "--pair " + ref + ": git worktree add failed (is " + ref +
+                                   " a commit, branch or tag of this repository? fetch it first): " + out);
+    }
+    created_ = true;
+  }
+  ~base_worktree() {
+    if (created_) (void)git(repo_, {"worktree", "remove", "--force", path_.string()});
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path repo_;
+  fs::path path_;
+  bool created_ = false;
+};
+
+void run(const bench_args& a) {
+  if (a.out.empty()) throw error(errc::usage, "rnx bench: --out FILE is required (where the run document goes)");
+  if (!a.pair.empty() && a.base_out.empty()) {
+    throw error(errc::usage, "rnx bench: --pair needs --base-out FILE for the base revision's run document");
+  }
+  fs::path config = fs::absolute(a.config);
+  if (!fs::exists(config)) {
+    throw error(errc::not_found, a.config + ": no such manifest (pass --config PATH/rnx.toml)");
+  }
+  fs::path dir = config.parent_path();
+
+  runner::bench_options o;
+  o.manifests = {config};
+  o.filters = {a.kernels, a.runtimes, a.dtypes, a.batches};
+  o.device = a.device;
+  o.processes = a.processes;
+  o.max_samples = a.samples;
+  o.min_samples = a.min_samples;
+  if (a.samples && !a.min_samples) o.min_samples = std::min(*a.samples, 8);
+  o.budget_ms = a.budget_ms;
+  o.timeout_s = a.timeout_s;
+  o.log = a.quiet ? nullptr : &std::cerr;
+  o.live = ::isatty(2) && env_or("CI", "").empty();
+
+  std::unique_ptr<base_worktree> worktree;
+  std::string base_commit;
+  if (!a.pair.empty()) {
+    auto top = git(dir, {"rev-parse", "--show-toplevel"});
+    if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
+    auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
+    if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
+    base_commit = *resolved;
+    worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
+    fs::path relative = fs::relative(config, fs::canonical(*top));
+    fs::path base_config = worktree->path() / relative;
+    if (!fs::exists(base_config)) {
+      throw error(errc::not_found, "--pair " + a.pair + ": the base revision has no " + relative.string() +
+                                       " (the manifest must exist on both sides)");
+    }
+    o.manifests.push_back(base_config);
+  }
+
+  std::vector<runner::bench_side> sides = runner::run_bench(o);
+
+  std::string commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
+  std::string branch = !a.branch.empty() ? a.branch
+                                         : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
+  std::string base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
+  run_document head = runner::make_run_document(sides[0], commit, branch, base_branch, a.pull_request);
+  write_run_file(head, a.out);
+  if (!a.quiet) {
+    std::cerr << "\n";
+    runner::print_summary(std::cerr, head);
+    std::cerr << "wrote " << a.out << " (env_id " << head.env.env_id << ")\n";
+  }
+  if (sides.size() > 1) {
+    run_document base = runner::make_run_document(sides[1], base_commit, a.pair, "", std::nullopt);
+    write_run_file(base, a.base_out);
+    if (!a.quiet) {
+      std::cerr << "\nbase " << a.pair << " (" << base_commit.substr(0, 12) << "):\n";
+      runner::print_summary(std::cerr, base);
+      std::cerr << "wrote " << a.base_out << "\n";
+    }
+  }
+  exit_code() = 0;
+}
+
+}  // namespace
+
+void add_bench_command(CLI::App& app) {
+  auto args = std::make_shared<bench_args>();
+  CLI::App* cmd = app.add_subcommand("bench", "Benchmark the kernels of rnx.toml and write a run document");
+  cmd->add_option("--config", args->config, "The manifest")->capture_default_str();
+  cmd->add_option("--out", args->out, "Where the run document goes (written atomically)");
+  cmd->add_option("--kernel", args->kernels, "Only these kernels (repeatable)");
+  cmd->add_option("--runtime", args->runtimes, "Only these runtimes")
+      ->check(CLI::IsMember({"eager", "compile", "torchscript", "onnxruntime", "tensorrt"}));
+  cmd->add_option("--dtype", args->dtypes, "Only these dtypes")
+      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
+  cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
+  cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
+  cmd->add_option("--processes", args->processes, "Worker processes per configuration")->check(CLI::Range(1, 64));
+  cmd->add_option("--samples", args->samples, "At most this many samples per process")->check(CLI::Range(1, 100000));
+  cmd->add_option("--min-samples", args->min_samples, "At least this many samples per process")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--budget-ms", args->budget_ms, "Timed budget per configuration and process")
+      ->check(CLI::Range(0.0, 3.6e6));
+  cmd->add_option("--timeout", args->timeout_s, "Seconds before a silent configuration is killed")
+      ->check(CLI::Range(0.1, 86400.0));
+  cmd->add_option("--pair", args->pair, "Also benchmark this base revision, interleaved per process");
+  cmd->add_option("--base-out", args->base_out, "Run document of the base revision (with --pair)");
+  cmd->add_option("--commit", args->commit, "Commit recorded in the run (default: $GITHUB_SHA or git HEAD)");
+  cmd->add_option("--branch", args->branch, "Branch recorded in the run (default: from GitHub or git)");
+  cmd->add_option("--base-branch", args->base_branch, "Base branch recorded in the run (default: $GITHUB_BASE_REF)");
+  cmd->add_option("--pull-request", args->pull_request, "Pull request number")->check(CLI::PositiveNumber);
+  cmd->add_flag("--quiet", args->quiet, "No progress or summary on stderr");
+  cmd->callback([args] {
+    if (args->device.size() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
+      throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");
+    }
+    run(*args);
+  });
+}
+
+}  // namespace rnx::cli

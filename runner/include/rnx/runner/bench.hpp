@@ -1,0 +1,63 @@
+// Benchmarking a manifest: plan the configurations, run them in worker processes (interleaved, isolated,
+// with timeouts) and assemble rnx.run/v1 results. Torch-free: the workers hold libtorch and Python.
+//
+//   rnx::runner::bench_options o;
+//   o.manifests = {"rnx.toml"};                  // add a second (the base revision's) for a paired run
+//   auto sides = rnx::runner::run_bench(o);      // one bench_side per manifest
+//   rnx::run_document doc = rnx::runner::make_run_document(sides[0], "abc123", "feature-x", "main", {});
+#pragma once
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/common/run_document.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace rnx::runner {
+
+struct bench_filters {
+  std::vector<std::string> kernels;
+  std::vector<std::string> runtimes;
+  std::vector<std::string> dtypes;
+  std::vector<std::int64_t> batches;
+};
+
+struct bench_options {
+  std::vector<std::filesystem::path> manifests;  // [head] or [head, base]; sides run interleaved per process
+  bench_filters filters;
+  std::string device;                            // overrides every kernel's device when set
+  std::optional<int> processes;
+  std::optional<int> min_samples;
+  std::optional<int> max_samples;
+  std::optional<double> budget_ms;
+  std::optional<double> warmup_ms;
+  std::optional<double> timeout_s;
+  std::filesystem::path worker;                  // empty = default_worker_path()
+  std::filesystem::path cache_dir;               // compiled kernels; empty = default_cache_dir()
+  std::ostream* log = nullptr;                   // progress; nullptr = silent
+  bool live = false;                             // a terminal: one live status line instead of plain lines
+};
+
+struct bench_side {
+  manifest source;
+  environment env;
+  std::vector<run_result> results;
+};
+
+// $RNX_WORKER, else rnx-runner-worker beside the running executable, else on PATH.
+std::filesystem::path default_worker_path();
+
+// Throws rnx::error(usage) when the filters name an unknown kernel or select nothing, and rnx::error(not_found /
+// bad_input / invalid) for a bad manifest. Kernel failures never throw: they become results with a message.
+std::vector<bench_side> run_bench(const bench_options& options);
+
+run_document make_run_document(const bench_side& side, std::string commit, std::string branch, std::string base_branch,
+                               std::optional<std::int64_t> pull_request);
+
+// A fixed-width table: configuration, status, median, spread, samples per process, note.
+void print_summary(std::ostream& os, const run_document& run);
+
+}  // namespace rnx::runner

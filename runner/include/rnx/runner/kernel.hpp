@@ -1,0 +1,87 @@
+// Loading a kernel, making its inputs, binding it to a runtime, and checking outputs: what the verifier and
+// optimizer reuse from the runner.
+//
+//   rnx::manifest m = rnx::load_manifest("rnx.toml");
+//   const rnx::kernel_spec& spec = *m.find_kernel("softmax");
+//   auto k = rnx::runner::load_kernel(spec);                       // .py, KernelBench .py, .pt, .cpp or .cu
+//   at::Device dev = rnx::runner::resolve_device("auto");
+//   std::uint64_t seed = rnx::runner::config_seed(0, spec.name, 8);
+//   auto inputs = k->make_inputs(8, at::kFloat, dev, seed);        // from the declared shapes, B = 8
+//   auto call = k->prepare("eager", inputs, at::kFloat, dev, seed);
+//   auto check = rnx::runner::compare_outputs(call->outputs(), k->reference(inputs, seed),
+//                                             rnx::default_tolerance("float32"));
+//   call->invoke();                                                // one call, output discarded
+#pragma once
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/runner/python.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx::runner {
+
+// "float32" -> at::kFloat, ...; throws rnx::error(invalid) naming the dtype otherwise.
+at::ScalarType parse_dtype(std::string_view name);
+std::string_view dtype_name(at::ScalarType type);
+
+// "auto" -> cuda:0 when CUDA is available, else cpu; "cuda"/"cuda:N" without a usable GPU throws
+// runtime_unavailable (the configuration is skipped, with the reason).
+at::Device resolve_device(std::string_view spec);
+
+// The seed of one configuration's inputs: the same kernel and batch get the same values in every dtype,
+// runtime and process, so runtimes are compared on identical data.
+std::uint64_t config_seed(std::uint64_t base, std::string_view kernel, std::int64_t batch);
+
+// Fresh tensors for declared shapes: standard normal values drawn in float32 on the CPU from a generator
+// seeded with `seed` (so CPU and CUDA runs see identical values), then converted to dtype and moved to device.
+std::vector<at::Tensor> make_inputs(const std::vector<input_spec>& specs, std::int64_t batch, at::ScalarType dtype,
+                                    at::Device device, std::uint64_t seed);
+
+// A kernel bound to one runtime and one set of inputs, called repeatedly by the timer.
+class bound_call {
+ public:
+  virtual ~bound_call() = default;
+  virtual void invoke() = 0;                      // one call; the result is dropped at once
+  virtual std::vector<at::Tensor> outputs() = 0;  // one call; the result as tensors, for checking
+};
+
+struct load_options {
+  std::string cuda_arch;  // "sm_90"; empty = the visible GPU's, else sm_90
+  std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty = default_cache_dir()
+};
+
+class kernel {
+ public:
+  virtual ~kernel() = default;
+  virtual std::string kind() const = 0;  // "python" | "kernelbench" | "torchscript" | "cpp" | "cuda"
+  virtual std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
+                                              std::uint64_t seed) = 0;
+  // Throws runtime_unavailable when the runtime cannot run this kind of kernel or on this machine, and
+  // rnx::error(kernel_failed) when the kernel itself fails (arity, export errors, ...).
+  virtual std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
+                                              at::ScalarType dtype, at::Device device, std::uint64_t seed) = 0;
+  // The float64 eager result on the same inputs (converted to float64); KernelBench files use Model.
+  virtual std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs, std::uint64_t seed) = 0;
+};
+
+// Loads by the spec's kind; errors are rnx::error(kernel_failed) / (not_found) naming the file and entry.
+std::unique_ptr<kernel> load_kernel(const kernel_spec& spec, const load_options& options = {});
+
+struct check_result {
+  bool ok = true;
+  double max_abs_err = 0;
+  double rel_err = 0;  // max |out - ref| / max |ref| over all outputs
+  std::string message;
+};
+
+// torch.testing.assert_close's rule (|out - ref| <= atol + rtol * |ref|, NaN never equal) on every output.
+check_result compare_outputs(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref, tolerance tol);
+
+}  // namespace rnx::runner

@@ -1,0 +1,31 @@
+// Timing one bound kernel inside a process: warm-up until the per-call time settles, then samples.
+#pragma once
+
+#include "rnx/runner/kernel.hpp"
+
+#include <vector>
+
+namespace rnx::runner {
+
+struct timing_options {
+  double warmup_ms = 300;
+  double budget_ms = 1500;
+  double min_sample_ms = 1;  // CPU: calls per sample are raised until a sample lasts this long
+  double noise = 0.005;
+  int min_samples = 8;
+  int max_samples = 40;
+};
+
+struct timing_result {
+  std::vector<double> samples_ms;        // per call
+  std::int64_t calls_per_sample = 1;
+  std::int64_t warmup_calls = 0;
+  double warmup_ms = 0;
+  std::vector<double> sm_clock_mhz;      // CUDA: SM clock read after each sample, where NVML can read it
+};
+
+// CPU: steady_clock around blocks of calls. CUDA: events on the current stream around one call, a device-wide
+// synchronize after it, and the L2 flushed (a write over twice its size) before each sample.
+timing_result measure(bound_call& call, at::Device device, const timing_options& options);
+
+}  // namespace rnx::runner

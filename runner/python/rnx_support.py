@@ -1,0 +1,210 @@
+# The Python half of the runner, embedded into the worker: loads .py kernels and wraps them per runtime.
+#
+# The C++ side makes the inputs, times the calls and checks the outputs; this module only does what needs
+# Python objects: importing a file, finding the entry, torch.compile / torch.jit.trace / ONNX export.
+import functools
+import importlib.util
+import inspect
+import os
+import shutil
+import sys
+import tempfile
+
+import torch
+
+
+class Unavailable(Exception):
+    """A runtime that cannot run here; the configuration becomes `skipped` with this reason."""
+
+
+class KernelError(Exception):
+    """A problem with the user's kernel file; the configuration becomes `error` with this message."""
+
+
+_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
+
+
+class Loaded:
+    def __init__(self, module, path, kind, entry_name, fn=None, model_cls=None, ref_cls=None):
+        self.module = module
+        self.path = path
+        self.kind = kind  # "function" | "kernelbench"
+        self.entry_name = entry_name
+        self.fn = fn
+        self.model_cls = model_cls
+        self.ref_cls = ref_cls
+
+
+def load(path, entry, module_name):
+    """Imports `path` and finds its entry: a function, or KernelBench's Model / ModelNew."""
+    folder = os.path.dirname(os.path.abspath(path))
+    if folder not in sys.path:
+        sys.path.insert(0, folder)  # kernels may import helpers beside them
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise KernelError(f"{path}: cannot be imported as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    kernelbench = hasattr(module, "Model") and hasattr(module, "get_inputs")
+    if kernelbench and (not entry or entry in ("Model", "ModelNew")):
+        name = entry or ("ModelNew" if hasattr(module, "ModelNew") else "Model")
+        if not hasattr(module, "get_init_inputs"):
+            raise KernelError(f"{path}: a KernelBench file needs get_init_inputs() beside Model and get_inputs()")
+        return Loaded(module, path, "kernelbench", name, model_cls=getattr(module, name), ref_cls=module.Model)
+    name = entry or "run"
+    fn = getattr(module, name, None)
+    if fn is None:
+        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_") and
+                       getattr(v, "__module__", None) == module_name)
+        hint = ("functions defined there: " + ", ".join(found)) if found else "it defines no functions"
+        raise KernelError(f"{path}: entry '{name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml")
+    if not callable(fn):
+        raise KernelError(f"{path}: entry '{name}' is a {type(fn).__name__}, not a function")
+    return Loaded(module, path, "function", name, fn=fn)
+
+
+def check_arity(loaded, names):
+    """Returns None, or a message when the entry cannot take the declared inputs positionally."""
+    if loaded.kind != "function":
+        return None
+    try:
+        sig = inspect.signature(loaded.fn)
+    except (TypeError, ValueError):
+        return None  # builtins without a signature: let the call decide
+    params = list(sig.parameters.values())
+    if any(p.kind == p.VAR_POSITIONAL for p in params):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    required = [p for p in positional if p.default is p.empty]
+    if len(required) <= len(names) <= len(positional):
+        return None
+    want = f"{len(required)}" if len(required) == len(positional) else f"{len(required)} to {len(positional)}"
+    return (f"wrong arity: entry '{loaded.entry_name}{sig}' takes {want} positional argument(s) but the manifest "
+            f"declares {len(names)} input(s) ({', '.join(names) or 'none'}); make the inputs table match the signature")
+
+
+def kernelbench_inputs(loaded, batch, seed):
+    """get_inputs() under a fixed seed, with the module's batch_size set to the configured batch."""
+    if hasattr(loaded.module, "batch_size"):
+        loaded.module.batch_size = batch
+    torch.manual_seed(seed)
+    inputs = loaded.module.get_inputs()
+    if not isinstance(inputs, (list, tuple)):
+        raise KernelError(f"{loaded.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
+    return list(inputs)
+
+
+def _model(loaded, cls, dtype, device, seed):
+    torch.manual_seed(seed)  # the same seed gives the reference and the candidate the same weights
+    init = loaded.module.get_init_inputs()
+    torch.manual_seed(seed)
+    model = cls(*init)
+    return model.to(device=device, dtype=dtype).eval()
+
+
+def _callable(loaded, dtype, device, seed):
+    if loaded.kind == "function":
+        return loaded.fn
+    return _model(loaded, loaded.model_cls, _DTYPES[dtype], device, seed)
+
+
+def reference(loaded, device, seed):
+    """The float64 eager form: the function itself, or KernelBench's Model (never ModelNew) in float64."""
+    if loaded.kind == "function":
+        return loaded.fn
+    return _model(loaded, loaded.ref_cls, torch.float64, device, seed)
+
+
+def _to_list(out):
+    if isinstance(out, torch.Tensor):
+        return [out]
+    if isinstance(out, (list, tuple)):
+        result = []
+        for item in out:
+            result.extend(_to_list(item))
+        return result
+    raise KernelError(f"the kernel returned {type(out).__name__}; return a tensor or a tuple/list of tensors")
+
+
+class _AsModule(torch.nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def _have_compiler():
+    return shutil.which(os.environ.get("CXX", "g++")) or shutil.which("c++") or shutil.which("clang++")
+
+
+def prepare(loaded, runtime, inputs, dtype, device, seed):
+    """Returns (call, convert): a zero-argument callable that runs the kernel once on the bound inputs, and a
+    function turning its result into a list of tensors. Raises Unavailable when the runtime cannot run here."""
+    target = _callable(loaded, dtype, device, seed)
+    inputs = tuple(inputs)
+    if runtime == "eager":
+        return functools.partial(target, *inputs), _to_list
+    if runtime == "compile":
+        if device.startswith("cpu") and not _have_compiler():
+            raise Unavailable("torch.compile on CPU needs a C++ compiler (g++ or clang++) and none is on PATH")
+        compiled = torch.compile(target)
+        return functools.partial(compiled, *inputs), _to_list
+    if runtime == "torchscript":
+        module = target if isinstance(target, torch.nn.Module) else _AsModule(target)
+        with torch.no_grad():
+            traced = torch.jit.trace(module, inputs, check_trace=False)
+        traced = torch.jit.freeze(traced.eval()) if isinstance(target, torch.nn.Module) else traced
+        return functools.partial(traced, *inputs), _to_list
+    if runtime == "onnxruntime":
+        return _prepare_onnxruntime(target, inputs, dtype, device)
+    if runtime == "tensorrt":
+        try:
+            import torch_tensorrt  # noqa: F401
+        except ImportError:
+            raise Unavailable("tensorrt: the torch_tensorrt package is not installed") from None
+        if not device.startswith("cuda"):
+            raise Unavailable("tensorrt runs on CUDA devices only")
+        compiled = torch.compile(target, backend="tensorrt")
+        return functools.partial(compiled, *inputs), _to_list
+    raise Unavailable(f"unknown runtime '{runtime}'")
+
+
+def _prepare_onnxruntime(target, inputs, dtype, device):
+    try:
+        import onnxruntime as ort
+    except ImportError:
+        raise Unavailable("onnxruntime is not installed (pip install onnxruntime)") from None
+    if dtype == "bfloat16":
+        raise Unavailable("onnxruntime: numpy has no bfloat16, so bfloat16 inputs cannot be fed")
+    providers = ["CPUExecutionProvider"]
+    if device.startswith("cuda"):
+        if "CUDAExecutionProvider" not in ort.get_available_providers():
+            raise Unavailable("onnxruntime here has no CUDAExecutionProvider (install onnxruntime-gpu)")
+        providers = ["CUDAExecutionProvider"]
+    module = target if isinstance(target, torch.nn.Module) else _AsModule(target)
+    names = [f"input_{i}" for i in range(len(inputs))]
+    with tempfile.TemporaryDirectory(prefix="rnx-onnx-") as folder:
+        path = os.path.join(folder, "kernel.onnx")
+        with torch.no_grad():
+            torch.onnx.export(module, inputs, path, input_names=names, dynamo=False)
+        options = ort.SessionOptions()
+        options.intra_op_num_threads = torch.get_num_threads()
+        options.inter_op_num_threads = 1
+        session = ort.InferenceSession(path, options, providers=providers)
+    feeds = {n: t.detach().cpu().numpy() for n, t in zip(names, inputs)}
+    outputs = [o.name for o in session.get_outputs()]
+    run = functools.partial(session.run, outputs, feeds)
+
+    def convert(result):
+        return [torch.from_numpy(a).to(device) for a in result]
+
+    return run, convert
+
+
+def versions():
+    return {"torch": torch.__version__.split("+")[0], "torch_full": torch.__version__,
+            "python": ".".join(str(v) for v in sys.version_info[:3]),
+            "cuda": torch.version.cuda or ""}

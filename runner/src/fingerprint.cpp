@@ -1,0 +1,95 @@
+// Reading the environment fingerprint from the OS, libtorch, the embedded Python and (for CUDA) the driver.
+#include <Python.h>
+
+#include "rnx/runner/fingerprint.hpp"
+
+#include "nvml.hpp"
+#include "rnx/runner/python.hpp"
+
+#include <ATen/Parallel.h>
+
+#ifdef RNX_RUNNER_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#endif
+
+#include <sys/utsname.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+namespace rnx::runner {
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
+    }
+  }
+  return "unknown";
+}
+
+std::string os_name() {
+  std::string pretty = "linux";
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      pretty = line.substr(12);
+      if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
+    }
+  }
+  struct utsname u {};
+  if (::uname(&u) == 0) pretty += std::string("; ") + u.sysname + " " + u.release + " " + u.machine;
+  return pretty;
+}
+
+std::string support_version(PyObject* versions, const char* key) {
+  PyObject* v = PyDict_GetItemString(versions, key);
+  return v && PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : "";
+}
+
+}  // namespace
+
+environment collect_environment(at::Device device) {
+  environment env;
+  env.cpu = cpu_model();
+  env.os = os_name();
+  env.threads = at::get_num_threads();
+  if (const char* image = std::getenv("RNX_IMAGE"); image && *image) env.image = image;
+  py_ref no_args = py_ref::steal(PyTuple_New(0));
+  py_ref versions = call_support("versions", no_args.get());
+  env.torch = support_version(versions.get(), "torch_full");
+  env.python = support_version(versions.get(), "python");
+  env.cuda = support_version(versions.get(), "cuda");
+  env.device = "cpu: " + env.cpu;
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+    env.device = props->name;
+    env.compute_capability = std::to_string(props->major) + "." + std::to_string(props->minor);
+    env.driver = detail::nvml_driver_version();
+    if (env.driver.empty()) {
+      int version = 0;
+      if (cudaDriverGetVersion(&version) == cudaSuccess) env.driver = "cuda-driver-api " + std::to_string(version);
+    }
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", static_cast<unsigned>(props->pciDomainID),
+                  static_cast<unsigned>(props->pciBusID), static_cast<unsigned>(props->pciDeviceID));
+    if (auto mhz = detail::nvml_sm_clock_mhz(bus)) env.clocks["sm_mhz"] = *mhz;
+    if (auto mhz = detail::nvml_sm_clock_mhz(bus, true)) env.clocks["sm_max_mhz"] = *mhz;
+  }
+#else
+  (void)device;
+#endif
+  env.env_id = compute_env_id(env);
+  return env;
+}
+
+}  // namespace rnx::runner

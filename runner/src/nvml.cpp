@@ -1,0 +1,57 @@
+// NVML loaded at run time: a CPU machine has no libnvidia-ml, and the runner must still start there.
+#include "nvml.hpp"
+
+#include <dlfcn.h>
+
+namespace rnx::runner::detail {
+
+namespace {
+
+using nvml_device = void*;
+constexpr int nvml_clock_sm = 1;  // NVML_CLOCK_SM
+
+struct nvml_api {
+  int (*init)() = nullptr;
+  int (*driver_version)(char*, unsigned) = nullptr;
+  int (*by_pci)(const char*, nvml_device*) = nullptr;
+  int (*clock)(nvml_device, int, unsigned*) = nullptr;
+  int (*max_clock)(nvml_device, int, unsigned*) = nullptr;
+  bool ok = false;
+};
+
+const nvml_api& api() {
+  static const nvml_api loaded = [] {
+    nvml_api a;
+    void* h = ::dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) return a;
+    a.init = reinterpret_cast<int (*)()>(::dlsym(h, "nvmlInit_v2"));
+    a.driver_version = reinterpret_cast<int (*)(char*, unsigned)>(::dlsym(h, "nvmlSystemGetDriverVersion"));
+    a.by_pci = reinterpret_cast<int (*)(const char*, nvml_device*)>(::dlsym(h, "nvmlDeviceGetHandleByPciBusId_v2"));
+    a.clock = reinterpret_cast<int (*)(nvml_device, int, unsigned*)>(::dlsym(h, "nvmlDeviceGetClockInfo"));
+    a.max_clock = reinterpret_cast<int (*)(nvml_device, int, unsigned*)>(::dlsym(h, "nvmlDeviceGetMaxClockInfo"));
+    a.ok = a.init && a.driver_version && a.by_pci && a.clock && a.max_clock && a.init() == 0;
+    return a;
+  }();
+  return loaded;
+}
+
+}  // namespace
+
+std::string nvml_driver_version() {
+  if (!api().ok) return "";
+  char buffer[96] = {};
+  if (api().driver_version(buffer, sizeof buffer) != 0) return "";
+  return buffer;
+}
+
+std::optional<double> nvml_sm_clock_mhz(const std::string& pci_bus_id, bool maximum) {
+  if (!api().ok) return std::nullopt;
+  nvml_device device = nullptr;
+  if (api().by_pci(pci_bus_id.c_str(), &device) != 0) return std::nullopt;
+  unsigned mhz = 0;
+  int rc = maximum ? api().max_clock(device, nvml_clock_sm, &mhz) : api().clock(device, nvml_clock_sm, &mhz);
+  if (rc != 0) return std::nullopt;
+  return static_cast<double>(mhz);
+}
+
+}  // namespace rnx::runner::detail

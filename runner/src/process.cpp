@@ -1,0 +1,69 @@
+// POSIX process helpers: run a command and capture its output; describe signals.
+#include "process.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <sys/wait.h>
+#include <unistd.h>
+
+namespace rnx::runner::detail {
+
+int run_capture(const std::vector<std::string>& argv, std::string& output) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
+  if (pid == 0) {
+    ::dup2(fds[1], 1);
+    ::dup2(fds[1], 2);
+    ::close(fds[0]);
+    ::close(fds[1]);
+    std::vector<char*> args;
+    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+    args.push_back(nullptr);
+    ::execvp(args[0], args.data());
+    std::string msg = "cannot run " + argv[0] + ": " + std::strerror(errno) + "\n";
+    (void)!::write(2, msg.data(), msg.size());
+    ::_exit(127);
+  }
+  ::close(fds[1]);
+  char buffer[4096];
+  while (true) {
+    ssize_t n = ::read(fds[0], buffer, sizeof buffer);
+    if (n > 0) {
+      output.append(buffer, static_cast<std::size_t>(n));
+    } else if (n < 0 && errno == EINTR) {
+      continue;
+    } else {
+      break;
+    }
+  }
+  ::close(fds[0]);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return WEXITSTATUS(status);
+}
+
+std::string signal_name(int signal_number) {
+  const char* text = ::strsignal(signal_number);
+  return text ? std::string(text) : "signal " + std::to_string(signal_number);
+}
+
+std::string tail_lines(const std::string& text, int lines) {
+  std::size_t pos = text.size();
+  while (pos > 0 && (text[pos - 1] == '\n' || text[pos - 1] == ' ')) --pos;
+  std::size_t end = pos;
+  int seen = 0;
+  while (pos > 0) {
+    if (text[pos - 1] == '\n' && ++seen == lines) break;
+    --pos;
+  }
+  return text.substr(pos, end - pos);
+}
+
+}  // namespace rnx::runner::detail

@@ -1,0 +1,105 @@
+// Sample summaries and the `unstable` rules: process-median disagreement and multi-modality.
+#include "rnx/runner/sample_stats.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace rnx::runner {
+
+double median(std::vector<double> values) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  std::size_t n = values.size();
+  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
+}
+
+double median_ci_relative_halfwidth(std::vector<double> values) {
+  const double n = static_cast<double>(values.size());
+  if (values.size() < 6) return std::numeric_limits<double>::infinity();
+  std::sort(values.begin(), values.end());
+  // Binomial(n, 1/2) normal approximation: ranks n/2 -+ 1.96 sqrt(n)/2 bracket the median with 95%.
+  const double half = 0.98 * std::sqrt(n);
+  auto lo = static_cast<std::ptrdiff_t>(std::floor(n / 2 - half));
+  auto hi = static_cast<std::ptrdiff_t>(std::ceil(n / 2 + half));
+  lo = std::clamp<std::ptrdiff_t>(lo, 0, static_cast<std::ptrdiff_t>(values.size()) - 1);
+  hi = std::clamp<std::ptrdiff_t>(hi, 0, static_cast<std::ptrdiff_t>(values.size()) - 1);
+  double m = median(values);
+  if (!(m > 0)) return std::numeric_limits<double>::infinity();
+  return (values[static_cast<std::size_t>(hi)] - values[static_cast<std::size_t>(lo)]) / (2 * m);
+}
+
+double relative_mad(const std::vector<double>& values) {
+  if (values.size() < 2) return 0;
+  double m = median(values);
+  std::vector<double> dev;
+  dev.reserve(values.size());
+  for (double v : values) dev.push_back(std::fabs(v - m));
+  return m > 0 ? 1.4826 * median(dev) / m : 0;
+}
+
+namespace {
+
+std::string fmt(double v, int precision = 3) {
+  std::ostringstream os;
+  os.precision(precision);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::optional<std::string> instability(const std::vector<double>& samples, const std::vector<std::int64_t>& groups) {
+  // Process medians: flagged when they differ by more than 25% AND by more than eight times the typical
+  // within-process spread. Both are needed: shared CI machines routinely drift 10-20% between processes,
+  // which the two-level bootstrap absorbs, while the failure this guards against is several-fold.
+  if (groups.size() >= 2) {
+    std::vector<double> medians;
+    std::vector<double> spreads;
+    std::size_t at = 0;
+    for (auto g : groups) {
+      std::vector<double> part(samples.begin() + static_cast<std::ptrdiff_t>(at),
+                               samples.begin() + static_cast<std::ptrdiff_t>(at + static_cast<std::size_t>(g)));
+      at += static_cast<std::size_t>(g);
+      medians.push_back(median(part));
+      spreads.push_back(relative_mad(part));
+    }
+    auto [lo, hi] = std::minmax_element(medians.begin(), medians.end());
+    double disagreement = *lo > 0 ? *hi / *lo - 1 : 0;
+    double within = std::max(median(spreads), 0.005);
+    if (disagreement > 0.25 && disagreement > 8 * within) {
+      std::string list;
+      for (double m : medians) list += (list.empty() ? "" : ", ") + fmt(m, 4);
+      return "process medians disagree: " + list + " ms (max/min " + fmt(1 + disagreement) +
+             "x) while each process varies only ~" + fmt(100 * within, 2) +
+             "%; rerun on a quieter machine or use --pair";
+    }
+  }
+  // Multi-modality: a split of the sorted pool, with at least 20% of the samples on each side, where the jump
+  // between neighbours exceeds 30% of the value and three times the spread of either side.
+  std::vector<double> sorted = samples;
+  std::sort(sorted.begin(), sorted.end());
+  const std::size_t n = sorted.size();
+  if (n >= 10) {
+    for (std::size_t i = std::max<std::size_t>(2, n / 5); i + n / 5 <= n && i < n; ++i) {
+      double below = sorted[i - 1];
+      double above = sorted[i];
+      if (!(below > 0)) continue;
+      double gap = above / below - 1;
+      if (gap <= 0.3) continue;
+      std::vector<double> low(sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(i));
+      std::vector<double> high(sorted.begin() + static_cast<std::ptrdiff_t>(i), sorted.end());
+      double spread = std::max(relative_mad(low), relative_mad(high));
+      if (gap > 3 * spread) {
+        return "samples are bimodal: " + fmt(100.0 * static_cast<double>(i) / static_cast<double>(n), 3) +
+               "% near " + fmt(median(low), 4) + " ms and " +
+               fmt(100.0 * static_cast<double>(n - i) / static_cast<double>(n), 3) + "% near " + fmt(median(high), 4) +
+               " ms; something else shares the machine or the kernel has two paths";
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace rnx::runner

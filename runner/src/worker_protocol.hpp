@@ -1,0 +1,42 @@
+// The job a worker process runs and the events it reports back, as JSON (shared by orchestrator and worker).
+#pragma once
+
+#include <boost/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnx::runner::detail {
+
+struct job_config {
+  std::size_t index = 0;  // position in the orchestrator's plan, echoed in events
+  std::string kernel;
+  std::string runtime;
+  std::string dtype;
+  std::int64_t batch = 1;
+  bool check = true;      // run the float64 reference check (first process of a configuration only)
+};
+
+struct job_overrides {
+  std::optional<int> min_samples;
+  std::optional<int> max_samples;
+  std::optional<double> budget_ms;
+  std::optional<double> warmup_ms;
+};
+
+struct worker_job {
+  std::string manifest;   // absolute path of the rnx.toml the worker reads its kernels from
+  std::string cuda_arch;
+  std::string cache_dir;
+  std::string fingerprint_device = "auto";
+  std::string device_override;  // --device: replaces every kernel's device
+  job_overrides overrides;
+  std::vector<job_config> configs;
+};
+
+boost::json::value to_json(const worker_job& job);
+worker_job job_from_json(const boost::json::value& v);
+
+}  // namespace rnx::runner::detail
