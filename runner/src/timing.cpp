@@ -87,8 +87,10 @@ timing_result measure_cuda(bound_call& call, at::Device device, const timing_opt
   at::cuda::CUDAEvent stop(cudaEventDefault);
 
   auto timed_call = [&](bool flush_first) {
-    if (flush_first) flush.zero_();
     c10::cuda::device_synchronize();
+    // No synchronize between the flush and the start event: the flush keeps the GPU busy while the host
+    // launches the call, so (as in triton.testing.do_bench) host launch latency is not counted as kernel time.
+    if (flush_first) flush.zero_();
     auto stream = at::cuda::getCurrentCUDAStream(device.index());
     start.record(stream);
     call.invoke();
