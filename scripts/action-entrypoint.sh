@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The GitHub Action's entrypoint (installed as rnx-action): turns action.yml's inputs into an rnx command.
+#
+#   rnx-action MODE --flag=value ...   (MODE: gate | report-only | accept | optimize)
+#
+# action.yml passes every input as --flag=value; inputs left blank arrive as "--flag=" and are dropped,
+# so rnx.toml's values stand. Each mode gets only the flags its command takes.
+set -euo pipefail
+
+mode="${1:-gate}"
+[ "$#" -gt 0 ] && shift
+
+gate_flags="--config --service-url --store --mode --pair-ref --rope --probability --min-samples --on-abstain --runner
+  --results --out-dir --report-key --status-context"
+accept_flags="--config --service-url --store --status-context"
+optimize_flags="--config --kernel --budget --rewriter"
+
+case "$mode" in
+  gate | report-only) allowed="$gate_flags" ;;
+  accept) allowed="$accept_flags" ;;
+  optimize) allowed="$optimize_flags" ;;
+  *)
+    echo "::error title=rnx::the mode input \"$mode\" must be gate, report-only, accept or optimize" >&2
+    exit 2
+    ;;
+esac
+
+flag_allowed() {
+  local flag
+  for flag in $allowed; do
+    [ "$flag" = "$1" ] && return 0
+  done
+  return 1
+}
+
+args=()
+for arg in "$@"; do
+  case "$arg" in
+    --*=*) ;;
+    *)
+      echo "::error title=rnx::unexpected argument \"$arg\" (expected --flag=value)" >&2
+      exit 2
+      ;;
+  esac
+  name="${arg%%=*}"
+  value="${arg#*=}"
+  [ -n "$value" ] || continue
+  # The comparison input is called `comparison` in action.yml (stored | paired) and --mode in rnx gate.
+  [ "$name" = "--comparison" ] && name="--mode"
+  # An input that this mode does not use (e.g. thresholds in accept mode) is left out.
+  if flag_allowed "$name"; then args+=("$name" "$value"); fi
+done
+
+# The workspace is mounted from the runner; git (paired mode's base checkout) refuses foreign owners.
+if [ -n "${GITHUB_WORKSPACE:-}" ] && command -v git >/dev/null; then
+  git config --global --add safe.directory "$GITHUB_WORKSPACE" 2>/dev/null || true
+fi
+
+rnx="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rnx"
+case "$mode" in
+  gate) exec "$rnx" gate "${args[@]}" ;;
+  report-only) exec "$rnx" gate --report-only "${args[@]}" ;;
+  accept) exec "$rnx" accept "${args[@]}" ;;
+  optimize) exec "$rnx" optimize "${args[@]}" ;;
+esac
