@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <functional>
 #include <string>
+#include <utility>
 
 namespace rnx::verify::detail {
 
@@ -35,7 +36,9 @@ struct hidden_work_result {
 // kept running on other streams after the current stream was done (work hidden from the timer).
 hidden_work_result measure_hidden_work(const std::function<void()>& call, at::Device device, int calls);
 
-// Median host-clock time of one call in milliseconds, the device synchronized before and after each call.
-double time_call_ms(const std::function<void()>& call, at::Device device, int repetitions);
+// Fastest host-clock time of one call of each function in milliseconds, the two interleaved and the device
+// synchronized around every call. The minimum, because on a shared machine every disturbance only adds time.
+std::pair<double, double> time_pair_ms(const std::function<void()>& a, const std::function<void()>& b,
+                                       at::Device device, int repetitions);
 
 }  // namespace rnx::verify::detail

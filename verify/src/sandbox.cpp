@@ -97,6 +97,8 @@ void write_all(int fd, const char* text) {
   }
 }
 
+constexpr int result_fd_in_worker = 3;
+
 void set_limit(int resource, rlim_t value) {
   struct rlimit r {value, value};
   ::setrlimit(resource, &r);
@@ -112,7 +114,7 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   // Everything the child needs is built here: after fork only async-signal-safe calls are allowed.
   std::vector<std::string> args = argv;
   args.push_back("--result-fd");
-  args.push_back(std::to_string(fds[1]));
+  args.push_back(std::to_string(result_fd_in_worker));
   std::vector<char*> c_args;
   for (auto& a : args) c_args.push_back(a.data());
   c_args.push_back(nullptr);
@@ -138,8 +140,16 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   if (pid == 0) {
     ::setpgid(0, 0);
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
-    int out = ::fcntl(fds[1], F_DUPFD, 3);  // a copy without FD_CLOEXEC for the worker
-    ::close(fds[0]);
+    ::prctl(PR_SET_DUMPABLE, 1);         // the parent is not; this child must still own its /proc/self/uid_map
+    // The pipe becomes fd 3 and every other inherited descriptor is closed: a candidate must not find the
+    // caller's sockets (an optimizer's connection to its model provider) or files.
+    int out = ::fcntl(fds[1], F_DUPFD, 10);
+    if (out < 0 || ::dup2(out, result_fd_in_worker) < 0) ::_exit(126);
+    if (::syscall(SYS_close_range, result_fd_in_worker + 1, ~0U, 0) != 0) {
+      for (int fd = result_fd_in_worker + 1; fd < 4096; ++fd) ::close(fd);
+    }
+    ::dup2(2, 1);  // the candidate's prints must not mix into the caller's stdout (a JSON report, say)
+    const int fd = result_fd_in_worker;
     const char* line = none_line.c_str();
     if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
       write_file("/proc/self/setgroups", "deny\n");
@@ -149,22 +159,16 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
     } else if (::unshare(CLONE_NEWNET) == 0) {
       line = root_line.c_str();
     }
-    write_all(out, line);
+    write_all(fd, line);
     set_limit(RLIMIT_CPU, cpu);
     set_limit(RLIMIT_FSIZE, file);
     set_limit(RLIMIT_NPROC, nproc);
     set_limit(RLIMIT_CORE, 0);
     if (limit_address_space) set_limit(RLIMIT_AS, memory);
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    // The worker is told its fd number through argv; make sure it is the one we promised.
-    if (out != fds[1]) {
-      ::dup2(out, fds[1]);
-      ::close(out);
-    }
-    ::fcntl(fds[1], F_SETFD, 0);
     ::execve(c_args[0], c_args.data(), c_env.data());
-    const char* msg = "{\"event\":\"fatal\",\"message\":\"cannot start the verify worker\"}\n";
-    write_all(fds[1], msg);
+    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the verify worker\"}\n";
+    write_all(fd, msg);
     ::_exit(127);
   }
   ::close(fds[1]);

@@ -1,0 +1,100 @@
+#!/usr/bin/env python3
+"""Runs `rnx verify` on one corpus file and checks the outcome its header promises.
+
+A corpus file starts with a line such as
+    # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
+where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
+expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
+args=A,B are extra flags, correct=yes demands that the correctness stages pass (used by containment cases
+whose cheat would show up as a wrong answer if it had worked), and gpu=yes skips (exit 77) without CUDA.
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def header(path):
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    prefix = "# rnx-verify-case:"
+    if not first.startswith(prefix):
+        sys.exit(f"{path}: the first line must be '{prefix} ...' describing the expected outcome")
+    fields = {}
+    for item in first[len(prefix):].split():
+        key, _, value = item.partition("=")
+        fields[key] = value
+    return fields
+
+
+def gpu_available():
+    try:
+        import torch
+        return torch.cuda.is_available()
+    except ImportError:
+        return False
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit("usage: run_case.py RNX_BINARY CORPUS_FILE")
+    rnx, path = sys.argv[1], os.path.abspath(sys.argv[2])
+    h = header(path)
+    if h.get("gpu") == "yes" and not gpu_available():
+        print(f"SKIPPED: {os.path.basename(path)} needs a CUDA GPU (run tests/device/ on a GPU machine)")
+        sys.exit(77)
+    cmd = [rnx, "verify", "--candidate", path, "--format", "json"]
+    if "kernel" in h:
+        cmd += ["--config", os.path.join(HERE, "rnx.toml"), "--kernel", h["kernel"]]
+    else:
+        cmd += ["--reference", os.path.join(HERE, h["reference"])]
+    if h.get("gpu") == "yes":
+        cmd += ["--device", "cuda"]
+    if h.get("args"):
+        cmd += h["args"].split(",")
+    env = dict(os.environ)
+    if h.get("env"):
+        name, _, value = h["env"].partition("=")
+        env[name] = value
+    started = time.time()
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    took = time.time() - started
+    try:
+        report = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        sys.exit(f"FAIL: no JSON report (exit {proc.returncode})\ncommand: {' '.join(cmd)}\nstdout: {proc.stdout}\n"
+                 f"stderr: {proc.stderr}")
+    rows = {c["name"]: c for c in report["checks"]}
+    summary = ", ".join(f"{c['name']}={c['result']}" for c in report["checks"])
+    problems = []
+    if h["expect"] == "accept":
+        if proc.returncode != 0 or report["verdict"] != "accepted":
+            problems.append(f"an honest rewrite was rejected (exit {proc.returncode}; failed: {report['failed']})")
+    else:
+        if proc.returncode != 1 or report["verdict"] != "rejected":
+            problems.append(f"a cheat was accepted (exit {proc.returncode})")
+        check = h.get("check")
+        if check not in rows:
+            problems.append(f"the report has no row named {check}")
+        elif rows[check]["result"] != "fail":
+            problems.append(f"the named check {check} did not fail: {rows[check]['result']}: {rows[check]['detail']}")
+    if h.get("correct") == "yes":
+        for stage in ("smoke", "shape_sweep", "edge_cases"):
+            if rows.get(stage, {}).get("result") != "pass":
+                problems.append(f"{stage} should pass (the cheat must not have worked): {rows.get(stage)}")
+    if problems:
+        print(f"command: {' '.join(cmd)}")
+        for c in report["checks"]:
+            print(f"  {c['name']:22} {c['result']:7} {c['detail'][:300]}")
+        sys.exit("FAIL: " + "; ".join(problems))
+    named = h.get("check", "")
+    detail = rows[named]["detail"][:200] if named in rows else ""
+    print(f"ok: {os.path.basename(path)} {report['verdict']} in {took:.1f} s"
+          + (f"; {named}: {detail}" if named else "") + f"\n  [{summary}]")
+
+
+if __name__ == "__main__":
+    main()

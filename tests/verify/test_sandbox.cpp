@@ -1,0 +1,127 @@
+// Unit tests of the torch-free half of rnx verify: the sandbox launch and environment, and the report's rules.
+#include "rnx/common/error.hpp"
+#include "rnx/verify/verify.hpp"
+#include "sandbox.hpp"
+
+#include <doctest/doctest.h>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+namespace rv = rnx::verify;
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+
+bool has_prefix(const std::vector<std::string>& v, const std::string& p) {
+  return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.rfind(p, 0) == 0; });
+}
+
+// Runs `script` under spawn_sandboxed and returns what it wrote to its result descriptor (fd 3).
+std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env) {
+  rv::sandbox_limits limits;
+  limits.wall_s = 20;
+  auto dir = std::filesystem::temp_directory_path() / ("rnx-sandbox-test-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  auto p = rv::detail::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::read(p.read_fd, buf, sizeof buf)) > 0) out.append(buf, static_cast<std::size_t>(n));
+  ::close(p.read_fd);
+  int status = 0;
+  ::waitpid(p.pid, &status, 0);
+  std::filesystem::remove_all(dir);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need") {
+  ::setenv("GITHUB_TOKEN", "ghp_secret", 1);
+  ::setenv("RNX_TOKEN", "rnx_secret", 1);
+  ::setenv("OPENAI_API_KEY", "sk-secret", 1);
+  ::setenv("TORCH_SECRET_KEY", "hidden", 1);  // a secret under an allowed prefix is still withheld
+  ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+  ::setenv("RNX_TEST_KEEP", "kept", 1);
+  rv::sandbox_limits limits;
+  limits.keep_env = {"RNX_TEST_KEEP"};
+  std::vector<std::string> withheld;
+  auto env = rv::detail::sandbox_environment(limits, "/tmp/rnx-x", &withheld);
+  CHECK(has(withheld, "GITHUB_TOKEN"));
+  CHECK(has(withheld, "RNX_TOKEN"));
+  CHECK(has(withheld, "OPENAI_API_KEY"));
+  CHECK(has(withheld, "TORCH_SECRET_KEY"));
+  CHECK_FALSE(has_prefix(env, "GITHUB_TOKEN="));
+  CHECK_FALSE(has_prefix(env, "TORCH_SECRET_KEY="));
+  CHECK(has(env, "CUDA_VISIBLE_DEVICES=0"));
+  CHECK(has(env, "RNX_TEST_KEEP=kept"));
+  CHECK(has(env, "HOME=/tmp/rnx-x"));
+  CHECK(has(env, "TMPDIR=/tmp/rnx-x"));
+  CHECK(has(env, "MALLOC_PERTURB_=255"));
+  CHECK(has_prefix(env, "PATH="));
+}
+
+TEST_CASE("a sandboxed process has no network interfaces but loopback, its own folder, and closed descriptors") {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin", "GITHUB_TOKEN_COPY=no"};
+  std::string out = run_sandboxed(
+      "echo cwd=$(pwd | grep -c rnx-sandbox-test) >&3; echo nets=$(ls /sys/class/net 2>/dev/null | tr '\\n' ' ') >&3;"
+      " echo fds=$(ls /proc/self/fd | wc -l) >&3; echo limit=$(ulimit -c) >&3",
+      env);
+  // The first line says how the network was isolated.
+  CHECK(out.find("\"event\":\"sandbox\"") != std::string::npos);
+  CHECK(out.find("cwd=1") != std::string::npos);
+  CHECK(out.find("limit=0") != std::string::npos);
+  if (out.find("\"network\":\"namespace\"") != std::string::npos) {
+    // In a fresh network namespace only the loopback device exists (and is down).
+    CHECK(out.find("nets=lo ") != std::string::npos);
+  } else {
+    MESSAGE("network namespaces are not permitted here; the seccomp filter is the only network barrier");
+  }
+  // stdin, stdout, stderr, fd 3, and the descriptor `ls` opens for /proc/self/fd: nothing inherited beyond that.
+  CHECK(out.find("fds=5") != std::string::npos);
+}
+
+TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {
+  rv::verify_report r;
+  CHECK_FALSE(r.accepted());
+  r.checks = {{"correctness", "smoke", rv::outcome::pass, "", 0}, {"audit", "hidden_work", rv::outcome::skip, "", 0}};
+  CHECK(r.accepted());
+  r.checks.push_back({"audit", "implausible_speedup", rv::outcome::review, "40x", 0});
+  CHECK(r.accepted());
+  CHECK(r.needs_review());
+  r.review_rejects = true;
+  CHECK_FALSE(r.accepted());
+  r.review_rejects = false;
+  r.checks.push_back({"audit", "static_scan", rv::outcome::fail, "a | b", 0});
+  CHECK_FALSE(r.accepted());
+  CHECK(r.failed() == std::vector<std::string>{"static_scan"});
+  REQUIRE(r.find("static_scan") != nullptr);
+  std::string md = rv::render_markdown(r);
+  CHECK(md.find("a \\| b") != std::string::npos);  // a pipe in a detail cannot break the table
+  CHECK(md.find("**FAIL**") != std::string::npos);
+  auto json = rv::to_json(r);
+  CHECK(json.at("verdict").as_string() == "rejected");
+  CHECK(json.at("needs_review").as_bool());
+}
+
+TEST_CASE("bad references are usage errors naming the fix") {
+  CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"),
+                       doctest::Contains("does not exist"), rnx::error);
+  auto here = std::filesystem::path(__FILE__).parent_path() / "refs" / "softmax.py";
+  CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x B,8"), doctest::Contains("NAME=SHAPE"), rnx::error);
+  CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x=B,8;x=B,9"), doctest::Contains("given twice"), rnx::error);
+  auto spec = rv::reference_from_file(here, "x=B,8; y=3,B");
+  CHECK(spec.inputs.size() == 2);
+  rv::verify_options o;
+  o.reference = spec;
+  o.candidate = "/nonexistent/candidate.py";
+  CHECK_THROWS_WITH_AS(rv::verify_candidate(o), doctest::Contains("candidate /nonexistent/candidate.py does not exist"),
+                       rnx::error);
+}
