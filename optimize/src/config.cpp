@@ -114,14 +114,20 @@ optimize_config parse_optimize_config(std::string_view toml_text, const std::str
   return c;
 }
 
-optimize_config load_optimize_config(const std::filesystem::path& manifest_path) {
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) {
-    throw error(errc::not_found, manifest_path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
-  }
+namespace {
+
+std::string read_file_text(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(errc::not_found, path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_optimize_config(text.str(), manifest_path.string());
+  return text.str();
+}
+
+}  // namespace
+
+optimize_config load_optimize_config(const std::filesystem::path& manifest_path) {
+  return parse_optimize_config(read_file_text(manifest_path), manifest_path.string());
 }
 
 void apply_rewriter_flag(optimize_config& config, std::string_view flag) {
@@ -168,6 +174,19 @@ std::string strip_optimize_table(std::string_view text) {
     pos = next;
   }
   return out;
+}
+
+manifest load_manifest_with_optimize(const std::filesystem::path& path) {
+  std::string text = read_file_text(path);
+  std::filesystem::path root = std::filesystem::absolute(path).parent_path();
+  manifest m = parse_manifest(strip_optimize_table(text), path.string(), root);
+  for (const auto& k : m.kernels) {
+    if (!std::filesystem::exists(k.resolved_path)) {
+      throw error(errc::not_found, path.string() + ":" + std::to_string(k.line) + ": kernel " + k.name + ": no file " +
+                                       k.resolved_path.string() + " (paths are relative to the manifest's folder)");
+    }
+  }
+  return m;
 }
 
 }  // namespace rnx::optimize

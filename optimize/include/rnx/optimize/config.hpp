@@ -8,6 +8,8 @@
 //   retries   = 4                    # extra attempts after a 429/5xx/network failure
 #pragma once
 
+#include "rnx/common/manifest.hpp"
+
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -45,5 +47,9 @@ void apply_rewriter_flag(optimize_config& config, std::string_view flag);
 // The manifest text without its [optimize] table (its lines blanked, so line numbers stay), for readers
 // that do not know the table.
 std::string strip_optimize_table(std::string_view toml_text);
+
+// Loads rnx.toml tolerating an [optimize] table (the shared manifest reader does not know it); kernel files must
+// exist, as with rnx::load_manifest.
+manifest load_manifest_with_optimize(const std::filesystem::path& path);
 
 }  // namespace rnx::optimize

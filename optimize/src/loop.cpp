@@ -1,0 +1,523 @@
+// The optimize loop: candidates from the rewriter, the verifier's verdict, a paired benchmark, the Bayesian
+// verdict, the choice of the best kept rewrite, and its proposal.
+#include "rnx/optimize/loop.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/common/report.hpp"
+#include "rnx/optimize/profile_worker.hpp"
+#include "rnx/optimize/rewriter.hpp"
+#include "rnx/runner/bench.hpp"
+#include "rnx/stats/verdict.hpp"
+
+#include <boost/json.hpp>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace rnx::optimize {
+
+namespace fs = std::filesystem;
+namespace bj = boost::json;
+
+namespace {
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw error(errc::not_found, path.string() + ": cannot read it (pass --config PATH to rnx.toml)");
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+void write_text(const fs::path& path, const std::string& text) {
+  fs::create_directories(path.parent_path());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error(errc::internal, path.string() + ": cannot write it");
+}
+
+std::string toml_string(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+// Byte offset of a toml++ (line, column) position, both 1-based.
+std::size_t offset_of(std::string_view text, const toml::source_position& at) {
+  std::size_t pos = 0;
+  for (std::uint32_t line = 1; line < at.line; ++line) {
+    pos = text.find('\n', pos);
+    if (pos == std::string_view::npos) return std::string_view::npos;
+    ++pos;
+  }
+  return pos + at.column - 1;
+}
+
+// The end of the string literal that starts at `begin` (just past its closing quote).
+std::size_t literal_end(std::string_view text, std::size_t begin) {
+  char quote = text[begin];
+  std::size_t i = begin + 1;
+  while (i < text.size() && text[i] != quote && text[i] != '\n') {
+    if (quote == '"' && text[i] == '\\') ++i;
+    ++i;
+  }
+  return i < text.size() && text[i] == quote ? i + 1 : std::string_view::npos;
+}
+
+std::string fixed(double v, int digits) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.*f", digits, v);
+  return b;
+}
+
+std::string md_escape(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+std::string speedup_cell(const attempt& a) {
+  if (!a.speedup) return "-";
+  std::string s = fixed(*a.speedup, 2) + "×";
+  if (a.p_faster) s += " (P(faster) " + fixed(*a.p_faster, 3) + ")";
+  return s;
+}
+
+std::string decision_cell(const attempt& a) {
+  if (a.kept) return "**kept**";
+  if (a.status == "faster") return "faster, not best (reverted)";
+  if (a.status == "rejected" || a.status == "error") return a.status;
+  return a.status + " (reverted)";
+}
+
+std::string yes_no(const attempt& a, bool v) {
+  if (!a.audit) return "-";
+  return v ? "yes" : "no";
+}
+
+bj::value results_json(const std::vector<run_result>& results) {
+  bj::array out;
+  for (const auto& r : results) {
+    std::vector<double> s = r.samples_ms;
+    std::sort(s.begin(), s.end());
+    bj::object o{{"runtime", r.runtime}, {"dtype", r.dtype}, {"batch", r.batch}, {"device", r.device},
+                 {"status", std::string(to_string(r.status))}, {"samples", static_cast<std::int64_t>(s.size())}};
+    if (!s.empty()) {
+      o["median_ms"] = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
+      o["min_ms"] = s.front();
+    }
+    if (!r.message.empty()) o["message"] = r.message;
+    out.push_back(std::move(o));
+  }
+  return out;
+}
+
+std::string inputs_text(const kernel_spec& spec) {
+  std::string s;
+  for (const auto& in : spec.inputs) s += (s.empty() ? "" : "; ") + in.name + "=" + in.text;
+  return s;
+}
+
+verify::reference_spec reference_of(const kernel_spec& spec) {
+  verify::reference_spec r;
+  r.name = spec.name;
+  r.path = spec.resolved_path;
+  r.entry = spec.entry;
+  r.inputs = spec.inputs;
+  r.batches = spec.batch;
+  r.dtypes = spec.dtypes;
+  r.device = spec.device;
+  r.tolerances = spec.tolerances;
+  return r;
+}
+
+void say(std::ostream* log, const std::string& line) {
+  if (log) *log << "rnx optimize: " << line << "\n" << std::flush;
+}
+
+}  // namespace
+
+std::string retarget_manifest(std::string_view text, const std::string& source, const fs::path& root,
+                              const std::string& kernel, const fs::path& candidate) {
+  std::string stripped = strip_optimize_table(text);
+  toml::table doc;
+  try {
+    doc = toml::parse(stripped, source);
+  } catch (const toml::parse_error& e) {
+    throw error(errc::bad_input, source + ":" + std::to_string(e.source().begin.line) + ": malformed TOML: " +
+                                     std::string(e.description()));
+  }
+  // Replace path strings in place (from the last to the first) so everything else stays byte for byte: the
+  // inputs' written order is their call order, which a re-serialization would lose.
+  std::vector<std::pair<std::size_t, std::string>> edits;
+  if (auto* kernels = doc["kernel"].as_array()) {
+    for (auto& node : *kernels) {
+      auto* t = node.as_table();
+      if (!t) continue;
+      auto* path = t->get("path");
+      auto* name = t->get("name");
+      if (!path || !path->is_string()) continue;
+      std::string target = (root / path->value<std::string>().value_or("")).lexically_normal().string();
+      if (!candidate.empty() && name && name->value<std::string>() == kernel) target = candidate.string();
+      edits.emplace_back(offset_of(stripped, path->source().begin), toml_string(target));
+    }
+  }
+  std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  for (const auto& [begin, replacement] : edits) {
+    if (begin >= stripped.size() || (stripped[begin] != '"' && stripped[begin] != '\'')) {
+      throw error(errc::invalid, source + ": kernel paths must be plain strings (\"kernels/x.py\") for rnx optimize");
+    }
+    std::size_t end = literal_end(stripped, begin);
+    if (end == std::string::npos) throw error(errc::invalid, source + ": a kernel path string is not closed");
+    stripped.replace(begin, end - begin, replacement);
+  }
+  return stripped;
+}
+
+optimize_result run_optimize(const optimize_options& options) {
+  manifest m = load_manifest_with_optimize(options.manifest_path);
+  const kernel_spec* found = m.find_kernel(options.kernel);
+  if (!found) {
+    std::string names;
+    for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
+    throw error(errc::usage, "no kernel named \"" + options.kernel + "\" in " + options.manifest_path.string() +
+                                 " (it has: " + names + ")");
+  }
+  const kernel_spec spec = *found;
+  optimize_config config = load_optimize_config(options.manifest_path);
+  if (options.rewriter) apply_rewriter_flag(config, *options.rewriter);
+  if (options.budget) {
+    if (*options.budget < 1) throw error(errc::usage, "--budget must be at least 1");
+    config.budget = *options.budget;
+  }
+  auto provider = make_rewriter(config, m.root, options.log);
+
+  optimize_result result;
+  result.kernel = spec.name;
+  result.kernel_file = spec.resolved_path;
+  result.rewriter = provider->describe();
+  result.policy = m.gate;
+  result.work_dir = options.work_dir.empty()
+                        ? fs::temp_directory_path() / ("rnx-optimize-" + spec.name + "-" + std::to_string(::getpid()))
+                        : fs::absolute(options.work_dir);
+  fs::create_directories(result.work_dir);
+  say(options.log, "kernel " + spec.name + " (" + spec.resolved_path.string() + "), rewriter " + result.rewriter +
+                       ", budget " + std::to_string(config.budget) + ", work folder " + result.work_dir.string());
+
+  const std::string manifest_text = read_text(options.manifest_path);
+  const std::string original_source = read_text(spec.resolved_path);
+  const fs::path original_manifest = result.work_dir / "original" / "rnx.toml";
+  write_text(original_manifest, retarget_manifest(manifest_text, options.manifest_path.string(), m.root, spec.name, {}));
+
+  runner::bench_options bench;
+  bench.filters.kernels = {spec.name};
+  bench.filters.runtimes = options.runtimes;
+  bench.filters.dtypes = options.dtypes;
+  bench.filters.batches = options.batches;
+  bench.processes = options.processes;
+  bench.min_samples = options.min_samples;
+  bench.max_samples = options.max_samples;
+  bench.budget_ms = options.budget_ms;
+  bench.warmup_ms = options.warmup_ms;
+
+  if (options.profile) {
+    say(options.log, "profiling the original with libtorch's profiler");
+    result.profile = profile_in_worker(options.manifest_path, spec.name, options.profiling);
+  }
+  say(options.log, "benchmarking the original");
+  bench.manifests = {original_manifest};
+  result.baseline = runner::run_bench(bench).at(0).results;
+
+  const std::string stem = spec.resolved_path.stem().string();
+  const std::string ext = spec.resolved_path.extension().string();
+  for (int i = 1; i <= config.budget; ++i) {
+    attempt a;
+    a.index = i;
+    rewrite_request request;
+    request.kernel = spec.name;
+    request.path = spec.path;
+    request.entry = spec.entry;
+    request.kind = spec.kind();
+    request.inputs = inputs_text(spec);
+    request.source = original_source;
+    request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
+    request.benchmark = results_json(result.baseline);
+    for (const auto& prev : result.attempts) {
+      attempt_summary s;
+      s.index = prev.index;
+      s.source = prev.source;
+      s.decision = prev.status;
+      s.correct = prev.correct;
+      s.clean = prev.clean;
+      s.speedup = prev.speedup;
+      s.p_faster = prev.p_faster;
+      s.reason = prev.reason;
+      request.attempts.push_back(std::move(s));
+    }
+    request.attempt = i;
+    request.budget = config.budget;
+    say(options.log, "candidate " + std::to_string(i) + ": asking " + result.rewriter);
+    try {
+      a.source = provider->propose(request);
+    } catch (const error& e) {
+      // A failing command or an unusable reply costs this attempt; a key, network or API refusal ends the run.
+      if (e.code() != errc::kernel_failed && e.code() != errc::bad_input) throw;
+      a.status = "error";
+      a.reason = e.what();
+      say(options.log, "candidate " + std::to_string(i) + ": " + a.reason);
+      result.attempts.push_back(std::move(a));
+      continue;
+    }
+    // A distinct file name per candidate: Python caches modules by name.
+    a.file = result.work_dir / ("candidate-" + std::to_string(i)) / (stem + "_rnx_candidate_" + std::to_string(i) + ext);
+    write_text(a.file, a.source);
+
+    say(options.log, "candidate " + std::to_string(i) + ": verifying (correctness and anti-cheat audit)");
+    verify::verify_options vo;
+    vo.reference = reference_of(spec);
+    vo.candidate = a.file;
+    vo.limits = options.verify_limits;
+    try {
+      a.audit = verify::verify_candidate(vo);
+    } catch (const error& e) {
+      a.status = "error";
+      a.reason = std::string("verify: ") + e.what();
+      result.attempts.push_back(std::move(a));
+      continue;
+    }
+    a.correct = true;
+    a.clean = true;
+    std::vector<std::string> failed;
+    for (const auto& row : a.audit->checks) {
+      if (row.result != verify::outcome::fail) continue;
+      failed.push_back(row.group + "/" + row.name + ": " + row.detail);
+      if (row.group == "correctness") a.correct = false;
+      else a.clean = false;
+    }
+    a.review = a.audit->needs_review();
+    if (!a.audit->accepted()) {
+      a.status = "rejected";
+      a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "") : failed.front();
+      for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
+      say(options.log, "candidate " + std::to_string(i) + ": rejected: " + a.reason);
+      result.attempts.push_back(std::move(a));
+      continue;
+    }
+
+    say(options.log, "candidate " + std::to_string(i) + ": benchmarking against the original (paired run)");
+    const fs::path candidate_manifest = a.file.parent_path() / "rnx.toml";
+    write_text(candidate_manifest,
+               retarget_manifest(manifest_text, options.manifest_path.string(), m.root, spec.name, a.file));
+    bench.manifests = {candidate_manifest, original_manifest};
+    std::vector<runner::bench_side> sides = runner::run_bench(bench);
+    run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(i), "", "", {});
+    run_document base = runner::make_run_document(sides.at(1), "original", "", "", {});
+    verdict_document verdict = stats::judge_runs(base, head, m.gate);
+    a.configs = verdict.configs;
+
+    bool any_faster = false, all_ok = !a.configs.empty();
+    double log_sum = 0;
+    int with_ratio = 0;
+    for (const auto& c : a.configs) {
+      if (c.result == decision::faster) any_faster = true;
+      if (c.result != decision::faster && c.result != decision::equivalent) all_ok = false;
+      if (c.ratio && *c.ratio > 0) {
+        log_sum += std::log(1.0 / *c.ratio);
+        ++with_ratio;
+      }
+      if (c.p_faster) a.p_faster = a.p_faster ? std::min(*a.p_faster, *c.p_faster) : *c.p_faster;
+    }
+    if (with_ratio) a.speedup = std::exp(log_sum / with_ratio);
+    auto has = [&](decision d) {
+      return std::any_of(a.configs.begin(), a.configs.end(), [d](const config_verdict& c) { return c.result == d; });
+    };
+    if (all_ok && any_faster) {
+      a.status = "faster";
+      a.reason = "faster in " + std::to_string(std::count_if(a.configs.begin(), a.configs.end(), [](const auto& c) {
+                   return c.result == decision::faster;
+                 })) + " of " + std::to_string(a.configs.size()) + " configurations, none slower";
+    } else if (has(decision::broken)) {
+      a.status = "broken";
+      a.reason = "failed in the benchmark";
+    } else if (has(decision::slower)) {
+      a.status = "slower";
+      a.reason = "slower in at least one configuration";
+    } else if (all_ok) {
+      a.status = "equivalent";
+      a.reason = "within ±" + fixed(100 * m.gate.rope, 1) + "% of the original";
+    } else {
+      a.status = "abstain";
+      a.reason = "the samples do not decide at P >= " + fixed(m.gate.probability, 2);
+    }
+    for (const auto& c : a.configs) {
+      if (!c.reason.empty() && (a.status == "abstain" || a.status == "broken")) {
+        a.reason += " (" + c.reason + ")";
+        break;
+      }
+    }
+    say(options.log, "candidate " + std::to_string(i) + ": " + a.status +
+                         (a.speedup ? ", speedup " + fixed(*a.speedup, 3) + "x" : std::string()));
+    result.attempts.push_back(std::move(a));
+  }
+
+  for (std::size_t i = 0; i < result.attempts.size(); ++i) {
+    const attempt& a = result.attempts[i];
+    if (a.status != "faster" || !a.speedup) continue;
+    if (!result.best || *a.speedup > *result.attempts[*result.best].speedup) result.best = static_cast<int>(i);
+  }
+  if (result.best) {
+    attempt& best = result.attempts[*result.best];
+    best.kept = true;
+    best.status = "kept";
+    if (options.commit) {
+      commit_request c;
+      c.repo = m.root;
+      c.kernel = spec.name;
+      c.file = spec.resolved_path;
+      c.new_source = best.source;
+      c.message = proposal_title(result) + "\n\n" + render_proposal_body(result);
+      result.proposal = create_proposal_commit(c);
+      say(options.log, "proposal: branch " + result.proposal->branch + ", commit " + result.proposal->commit);
+      if (options.open_pr) {
+        pull_request_options pr = options.pr;
+        if (pr.base.empty()) pr.base = result.proposal->base_branch;
+        pr.title = proposal_title(result);
+        pr.body = render_proposal_body(result);
+        result.pr = open_pull_request(*result.proposal, pr);
+        say(options.log, "pull request #" + std::to_string(result.pr->number) + " " + result.pr->html_url);
+      }
+    }
+  } else {
+    say(options.log, "no candidate was correct, clean and faster; nothing written");
+  }
+  write_text(result.work_dir / "optimize.json", json::serialize(to_json(result), true));
+  return result;
+}
+
+std::string render_attempts_markdown(const optimize_result& r) {
+  std::ostringstream s;
+  s << "| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |\n";
+  s << "| --- | --- | --- | --- | ---: | --- |\n";
+  for (const auto& a : r.attempts) {
+    std::string anti = !a.audit ? "-" : (a.clean ? (a.review ? "review" : "clean") : "**cheat**");
+    s << "| candidate " << a.index << " | " << decision_cell(a) << " | " << yes_no(a, a.correct) << " | " << anti
+      << " | " << speedup_cell(a) << " | " << md_escape(a.reason) << " |\n";
+  }
+  return s.str();
+}
+
+std::string render_attempts_text(const optimize_result& r) {
+  std::ostringstream s;
+  char line[512];
+  std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", "rewrite", "decision", "correct", "anti-cheat",
+                "speedup (P(faster))", "why");
+  s << line;
+  for (const auto& a : r.attempts) {
+    std::string anti = !a.audit ? "-" : (a.clean ? (a.review ? "review" : "clean") : "CHEAT");
+    std::string dec = a.kept ? "KEPT" : decision_cell(a);
+    std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", ("candidate " + std::to_string(a.index)).c_str(),
+                  dec.c_str(), yes_no(a, a.correct).c_str(), anti.c_str(), speedup_cell(a).c_str(),
+                  a.reason.substr(0, 160).c_str());
+    s << line;
+  }
+  if (r.best) {
+    s << "\nkept: candidate " << r.attempts[*r.best].index;
+    if (r.proposal) s << " -> branch " << r.proposal->branch << " (commit " << r.proposal->commit.substr(0, 12) << ")";
+    if (r.pr) s << " -> " << r.pr->html_url;
+    s << "\n";
+  } else {
+    s << "\nnothing kept: no candidate was correct, clean and faster; nothing was written\n";
+  }
+  s << "record: " << (r.work_dir / "optimize.json").string() << "\n";
+  return s.str();
+}
+
+std::string proposal_title(const optimize_result& r) {
+  if (!r.best) return "rnx optimize: " + r.kernel + " (nothing kept)";
+  const attempt& a = r.attempts[*r.best];
+  std::string t = "optimize(" + r.kernel + "): " + fixed(a.speedup.value_or(1), 2) + "x faster";
+  if (a.p_faster) t += ", P(faster) " + fixed(*a.p_faster, 3);
+  return t;
+}
+
+std::string render_proposal_body(const optimize_result& r) {
+  std::ostringstream s;
+  s << "## rnx optimize: `" << r.kernel << "`\n\n";
+  if (r.best) {
+    const attempt& a = r.attempts[*r.best];
+    s << "Candidate " << a.index << " from " << r.rewriter << " replaces `" << r.kernel_file.filename().string()
+      << "`: it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
+         "benchmark (Bayesian verdict, ROPE ±"
+      << fixed(100 * r.policy.rope, 1) << "%, P >= " << fixed(r.policy.probability, 2) << ").\n\n";
+  }
+  s << "### Attempts\n\n" << render_attempts_markdown(r) << "\n";
+  if (r.best) {
+    const attempt& a = r.attempts[*r.best];
+    verdict_document v;
+    v.verdict = overall::pass;
+    v.policy = r.policy;
+    v.configs = a.configs;
+    v.reason = "candidate " + std::to_string(a.index) + " (head) against the original (base), one paired run";
+    s << "### Benchmark: candidate " << a.index << " against the original\n\n" << render_verdict_markdown(v) << "\n";
+    if (a.audit) s << "### Correctness and anti-cheat audit\n\n" << verify::render_markdown(*a.audit) << "\n";
+  }
+  if (r.profile) s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
+  s << "_Produced by `rnx optimize --kernel " << r.kernel << "`; every attempt is recorded in optimize.json._\n";
+  return s.str();
+}
+
+boost::json::value to_json(const optimize_result& r) {
+  bj::array attempts;
+  for (const auto& a : r.attempts) {
+    bj::object o{{"index", a.index},       {"status", a.status},        {"kept", a.kept},
+                 {"correct", a.correct},   {"clean", a.clean},          {"review", a.review},
+                 {"reason", a.reason},     {"file", a.file.string()},   {"source", a.source}};
+    o["speedup"] = a.speedup ? bj::value(*a.speedup) : bj::value(nullptr);
+    o["p_faster"] = a.p_faster ? bj::value(*a.p_faster) : bj::value(nullptr);
+    o["audit"] = a.audit ? bj::value(verify::to_json(*a.audit)) : bj::value(nullptr);
+    if (!a.configs.empty()) {
+      verdict_document v;
+      v.policy = r.policy;
+      v.configs = a.configs;
+      o["benchmark"] = rnx::to_json(v).as_object().at("configs");
+    } else {
+      o["benchmark"] = nullptr;
+    }
+    attempts.push_back(std::move(o));
+  }
+  bj::object out{{"schema", "rnx.optimize/v1"},
+                 {"kernel", r.kernel},
+                 {"kernel_file", r.kernel_file.string()},
+                 {"rewriter", r.rewriter},
+                 {"baseline", results_json(r.baseline)},
+                 {"attempts", std::move(attempts)}};
+  out["profile"] = r.profile ? to_json(*r.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
+  out["kept"] = r.best ? bj::value(r.attempts[*r.best].index) : bj::value(nullptr);
+  if (r.proposal) {
+    out["proposal"] = bj::object{{"branch", r.proposal->branch},
+                                 {"commit", r.proposal->commit},
+                                 {"parent", r.proposal->parent},
+                                 {"base_branch", r.proposal->base_branch},
+                                 {"path", r.proposal->path_in_repo}};
+  } else {
+    out["proposal"] = nullptr;
+  }
+  out["pull_request"] = r.pr ? bj::value(bj::object{{"number", r.pr->number}, {"html_url", r.pr->html_url}})
+                             : bj::value(nullptr);
+  return out;
+}
+
+}  // namespace rnx::optimize

@@ -1,0 +1,75 @@
+// The parent side of rnx-profile-worker: command line out, JSON profile (or a JSON error) back.
+#include "rnx/optimize/profile_worker.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/optimize/subprocess.hpp"
+
+#include <boost/json.hpp>
+
+#include <cstdlib>
+#include <unistd.h>
+
+namespace rnx::optimize {
+
+namespace fs = std::filesystem;
+
+fs::path default_profile_worker_path() {
+  if (const char* env = std::getenv("RNX_PROFILE_WORKER"); env && *env) return env;
+  std::error_code ec;
+  fs::path self = fs::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    fs::path beside = self.parent_path() / "rnx-profile-worker";
+    if (fs::exists(beside)) return beside;
+  }
+  return "rnx-profile-worker";
+}
+
+namespace {
+
+errc errc_from_name(std::string_view name) {
+  for (errc c : {errc::usage, errc::bad_input, errc::invalid, errc::not_found, errc::conflict, errc::unauthorized,
+                 errc::forbidden, errc::too_large, errc::unavailable, errc::kernel_failed, errc::internal}) {
+    if (errc_name(c) == name) return c;
+  }
+  return errc::internal;
+}
+
+}  // namespace
+
+op_profile profile_in_worker(const fs::path& manifest_path, const std::string& kernel, const profile_options& options,
+                             std::chrono::seconds timeout, const fs::path& worker) {
+  fs::path program = worker.empty() ? default_profile_worker_path() : worker;
+  std::vector<std::string> argv{program.string(),
+                                fs::absolute(manifest_path).string(),
+                                kernel,
+                                options.runtime,
+                                options.dtype.empty() ? "-" : options.dtype,
+                                std::to_string(options.batch),
+                                options.device.empty() ? "-" : options.device,
+                                std::to_string(options.warmup_calls),
+                                std::to_string(options.calls)};
+  process_options po;
+  po.timeout = timeout;
+  process_result r = run_process(argv, po);
+  if (r.timed_out) {
+    throw error(errc::kernel_failed, "profiling kernel " + kernel + " did not finish within " +
+                                         std::to_string(timeout.count()) + " s (fewer --calls, or a smaller --batch)");
+  }
+  boost::json::value v;
+  try {
+    v = json::parse(r.out, "rnx-profile-worker output");
+  } catch (const error&) {
+    std::string why = r.signal ? "was killed by signal " + std::to_string(r.signal)
+                               : "exited with status " + std::to_string(r.exit_code);
+    throw error(errc::kernel_failed, "rnx-profile-worker (" + program.string() + ") " + why +
+                                         " while profiling kernel " + kernel + ": " + tail_lines(r.err, 6));
+  }
+  if (auto* o = v.if_object(); o && o->contains("error")) {
+    const auto& e = o->at("error").as_object();
+    throw error(errc_from_name(e.at("code").as_string()), std::string(e.at("message").as_string()));
+  }
+  return profile_from_json(v, "rnx-profile-worker output");
+}
+
+}  // namespace rnx::optimize

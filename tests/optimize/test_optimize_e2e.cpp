@@ -1,0 +1,219 @@
+// End to end: `rnx optimize` in a temporary git repository with a scripted command rewriter. Candidate 1 is a
+// genuine faster rewrite, 2 correct but slower, 3 a cheat: only 1 is kept, its branch and commit carry the
+// tables, and the pull request reaches a local stand-in for the GitHub API with the table in its body.
+#include "fake_http_server.hpp"
+
+#include "rnx/common/json.hpp"
+#include "rnx/optimize/subprocess.hpp"
+
+#include <doctest/doctest.h>
+
+#include <boost/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace bj = boost::json;
+using rnx::optimize::process_options;
+using rnx::optimize::process_result;
+using rnx::optimize::run_process;
+using rnx::testing::fake_http_server;
+
+namespace {
+
+void write(const fs::path& p, const std::string& text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p);
+  out << text;
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+struct repo {
+  fs::path root;
+  fs::path dir;     // the working clone
+  fs::path remote;  // a bare repository standing in for origin
+
+  explicit repo(const std::string& name) {
+    root = fs::temp_directory_path() / ("rnx-e2e-" + name + "-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    dir = root / "work";
+    remote = root / "origin.git";
+    fs::create_directories(dir);
+    git_ok(root, {"init", "--quiet", "--bare", remote.string()});
+    git_ok(dir, {"init", "--quiet", "-b", "main"});
+    git_ok(dir, {"config", "user.email", "test@example.com"});
+    git_ok(dir, {"config", "user.name", "rnx test"});
+    git_ok(dir, {"remote", "add", "origin", remote.string()});
+    fs::copy_file(RNX_TEST_FIXTURES "/attention_loop.py", dir / "kernels" / "attention.py",
+                  fs::copy_options::overwrite_existing);
+    fs::copy_file(RNX_TEST_FIXTURES "/rewriter.py", dir / "tools" / "rewriter.py", fs::copy_options::overwrite_existing);
+    // Small shapes and few samples: the whole loop has to fit a two-core CI machine.
+    write(dir / "rnx.toml",
+          "[project]\nname = \"optimize-e2e\"\n\n[defaults]\nruntimes = [\"eager\"]\ndtypes = [\"float32\"]\n"
+          "batch = [2]\ndevice = \"cpu\"\n\n[[kernel]]\nname = \"attention\"\npath = \"kernels/attention.py\"\n"
+          "inputs = { q = \"B,4,32,16\", k = \"B,4,32,16\", v = \"B,4,32,16\" }\n\n"
+          "[bench]\nprocesses = 2\nmin_samples = 6\nsamples = 12\nbudget_ms = 250\nwarmup_ms = 60\nthreads = 1\n\n"
+          "[gate]\nrope = 0.02\nprobability = 0.95\nmin_samples = 8\n\n"
+          "[optimize]\nrewriter = \"command\"\ncommand = \"./tools/rewriter.py\"\nbudget = 3\ntimeout_s = 60\n");
+    git_ok(dir, {"add", "."});
+    git_ok(dir, {"commit", "--quiet", "-m", "slow attention"});
+    git_ok(dir, {"push", "--quiet", "origin", "main"});
+  }
+  ~repo() { fs::remove_all(root); }
+
+  static process_result git(const fs::path& where, std::vector<std::string> args) {
+    args.insert(args.begin(), {"git", "-C", where.string()});
+    return run_process(args);
+  }
+  static std::string git_ok(const fs::path& where, std::vector<std::string> args) {
+    process_result r = git(where, args);
+    REQUIRE_MESSAGE(r.exit_code == 0, r.err);
+    return r.out;
+  }
+  std::string head(const std::string& ref = "HEAD") const {
+    std::string s = git_ok(dir, {"rev-parse", ref});
+    return s.substr(0, s.find('\n'));
+  }
+};
+
+process_result run_rnx(const repo& r, std::vector<std::string> args, std::map<std::string, std::string> env) {
+  args.insert(args.begin(), {RNX_BINARY_PATH, "optimize", "--config", (r.dir / "rnx.toml").string(), "--kernel",
+                             "attention", "--work-dir", (r.root / "work-dir").string(), "--json-out",
+                             (r.root / "record.json").string()});
+  fs::create_directories(r.root / "requests");
+  env["RNX_TEST_REQUESTS"] = (r.root / "requests").string();
+  process_options o;
+  o.env_set = env;
+  o.cwd = r.root;
+  o.timeout = std::chrono::minutes(12);
+  return run_process(args, o);
+}
+
+}  // namespace
+
+TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit and pull request carry the tables") {
+  repo r("three");
+  const std::string main_before = r.head("main");
+  const std::string original = read(r.dir / "kernels" / "attention.py");
+  fake_http_server github;
+  github.push({201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
+
+  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo"},
+                               {{"GITHUB_TOKEN", "ghs_test_token"}, {"GITHUB_API_URL", github.url()},
+                                {"GITHUB_BASE_REF", ""}, {"RNX_TEST_ORDER", "1,2,3"}});
+  MESSAGE("stdout:\n" << run.out);
+  MESSAGE("stderr:\n" << rnx::optimize::tail_lines(run.err, 40));
+  REQUIRE(run.exit_code == 0);
+
+  // The record of every attempt.
+  bj::value record = rnx::json::parse_file(r.root / "record.json");
+  const auto& attempts = record.at("attempts").as_array();
+  REQUIRE(attempts.size() == 3);
+  CHECK(attempts[0].at("status").as_string() == "kept");
+  CHECK(attempts[0].at("kept").as_bool());
+  CHECK(attempts[0].at("correct").as_bool());
+  CHECK(attempts[0].at("clean").as_bool());
+  CHECK(attempts[0].at("speedup").as_double() > 1.02);
+  CHECK(attempts[0].at("p_faster").as_double() >= 0.95);
+  CHECK(attempts[1].at("status").as_string() == "slower");
+  CHECK(attempts[1].at("correct").as_bool());
+  CHECK(attempts[1].at("clean").as_bool());
+  CHECK_FALSE(attempts[1].at("kept").as_bool());
+  CHECK(attempts[1].at("speedup").as_double() < 0.98);
+  CHECK(attempts[2].at("status").as_string() == "rejected");
+  CHECK_FALSE(attempts[2].at("clean").as_bool());
+  CHECK_FALSE(attempts[2].at("kept").as_bool());
+  CHECK(attempts[2].at("benchmark").is_null());  // a rejected candidate is never benchmarked
+  CHECK(record.at("kept").as_int64() == 1);
+  CHECK(record.at("profile").at("ops").as_array().size() > 0);
+
+  // The rewriter saw the kernel, its profile and benchmark, and every earlier attempt with its verdict.
+  bj::value third = rnx::json::parse_file(r.root / "requests" / "request-3.json");
+  CHECK(third.at("kernel").at("source").as_string() == original);
+  CHECK(third.at("benchmark").as_array().size() == 1);
+  CHECK(third.at("profile").at("ops").as_array().size() > 0);
+  REQUIRE(third.at("attempts").as_array().size() == 2);
+  CHECK(third.at("attempts").at(0).at("decision").as_string() == "faster");
+  CHECK(third.at("attempts").at(1).at("decision").as_string() == "slower");
+
+  // The output table.
+  CHECK(run.out.find("KEPT") != std::string::npos);
+  CHECK(run.out.find("CHEAT") != std::string::npos);
+
+  // One commit on a new branch, made on main's head, replacing only the kernel with candidate 1.
+  const std::string branch = "rnx/optimize/attention-1";
+  CHECK(record.at("proposal").at("branch").as_string() == branch);
+  const std::string commit = r.head(branch);
+  CHECK(record.at("proposal").at("commit").as_string() == commit);
+  CHECK(r.head(branch + "^") == main_before);
+  CHECK(repo::git_ok(r.dir, {"diff", "--name-only", main_before, commit}) == "kernels/attention.py\n");
+  CHECK(repo::git_ok(r.dir, {"show", commit + ":kernels/attention.py"}) ==
+        std::string(attempts[0].at("source").as_string()));
+  std::string message = repo::git_ok(r.dir, {"log", "-1", "--format=%B", commit});
+  CHECK(message.rfind("optimize(attention): ", 0) == 0);
+  CHECK(message.find("| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) |") != std::string::npos);
+  CHECK(message.find("| candidate 1 | **kept** | yes | clean |") != std::string::npos);
+  CHECK(message.find("| candidate 3 | rejected | yes | **cheat** |") != std::string::npos);
+  CHECK(message.find("### Benchmark: candidate 1 against the original") != std::string::npos);
+  CHECK(message.find("### Correctness and anti-cheat audit") != std::string::npos);
+
+  // Nothing written to the current branch, the index or the working tree.
+  CHECK(r.head("main") == main_before);
+  CHECK(repo::git_ok(r.dir, {"symbolic-ref", "--short", "HEAD"}) == "main\n");
+  CHECK(repo::git_ok(r.dir, {"status", "--porcelain"}).empty());
+  CHECK(read(r.dir / "kernels" / "attention.py") == original);
+
+  // The branch was pushed, and the pull request reached the API with the tables in its body.
+  CHECK(repo::git_ok(r.remote, {"rev-parse", branch}).substr(0, commit.size()) == commit);
+  auto requests = github.requests();
+  REQUIRE(requests.size() == 1);
+  const auto& pr = requests[0];
+  CHECK(pr.method == "POST");
+  CHECK(pr.target == "/repos/owner/demo/pulls");
+  CHECK(pr.header("authorization") == "Bearer ghs_test_token");
+  CHECK(pr.header("accept") == "application/vnd.github+json");
+  CHECK(pr.header("x-github-api-version") == "2022-11-28");
+  CHECK_FALSE(pr.header("user-agent").empty());
+  bj::value body = bj::parse(pr.body);
+  CHECK(body.at("head").as_string() == branch);
+  CHECK(body.at("base").as_string() == "main");
+  CHECK(body.at("title").as_string() == message.substr(0, message.find('\n')));
+  std::string pr_body(body.at("body").as_string());
+  CHECK(pr_body.find("| candidate 1 | **kept** | yes | clean |") != std::string::npos);
+  CHECK(pr_body.find("| candidate 2 | slower (reverted) | yes | clean |") != std::string::npos);
+  CHECK(pr_body.find("### Correctness and anti-cheat audit") != std::string::npos);
+  CHECK(record.at("pull_request").at("number").as_int64() == 42);
+}
+
+TEST_CASE("rnx optimize: nothing kept writes nothing; a missing token is a usage error before any work") {
+  repo r("none");
+  const std::string main_before = r.head("main");
+  process_result run = run_rnx(r, {"--budget", "1", "--no-profile"}, {{"RNX_TEST_ORDER", "4"}});
+  MESSAGE("stdout:\n" << run.out << "\nstderr:\n" << rnx::optimize::tail_lines(run.err, 20));
+  REQUIRE(run.exit_code == 0);
+  bj::value record = rnx::json::parse_file(r.root / "record.json");
+  CHECK(record.at("attempts").at(0).at("status").as_string() == "rejected");
+  CHECK_FALSE(record.at("attempts").at(0).at("correct").as_bool());
+  CHECK(record.at("kept").is_null());
+  CHECK(record.at("proposal").is_null());
+  CHECK(repo::git_ok(r.dir, {"for-each-ref", "refs/heads/rnx/"}).empty());
+  CHECK(r.head("main") == main_before);
+  CHECK(run.out.find("nothing kept") != std::string::npos);
+
+  process_result no_token = run_rnx(r, {"--open-pr", "--repo", "owner/demo"}, {{"GITHUB_TOKEN", ""}});
+  CHECK(no_token.exit_code == 2);
+  CHECK(no_token.err.find("GITHUB_TOKEN") != std::string::npos);
+
+  process_result no_key = run_rnx(r, {"--rewriter", "anthropic"}, {{"ANTHROPIC_API_KEY", ""}});
+  CHECK(no_key.exit_code == 2);
+  CHECK(no_key.err.find("export ANTHROPIC_API_KEY=") != std::string::npos);
+}
