@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""`rnx gate` end to end with the real runner: it runs `rnx bench` on an example kernel (examples/kernels),
+uploads to the real rnx-server, and reports to the fake GitHub API, as a pull request would.
+
+Sample counts are tiny (2 processes, a 150 ms budget each) so the whole file takes about a minute on
+two cores. The thresholds are loosened for this shared test machine through [gate.runners.self-hosted]
+(RUNNER_ENVIRONMENT is self-hosted here), which also checks that table is picked up; the injected
+slowdown is 4x so it is BLOCK however noisy the machine.
+
+  e2e_runner.py --rnx build/bin/rnx --server build/bin/rnx-server --examples examples --case stored
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from harness import (BASE_SHA, HEAD_SHA, MERGE_SHA, Failure, Harness, check, pull_request_payload,  # noqa: E402
+                     push_payload)
+
+PROJECT = "rnx-examples"
+MANIFEST = """[project]
+name = "%s"
+
+[defaults]
+runtimes = ["eager"]
+dtypes   = ["float32"]
+batch    = [1]
+device   = "cpu"
+
+[bench]
+processes   = 2
+samples     = 12
+min_samples = 8
+budget_ms   = 150
+warmup_ms   = 30
+threads     = 1
+
+[[kernel]]
+name   = "softmax"
+path   = "kernels/softmax.py"
+inputs = { x = "B,64,1024" }
+
+[gate]
+rope        = 0.02
+probability = 0.95
+min_samples = 8
+
+# Two short benchmark runs minutes apart on a shared two-core machine differ by more than 2%.
+[gate.runners.self-hosted]
+rope        = 0.30
+probability = 0.90
+""" % PROJECT
+
+# Appended to the example kernel: the same result, computed four times.
+SLOWDOWN = """
+
+_rnx_e2e_original_run = run
+
+
+def run(x):
+    for _ in range(3):
+        _rnx_e2e_original_run(x)
+    return _rnx_e2e_original_run(x)
+"""
+
+
+def make_project(h, examples, slow):
+    os.makedirs(h.path("kernels"), exist_ok=True)
+    source = open(os.path.join(examples, "kernels", "softmax.py"), encoding="utf-8").read()
+    with open(h.path("kernels", "softmax.py"), "w", encoding="utf-8") as f:
+        f.write(source + (SLOWDOWN if slow else ""))
+    with open(h.path("rnx.toml"), "w", encoding="utf-8") as f:
+        f.write(MANIFEST)
+
+
+def git(h, *args):
+    r = subprocess.run(["git", *args], cwd=h.dir, capture_output=True, text=True, timeout=60,
+                       env=dict(os.environ, GIT_AUTHOR_NAME="e2e", GIT_AUTHOR_EMAIL="e2e@example.invalid",
+                                GIT_COMMITTER_NAME="e2e", GIT_COMMITTER_EMAIL="e2e@example.invalid"))
+    check(r.returncode == 0, "git %s failed: %s" % (" ".join(args), r.stderr))
+    return r.stdout.strip()
+
+
+def statuses(h):
+    return [r["body"] for r in h.github_requests() if r["method"] == "POST" and "/statuses/" in r["path"]]
+
+
+def case_stored(h, examples):
+    """Baseline on push, PASS on identical code, BLOCK on the injected slowdown: all measured for real."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    make_project(h, examples, slow=False)
+    env = h.event_env("push", push_payload(after=BASE_SHA), "refs/heads/main", BASE_SHA,
+                      {"RNX_SERVICE_URL": h.service_url})
+    r = h.run_rnx(["gate"], env, expect=0)
+    check(r.outputs.get("verdict") == "WARN", "the first baseline: WARN, got %r" % r.outputs.get("verdict"))
+    run = json.load(open(h.path(".rnx", "run.json")))
+    check(run["commit"] == BASE_SHA and run["branch"] == "main" and run["pull_request"] is None,
+          "the push run is filed under main at the pushed commit")
+    check(run["results"][0]["status"] == "ok" and len(run["results"][0]["samples_ms"]) >= 16,
+          "the runner measured the example kernel: %r" % run["results"][0])
+
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA,
+                      {"RNX_SERVICE_URL": h.service_url})
+    r = h.run_rnx(["gate"], env, expect=0)
+    check(r.outputs.get("verdict") == "PASS", "identical code passes, got %r:\n%s" % (r.outputs.get("verdict"), r.stdout))
+    check("thresholds of runner `self-hosted`" in r.summary, "the [gate.runners.self-hosted] table was used")
+    check(statuses(h)[-1]["state"] == "success", "success status")
+    head = json.load(open(h.path(".rnx", "run.json")))
+    check(head["commit"] == HEAD_SHA and head["pull_request"] == 7 and head["base_branch"] == "main",
+          "the PR run is filed under the PR's head commit")
+
+    make_project(h, examples, slow=True)
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA,
+                      {"RNX_SERVICE_URL": h.service_url})
+    r = h.run_rnx(["gate"], env, expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "the 4x slowdown blocks, got %r:\n%s" % (r.outputs.get("verdict"), r.stdout))
+    check("::error title=rnx%3A softmax/eager/float32/b1::" in r.stdout, "error annotation for softmax")
+    check(statuses(h)[-1]["state"] == "failure", "failure status")
+    comments = [q for q in h.github_requests() if "/issues/7/comments" in q["path"] and q["method"] in ("POST", "PATCH")]
+    check([q["method"] for q in comments] == ["POST", "PATCH"], "one PR comment, then updated in place: %r" % (
+        [q["method"] for q in comments]))
+
+
+def case_paired(h, examples):
+    """Paired mode: `rnx bench --pair` measures the base revision (a git commit) interleaved with the head."""
+    h.start_github({})
+    make_project(h, examples, slow=False)
+    git(h, "init", "-q", "-b", "main")
+    git(h, "add", "rnx.toml", "kernels")
+    git(h, "commit", "-q", "-m", "base")
+    base = git(h, "rev-parse", "HEAD")
+    make_project(h, examples, slow=True)
+    git(h, "commit", "-q", "-am", "slow")
+    head = git(h, "rev-parse", "HEAD")
+    payload = pull_request_payload(head_sha=head, base_sha=base)
+    env = h.event_env("pull_request", payload, "refs/pull/7/merge", MERGE_SHA)
+    r = h.run_rnx(["gate", "--mode", "paired", "--store", h.path("store.db")], env, expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK, got %r:\n%s\n%s" % (r.outputs.get("verdict"), r.stdout,
+                                                                                   r.stderr))
+    check("--pair %s" % base in r.stdout, "rnx bench was asked to pair with the PR's base commit")
+    check(os.path.exists(h.path(".rnx", "base-run.json")), "the base run was written")
+    check("mode paired" in r.summary, "the report names paired mode")
+
+
+CASES = {"stored": case_stored, "paired": case_paired}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rnx", required=True)
+    ap.add_argument("--server", required=True)
+    ap.add_argument("--examples", required=True)
+    ap.add_argument("--case", action="append", choices=sorted(CASES))
+    args = ap.parse_args()
+    passed = failed = 0
+    for name in args.case or sorted(CASES):
+        h = Harness(os.path.abspath(args.rnx), os.path.abspath(args.server), "runner-" + name)
+        started = time.time()
+        try:
+            CASES[name](h, os.path.abspath(args.examples))
+            passed += 1
+            print("ok   %-10s %5.1fs" % (name, time.time() - started), flush=True)
+        except Exception:  # noqa: BLE001 - report and go on
+            failed += 1
+            print("FAIL %-10s (folder %s)" % (name, h.dir), flush=True)
+            traceback.print_exc()
+        finally:
+            h.close()
+            if not failed:
+                shutil.rmtree(h.dir, ignore_errors=True)
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
