@@ -10,9 +10,10 @@
 #
 # Settings (environment): RNX_SRC (source tree; default: this script's repository), RNX_PREFIX (install
 # folder; default /opt/rnx), RNX_BUILD_DIR (default /tmp/rnx-build; an already configured folder is
-# reused, which is how the test suite checks the install against its own build), RNX_VENV (a virtual
-# environment for python-deps; empty = the current python3), RNX_USER_UID (default 1001: the uid of
-# GitHub's runner user, so the container can write the mounted workspace).
+# reused, which is how the test suite checks the install against its own build), RNX_BUILD_TARGETS
+# (default: all), RNX_VENV (a virtual environment for python-deps; empty = the current python3),
+# RNX_USER_UID (default 1001: the uid of GitHub's runner user, so the container can write the mounted
+# workspace).
 set -euo pipefail
 
 src="${RNX_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}"
@@ -101,7 +102,13 @@ step_build() {
     cmake -S "$src" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release -DRNX_BUILD_TESTS=OFF \
       -DCMAKE_PREFIX_PATH="$torch_prefix" -DPython3_EXECUTABLE="$py"
   fi
-  cmake --build "$build_dir" -j "$(nproc)"
+  # RNX_BUILD_TARGETS narrows the build (a developer checking these steps against a partial build).
+  local targets=()
+  if [ -n "${RNX_BUILD_TARGETS:-}" ]; then
+    read -r -a targets <<<"$RNX_BUILD_TARGETS"
+    targets=(--target "${targets[@]}")
+  fi
+  cmake --build "$build_dir" -j "$(nproc)" "${targets[@]}"
   mkdir -p "$prefix/bin"
   # Every executable of the build: rnx, rnx-server and the worker processes rnx starts beside itself.
   local copied=0

@@ -241,13 +241,20 @@ void run_gate(const gate_options& o) {
               << (upload->baseline ? " as a baseline of " + head.branch : std::string()) << "\n";
     if (!paired) verdict = backend->judge(upload->id, policy.policy);
   } catch (const error& e) {
-    if (!is_outage(e, embedded)) throw;
+    // GitHub passes no secrets to pull requests from forks: without RNX_TOKEN the service must refuse,
+    // and that is no reason to fail a contributor's build.
+    const bool fork_without_token = e.code() == errc::unauthorized && ctx.pull_request_from_fork &&
+                                    env_or_empty("RNX_TOKEN").empty();
+    if (!is_outage(e, embedded) && !fork_without_token) throw;
     const std::string where = backend ? "the " + backend->describe()
                                       : embedded ? "the embedded store" : std::string("the baseline service");
     if (paired) {
       facts.note = "the run was not stored for history: " + where + " failed (" + e.what() + ")";
     } else {
-      verdict = warn_verdict(where + " is unavailable, so this run was not judged: " + std::string(e.what()),
+      verdict = warn_verdict(fork_without_token
+                                 ? "this pull request comes from a fork, which gets no RNX_TOKEN secret, so the " +
+                                       where + " refused the run and it was not judged"
+                                 : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
                              policy.policy, head);
     }
   }

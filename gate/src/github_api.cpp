@@ -126,7 +126,8 @@ std::int64_t github_api::upsert_comment(std::int64_t number, std::string_view ma
       if (!o) continue;
       auto text = o->find("body");
       if (text == o->end() || !text->value().is_string()) continue;
-      if (std::string_view(text->value().get_string()).find(marker) == std::string_view::npos) continue;
+      // The marker opens the gate's own comment; a reply that quotes it ("> <!-- ...") is not ours.
+      if (std::string_view(text->value().get_string()).substr(0, marker.size()) != marker) continue;
       // Comments come oldest first: the last match is the newest.
       found = integer_member(comment, "id", url);
     }

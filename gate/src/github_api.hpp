@@ -32,7 +32,7 @@ class github_api {
   bool has_token() const { return !token_.empty(); }
   const std::string& repository() const { return repository_; }
 
-  // Finds the newest comment on issue/PR `number` that contains `marker` and replaces its body, or
+  // Finds the newest comment on issue/PR `number` that starts with `marker` and replaces its body, or
   // creates one. Returns the comment id. The marker keeps the gate to one comment per PR and job.
   std::int64_t upsert_comment(std::int64_t number, std::string_view marker, const std::string& body);
   std::int64_t create_comment(std::int64_t number, const std::string& body);

@@ -319,6 +319,22 @@ def case_github_api_refuses(h):
     check(r.outputs.get("verdict") == "BLOCK", "the verdict stands")
 
 
+def case_fork_without_token(h):
+    """GitHub gives pull requests from forks no secrets: the service's refusal is WARN, not a failed build;
+    the same refusal on the repository's own branch is a configuration error (exit 2)."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    env = h.event_env("pull_request", pull_request_payload(head_repo="contributor/kernels"), "refs/pull/7/merge",
+                      MERGE_SHA, {"RNX_TOKEN": ""})
+    r = h.run_rnx(["gate", "--results", run_file(h, "head.json", seed=2), "--service-url", h.service_url], env, expect=0)
+    check(r.outputs.get("verdict") == "WARN", "a fork without the secret is WARN")
+    assert_in("fork", r.outputs.get("reason", ""), "reason")
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA, {"RNX_TOKEN": ""})
+    r = h.run_rnx(["gate", "--results", run_file(h, "head2.json", seed=3), "--service-url", h.service_url], env,
+                  expect=2)
+    assert_in("RNX_TOKEN", r.stderr, "the missing token is named")
+
+
 def case_local_cli(h):
     """Outside GitHub Actions: flags instead of GITHUB_*; rnx accept --run-id with the embedded store."""
     store = h.path("local.db")

@@ -253,11 +253,13 @@ class Harness:
         return r
 
 
-def pull_request_payload(number=7, head_ref="faster-softmax", head_sha=HEAD_SHA, base_ref="main", base_sha=BASE_SHA):
+def pull_request_payload(number=7, head_ref="faster-softmax", head_sha=HEAD_SHA, base_ref="main", base_sha=BASE_SHA,
+                         head_repo=REPO):
     repo = {"full_name": REPO, "name": REPO.split("/")[1], "owner": {"login": REPO.split("/")[0]}}
+    fork = {"full_name": head_repo, "name": head_repo.split("/")[1], "owner": {"login": head_repo.split("/")[0]}}
     return {"action": "synchronize", "number": number,
             "pull_request": {"number": number, "state": "open", "title": "Make softmax faster",
-                             "head": {"ref": head_ref, "sha": head_sha, "repo": repo},
+                             "head": {"ref": head_ref, "sha": head_sha, "repo": fork},
                              "base": {"ref": base_ref, "sha": base_sha, "repo": repo}},
             "repository": dict(repo, default_branch="main"), "sender": {"login": "octocat"}}
 

@@ -44,7 +44,7 @@ case "$check" in
     ;;
   shellcheck)
     need shellcheck shellcheck
-    shellcheck scripts/action-entrypoint.sh scripts/docker-build-steps.sh tests/lint/run_lint.sh
+    shellcheck scripts/action-entrypoint.sh scripts/docker-build-steps.sh scripts/demo.sh tests/lint/run_lint.sh
     echo "shellcheck: clean"
     ;;
   docker-steps)
