@@ -232,6 +232,7 @@ optimize_result run_optimize(const optimize_options& options) {
   bench.max_samples = options.max_samples;
   bench.budget_ms = options.budget_ms;
   bench.warmup_ms = options.warmup_ms;
+  bench.log = options.log;
 
   if (options.profile) {
     say(options.log, "profiling the original with libtorch's profiler");

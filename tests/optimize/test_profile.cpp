@@ -17,8 +17,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// q, k, v = B,H,S,D with H heads: the loop calls two matmuls (each one aten::bmm on 3-D slices) per head.
+// examples/kernels/attention.py loops over batch and heads: two 2-D matmuls (aten::mm) per (batch, head).
 constexpr int heads = 8;
+constexpr int batch = 2;
 
 fs::path fresh_dir(const std::string& name) {
   fs::path d = fs::temp_directory_path() / ("rnx-test-" + name + "-" + std::to_string(::getpid()));
@@ -33,11 +34,10 @@ void write(const fs::path& p, const std::string& text) {
 }
 
 fs::path attention_manifest(const fs::path& dir) {
-  fs::copy_file(RNX_TEST_FIXTURES "/attention_loop.py", dir / "attention.py", fs::copy_options::overwrite_existing);
   write(dir / "rnx.toml",
         "[project]\nname = \"profile-test\"\n\n[defaults]\nruntimes = [\"eager\"]\ndtypes = [\"float32\"]\n"
-        "batch = [2]\ndevice = \"cpu\"\n\n[[kernel]]\nname = \"attention\"\npath = \"attention.py\"\n"
-        "inputs = { q = \"B,8,64,32\", k = \"B,8,64,32\", v = \"B,8,64,32\" }\n\n[bench]\nthreads = 1\n\n"
+        "batch = [2]\ndevice = \"cpu\"\n\n[[kernel]]\nname = \"attention\"\npath = \"" RNX_SOURCE_DIR
+        "/examples/kernels/attention.py\"\ninputs = { q = \"B,8,128,64\", k = \"B,8,128,64\", v = \"B,8,128,64\" }\n\n[bench]\nthreads = 1\n\n"
         "[optimize]\nrewriter = \"openai\"\n");
   return dir / "rnx.toml";
 }
@@ -136,7 +136,7 @@ TEST_CASE("import: a torch.profiler Chrome trace becomes the same table; bad fil
   CHECK_THROWS_WITH_AS(import_trace("/nonexistent/trace.json"), doctest::Contains("--import"), rnx::error);
 }
 
-TEST_CASE("the libtorch profile of the loop attention kernel names matrix multiply with its call count") {
+TEST_CASE("the libtorch profile of the loop attention example names matrix multiply with its call count") {
   fs::path dir = fresh_dir("profile");
   fs::path manifest = attention_manifest(dir);
   profile_options o;
@@ -151,16 +151,17 @@ TEST_CASE("the libtorch profile of the loop attention kernel names matrix multip
   REQUIRE(p.ops.size() >= 3);
   MESSAGE(render_profile_text(p, 8, {2.0, 10.0}));
 
-  // Matrix multiply is among the top three ops, with two bmm calls per head per kernel call.
+  // Matrix multiply is among the top three ops, with two mm calls per (batch, head) per kernel call.
   int rank = -1;
   for (int i = 0; i < 3; ++i)
     if (p.ops[i].family == "matrix multiply") rank = i;
   REQUIRE(rank >= 0);
-  const op_row* bmm = find_op(p, "aten::bmm");
-  REQUIRE(bmm);
-  CHECK(bmm->calls == 2 * heads * 5);
-  CHECK(find_op(p, "aten::matmul")->calls == 2 * heads * 5);
-  CHECK(find_op(p, "aten::stack")->calls == 5);
+  const op_row* mm = find_op(p, "aten::mm");
+  REQUIRE(mm);
+  CHECK(mm->family == "matrix multiply");
+  CHECK(mm->calls == 2 * batch * heads * 5);
+  CHECK(find_op(p, "aten::matmul")->calls == 2 * batch * heads * 5);
+  CHECK(find_op(p, "aten::_softmax")->calls == batch * heads * 5);
 
   // Shares are self time over the measured window; the what-ifs follow Amdahl's law from those numbers.
   double sum = 0;
@@ -182,21 +183,22 @@ TEST_CASE("the libtorch profile of the loop attention kernel names matrix multip
 TEST_CASE("a trace exported by torch.profiler imports with the same call counts") {
   fs::path dir = fresh_dir("trace");
   std::string script =
-      "import sys, torch\nsys.path.insert(0, sys.argv[1])\nfrom attention_loop import run\n"
-      "torch.manual_seed(0)\nq, k, v = (torch.randn(2, 8, 64, 32) for _ in range(3))\nrun(q, k, v)\n"
+      "import sys, torch\nsys.path.insert(0, sys.argv[1])\nfrom attention import run\n"
+      "torch.manual_seed(0)\nq, k, v = (torch.randn(2, 8, 128, 64) for _ in range(3))\nrun(q, k, v)\n"
       "with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:\n"
       "    for _ in range(3):\n        run(q, k, v)\n"
       "prof.export_chrome_trace(sys.argv[2])\n";
   write(dir / "make_trace.py", script);
   process_options po;
   po.timeout = std::chrono::seconds(180);
-  auto r = run_process({"python3", (dir / "make_trace.py").string(), RNX_TEST_FIXTURES, (dir / "trace.json").string()}, po);
+  auto r = run_process({"python3", (dir / "make_trace.py").string(), RNX_SOURCE_DIR "/examples/kernels",
+                        (dir / "trace.json").string()}, po);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   op_profile p = import_trace(dir / "trace.json");
-  const op_row* bmm = find_op(p, "aten::bmm");
-  REQUIRE(bmm);
-  CHECK(bmm->calls == 2 * heads * 3);
-  CHECK(bmm->family == "matrix multiply");
+  const op_row* mm = find_op(p, "aten::mm");
+  REQUIRE(mm);
+  CHECK(mm->calls == 2 * batch * heads * 3);
+  CHECK(mm->family == "matrix multiply");
   bool top3 = false;
   for (int i = 0; i < 3 && i < static_cast<int>(p.ops.size()); ++i) top3 = top3 || p.ops[i].family == "matrix multiply";
   CHECK(top3);
