@@ -42,7 +42,7 @@ def load(path, entry, module_name):
         sys.path.insert(0, folder)  # kernels may import helpers beside them
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
-        raise KernelError(f"{path}: cannot be imported as a Python module")
+        raise KernelError("cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
     spec.loader.exec_module(module)
@@ -50,7 +50,7 @@ def load(path, entry, module_name):
     if kernelbench and (not entry or entry in ("Model", "ModelNew")):
         name = entry or ("ModelNew" if hasattr(module, "ModelNew") else "Model")
         if not hasattr(module, "get_init_inputs"):
-            raise KernelError(f"{path}: a KernelBench file needs get_init_inputs() beside Model and get_inputs()")
+            raise KernelError("a KernelBench file needs get_init_inputs() beside Model and get_inputs()")
         return Loaded(module, path, "kernelbench", name, model_cls=getattr(module, name), ref_cls=module.Model)
     name = entry or "run"
     fn = getattr(module, name, None)
@@ -58,9 +58,9 @@ def load(path, entry, module_name):
         found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_") and
                        getattr(v, "__module__", None) == module_name)
         hint = ("functions defined there: " + ", ".join(found)) if found else "it defines no functions"
-        raise KernelError(f"{path}: entry '{name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml")
+        raise KernelError(f"entry '{name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml")
     if not callable(fn):
-        raise KernelError(f"{path}: entry '{name}' is a {type(fn).__name__}, not a function")
+        raise KernelError(f"entry '{name}' is a {type(fn).__name__}, not a function")
     return Loaded(module, path, "function", name, fn=fn)
 
 

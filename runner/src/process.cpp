@@ -5,6 +5,7 @@
 
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -21,6 +22,7 @@ int run_capture(const std::vector<std::string>& argv, std::string& output) {
     ::dup2(fds[1], 2);
     ::close(fds[0]);
     ::close(fds[1]);
+    ::setenv("LC_ALL", "C", 1);  // plain ASCII diagnostics: messages are quoted into JSON and compared by tests
     std::vector<char*> args;
     for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
     args.push_back(nullptr);

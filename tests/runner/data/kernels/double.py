@@ -1,0 +1,3 @@
+# Test kernel: doubles its input (a correct, cheap kernel).
+def run(x):
+    return x * 2

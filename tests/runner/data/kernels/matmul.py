@@ -1,0 +1,3 @@
+# Test kernel: a matrix product, for the shape-mismatch test.
+def run(a, b):
+    return a @ b

@@ -1,0 +1,3 @@
+# Test kernel: takes two tensors, for the wrong-arity test.
+def run(a, b):
+    return a + b

@@ -1,0 +1,225 @@
+// The runner end to end through real worker processes: every kernel kind, and every failure a kernel can cause
+// (missing entry, wrong arity, shape mismatch, exception, divergence, segfault, hang) with its exact message.
+#include "rnx/common/error.hpp"
+#include "rnx/runner/bench.hpp"
+#include "rnx/runner/sample_stats.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <string>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path data = fs::path(RNX_TEST_DATA_DIR);
+const fs::path examples = fs::path(RNX_SOURCE_DIR) / "examples" / "kernels";
+
+fs::path write_manifest(const std::string& name, const std::string& body) {
+  fs::path dir = fs::temp_directory_path() / ("rnx-bench-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  fs::path file = dir / (name + ".toml");
+  std::ofstream out(file);
+  out << "[project]\nname = \"runner-tests\"\n[defaults]\nbatch = [2]\ndevice = \"cpu\"\n"
+      << "[bench]\nprocesses = 2\nsamples = 6\nmin_samples = 4\nbudget_ms = 30\nwarmup_ms = 10\nthreads = 1\n"
+      << body;
+  return file;
+}
+
+std::string kernel(const std::string& name, const fs::path& path, const std::string& extra) {
+  return "[[kernel]]\nname = \"" + name + "\"\npath = \"" + path.string() + "\"\n" + extra + "\n";
+}
+
+rnx::runner::bench_options options_for(const fs::path& manifest) {
+  rnx::runner::bench_options o;
+  o.manifests = {manifest};
+  o.worker = RNX_TEST_WORKER;
+  o.cache_dir = fs::path(RNX_TEST_CACHE_DIR);
+  return o;
+}
+
+std::map<std::string, rnx::run_result> by_label(const rnx::runner::bench_side& side) {
+  std::map<std::string, rnx::run_result> out;
+  for (const auto& r : side.results) out[r.key().label()] = r;
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("kernels of every kind run in several processes; bad kernels fail alone with exact messages") {
+  const fs::path d = data / "kernels";
+  std::string body;
+  body += kernel("double", d / "double.py", "inputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]");
+  body += kernel("kernelbench", d / "kb_relu.py", "batch = [4]");
+  body += kernel("scripted", examples / "scaled_tanh.pt", "inputs = { x = \"B,64\" }\nruntimes = [\"torchscript\", \"eager\"]");
+  body += kernel("native", d / "add.cpp", "inputs = { a = \"B,32\", b = \"B,32\" }");
+  body += kernel("missing_entry", d / "double.py", "inputs = { x = \"B,16\" }\nentry = \"nope\"");
+  body += kernel("arity", d / "two_args.py", "inputs = { x = \"B,16\" }");
+  body += kernel("mismatch", d / "matmul.py", "inputs = { a = \"B,16\", b = \"8,4\" }");
+  body += kernel("raises", d / "raises.py", "inputs = { x = \"B,16\" }");
+  body += kernel("diverges", d / "half_internal.py", "inputs = { x = \"B,256\" }");
+  body += kernel("segfault", d / "segfault.py", "inputs = { x = \"B,16\" }");
+  body += kernel("hang", d / "hang.py", "inputs = { x = \"B,16\" }\ntimeout_s = 4");
+  body += kernel("broken_cpp", d / "broken.cpp", "inputs = { a = \"B,16\" }");
+  body += kernel("gpu_only", d / "double.py", "inputs = { x = \"B,16\" }\ndevice = \"cuda\"");
+  body += kernel("no_bf16_onnx", d / "double.py", "inputs = { x = \"B,16\" }\nruntimes = [\"onnxruntime\"]\ndtypes = [\"bfloat16\"]");
+  // doctest re-enters the test case for every SUBCASE; the run happens once.
+  static const std::vector<rnx::runner::bench_side> sides = rnx::runner::run_bench(options_for(write_manifest("kinds", body)));
+  REQUIRE(sides.size() == 1);
+  const auto r = by_label(sides[0]);
+  const std::string dp = (d / "double.py").string();
+
+  SUBCASE("healthy kernels: samples from two processes, recorded in groups, checked against float64") {
+    for (const char* label : {"double/eager/float32/b2", "double/torchscript/float32/b2", "kernelbench/eager/float32/b4",
+                              "scripted/torchscript/float32/b2", "native/eager/float32/b2"}) {
+      CAPTURE(label);
+      const auto& res = r.at(label);
+      CAPTURE(res.message);
+      CHECK(res.status == rnx::result_status::ok);
+      REQUIRE(res.groups.size() == 2);
+      CHECK(std::accumulate(res.groups.begin(), res.groups.end(), std::int64_t{0}) ==
+            static_cast<std::int64_t>(res.samples_ms.size()));
+      CHECK(res.groups[0] >= 4);
+      CHECK(res.groups[0] <= 6);
+      for (double s : res.samples_ms) CHECK(s > 0);
+      REQUIRE(res.max_abs_err.has_value());
+      CHECK(*res.max_abs_err <= res.tol->atol + res.tol->rtol * 10);
+      CHECK(res.device == "cpu");
+    }
+    CHECK(sides[0].env.env_id == rnx::compute_env_id(sides[0].env));
+    CHECK(sides[0].env.threads == 1);
+    CHECK_FALSE(sides[0].env.torch.empty());
+    CHECK_FALSE(sides[0].env.python.empty());
+  }
+
+  SUBCASE("a runtime that does not apply is skipped with the reason") {
+    CHECK(r.at("scripted/eager/float32/b2").status == rnx::result_status::skipped);
+    CHECK(r.at("scripted/eager/float32/b2").message ==
+          "eager does not apply to a TorchScript .pt file (it is already compiled); list runtimes = [\"torchscript\"] "
+          "for this kernel");
+    CHECK(r.at("no_bf16_onnx/onnxruntime/bfloat16/b2").status == rnx::result_status::skipped);
+    CHECK(r.at("no_bf16_onnx/onnxruntime/bfloat16/b2").message ==
+          "onnxruntime: numpy has no bfloat16, so bfloat16 inputs cannot be fed");
+    const auto& gpu = r.at("gpu_only/eager/float32/b2");
+    if (gpu.status != rnx::result_status::ok) {
+      CHECK(gpu.status == rnx::result_status::skipped);
+      CHECK(gpu.message == "device cuda: CUDA is not available here (no GPU, or a CPU-only torch); run on a GPU machine "
+                           "or set device = \"cpu\"");
+    }
+  }
+
+  SUBCASE("missing entry") {
+    CHECK(r.at("missing_entry/eager/float32/b2").status == rnx::result_status::error);
+    CHECK(r.at("missing_entry/eager/float32/b2").message ==
+          "kernel \"missing_entry\": loading " + dp +
+              " failed: entry 'nope' not found (functions defined there: run); set entry = \"NAME\" for this kernel in "
+              "rnx.toml");
+  }
+
+  SUBCASE("wrong arity") {
+    CHECK(r.at("arity/eager/float32/b2").status == rnx::result_status::error);
+    CHECK(r.at("arity/eager/float32/b2").message ==
+          "kernel \"arity\" (" + (d / "two_args.py").string() +
+              "): wrong arity: entry 'run(a, b)' takes 2 positional argument(s) but the manifest declares 1 input(s) "
+              "(x); make the inputs table match the signature");
+  }
+
+  SUBCASE("shape mismatch") {
+    const std::string mp = (d / "matmul.py").string();
+    CHECK(r.at("mismatch/eager/float32/b2").status == rnx::result_status::error);
+    CHECK(r.at("mismatch/eager/float32/b2").message ==
+          "kernel \"mismatch\" (" + mp + ") failed: RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and "
+          "8x4) (at " + mp + ":3) [inputs: a=[2, 16], b=[8, 4]]");
+  }
+
+  SUBCASE("a Python exception") {
+    const std::string rp = (d / "raises.py").string();
+    CHECK(r.at("raises/eager/float32/b2").status == rnx::result_status::error);
+    CHECK(r.at("raises/eager/float32/b2").message ==
+          "kernel \"raises\" (" + rp + ") failed: ValueError: negative sizes are not supported (at " + rp +
+              ":3) [inputs: x=[2, 16]]");
+  }
+
+  SUBCASE("a diverging result is diverged, with errors, and is not timed") {
+    const auto& res = r.at("diverges/eager/float32/b2");
+    CHECK(res.status == rnx::result_status::diverged);
+    CHECK(res.samples_ms.empty());
+    REQUIRE(res.max_abs_err.has_value());
+    CHECK(*res.max_abs_err > 1e-4);
+    CHECK(res.message.rfind("eager output differs from the float64 eager reference: output 0: ", 0) == 0);
+    CHECK(res.message.find(" of 512 elements outside rtol=1.3e-06, atol=1e-05; first at flat index ") !=
+          std::string::npos);
+  }
+
+  SUBCASE("a segfault costs only its own configuration") {
+    const auto& res = r.at("segfault/eager/float32/b2");
+    CHECK(res.status == rnx::result_status::error);
+    CHECK(res.message.rfind("the worker process crashed (killed by signal 11 (Segmentation fault)) while running this "
+                            "configuration", 0) == 0);
+  }
+
+  SUBCASE("a hang is killed after its timeout") {
+    const auto& res = r.at("hang/eager/float32/b2");
+    CHECK(res.status == rnx::result_status::error);
+    CHECK(res.message == "timed out: no result within 4 s, the worker was killed (a hang?); if the kernel is just slow, "
+                         "raise timeout_s for it in rnx.toml");
+  }
+
+  SUBCASE("a C++ kernel that does not compile shows the compiler's complaint") {
+    const auto& res = r.at("broken_cpp/eager/float32/b2");
+    CHECK(res.status == rnx::result_status::error);
+    CHECK(res.message.rfind((d / "broken.cpp").string() + ": compiling the kernel failed (", 0) == 0);
+    CHECK(res.message.find("'undeclared_thing' was not declared in this scope") != std::string::npos);
+  }
+}
+
+TEST_CASE("filters select configurations; an unknown kernel is a usage error naming the choices") {
+  std::string body = kernel("double", data / "kernels" / "double.py", "inputs = { x = \"B,8\" }\nbatch = [1, 2]");
+  fs::path manifest = write_manifest("filters", body);
+  auto o = options_for(manifest);
+  o.filters.kernels = {"nope"};
+  try {
+    rnx::runner::run_bench(o);
+    FAIL("expected a usage error");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::usage);
+    CHECK(std::string(e.what()) == "--kernel nope: no such kernel in " + manifest.string() + " (kernels: double)");
+  }
+  o.filters.kernels = {"double"};
+  o.filters.batches = {2};
+  o.processes = 1;
+  auto sides = rnx::runner::run_bench(o);
+  REQUIRE(sides[0].results.size() == 1);
+  CHECK(sides[0].results[0].batch == 2);
+  CHECK(sides[0].results[0].groups.size() == 1);
+}
+
+TEST_CASE("instability: disagreeing process medians and bimodal samples are named with figures") {
+  std::vector<double> steady;
+  for (int p = 0; p < 3; ++p) {
+    for (int i = 0; i < 10; ++i) steady.push_back(1.0 + 0.01 * ((i * 7 + p) % 5));
+  }
+  CHECK_FALSE(rnx::runner::instability(steady, {10, 10, 10}).has_value());
+
+  std::vector<double> split;
+  for (int i = 0; i < 10; ++i) split.push_back(0.73 + 0.001 * (i % 3));
+  for (int i = 0; i < 10; ++i) split.push_back(18.0 + 0.01 * (i % 3));
+  auto why = rnx::runner::instability(split, {10, 10});
+  REQUIRE(why.has_value());
+  CHECK(why->rfind("process medians disagree: 0.731, 18.01 ms (max/min 24.6x)", 0) == 0);
+
+  std::vector<double> bimodal;
+  for (int i = 0; i < 20; ++i) bimodal.push_back(i % 2 ? 2.0 + 0.001 * i : 1.0 + 0.001 * i);
+  auto why2 = rnx::runner::instability(bimodal, {});
+  REQUIRE(why2.has_value());
+  CHECK(why2->rfind("samples are bimodal: 50% near 1.009 ms and 50% near 2.01 ms", 0) == 0);
+
+  CHECK(rnx::runner::median({3, 1, 2}) == 2);
+  CHECK(rnx::runner::median_ci_relative_halfwidth({1, 1, 1, 1, 1, 1, 1}) == 0);
+}

@@ -1,0 +1,123 @@
+// The runner's reusable in-process API: inputs, kernel loading, reference comparison (what verify/ builds on).
+#include "rnx/common/error.hpp"
+#include "rnx/common/manifest.hpp"
+#include "rnx/runner/kernel.hpp"
+#include "rnx/runner/timing.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+rnx::kernel_spec python_spec(const std::string& name, const fs::path& path, std::vector<std::string> shapes) {
+  rnx::kernel_spec k;
+  k.name = name;
+  k.path = path.string();
+  k.resolved_path = path;
+  char input_name = 'a';
+  for (const auto& s : shapes) {
+    rnx::input_spec in;
+    in.name = std::string(1, input_name++);
+    in.text = s;
+    in.dims = rnx::parse_shape(s, "test");
+    k.inputs.push_back(in);
+  }
+  return k;
+}
+
+}  // namespace
+
+TEST_CASE("inputs are seeded, fresh, identical across dtypes, and shaped by the batch") {
+  std::vector<rnx::input_spec> specs(2);
+  specs[0].name = "x";
+  specs[0].dims = rnx::parse_shape("B,3,5", "test");
+  specs[1].name = "w";
+  specs[1].dims = rnx::parse_shape("5", "test");
+  auto a = rnx::runner::make_inputs(specs, 4, at::kFloat, at::kCPU, 42);
+  auto b = rnx::runner::make_inputs(specs, 4, at::kFloat, at::kCPU, 42);
+  auto h = rnx::runner::make_inputs(specs, 4, at::kHalf, at::kCPU, 42);
+  auto c = rnx::runner::make_inputs(specs, 4, at::kFloat, at::kCPU, 43);
+  REQUIRE(a.size() == 2);
+  CHECK(a[0].sizes() == at::IntArrayRef({4, 3, 5}));
+  CHECK(a[1].sizes() == at::IntArrayRef({5}));
+  CHECK(at::equal(a[0], b[0]));
+  CHECK(a[0].data_ptr() != b[0].data_ptr());  // fresh tensors, not shared
+  CHECK((h[0].scalar_type() == at::kHalf));  // parenthesised: doctest cannot print c10::ScalarType with g++ 13
+  CHECK(at::allclose(h[0].to(at::kFloat), a[0], 1e-3, 1e-3));
+  CHECK_FALSE(at::equal(a[0], c[0]));
+  CHECK(rnx::runner::config_seed(0, "softmax", 8) == rnx::runner::config_seed(0, "softmax", 8));
+  CHECK(rnx::runner::config_seed(0, "softmax", 8) != rnx::runner::config_seed(0, "softmax", 1));
+}
+
+TEST_CASE("compare_outputs follows torch.testing's rule and explains a mismatch") {
+  at::Tensor ref = at::arange(6, at::kDouble);
+  at::Tensor close = ref.to(at::kFloat) + 1e-6;
+  auto ok = rnx::runner::compare_outputs({close}, {ref}, rnx::default_tolerance("float32"));
+  CHECK(ok.ok);
+  CHECK(ok.max_abs_err == doctest::Approx(1e-6).epsilon(0.01));
+  at::Tensor off = ref.to(at::kFloat).clone();
+  off[3] = 3.5;
+  auto bad = rnx::runner::compare_outputs({off}, {ref}, {1e-3, 1e-3});
+  CHECK_FALSE(bad.ok);
+  CHECK(bad.message == "output 0: 1 of 6 elements outside rtol=0.001, atol=0.001; first at flat index 3: got 3.5, "
+                       "expected 3 (max abs err 0.5, rel err 0.1)");
+  auto shape = rnx::runner::compare_outputs({ref.reshape({2, 3})}, {ref}, {1e-3, 1e-3});
+  CHECK(shape.message == "output 0 has shape [2, 3] but the reference has [6]");
+  auto count = rnx::runner::compare_outputs({ref, ref}, {ref}, {1e-3, 1e-3});
+  CHECK(count.message == "the kernel returned 2 output(s) but the float64 reference returned 1");
+  at::Tensor nan = ref.to(at::kFloat).clone();
+  nan[0] = NAN;
+  CHECK_FALSE(rnx::runner::compare_outputs({nan}, {ref}, {1, 1}).ok);
+}
+
+TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
+  rnx::kernel_spec spec = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,32"});
+  auto k = rnx::runner::load_kernel(spec);
+  CHECK(k->kind() == "python");
+  auto inputs = k->make_inputs(2, at::kFloat, at::kCPU, 7);
+  auto call = k->prepare("eager", inputs, at::kFloat, at::kCPU, 7);
+  auto out = call->outputs();
+  REQUIRE(out.size() == 1);
+  CHECK(at::equal(out[0], inputs[0] * 2));
+  auto check = rnx::runner::compare_outputs(out, k->reference(inputs, 7), rnx::default_tolerance("float32"));
+  CHECK(check.ok);
+  rnx::runner::timing_options t;
+  t.warmup_ms = 5;
+  t.budget_ms = 10;
+  t.min_samples = 3;
+  t.max_samples = 5;
+  auto timing = rnx::runner::measure(*call, at::kCPU, t);
+  CHECK(timing.samples_ms.size() >= 3);
+  CHECK(timing.samples_ms.size() <= 5);
+  CHECK(timing.calls_per_sample >= 1);
+  CHECK_THROWS_AS(k->prepare("tensorrt", inputs, at::kFloat, at::kCPU, 7), rnx::runner::runtime_unavailable);
+}
+
+TEST_CASE("a KernelBench file gets its inputs from get_inputs() with the configured batch, and Model as reference") {
+  rnx::kernel_spec spec = python_spec("kb", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "kb_relu.py", {});
+  auto k = rnx::runner::load_kernel(spec);
+  CHECK(k->kind() == "kernelbench");
+  auto inputs = k->make_inputs(3, at::kFloat, at::kCPU, 11);
+  REQUIRE(inputs.size() == 1);
+  CHECK(inputs[0].sizes() == at::IntArrayRef({3, 32}));
+  auto call = k->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
+  // Same seed, same weights: ModelNew (a copy of Model) matches the float64 Model.
+  CHECK(rnx::runner::compare_outputs(call->outputs(), k->reference(inputs, 11), {1e-5, 1e-5}).ok);
+}
+
+TEST_CASE("loading errors name the kernel and file") {
+  rnx::kernel_spec spec = python_spec("nodecl", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {});
+  try {
+    rnx::runner::load_kernel(spec);
+    FAIL("expected an error");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::kernel_failed);
+    CHECK(std::string(e.what()) == "kernel \"nodecl\": " + spec.path +
+                                       " declares no inputs; add inputs = { x = \"B,1024\" } to its [[kernel]] (only "
+                                       "KernelBench files with get_inputs() may omit them)");
+  }
+  CHECK_THROWS_AS(rnx::runner::parse_dtype("int8"), rnx::error);
+}

@@ -1,0 +1,198 @@
+// rnx.toml parsing: defaults, per-kernel overrides, input order, [gate]/[service], and every bad-input message.
+#include "rnx/common/error.hpp"
+#include "rnx/common/manifest.hpp"
+
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+rnx::manifest parse(const std::string& text) { return rnx::parse_manifest(text, "rnx.toml", "/project"); }
+
+// The message of the rnx::error that parsing throws, and its code.
+std::string error_of(const std::string& text, rnx::errc expected = rnx::errc::invalid) {
+  try {
+    parse(text);
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == expected);
+    CHECK(e.exit_code() == 2);
+    return e.what();
+  }
+  FAIL("no error for:\n" << text);
+  return "";
+}
+
+const std::string project = "[project]\nname = \"demo\"\n";
+
+}  // namespace
+
+TEST_CASE("a full manifest parses with defaults, overrides and the written input order") {
+  rnx::manifest m = parse(project + R"(
+[defaults]
+runtimes = ["eager", "compile"]
+dtypes = ["float32", "float16"]
+batch = [1, 8]
+tolerance = { float16 = { rtol = 2e-3 } }
+
+[bench]
+processes = 4
+samples = 30
+threads = 1
+
+[[kernel]]
+name = "attention"
+path = "kernels/attention.py"
+inputs = { q = "B,8,128,64", k = "B,8,128,64", v = "B,8,128,64" }
+
+[[kernel]]
+name = "kb"
+path = "kernels/kb.py"
+batch = [16]
+runtimes = ["torchscript"]
+device = "cuda:1"
+processes = 2
+tolerance = { float32 = { rtol = 1e-4, atol = 1e-4 } }
+
+[gate]
+rope = 0.03
+probability = 0.9
+on_abstain = "block"
+[gate.runners.gpu]
+rope = 0.05
+
+[service]
+url = "http://127.0.0.1:8722"
+
+[build]
+cuda_arch = "sm_90"
+)");
+  CHECK(m.project == "demo");
+  REQUIRE(m.kernels.size() == 2);
+  const auto& a = m.kernels[0];
+  CHECK(a.kind() == "python");
+  CHECK(a.resolved_path == fs::path("/project/kernels/attention.py"));
+  REQUIRE(a.inputs.size() == 3);
+  // toml++ sorts keys; the call order must still be q, k, v as written.
+  CHECK(a.inputs[0].name == "q");
+  CHECK(a.inputs[1].name == "k");
+  CHECK(a.inputs[2].name == "v");
+  CHECK(a.inputs[0].resolve(8) == std::vector<std::int64_t>{8, 8, 128, 64});
+  CHECK(a.runtimes == std::vector<std::string>{"eager", "compile"});
+  CHECK(a.dtypes == std::vector<std::string>{"float32", "float16"});
+  CHECK(a.batch == std::vector<std::int64_t>{1, 8});
+  CHECK(a.device == "auto");
+  CHECK(a.bench.processes == 4);
+  CHECK(a.bench.max_samples == 30);
+  CHECK(a.tolerances.at("float16").rtol == doctest::Approx(2e-3));
+  CHECK(a.tolerances.at("float16").atol == doctest::Approx(1e-5));  // torch.testing's default kept
+  const auto& kb = m.kernels[1];
+  CHECK(kb.inputs.empty());
+  CHECK(kb.batch == std::vector<std::int64_t>{16});
+  CHECK(kb.runtimes == std::vector<std::string>{"torchscript"});
+  CHECK(kb.device == "cuda:1");
+  CHECK(kb.bench.processes == 2);
+  CHECK(kb.bench.threads == 1);
+  CHECK(kb.tolerances.at("float32").rtol == doctest::Approx(1e-4));
+  CHECK(m.gate.rope == doctest::Approx(0.03));
+  CHECK(m.gate.probability == doctest::Approx(0.9));
+  CHECK(m.gate.on_abstain == rnx::overall::block);
+  CHECK(m.gate_runners.at("gpu").rope == doctest::Approx(0.05));
+  CHECK(m.gate_runners.at("gpu").probability == doctest::Approx(0.9));
+  CHECK(m.service_url == "http://127.0.0.1:8722");
+  CHECK(m.cuda_arch == "sm_90");
+}
+
+TEST_CASE("torch.testing default tolerances per dtype") {
+  CHECK(rnx::default_tolerance("float32").rtol == doctest::Approx(1.3e-6));
+  CHECK(rnx::default_tolerance("float32").atol == doctest::Approx(1e-5));
+  CHECK(rnx::default_tolerance("float16").rtol == doctest::Approx(1e-3));
+  CHECK(rnx::default_tolerance("bfloat16").rtol == doctest::Approx(1.6e-2));
+  CHECK(rnx::default_tolerance("float64").atol == doctest::Approx(1e-7));
+}
+
+TEST_CASE("bad manifests name the file, line and key") {
+  CHECK(error_of("[project\nname = 1", rnx::errc::bad_input).rfind("rnx.toml:1:9: malformed TOML: ", 0) == 0);
+  CHECK(error_of("[defaults]\n") == "rnx.toml: missing table [project] (add:  [project]  name = \"my-project\")");
+  CHECK(error_of(project) == "rnx.toml: no kernels (add a [[kernel]] table with name, path and inputs)");
+  CHECK(error_of("colour = 1\n" + project) ==
+        "rnx.toml:1: key 'colour': unknown key (allowed here: bench, build, defaults, gate, kernel, project, service; "
+        "check the spelling)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ninputs = { x = \"B,0\" }\n") ==
+        "rnx.toml:6: key 'kernel.a.inputs.x': bad dimension '0' in shape \"B,0\" (write sizes as positive integers "
+        "and the batch as B, e.g. \"B,8,128,64\")");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ninputs = { x = \"B,N\" }\n") ==
+        "rnx.toml:6: key 'kernel.a.inputs.x': bad dimension 'N' in shape \"B,N\" (write sizes as positive integers "
+        "and the batch as B, e.g. \"B,8,128,64\")");
+  // Unsupported dtype.
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ndtypes = [\"int8\"]\n") ==
+        "rnx.toml:6: key 'kernel.a.dtypes[0]': unknown value \"int8\" (use one of: float32, float16, bfloat16, "
+        "float64)");
+  CHECK(error_of(project + "[defaults]\nruntimes = [\"jax\"]\n[[kernel]]\nname = \"a\"\npath = \"a.py\"\n") ==
+        "rnx.toml:4: key 'defaults.runtimes[0]': unknown value \"jax\" (use one of: eager, compile, torchscript, "
+        "onnxruntime, tensorrt)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\nbatch = \"8\"\n") ==
+        "rnx.toml:6: key 'kernel.a.batch': expected a non-empty array of batch sizes such as [1, 8]");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\n") ==
+        "rnx.toml:3: key 'kernel.a.path': missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.rs\"\n") ==
+        "rnx.toml:5: key 'kernel.a.path': \"a.rs\" has an unsupported extension (use .py, .pt, .cpp or .cu)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n[[kernel]]\nname = \"a\"\npath = \"b.py\"\n") ==
+        "rnx.toml:7: key 'kernel[1].name': kernel \"a\" is defined twice; names must be unique");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.cpp\"\n") ==
+        "rnx.toml:3: key 'kernel.a.inputs': a cpp kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\nbatch = [1, 8]\ninputs = { x = \"4,4\" }\n") ==
+        "rnx.toml:7: key 'kernel.a.inputs': no input shape uses B, yet 2 batch sizes are configured (use B in a "
+        "shape, or set batch = [1] for this kernel)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\nprocesses = 0\n") ==
+        "rnx.toml:6: key 'kernel.a.processes': value 0 is out of range (write 1 to 64)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ntolerance = { float8 = { rtol = 1 } }\n") ==
+        "rnx.toml:6: key 'kernel.a.tolerance.float8': unknown dtype (use one of: float32, float16, bfloat16, "
+        "float64)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n[gate]\non_abstain = \"maybe\"\n") ==
+        "rnx.toml:7: key 'gate.on_abstain': unknown value \"maybe\" (use warn, pass or block)");
+  CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n[service]\nurl = \"ftp://x\"\n") ==
+        "rnx.toml:7: key 'service.url': \"ftp://x\" is not an http:// or https:// URL");
+}
+
+TEST_CASE("a kernel file that does not exist is named with where it was looked for") {
+  fs::path dir = fs::temp_directory_path() / ("rnx-manifest-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream out(dir / "rnx.toml");
+    out << project << "\n[[kernel]]\nname = \"gone\"\npath = \"kernels/gone.py\"\ninputs = { x = \"B,4\" }\n";
+  }
+  try {
+    rnx::load_manifest(dir / "rnx.toml");
+    FAIL("expected an error");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::not_found);
+    CHECK(std::string(e.what()) == (dir / "rnx.toml").string() + ":4: kernel \"gone\": file \"kernels/gone.py\" does not "
+                                   "exist (looked for " + (dir / "kernels/gone.py").string() +
+                                   "; paths are relative to the manifest's folder)");
+  }
+  try {
+    rnx::load_manifest(dir / "missing.toml");
+    FAIL("expected an error");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::not_found);
+    CHECK(std::string(e.what()) ==
+          (dir / "missing.toml").string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("the example project's manifest is valid") {
+  rnx::manifest m = rnx::load_manifest(fs::path(RNX_SOURCE_DIR) / "examples" / "rnx.toml");
+  CHECK(m.project == "rnx-examples");
+  CHECK(m.find_kernel("attention") != nullptr);
+  CHECK(m.find_kernel("linear_gelu")->inputs.empty());
+  CHECK(m.find_kernel("saxpy")->kind() == "cuda");
+  CHECK(m.find_kernel("relu_scale")->kind() == "cpp");
+  CHECK(m.find_kernel("scaled_tanh")->kind() == "torchscript");
+}
