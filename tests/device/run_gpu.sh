@@ -121,6 +121,10 @@ for p in "${phases[@]}"; do
     *) echo "unknown phase $p (build, verify, runtimes, main, all)"; exit 2 ;;
   esac
 done
+# The device tool returns at most 8 files: pack everything into one archive beside the logs.
+if [ -n "${OUT:-}" ]; then
+  tar -czf /tmp/gpu-results.tar.gz -C "$out" . && mv /tmp/gpu-results.tar.gz "$out/gpu-results.tar.gz"
+fi
 echo
 echo "tests/device: $failures failure(s)"
 [ "$failures" = 0 ]
