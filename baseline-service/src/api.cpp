@@ -91,6 +91,10 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
   auto body = json::parse(req.body(), "request body", max_depth);
   json::reader r(body, "request body");
   r.only_keys({"policy"});
+  // An explicit null is refused rather than read as "defaults", so typos in generated bodies surface.
+  if (auto it = r.object().find("policy"); it != r.object().end() && it->value().is_null()) {
+    r.at("policy").fail("an object of policy fields (or leave \"policy\" out for the defaults)");
+  }
   auto p = r.maybe("policy");
   if (!p) return policy;
   p->only_keys({"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
@@ -103,7 +107,7 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
   }
   if (auto v = p->maybe("resamples")) {
     auto n = v->integer();
-    if (n < 100 || n > 1000000) v->fail("an integer between 100 and 1000000");
+    if (n < 100 || n > 100000) v->fail("an integer between 100 and 100000");
     policy.resamples = static_cast<int>(n);
   }
   if (auto v = p->maybe("statistic")) {

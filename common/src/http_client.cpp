@@ -3,13 +3,10 @@
 
 #include "rnx/common/error.hpp"
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl.hpp>
-#include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -72,39 +69,67 @@ target parse_url(std::string_view url) {
   return t;
 }
 
+// Runs one asynchronous phase to completion on the call's private io_context and throws its error.
+// Phases are sequential, so plain callbacks keep this simple (and clear of compiler bugs with
+// coroutines under sanitizers); beast::tcp_stream's expiry turns a stalled phase into error::timeout.
+template <class Start>
+void run_phase(asio::io_context& ioc, Start&& start) {
+  beast::error_code result;
+  start([&result](beast::error_code ec, auto&&...) { result = ec; });
+  ioc.restart();
+  ioc.run();
+  if (result) throw boost::system::system_error(result);
+}
+
 template <class Stream>
-asio::awaitable<response> exchange(Stream& stream, beast::tcp_stream& lowest, bhttp::request<bhttp::string_body>& req,
-                                   const request_options& options) {
+response exchange(asio::io_context& ioc, Stream& stream, beast::tcp_stream& lowest,
+                  bhttp::request<bhttp::string_body>& req, const request_options& options) {
   lowest.expires_after(options.timeout);
-  co_await bhttp::async_write(stream, req, asio::use_awaitable);
+  run_phase(ioc, [&](auto handler) { bhttp::async_write(stream, req, std::move(handler)); });
   beast::flat_buffer buffer;
   bhttp::response_parser<bhttp::string_body> parser;
   parser.body_limit(options.max_body);
   lowest.expires_after(options.timeout);
-  co_await bhttp::async_read(stream, buffer, parser, asio::use_awaitable);
+  run_phase(ioc, [&](auto handler) { bhttp::async_read(stream, buffer, parser, std::move(handler)); });
   auto msg = parser.release();
   response out;
   out.status = static_cast<int>(msg.result_int());
   for (const auto& field : msg) out.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
   out.body = std::move(msg.body());
-  co_return out;
+  return out;
 }
 
-asio::awaitable<response> run_request(const target& t, bhttp::request<bhttp::string_body>& req,
-                                      const request_options& options, asio::ssl::context* tls) {
-  auto executor = co_await asio::this_coro::executor;
-  tcp::resolver resolver(executor);
-  auto endpoints = co_await resolver.async_resolve(t.host, t.port, asio::use_awaitable);
+response run_request(asio::io_context& ioc, const target& t, bhttp::request<bhttp::string_body>& req,
+                     const request_options& options, asio::ssl::context* tls) {
+  tcp::resolver resolver(ioc);
+  tcp::resolver::results_type endpoints;
+  {
+    // Resolution has no stream to carry a deadline, so a timer cancels it.
+    asio::steady_timer deadline(ioc, options.timeout);
+    deadline.async_wait([&resolver](beast::error_code ec) {
+      if (!ec) resolver.cancel();
+    });
+    beast::error_code result;
+    resolver.async_resolve(t.host, t.port, [&](beast::error_code ec, tcp::resolver::results_type r) {
+      result = ec;
+      endpoints = std::move(r);
+      deadline.cancel();
+    });
+    ioc.restart();
+    ioc.run();
+    if (result == asio::error::operation_aborted) result = beast::error::timeout;
+    if (result) throw boost::system::system_error(result);
+  }
   if (!tls) {
-    beast::tcp_stream stream(executor);
+    beast::tcp_stream stream(ioc);
     stream.expires_after(options.timeout);
-    co_await stream.async_connect(endpoints, asio::use_awaitable);
-    auto out = co_await exchange(stream, stream, req, options);
+    run_phase(ioc, [&](auto handler) { stream.async_connect(endpoints, std::move(handler)); });
+    auto out = exchange(ioc, stream, stream, req, options);
     beast::error_code ignored;
     stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    co_return out;
+    return out;
   }
-  beast::ssl_stream<beast::tcp_stream> stream(executor, *tls);
+  beast::ssl_stream<beast::tcp_stream> stream(ioc, *tls);
   // SNI, so virtual-hosted servers present the right certificate.
   if (!SSL_set_tlsext_host_name(stream.native_handle(), t.host.c_str())) {
     throw error(errc::unavailable, t.host + ": cannot set TLS server name");
@@ -112,15 +137,17 @@ asio::awaitable<response> run_request(const target& t, bhttp::request<bhttp::str
   if (options.verify_peer) stream.set_verify_callback(asio::ssl::host_name_verification(t.host));
   auto& lowest = beast::get_lowest_layer(stream);
   lowest.expires_after(options.timeout);
-  co_await lowest.async_connect(endpoints, asio::use_awaitable);
+  run_phase(ioc, [&](auto handler) { lowest.async_connect(endpoints, std::move(handler)); });
   lowest.expires_after(options.timeout);
-  co_await stream.async_handshake(asio::ssl::stream_base::client, asio::use_awaitable);
-  auto out = co_await exchange(stream, lowest, req, options);
+  run_phase(ioc, [&](auto handler) { stream.async_handshake(asio::ssl::stream_base::client, std::move(handler)); });
+  auto out = exchange(ioc, stream, lowest, req, options);
   // A peer that skips close_notify is common and harmless once the whole message has arrived.
   lowest.expires_after(std::chrono::seconds(2));
-  auto [ec] = co_await stream.async_shutdown(asio::as_tuple(asio::use_awaitable));
-  (void)ec;
-  co_return out;
+  try {
+    run_phase(ioc, [&](auto handler) { stream.async_shutdown(std::move(handler)); });
+  } catch (const boost::system::system_error&) {
+  }
+  return out;
 }
 
 }  // namespace
@@ -162,34 +189,21 @@ response request(std::string_view method, std::string_view url, const header_lis
   }
 
   asio::io_context ioc;
-  std::optional<response> result;
-  std::exception_ptr failure;
-  asio::co_spawn(ioc, run_request(t, req, options, tls ? &*tls : nullptr),
-                 [&](std::exception_ptr e, response r) {
-                   if (e) {
-                     failure = e;
-                   } else {
-                     result = std::move(r);
-                   }
-                 });
-  ioc.run();
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (const rnx::error&) {
-      throw;
-    } catch (const boost::system::system_error& e) {
-      std::string reason = e.code() == beast::error::timeout ? "timed out after " +
-                                                                   std::to_string(options.timeout.count()) + " ms"
-                                                             : e.code().message();
-      if (e.code() == bhttp::error::body_limit) reason = "response body over " + std::to_string(options.max_body) + " bytes";
-      throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + reason);
-    } catch (const std::exception& e) {
-      throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + e.what());
+  try {
+    return run_request(ioc, t, req, options, tls ? &*tls : nullptr);
+  } catch (const rnx::error&) {
+    throw;
+  } catch (const boost::system::system_error& e) {
+    std::string reason = e.code() == beast::error::timeout
+                             ? "timed out after " + std::to_string(options.timeout.count()) + " ms"
+                             : e.code().message();
+    if (e.code() == bhttp::error::body_limit) {
+      reason = "response body over " + std::to_string(options.max_body) + " bytes";
     }
+    throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + reason);
+  } catch (const std::exception& e) {
+    throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + e.what());
   }
-  if (!result) throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": no response");
-  return std::move(*result);
 }
 
 }  // namespace rnx::http
