@@ -17,6 +17,7 @@
 #include "rnx/runner/python.hpp"
 
 #include <ATen/ATen.h>
+#include <ATen/Parallel.h>  // at::set_num_threads: callers fix the thread count as the runner does
 
 #include <cstdint>
 #include <filesystem>
