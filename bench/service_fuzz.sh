@@ -23,7 +23,6 @@ cmake --build "$build" -j "${JOBS:-2}" --target rnx_fuzz_request
 
 corpus="$build/corpus"
 mkdir -p "$corpus"
-token_hint="Authorization: Bearer placeholder-replaced-by-the-target"
 run_doc="$(python3 "$root/bench/service_make_run.py" --project demo --kernels 2 --batches 2 --samples 10)"
 pr_doc="$(python3 "$root/bench/service_make_run.py" --project demo --kernels 2 --batches 2 --samples 10 \
   --branch feature --pull-request 3 --seed 2)"
@@ -45,7 +44,6 @@ seed get "1" "$(req GET /api/v1/runs/1 '')"
 seed health "0" "$(req GET /healthz '')"
 seed metrics "0" "$(req GET /metrics '')"
 seed chunked "1" "$(printf 'POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"a":\r\n0\r\n\r\n')"
-: "$token_hint"
 
 log="$out/service_fuzz.log"
 echo "== fuzzing for ${seconds}s (log: $log)"
@@ -54,7 +52,7 @@ status=0
   -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 "$corpus") >"$log" 2>&1 || status=$?
 runs="$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")"
 cov="$(grep -o 'cov: [0-9]*' "$log" | tail -1 | awk '{print $2}')"
-crashes="$(ls "$build"/crash-* "$build"/leak-* "$build"/timeout-* 2>/dev/null | wc -l)"
+crashes="$(find "$build" -maxdepth 1 \( -name 'crash-*' -o -name 'leak-*' -o -name 'timeout-*' \) | wc -l)"
 printf '%-22s %s\n' "seconds" "$seconds" "executions" "${runs:-?}" "edges covered" "${cov:-?}" \
   "corpus entries" "$(ls "$corpus" | wc -l)" "crashes/timeouts" "$crashes" "libFuzzer exit" "$status"
 printf '{"seconds": %s, "executions": %s, "edges": %s, "crashes": %s, "exit": %s}\n' \
