@@ -257,8 +257,9 @@ def _dotted(node):
 
 
 class _Scanner(ast.NodeVisitor):
-    def __init__(self, reference_stem, reference_names, kernelbench):
+    def __init__(self, reference_stem, reference_names, kernelbench, reference_file):
         self.findings = []
+        self.reference_file = reference_file
         self.reference_stem = reference_stem
         self.reference_names = reference_names
         self.kernelbench = kernelbench
@@ -375,6 +376,8 @@ class _Scanner(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_Constant(self, node):
+        if isinstance(node.value, str) and self.reference_file and self.reference_file in node.value:
+            self.add(node, "reference_fallback", f"names the reference file {self.reference_file} (loading it at run time)")
         if isinstance(node.value, str) and len(node.value) > 40 and ("__global__" in node.value or
                                                                    "#include" in node.value or
                                                                    "torch::" in node.value):
@@ -410,9 +413,7 @@ def static_scan(path, reference_path, reference_is_kernelbench):
                                    if isinstance(n, (ast.FunctionDef, ast.ClassDef)) and n.name == "Model"}
             except SyntaxError:
                 pass
-    scanner = _Scanner(reference_stem, reference_names, reference_is_kernelbench)
+    scanner = _Scanner(reference_stem, reference_names, reference_is_kernelbench,
+                       os.path.basename(reference_path) if reference_path else "")
     scanner.visit(tree)
-    if reference_path and os.path.basename(reference_path) in source and reference_stem:
-        scanner.findings.append({"line": 0, "category": "reference_fallback",
-                                 "message": f"mentions the reference file {os.path.basename(reference_path)}"})
     return scanner.findings

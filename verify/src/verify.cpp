@@ -246,6 +246,7 @@ struct worker_outcome {
   int exit_code = 0;
   int signal = 0;
   std::string killed_for;  // wall-clock or memory, when the parent killed it
+  bool address_space_limited = false;
 };
 
 worker_outcome run_worker(const verify_options& o, const fs::path& dir, const std::vector<std::string>& env) {
@@ -270,6 +271,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   detail::sandboxed_process p =
       detail::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
   worker_outcome w;
+  w.address_space_limited = cpu_only;
   std::string buffer;
   const auto start = std::chrono::steady_clock::now();
   bool open = true;
@@ -424,20 +426,21 @@ verify_report verify_candidate(const verify_options& o) {
     if (name == "sandbox") {
       check_row r{group, name, outcome::pass, "", 0};
       std::vector<std::string> problems;
-      if (sockets) problems.push_back("tried to open " + std::to_string(sockets) + " network socket(s)");
-      if (processes) problems.push_back("tried to start " + std::to_string(processes) + " process(es)");
-      if (io_uring) problems.push_back("tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
+      if (sockets) problems.push_back("the candidate tried to open " + std::to_string(sockets) + " network socket(s)");
+      if (processes) problems.push_back("the candidate tried to start " + std::to_string(processes) + " process(es)");
+      if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
       if (!ended.empty()) problems.push_back(ended);
       if (!tampering.empty()) problems.push_back("the worker's report was tampered with (" + tampering.front() + ")");
       std::ostringstream os;
       if (!problems.empty()) {
-        os << "the candidate " << join_names(problems, 4) << "; stopped. ";
+        os << "stopped: " << join_names(problems, 4) << ". ";
         r.result = outcome::fail;
       }
       os << "network: " << (network_isolated ? network : "not isolated: " + network) << "; seccomp: "
-         << (sealed ? "sockets, new processes and exec refused" : "not applied (" + seal_why + ")")
+         << (sealed ? "sockets, new processes and exec refused"
+                    : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
          << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
-         << " s wall, " << o.limits.memory_mb << " MiB memory" << (o.reference.device == "cpu" ? "" : " (watched)")
+         << " s wall, " << o.limits.memory_mb << " MiB memory" << (w.address_space_limited ? "" : " (resident, watched)")
          << ", " << o.limits.file_mb << " MiB files, " << o.limits.processes << " tasks; environment: "
          << withheld.size() << " variable(s) withheld";
       std::vector<std::string> secrets;

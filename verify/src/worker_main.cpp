@@ -123,8 +123,9 @@ int python_threads() {
 enum class layout { contiguous, strided, transposed };
 
 at::Tensor place(const at::Tensor& base, at::ScalarType dtype, at::Device device, layout l) {
-  if (!base.is_floating_point()) return base.to(device);
-  at::Tensor t = base.to(device, dtype).contiguous();
+  // Always a copy: the candidate may write to what it gets, and `base` is what the reference sees next.
+  if (!base.is_floating_point()) return base.to(device, base.scalar_type(), false, true);
+  at::Tensor t = base.to(device, dtype, false, true).contiguous();
   if (l == layout::strided && t.dim() >= 1) {
     // Every other element of a twice-as-wide buffer whose gaps hold NaN: a kernel that ignores strides reads them.
     std::vector<std::int64_t> sizes = t.sizes().vec();
@@ -255,8 +256,10 @@ void verifier::check_guard(const std::string& when) {
   py_ref changed = py_ref::steal(PyObject_CallMethod(guard_.get(), "check_and_restore", nullptr));
   if (!changed) throw error(errc::internal, "namespace guard failed: " + runner::take_python_error());
   for (Py_ssize_t i = 0; i < PyList_Size(changed.get()); ++i) {
-    std::string what = PyUnicode_AsUTF8(PyList_GetItem(changed.get(), i));
-    if (patched_.size() < 8) patched_.push_back(what + " (" + when + ")");
+    std::string what = std::string(PyUnicode_AsUTF8(PyList_GetItem(changed.get(), i))) + " (" + when + ")";
+    if (patched_.size() < 8 && std::find(patched_.begin(), patched_.end(), what) == patched_.end()) {
+      patched_.push_back(what);
+    }
   }
 }
 

@@ -11,8 +11,10 @@ _jobs = queue.Queue()
 def _worker():
     while True:
         out, x, y = _jobs.get()
-        torch.relu(x * 2.0 + y, out=out)
-        _jobs.task_done()
+        try:
+            out.copy_(torch.relu(x * 2.0 + y))
+        finally:
+            _jobs.task_done()
 
 
 _thread = threading.Thread(target=_worker, daemon=True)
