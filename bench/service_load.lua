@@ -1,5 +1,6 @@
 -- wrk script for bench/service_load.sh: unique run uploads (mode "upload") or verdict requests ("verdict").
--- Arguments after "--": MODE TOKEN BODY_FILE RUN_ID
+-- ("verdict" repeats one run, answered from the stored verdict; "verdict-new" walks distinct runs from RUN_ID
+-- upwards, each computed by the bootstrap.) Arguments after "--": MODE TOKEN BODY_FILE RUN_ID
 local counter = 0
 local thread_count = 0
 
@@ -25,13 +26,18 @@ function request()
     local body = template:gsub("__COMMIT__", "load-" .. tid .. "-" .. counter, 1)
     return wrk.format("POST", "/api/v1/runs", headers, body)
   end
+  if mode == "verdict-new" then
+    -- Two wrk threads interleave: thread 0 takes even offsets, thread 1 odd ones.
+    local id = tonumber(run_id) + (counter - 1) * 2 + tid
+    return wrk.format("POST", "/api/v1/runs/" .. id .. "/verdict", headers, "")
+  end
   return wrk.format("POST", "/api/v1/runs/" .. run_id .. "/verdict", headers, "")
 end
 
 function done(summary, latency, requests)
   local seconds = summary.duration / 1e6
   local errors = summary.errors.connect + summary.errors.read + summary.errors.write + summary.errors.timeout
-  io.write(string.format("RESULT %s %d %.2f %.1f %.2f %.2f %.2f %d %d\n", mode, summary.requests, seconds,
+  io.write(string.format("RESULT %d %.2f %.1f %.2f %.2f %.2f %d %d\n", summary.requests, seconds,
     summary.requests / seconds, latency:percentile(50) / 1000, latency:percentile(99) / 1000,
     latency.max / 1000, summary.errors.status, errors))
 end

@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
-# Load test of rnx-server with wrk: uploads of a 16-configuration run, then verdicts of such a run against a
-# 16-configuration baseline, each over CONNECTIONS connections for DURATION. Prints throughput and p50/p99
+# Load test of rnx-server with wrk, each phase over CONNECTIONS connections for DURATION: uploads of
+# 16-configuration PR runs; verdicts of one such run against a 16-configuration baseline, asked again and again
+# (served from the stored verdict); verdicts of distinct runs (each a fresh bootstrap). Prints throughput and p50/p99
 # latency as a table and writes bench/results/service_load.json.
-#   bench/service_load.sh [DURATION=20s] [CONNECTIONS=50] [SERVER_THREADS=2]
+#   bench/service_load.sh [DURATION=20s] [CONNECTIONS=50] [SERVER_THREADS=2] [SYNCHRONOUS=full|normal]
 set -euo pipefail
 # shellcheck source=bench/service_lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/service_lib.sh"
 duration="${1:-20s}"
 connections="${2:-50}"
 server_threads="${3:-2}"
+synchronous="${4:-full}"
 command -v wrk >/dev/null || { echo "wrk not found: apt-get install wrk (scripts/setup.sh does)" >&2; exit 2; }
 work="$(mktemp -d)"
 trap 'rnx_stop_server; rm -rf "$work"' EXIT
@@ -17,7 +19,7 @@ mkdir -p "$out"
 
 db="$work/rnx.sqlite"
 token="$(rnx_make_token "$db" bench)"
-rnx_start_server "$db" --threads "$server_threads"
+rnx_start_server "$db" --threads "$server_threads" --synchronous "$synchronous"
 post() {
   curl -sf -X POST -H "Authorization: Bearer $token" -H "Content-Type: application/json" --data-binary @- "$RNX_URL$1"
 }
@@ -27,21 +29,25 @@ head_id="$(python3 "$root/bench/service_make_run.py" --branch feature --pull-req
   post /api/v1/runs | python3 -c 'import json,sys; print(json.load(sys.stdin)["id"])')"
 verdict="$(post "/api/v1/runs/$head_id/verdict" </dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["verdict"])')"
 python3 "$root/bench/service_make_run.py" --branch feature --pull-request 8 --commit __COMMIT__ --seed 3 >"$work/upload.json"
-echo "== rnx-server ($server_threads threads) at $RNX_URL; wrk $duration, $connections connections, 2 threads;" \
+echo "== rnx-server ($server_threads threads, --synchronous $synchronous) at $RNX_URL; wrk $duration, $connections connections, 2 threads;" \
   "upload body $(wc -c <"$work/upload.json") bytes; sanity verdict of the PR run: $verdict"
 
 results=()
-for mode in upload verdict; do
+for mode in upload verdict verdict-new; do
+  # verdict-new starts at the first run the upload phase stored (head_id + 1).
+  id="$head_id"
+  if [ "$mode" = verdict-new ]; then id=$((head_id + 1)); fi
   line="$(wrk -t2 -c"$connections" -d"$duration" --timeout 10s -s "$root/bench/service_load.lua" "$RNX_URL" \
-    -- "$mode" "$token" "$work/upload.json" "$head_id" | grep '^RESULT')"
+    -- "$mode" "$token" "$work/upload.json" "$id" | grep '^RESULT')"
+  line="$mode $line"
   results+=("$line")
 done
 
-printf '%-8s %9s %10s %9s %9s %9s %8s %8s\n' mode requests req/s p50_ms p99_ms max_ms non2xx sockerr
+printf '%-12s %9s %10s %9s %9s %9s %8s %8s\n' mode requests req/s p50_ms p99_ms max_ms non2xx sockerr
 json="["
 for line in "${results[@]}"; do
-  read -r _ mode n secs rps p50 p99 max non2xx sockerr <<<"$line"
-  printf '%-8s %9s %10s %9s %9s %9s %8s %8s\n' "$mode" "$n" "$rps" "$p50" "$p99" "$max" "$non2xx" "$sockerr"
+  read -r mode _ n secs rps p50 p99 max non2xx sockerr <<<"$line"
+  printf '%-12s %9s %10s %9s %9s %9s %8s %8s\n' "$mode" "$n" "$rps" "$p50" "$p99" "$max" "$non2xx" "$sockerr"
   json+="{\"mode\":\"$mode\",\"requests\":$n,\"seconds\":$secs,\"rps\":$rps,\"p50_ms\":$p50,\"p99_ms\":$p99,"
   json+="\"max_ms\":$max,\"non_2xx\":$non2xx,\"socket_errors\":$sockerr,\"connections\":$connections},"
 done

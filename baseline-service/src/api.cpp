@@ -351,9 +351,9 @@ response api::get_run(const request& req, context&, std::int64_t run_id) {
 response api::post_verdict(const request& req, context&, std::int64_t run_id) {
   auto who = authenticate(req);
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
-  auto stored = db_.find_run(run_id);
+  auto stored = db_.find_run_summary(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, stored->summary.project);
+  authorize_project(who, stored->project);
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, "request");
   return json_response(200, to_json(judged.verdict), req.version(), req.keep_alive());
@@ -383,9 +383,9 @@ response api::post_baseline(const request& req, context&) {
   std::string reason = why.string();
   if (reason.empty() || reason.size() > 2000) why.fail("why the slowdown is intended (1-2000 characters)");
 
-  auto stored = db_.find_run(run_id);
+  auto stored = db_.find_run_summary(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, stored->summary.project);
+  authorize_project(who, stored->project);
   auto record = store::accept_run(db_, who.project_id, run_id, accepted_by, reason, who.token_id);
   return json_response(201, baseline_json(record), req.version(), req.keep_alive());
 }

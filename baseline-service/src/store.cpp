@@ -572,6 +572,29 @@ std::optional<stored_run> database::find_run(std::int64_t run_id) {
   return stored_run{std::move(summary), std::move(doc)};
 }
 
+std::optional<run_summary> database::find_run_summary(std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_SUMMARY_COLUMNS " FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = ?1");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  auto summary = summary_from_row(st);
+  st.restart();
+  return summary;
+}
+
+std::optional<std::pair<std::int64_t, std::string>> database::latest_verdict(
+    std::int64_t run_id, std::optional<std::int64_t> baseline_run_id, std::string_view kind) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT id, document FROM verdicts WHERE run_id = ?1 AND baseline_run_id IS ?2 AND kind = ?3 "
+      "ORDER BY id DESC LIMIT 1");
+  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, kind);
+  if (!st.step()) return std::nullopt;
+  std::pair<std::int64_t, std::string> out{st.integer(0), st.text(1)};
+  st.restart();
+  return out;
+}
+
 std::optional<baseline_record> database::newest_baseline(std::int64_t project_id, std::string_view branch,
                                                          std::string_view env_id, std::int64_t exclude_run_id,
                                                          std::int64_t before_id) {

@@ -2,6 +2,7 @@
 #include "rnx/service/verdicts.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <algorithm>
@@ -17,9 +18,28 @@ std::optional<double> median_ms(std::vector<double> samples) {
   return samples.size() % 2 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
 }
 
+bool same_policy(const gate_policy& a, const gate_policy& b) {
+  return a.rope == b.rope && a.probability == b.probability && a.min_samples == b.min_samples &&
+         a.resamples == b.resamples && a.stat == b.stat && a.on_abstain == b.on_abstain &&
+         a.report_only == b.report_only;
+}
+
 judged_run judge_against(database& db, const stored_run& head, const std::optional<baseline_record>& base,
                          std::string_view branch, const gate_policy& policy, std::string_view kind) {
   judged_run out;
+  // Verdicts are reproducible (same samples, same policy: same answer), so a repeated request for the
+  // same run against the same baseline returns the stored verdict instead of re-running the bootstrap.
+  std::optional<std::int64_t> base_id;
+  if (base) base_id = base->run_id;
+  if (auto stored = db.latest_verdict(head.summary.id, base_id, kind)) {
+    auto previous = verdict_from_json(json::parse(stored->second, "stored verdict"), "stored verdict");
+    if (same_policy(previous.policy, policy)) {
+      out.verdict = std::move(previous);
+      out.baseline_run_id = base_id;
+      out.verdict_id = stored->first;
+      return out;
+    }
+  }
   if (base) {
     auto base_run = db.find_run(base->run_id);
     if (!base_run) {

@@ -125,6 +125,13 @@ TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are jud
                                   make_run({.branch = "feature", .pull_request = 3, .commit = "same", .seed = 2}));
     auto pass = store::judge_stored_run(db, same.run.id, policy);
     CHECK(pass.verdict.verdict == overall::pass);
+    // Asked again with the same policy and baseline: the stored verdict, not a second row.
+    auto again = store::judge_stored_run(db, same.run.id, policy);
+    CHECK(again.verdict_id == pass.verdict_id);
+    CHECK(again.verdict.verdict == overall::pass);
+    gate_policy wider = policy;
+    wider.rope = 0.05;
+    CHECK(store::judge_stored_run(db, same.run.id, wider).verdict_id != pass.verdict_id);
     REQUIRE(pass.verdict.baseline.has_value());
     CHECK(pass.verdict.baseline->id == std::to_string(base.run.id));
     CHECK(pass.verdict.baseline->commit == "base");

@@ -167,6 +167,8 @@ class database {
   insert_result insert_run(std::int64_t project_id, const run_document& run);
 
   std::optional<stored_run> find_run(std::int64_t run_id);
+  // The summary alone, without parsing the stored document (auth checks, listings).
+  std::optional<run_summary> find_run_summary(std::int64_t run_id);
   // Newest baseline of (project, branch, env_id) other than `exclude_run_id`, with id < before_id.
   std::optional<baseline_record> newest_baseline(std::int64_t project_id, std::string_view branch,
                                                  std::string_view env_id, std::int64_t exclude_run_id = 0,
@@ -182,6 +184,11 @@ class database {
   // kind: "request" (asked for through the API or CLI) or "regression" (baseline vs previous baseline).
   std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
                              std::string_view kind, const verdict_document& verdict);
+  // The newest stored verdict of that kind for run_id against exactly that baseline (nullopt = none):
+  // (verdict id, rnx.verdict/v1 JSON text).
+  std::optional<std::pair<std::int64_t, std::string>> latest_verdict(std::int64_t run_id,
+                                                                     std::optional<std::int64_t> baseline_run_id,
+                                                                     std::string_view kind);
   std::int64_t count_runs();
 
   webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
