@@ -94,6 +94,8 @@ struct verify_report {
 };
 
 // Runs the whole gate and audit; throws rnx::error only for usage and input errors (exit 2 material).
+// Side effect: marks the calling process non-dumpable (PR_SET_DUMPABLE 0) so the candidate cannot read the
+// caller's environment through /proc/PID/environ. Blocks until the worker ends (at most limits.wall_s).
 verify_report verify_candidate(const verify_options& options);
 
 // $RNX_VERIFY_WORKER, else rnx-verify-worker beside the running executable, else on PATH.
