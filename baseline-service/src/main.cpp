@@ -7,6 +7,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <csignal>
 #include <iostream>
 #include <thread>
 
@@ -87,6 +88,8 @@ int serve(const serve_flags& f) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // A peer (or the reader of stdout) that went away must be an error code on that write, not a dead server.
+  std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{"rnx-server: the rnx verdict service (runs, baselines, verdicts over HTTP)"};
   app.require_subcommand(1);
   app.set_version_flag("--version", "rnx-server 0.1.0");
