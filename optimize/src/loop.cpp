@@ -103,6 +103,14 @@ std::string decision_cell(const attempt& a) {
   return a.status + " (reverted)";
 }
 
+// A failed audit on a correct candidate is a cheat; on an incorrect one the audit rows mostly echo the wrong
+// answer (ignored inputs, precision), so they are reported as failed rather than as cheating.
+std::string audit_cell(const attempt& a, const std::string& cheat) {
+  if (!a.audit) return "-";
+  if (a.clean) return a.review ? "review" : "clean";
+  return a.correct ? cheat : "failed";
+}
+
 std::string yes_no(const attempt& a, bool v) {
   if (!a.audit) return "-";
   return v ? "yes" : "no";
@@ -413,7 +421,7 @@ std::string render_attempts_markdown(const optimize_result& r) {
   s << "| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |\n";
   s << "| --- | --- | --- | --- | ---: | --- |\n";
   for (const auto& a : r.attempts) {
-    std::string anti = !a.audit ? "-" : (a.clean ? (a.review ? "review" : "clean") : "**cheat**");
+    std::string anti = audit_cell(a, "**cheat**");
     s << "| candidate " << a.index << " | " << decision_cell(a) << " | " << yes_no(a, a.correct) << " | " << anti
       << " | " << speedup_cell(a) << " | " << md_escape(a.reason) << " |\n";
   }
@@ -427,7 +435,7 @@ std::string render_attempts_text(const optimize_result& r) {
                 "speedup (P(faster))", "why");
   s << line;
   for (const auto& a : r.attempts) {
-    std::string anti = !a.audit ? "-" : (a.clean ? (a.review ? "review" : "clean") : "CHEAT");
+    std::string anti = audit_cell(a, "CHEAT");
     std::string dec = a.kept ? "KEPT" : decision_cell(a);
     std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", ("candidate " + std::to_string(a.index)).c_str(),
                   dec.c_str(), yes_no(a, a.correct).c_str(), anti.c_str(), speedup_cell(a).c_str(),
