@@ -76,13 +76,15 @@ std::optional<std::string> instability(const std::vector<double>& samples, const
              "%; rerun on a quieter machine or use --pair";
     }
   }
-  // Multi-modality: a split of the sorted pool, with at least 20% of the samples on each side, where the jump
-  // between neighbours exceeds 30% of the value and three times the spread of either side.
+  // Multi-modality: a split of the sorted pool, with at least 35% of the samples on each side, where the jump
+  // between neighbours exceeds 30% of the value and three times the spread of either side. A smaller minority
+  // mode (a few preempted or interrupted samples) cannot move the median, so it is not a reason to abstain.
   std::vector<double> sorted = samples;
   std::sort(sorted.begin(), sorted.end());
   const std::size_t n = sorted.size();
   if (n >= 10) {
-    for (std::size_t i = std::max<std::size_t>(2, n / 5); i + n / 5 <= n && i < n; ++i) {
+    const std::size_t least = (n * 35 + 99) / 100;
+    for (std::size_t i = std::max<std::size_t>(2, least); i + least <= n && i < n; ++i) {
       double below = sorted[i - 1];
       double above = sorted[i];
       if (!(below > 0)) continue;

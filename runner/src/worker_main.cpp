@@ -128,6 +128,7 @@ bj::object run_config(const rnx::runner::detail::job_config& c, const manifest& 
     out["sm_mhz"] = std::move(clocks);
     out["calls_per_sample"] = timing.calls_per_sample;
     out["warmup_calls"] = timing.warmup_calls;
+    out["preempted_samples"] = timing.preempted_samples;
     out["threads"] = threads;
     out["message"] = "";
   } catch (const runner::runtime_unavailable& e) {

@@ -10,7 +10,7 @@ namespace rnx::runner {
 struct timing_options {
   double warmup_ms = 300;
   double budget_ms = 1500;
-  double min_sample_ms = 1;  // CPU: calls per sample are raised until a sample lasts this long
+  double min_sample_ms = 0.1;  // CPU: calls per sample are raised until a sample lasts this long
   double noise = 0.005;
   int min_samples = 8;
   int max_samples = 40;
@@ -21,10 +21,12 @@ struct timing_result {
   std::int64_t calls_per_sample = 1;
   std::int64_t warmup_calls = 0;
   double warmup_ms = 0;
+  std::int64_t preempted_samples = 0;   // CPU: samples retaken because the thread was preempted during them
   std::vector<double> sm_clock_mhz;      // CUDA: SM clock read after each sample, where NVML can read it
 };
 
-// CPU: steady_clock around blocks of calls. CUDA: events on the current stream around one call, a device-wide
+// CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out
+// (getrusage RUSAGE_THREAD) is retaken, up to three times max_samples. CUDA: events on the current stream around one call, a device-wide
 // synchronize after it, and the L2 flushed (a write over twice its size) before each sample.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
 
