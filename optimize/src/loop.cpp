@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -196,6 +197,9 @@ std::string retarget_manifest(std::string_view text, const std::string& source, 
 }
 
 optimize_result run_optimize(const optimize_options& options) {
+  // The profile, verify and bench workers import the user's kernel from its tree; without this Python would
+  // leave __pycache__ folders there, and optimize promises to write nothing to the user's checkout.
+  ::setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
   manifest m = load_manifest_with_optimize(options.manifest_path);
   const kernel_spec* found = m.find_kernel(options.kernel);
   if (!found) {

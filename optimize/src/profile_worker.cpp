@@ -51,6 +51,8 @@ op_profile profile_in_worker(const fs::path& manifest_path, const std::string& k
                                 std::to_string(options.calls)};
   process_options po;
   po.timeout = timeout;
+  // Importing the kernel must not leave __pycache__ in the user's tree.
+  po.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
   process_result r = run_process(argv, po);
   if (r.timed_out) {
     throw error(errc::kernel_failed, "profiling kernel " + kernel + " did not finish within " +
