@@ -18,12 +18,12 @@ import triton.testing
 # kernel -> (file, shapes with B resolved to 1): must match tests/device/rnx.toml
 KERNELS = {
     "add": ("kernels/add.py", [(1, 134217728), (1, 134217728)]),
-    "matmul": ("kernels/matmul.py", [(1, 4096, 4096), (4096, 4096)]),
-    "softmax": ("kernels/softmax.py", [(1, 4096, 8192)]),
-    "layernorm": ("kernels/layernorm.py", [(1, 4096, 8192)]),
-    "attention": ("kernels/attention.py", [(1, 16, 1024, 64)] * 3),
+    "matmul": ("../../examples/kernels/matmul.py", [(1, 4096, 4096), (4096, 4096)]),
+    "softmax": ("../../examples/kernels/softmax.py", [(1, 4096, 8192)]),
+    "layernorm": ("../../examples/kernels/layernorm.py", [(1, 4096, 8192)]),
+    "attention": ("../../examples/kernels/attention.py", [(1, 16, 1024, 64)] * 3),
     "chain": ("kernels/chain.py", [(2048, 2048), (2048, 2048)]),
-    "empty": ("kernels/empty.py", [(1, 1024)]),
+    "empty": ("../../examples/kernels/empty.py", [(1, 1024)]),
 }
 
 

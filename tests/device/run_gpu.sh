@@ -83,10 +83,12 @@ for r in json.load(open('$out/run_a.json'))['results']:
   check "A/A has no faster/slower" "0 0" "$faster $slower"
 
   step "injected slowdown: chain of 34 matrix products instead of 33 (3% more work)"
-  rm -rf /tmp/rnx-gpu-slow && cp -r "$here" /tmp/rnx-gpu-slow
-  sed -i 's/^REPS = 33$/REPS = 34/' /tmp/rnx-gpu-slow/kernels/chain.py
-  grep -n '^REPS' /tmp/rnx-gpu-slow/kernels/chain.py
-  "$rnx" bench --config /tmp/rnx-gpu-slow/rnx.toml --out "$out/run_c.json" --commit cccc --branch slow --base-branch main \
+  # Two folders below the root, like tests/device, so the manifest's ../../examples paths still resolve.
+  local slow="$root/build-gpu/slow"
+  rm -rf "$slow" && cp -r "$here" "$slow"
+  sed -i 's/^REPS = 33$/REPS = 34/' "$slow/kernels/chain.py"
+  grep -n '^REPS' "$slow/kernels/chain.py"
+  "$rnx" bench --config "$slow/rnx.toml" --out "$out/run_c.json" --commit cccc --branch slow --base-branch main \
     --pull-request 1 2>"$out/run_c.log"
   check "rnx bench run C (slowed)" 0 $?
   "$rnx" compare "$out/run_a.json" "$out/run_c.json" | tee "$out/slowdown.txt"
