@@ -174,7 +174,8 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   // Nothing written to the current branch, the index or the working tree.
   CHECK(r.head("main") == main_before);
   CHECK(repo::git_ok(r.dir, {"symbolic-ref", "--short", "HEAD"}) == "main\n");
-  CHECK(repo::git_ok(r.dir, {"status", "--porcelain"}).empty());
+  const std::string status = repo::git_ok(r.dir, {"status", "--porcelain", "--untracked-files=all"});
+  CHECK_MESSAGE(status.empty(), "left in the user's tree:\n" << status);
   CHECK(read(r.dir / "kernels" / "attention.py") == original);
 
   // The branch was pushed, and the pull request reached the API with the tables in its body.
