@@ -4,6 +4,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/runner/kernel.hpp"
 
+#include <ATen/Parallel.h>
 #include <torch/csrc/autograd/profiler_kineto.h>
 #ifdef RNX_RUNNER_CUDA
 #include <c10/cuda/CUDAFunctions.h>
