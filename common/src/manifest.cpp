@@ -285,7 +285,8 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
                                      ": malformed TOML: " + std::string(e.description()));
   }
   walker w(source);
-  w.only_keys(doc, "", {"project", "defaults", "bench", "kernel", "gate", "service", "build"});
+  // [optimize] belongs to `rnx optimize` (optimize/src/config.cpp); it is read there, not here.
+  w.only_keys(doc, "", {"project", "defaults", "bench", "kernel", "gate", "service", "build", "optimize"});
   manifest m;
   m.source = source;
   m.root = fs::absolute(root).lexically_normal();
