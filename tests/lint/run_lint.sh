@@ -58,7 +58,11 @@ case "$check" in
       echo "run_lint: rnx-action accepted an unknown mode" >&2
       exit 1
     fi
-    "$prefix/bin/rnx-action" gate --config= --rope= --kernel=ignored --help >/dev/null
+    if "$prefix/bin/rnx-action" gate not-a-flag 2>/dev/null; then
+      echo "run_lint: rnx-action accepted an argument that is not --flag=value" >&2
+      exit 1
+    fi
+    echo "docker-steps: build, install and smoke test passed"
     ;;
   *)
     echo "run_lint: unknown check $check" >&2
