@@ -131,7 +131,9 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     } else {
       beast::error_code ignored;
       stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-      lowest().expires_after(std::chrono::seconds(3));
+      // Lingering close: keep reading what the client still sends so that the answer (413) reaches it
+      // instead of a reset; a slow client (or a sanitizer build) can need several seconds for 20 MB.
+      lowest().expires_after(std::chrono::seconds(15));
       do_drain();
     }
   }

@@ -218,7 +218,7 @@ TEST_CASE("server: hostile input leaves it serving") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
   std::string token = test::make_token(db, "demo");
-  test::server_process server(db, {"--read-timeout", "2"});
+  test::server_process server(db, {"--read-timeout", "6"});
   client c{server.url(), token};
 
   SUBCASE("a 100 MB body gets 413 without the server buffering it") {
