@@ -121,7 +121,7 @@ TEST_CASE("bad manifests name the file, line and key") {
   CHECK(error_of("[defaults]\n") == "rnx.toml: missing table [project] (add:  [project]  name = \"my-project\")");
   CHECK(error_of(project) == "rnx.toml: no kernels (add a [[kernel]] table with name, path and inputs)");
   CHECK(error_of("colour = 1\n" + project) ==
-        "rnx.toml:1: key 'colour': unknown key (allowed here: bench, build, defaults, gate, kernel, project, service; "
+        "rnx.toml:1: key 'colour': unknown key (allowed here: bench, build, defaults, gate, kernel, optimize, project, service; "
         "check the spelling)");
   CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ninputs = { x = \"B,0\" }\n") ==
         "rnx.toml:6: key 'kernel.a.inputs.x': bad dimension '0' in shape \"B,0\" (write sizes as positive integers "
