@@ -254,13 +254,13 @@ class orchestrator {
       for (std::size_t s = 0; s < sides_.size(); ++s) order.push_back(s);
       if (round % 2 == 1) std::reverse(order.begin(), order.end());
       for (std::size_t s : order) {
-        std::vector<std::size_t> todo;
+        std::vector<std::size_t> pending;
         for (std::size_t i = 0; i < plan_.size(); ++i) {
-          if (plan_[i].side == s && !plan_[i].failed && round < plan_[i].processes) todo.push_back(i);
+          if (plan_[i].side == s && !plan_[i].failed && round < plan_[i].processes) pending.push_back(i);
         }
         // Rotating the start keeps any one configuration from always running first in a fresh process.
-        if (!todo.empty()) std::rotate(todo.begin(), todo.begin() + static_cast<std::ptrdiff_t>(round % todo.size()), todo.end());
-        run_round(s, round, todo);
+        if (!pending.empty()) std::rotate(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(round % pending.size()), pending.end());
+        run_round(s, round, pending);
       }
     }
     if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
@@ -310,18 +310,18 @@ class orchestrator {
     }
   }
 
-  void run_round(std::size_t side, int round, std::vector<std::size_t> todo) {
-    while (!todo.empty()) {
+  void run_round(std::size_t side, int round, std::vector<std::size_t> pending) {
+    while (!pending.empty()) {
       detail::worker_job job;
       job.manifest = fs::absolute(sides_[side].manifest_path).string();
       job.cuda_arch = sides_[side].m.cuda_arch;
       job.cache_dir = (o_.cache_dir.empty() ? default_cache_dir() : o_.cache_dir).string();
       job.device_override = o_.device;
       bool any_gpu = o_.device.empty() ? false : o_.device != "cpu";
-      for (std::size_t i : todo) any_gpu = any_gpu || (o_.device.empty() && plan_[i].spec->device != "cpu");
+      for (std::size_t i : pending) any_gpu = any_gpu || (o_.device.empty() && plan_[i].spec->device != "cpu");
       job.fingerprint_device = any_gpu ? "auto" : "cpu";
       job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
-      for (std::size_t i : todo) {
+      for (std::size_t i : pending) {
         const planned& p = plan_[i];
         job.configs.push_back({i, p.result.kernel, p.result.runtime, p.result.dtype, p.result.batch, !p.checked});
       }
@@ -332,20 +332,20 @@ class orchestrator {
         out << json::serialize(detail::to_json(job));
         if (!out) throw error(errc::internal, job_path.string() + ": cannot write the worker job");
       }
-      std::set<std::size_t> finished = run_worker(side, round, job_path, todo);
+      std::set<std::size_t> finished = run_worker(side, round, job_path, pending);
       std::error_code ec;
       fs::remove(job_path, ec);
       std::vector<std::size_t> rest;
-      for (std::size_t i : todo) {
+      for (std::size_t i : pending) {
         if (!finished.count(i)) rest.push_back(i);
       }
-      todo = std::move(rest);
+      pending = std::move(rest);
     }
   }
 
-  // Runs one worker over `todo`; returns the configurations it settled (including ones it crashed on).
+  // Runs one worker over `pending`; returns the configurations it settled (including ones it crashed on).
   std::set<std::size_t> run_worker(std::size_t side, int round, const fs::path& job_path,
-                                   const std::vector<std::size_t>& todo) {
+                                   const std::vector<std::size_t>& pending) {
     std::set<std::size_t> settled;
     worker_run w(worker_, job_path);
     bool ready = false;
@@ -399,7 +399,7 @@ class orchestrator {
       // Nothing ran: the same failure would repeat for every configuration, so report it on all of them.
       std::string message = "the worker process " + worker_.string() + " failed before running any kernel (" +
                             (timed_out ? "no answer within 60 s" : how) + "): " + w.log_tail();
-      for (std::size_t i : todo) {
+      for (std::size_t i : pending) {
         set_failed(plan_[i], result_status::error, message);
         settled.insert(i);
         report(round, plan_[i]);
@@ -422,9 +422,9 @@ class orchestrator {
       set_failed(p, result_status::error, message);
       settled.insert(*current);
       report(round, p);
-    } else if (!clean && settled.size() < todo.size()) {
+    } else if (!clean && settled.size() < pending.size()) {
       // Died between configurations: settle the next one so the loop always makes progress.
-      for (std::size_t i : todo) {
+      for (std::size_t i : pending) {
         if (!settled.count(i)) {
           set_failed(plan_[i], result_status::error, "the worker process ended (" + how + ") before this "
                                                      "configuration started: " + w.log_tail());
