@@ -24,9 +24,6 @@ if [ "${#missing[@]}" -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-if ! python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt" --dry-run 2>/dev/null | grep -q "Would install"; then
-  echo "setup: Python packages already satisfied"
-else
-  echo "setup: installing Python packages from requirements.txt"
-  python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
-fi
+# pip is idempotent: requirements already met cost one resolution, and nothing is downloaded again.
+echo "setup: Python packages from requirements.txt"
+python3 -m pip install -q --disable-pip-version-check -r "$here/requirements.txt"
