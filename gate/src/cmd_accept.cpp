@@ -31,11 +31,6 @@ struct accept_options {
   std::string status_context = "rnx/benchmark";
 };
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
 void run_accept(const accept_options& o) {
   github_context ctx = read_github_context(process_env());
   if (o.run_id.empty() && o.pull_request == 0) {
@@ -43,14 +38,7 @@ void run_accept(const accept_options& o) {
       throw error(errc::usage, "name the run to accept: --run-id ID (as `rnx gate` printed it) or --pull-request N "
                                "--branch HEAD_BRANCH; inside GitHub Actions, run it on an issue_comment event");
     }
-    comment_accept_settings settings;
-    settings.config = o.config;
-    settings.config_required = o.config_given;
-    settings.project = o.project;
-    settings.backend = o.backend;
-    settings.github_token = env_or_empty("GITHUB_TOKEN");
-    settings.status_context = o.status_context;
-    exit_code() = accept_from_comment(ctx, settings);
+    exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
     return;
   }
   if (!o.run_id.empty() && o.pull_request != 0) {

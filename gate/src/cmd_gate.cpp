@@ -47,11 +47,6 @@ struct gate_options {
   bool no_github = false;
 };
 
-std::string env_or_empty(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
-
 void apply_flags(github_context& ctx, const gate_options& o) {
   if (!o.commit.empty()) ctx.commit = o.commit;
   if (!o.branch.empty()) ctx.branch = o.branch;
@@ -145,14 +140,7 @@ void run_gate(const gate_options& o) {
     return;
   }
   if (ctx.event == event_kind::issue_comment) {
-    comment_accept_settings settings;
-    settings.config = o.config;
-    settings.config_required = o.config_given;
-    settings.project = o.project;
-    settings.backend = o.backend;
-    settings.github_token = env_or_empty("GITHUB_TOKEN");
-    settings.status_context = o.status_context;
-    exit_code() = accept_from_comment(ctx, settings);
+    exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
     return;
   }
   if (o.mode != "stored" && o.mode != "paired") {

@@ -24,6 +24,20 @@ struct comment_accept_settings {
   backend_flags backend;
   std::string github_token;
   std::string status_context = "rnx/benchmark";
+
+  // From the flags that `rnx gate` and `rnx accept` share (config, config_given, project, backend,
+  // status_context) and GITHUB_TOKEN.
+  template <class Flags>
+  static comment_accept_settings from_flags(const Flags& o) {
+    comment_accept_settings s;
+    s.config = o.config;
+    s.config_required = o.config_given;
+    s.project = o.project;
+    s.backend = o.backend;
+    s.github_token = env_or_empty("GITHUB_TOKEN");
+    s.status_context = o.status_context;
+    return s;
+  }
 };
 
 // The issue_comment flow: ignore comments that are not `/rnx accept`; check the commenter's

@@ -9,12 +9,12 @@
 
 namespace rnx::gate {
 
-namespace {
-
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
+
+namespace {
 
 double parse_number(const std::string& text, const std::string& flag) {
   char* end = nullptr;

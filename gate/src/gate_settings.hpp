@@ -15,6 +15,9 @@
 
 namespace rnx::gate {
 
+// The environment variable `name`, or "" when it is unset.
+std::string env_or_empty(const char* name);
+
 // Where runs go. Empty strings are "not given", so that an action input left blank falls through.
 struct backend_flags {
   std::string service_url;   // --service-url, else RNX_SERVICE_URL, else [service] url

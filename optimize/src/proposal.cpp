@@ -2,6 +2,7 @@
 #include "rnx/optimize/proposal.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/common/http_client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/optimize/subprocess.hpp"

@@ -4,6 +4,7 @@
 #include "build_config.hpp"
 #include "process.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/runner/native_build.hpp"
 #include "rnx/runner/python.hpp"
@@ -226,7 +227,7 @@ class worker_run {
     return "exit status " + std::to_string(WEXITSTATUS(status));
   }
 
-  std::string log_tail() const { return detail::tail_lines(log_, 12); }
+  std::string log_tail() const { return tail_lines(log_, 12); }
 
  private:
   pid_t pid_ = -1;

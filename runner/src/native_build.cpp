@@ -4,6 +4,7 @@
 #include "build_config.hpp"
 #include "process.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/runner/python.hpp"
 
 #include <openssl/evp.h>
@@ -218,7 +219,7 @@ fs::path build_native_kernel(const kernel_spec& spec, const std::string& cuda_ar
     throw error(errc::kernel_failed, spec.path + ": compiling the kernel failed (" + cmd.front() + " exit " +
                                          std::to_string(status) + "; the entry '" + entry +
                                          "' must be a function taking and returning torch::Tensor):\n" +
-                                         detail::tail_lines(output, 25));
+                                         tail_lines(output, 25));
   }
   // Rename is atomic, so concurrent workers never load a half-written library.
   fs::rename(temp_library, library, ec);

@@ -13,7 +13,4 @@ int run_capture(const std::vector<std::string>& argv, std::string& output);
 // "Segmentation fault" for SIGSEGV and so on.
 std::string signal_name(int signal_number);
 
-// The last `lines` lines of text.
-std::string tail_lines(const std::string& text, int lines);
-
 }  // namespace rnx::runner::detail

@@ -7,6 +7,7 @@
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/fingerprint.hpp"
 #include "rnx/runner/kernel.hpp"
+#include "rnx/runner/worker_channel.hpp"
 #include "rnx/runner/sample_stats.hpp"
 #include "rnx/runner/timing.hpp"
 #include "worker_protocol.hpp"
@@ -32,17 +33,7 @@ namespace {
 
 int result_fd = 1;
 
-void emit(const bj::object& event) {
-  std::string line = bj::serialize(event) + "\n";
-  const char* p = line.data();
-  std::size_t left = line.size();
-  while (left > 0) {
-    ssize_t n = ::write(result_fd, p, left);
-    if (n <= 0) std::_Exit(70);  // the orchestrator is gone; nobody is left to report to
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-}
+void emit(const bj::object& event) { runner::emit_line(result_fd, event); }
 
 bj::object environment_json(const environment& env) {
   run_document doc;
@@ -151,11 +142,9 @@ bj::object run_config(const rnx::runner::detail::job_config& c, const manifest& 
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string job_path;
-  for (int i = 1; i + 1 < argc; i += 2) {
-    if (std::strcmp(argv[i], "--job") == 0) job_path = argv[i + 1];
-    if (std::strcmp(argv[i], "--result-fd") == 0) result_fd = std::atoi(argv[i + 1]);
-  }
+  const runner::worker_args args = runner::parse_worker_args(argc, argv);
+  const std::string& job_path = args.job_path;
+  result_fd = args.result_fd;
   if (job_path.empty()) {
     std::cerr << "usage: rnx-runner-worker --job JOB.json [--result-fd N]\n"
                  "(started by `rnx bench`; not meant to be run by hand)\n";

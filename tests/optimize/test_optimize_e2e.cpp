@@ -4,6 +4,7 @@
 #include "fake_http_server.hpp"
 
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/optimize/subprocess.hpp"
 
 #include <doctest/doctest.h>
@@ -115,7 +116,7 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
                                {{"GITHUB_TOKEN", "ghs_test_token"}, {"GITHUB_API_URL", github.url()},
                                 {"GITHUB_BASE_REF", ""}, {"RNX_TEST_ORDER", "1,2,3"}});
   MESSAGE("stdout:\n" << run.out);
-  MESSAGE("stderr:\n" << rnx::optimize::tail_lines(run.err, 40));
+  MESSAGE("stderr:\n" << rnx::tail_lines(run.err, 40));
   REQUIRE(run.exit_code == 0);
 
   // The record of every attempt.
@@ -208,7 +209,7 @@ TEST_CASE("rnx optimize: nothing kept writes nothing; a missing token is a usage
   repo r("none");
   const std::string main_before = r.head("main");
   process_result run = run_rnx(r, {"--budget", "1", "--no-profile"}, {{"RNX_TEST_ORDER", "4"}});
-  MESSAGE("stdout:\n" << run.out << "\nstderr:\n" << rnx::optimize::tail_lines(run.err, 20));
+  MESSAGE("stdout:\n" << run.out << "\nstderr:\n" << rnx::tail_lines(run.err, 20));
   REQUIRE(run.exit_code == 0);
   bj::value record = rnx::json::parse_file(r.root / "record.json");
   CHECK(record.at("attempts").at(0).at("status").as_string() == "rejected");

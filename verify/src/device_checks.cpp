@@ -4,6 +4,7 @@
 #ifdef RNX_RUNNER_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
@@ -13,6 +14,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <vector>
 
 namespace rnx::verify::detail {
@@ -99,20 +101,51 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
   c10::cuda::device_synchronize();
   at::cuda::CUDAEvent start(cudaEventDefault);
   at::cuda::CUDAEvent stop(cudaEventDefault);
-  const double t0 = now_ms();
+  struct pass {
+    double stream_ms, host_ms, launch_ms, lingering_ms;
+  };
+  // hold_cycles > 0: a device-side sleep on the current stream right after the start event.
+  auto timed = [&](std::int64_t hold_cycles) {
+    const double t0 = now_ms();
+    start.record(before);
+    if (hold_cycles > 0) at::cuda::sleep(hold_cycles);
+    for (int i = 0; i < calls; ++i) call();
+    const double t_launched = now_ms();
+    stop.record(before);
+    stop.synchronize();
+    const double t_stream = now_ms();
+    c10::cuda::device_synchronize();
+    const double t_device = now_ms();
+    return pass{start.elapsed_time(stop), t_device - t0, t_launched - t0, t_device - t_stream};
+  };
+  const pass plain = timed(0);
+  r.measured = true;
+  r.timed_stream_ms = plain.stream_ms;
+  r.host_ms = plain.host_ms;
+  r.lingering_ms = plain.lingering_ms;
+  r.stream_changed = at::cuda::getCurrentCUDAStream(device.index()) != before;
+  if (r.stream_changed) {
+    at::cuda::setCurrentCUDAStream(before);
+    return r;
+  }
+
+  // The sleep counts clock cycles; its rate in ms comes from timing one sleep on this device as it runs now.
+  constexpr std::int64_t probe_cycles = 2'000'000;
   start.record(before);
-  for (int i = 0; i < calls; ++i) call();
+  at::cuda::sleep(probe_cycles);
   stop.record(before);
   stop.synchronize();
-  const double t_stream = now_ms();
-  c10::cuda::device_synchronize();
-  const double t_device = now_ms();
-  r.measured = true;
-  r.timed_stream_ms = start.elapsed_time(stop);
-  r.host_ms = t_device - t0;
-  r.lingering_ms = t_device - t_stream;
-  r.stream_changed = at::cuda::getCurrentCUDAStream(device.index()) != before;
-  if (r.stream_changed) at::cuda::setCurrentCUDAStream(before);
+  const double ms_per_cycle = std::max(static_cast<double>(start.elapsed_time(stop)), 1e-3) / probe_cycles;
+  // Twice the host's launch time plus 5 ms: the launches are all queued before the hold ends.
+  const double hold_ms = 2 * plain.launch_ms + 5;
+  const pass held = timed(static_cast<std::int64_t>(hold_ms / ms_per_cycle));
+  r.hold_ms = hold_ms;
+  r.held_stream_ms = held.stream_ms;
+  r.held_lingering_ms = held.lingering_ms;
+  if (at::cuda::getCurrentCUDAStream(device.index()) != before) {
+    r.stream_changed = true;
+    at::cuda::setCurrentCUDAStream(before);
+  }
 #else
   (void)call;
   (void)device;

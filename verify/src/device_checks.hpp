@@ -28,12 +28,20 @@ struct hidden_work_result {
   double timed_stream_ms = 0;   // what a CUDA-event timer on the current stream sees for `calls` calls
   double host_ms = 0;           // host clock, device-wide synchronize before and after
   double lingering_ms = 0;      // device-wide work still running after the current stream finished
+  // The same calls again with the current stream first held back by a device-side sleep of hold_ms, so that
+  // every launch is queued before any of it runs: then work on a stream the timed stream never waits for runs
+  // after the timed stream's stop event however fast the host launches (held_lingering_ms), which the pass
+  // above cannot see when the device keeps pace with the host.
+  double hold_ms = 0;
+  double held_stream_ms = 0;    // current-stream events, the hold included
+  double held_lingering_ms = 0;
   bool stream_changed = false;  // the candidate left a different current stream behind
   std::string note;
 };
 
 // Runs `call` `calls` times back to back between events on the current stream, then measures how long work
-// kept running on other streams after the current stream was done (work hidden from the timer).
+// kept running on other streams after the current stream was done (work hidden from the timer); twice, the
+// second time behind a device-side hold (see hidden_work_result).
 hidden_work_result measure_hidden_work(const std::function<void()>& call, at::Device device, int calls);
 
 // Fastest host-clock time of one call of each function in milliseconds, the two interleaved and the device

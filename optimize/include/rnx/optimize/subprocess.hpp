@@ -30,7 +30,4 @@ struct process_options {
 // rnx::error(not_found) naming it; a non-zero exit is reported in the result, not thrown.
 process_result run_process(const std::vector<std::string>& argv, const process_options& options = {});
 
-// The last `lines` lines of a text (for error messages quoting a child's stderr).
-std::string tail_lines(const std::string& text, int lines);
-
 }  // namespace rnx::optimize
