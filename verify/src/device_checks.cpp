@@ -100,15 +100,20 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
   call();  // warm-up: lazy initialisation and compilation are not the subject here
   c10::cuda::device_synchronize();
   at::cuda::CUDAEvent start(cudaEventDefault);
+  at::cuda::CUDAEvent held(cudaEventDefault);
   at::cuda::CUDAEvent stop(cudaEventDefault);
   struct pass {
-    double stream_ms, host_ms, launch_ms, lingering_ms;
+    double stream_ms, host_ms, launch_ms, lingering_ms, hold_ms;
   };
-  // hold_cycles > 0: a device-side sleep on the current stream right after the start event.
+  // hold_cycles > 0: a device-side sleep on the current stream right after the start event; its length on the
+  // device (clocks move, so cycles are only an estimate) is measured by the event `held` recorded after it.
   auto timed = [&](std::int64_t hold_cycles) {
     const double t0 = now_ms();
     start.record(before);
-    if (hold_cycles > 0) at::cuda::sleep(hold_cycles);
+    if (hold_cycles > 0) {
+      at::cuda::sleep(hold_cycles);
+      held.record(before);
+    }
     for (int i = 0; i < calls; ++i) call();
     const double t_launched = now_ms();
     stop.record(before);
@@ -116,7 +121,8 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
     const double t_stream = now_ms();
     c10::cuda::device_synchronize();
     const double t_device = now_ms();
-    return pass{start.elapsed_time(stop), t_device - t0, t_launched - t0, t_device - t_stream};
+    return pass{start.elapsed_time(stop), t_device - t0, t_launched - t0, t_device - t_stream,
+                hold_cycles > 0 ? static_cast<double>(start.elapsed_time(held)) : 0.0};
   };
   const pass plain = timed(0);
   r.measured = true;
@@ -129,19 +135,27 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
     return r;
   }
 
-  // The sleep counts clock cycles; its rate in ms comes from timing one sleep on this device as it runs now.
+  // The hold has to outlast the host's launches. A first length comes from timing one sleep; when the device
+  // ran it faster or slower than that (its clock moves between idle and boost), the hold is lengthened by what
+  // was missing and the pass repeated, up to three times.
   constexpr std::int64_t probe_cycles = 2'000'000;
   start.record(before);
   at::cuda::sleep(probe_cycles);
   stop.record(before);
   stop.synchronize();
   const double ms_per_cycle = std::max(static_cast<double>(start.elapsed_time(stop)), 1e-3) / probe_cycles;
-  // Twice the host's launch time plus 5 ms: the launches are all queued before the hold ends.
-  const double hold_ms = 2 * plain.launch_ms + 5;
-  const pass held = timed(static_cast<std::int64_t>(hold_ms / ms_per_cycle));
-  r.hold_ms = hold_ms;
-  r.held_stream_ms = held.stream_ms;
-  r.held_lingering_ms = held.lingering_ms;
+  auto cycles = static_cast<std::int64_t>((2 * plain.launch_ms + 5) / ms_per_cycle);
+  pass hold{};
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    hold = timed(cycles);
+    if (hold.hold_ms >= 1.2 * hold.launch_ms) break;
+    cycles = static_cast<std::int64_t>(static_cast<double>(cycles) *
+                                       std::max(2.0, 2 * hold.launch_ms / std::max(hold.hold_ms, 0.01)));
+  }
+  r.hold_ms = hold.hold_ms;
+  r.hold_covered = hold.hold_ms >= hold.launch_ms;
+  r.held_stream_ms = hold.stream_ms;
+  r.held_lingering_ms = hold.lingering_ms;
   if (at::cuda::getCurrentCUDAStream(device.index()) != before) {
     r.stream_changed = true;
     at::cuda::setCurrentCUDAStream(before);

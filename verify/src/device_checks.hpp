@@ -32,7 +32,8 @@ struct hidden_work_result {
   // every launch is queued before any of it runs: then work on a stream the timed stream never waits for runs
   // after the timed stream's stop event however fast the host launches (held_lingering_ms), which the pass
   // above cannot see when the device keeps pace with the host.
-  double hold_ms = 0;
+  double hold_ms = 0;            // as the device ran it
+  bool hold_covered = false;     // the hold outlasted the host's launches, so the held pass is conclusive
   double held_stream_ms = 0;    // current-stream events, the hold included
   double held_lingering_ms = 0;
   bool stream_changed = false;  // the candidate left a different current stream behind
