@@ -130,7 +130,10 @@ def case_stored(h, examples):
     check(r.outputs.get("verdict") == "BLOCK", "the 4x slowdown blocks, got %r:\n%s" % (r.outputs.get("verdict"), r.stdout))
     check("::error title=rnx%3A softmax/eager/float32/b8::" in r.stdout, "error annotation for softmax")
     check(statuses(h)[-1]["state"] == "failure", "failure status")
-    comments = [q for q in h.github_requests() if "/issues/7/comments" in q["path"] and q["method"] in ("POST", "PATCH")]
+    # A new comment is POSTed to the PR's thread; an update is a PATCH of that comment by its id.
+    comments = [q for q in h.github_requests()
+                if (q["method"] == "POST" and "/issues/7/comments" in q["path"]) or
+                (q["method"] == "PATCH" and "/issues/comments/" in q["path"])]
     check([q["method"] for q in comments] == ["POST", "PATCH"], "one PR comment, then updated in place: %r" % (
         [q["method"] for q in comments]))
 
