@@ -220,6 +220,19 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   REQUIRE(why2.has_value());
   CHECK(why2->rfind("samples are bimodal: 50% near 1.009 ms and 50% near 2.01 ms", 0) == 0);
 
+  // Two clusters of whole processes (drift between processes, 1.4 against 2.3 ms) are not bimodality and stay
+  // below the 3x disagreement rule; a bimodal process among steady ones is named with its number.
+  std::vector<double> drift;
+  for (int p = 0; p < 4; ++p) {
+    for (int i = 0; i < 10; ++i) drift.push_back((p % 2 ? 2.3 : 1.4) + 0.001 * i);
+  }
+  CHECK_FALSE(rnx::runner::instability(drift, {10, 10, 10, 10}).has_value());
+  std::vector<double> one_bimodal(steady);
+  for (int i = 0; i < 10; ++i) one_bimodal[10 + static_cast<std::size_t>(i)] = i % 2 ? 2.0 + 0.001 * i : 1.0;
+  auto why3 = rnx::runner::instability(one_bimodal, {10, 10, 10});
+  REQUIRE(why3.has_value());
+  CHECK(why3->rfind("process 2: samples are bimodal: 50% near 1 ms and 50% near 2.005 ms", 0) == 0);
+
   CHECK(rnx::runner::median({3, 1, 2}) == 2);
   CHECK(rnx::runner::median_ci_relative_halfwidth({1, 1, 1, 1, 1, 1, 1}) == 0);
 }
