@@ -2,6 +2,7 @@
 #include "rnx/stats/posterior.hpp"
 
 #include "random.hpp"
+#include "student_t.hpp"
 
 #include <Eigen/Dense>
 
@@ -153,10 +154,16 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   // Two levels: each process's statistic is a Bayesian-bootstrap draw; across processes the log
   // statistics are treated as normal with unknown mean and spread (Jeffreys prior), whose posterior
   // for the mean is mean + sd/sqrt(k) * t(k-1). With 3-5 processes this keeps run-to-run drift from
-  // looking like a change, where a Dirichlet over so few processes would not.
+  // looking like a change, where a Dirichlet over so few processes would not. The t variates are the
+  // stratified set of student_t_strata in a random order.
   const auto k = static_cast<int>(processes.size());
+  const auto strata = detail::student_t_strata(k - 1, opt.resamples);
+  std::vector<std::uint32_t> order(draws.size());
+  std::iota(order.begin(), order.end(), 0u);
+  for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
   std::vector<double> logs(static_cast<std::size_t>(k));
-  for (auto& d : draws) {
+  const double scale = 1.0 / (static_cast<double>(k - 1) * k);
+  for (std::size_t i = 0; i < draws.size(); ++i) {
     double sum = 0;
     for (int j = 0; j < k; ++j) {
       const auto& p = processes[static_cast<std::size_t>(j)];
@@ -171,8 +178,8 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
     const double mean = sum / k;
     double squares = 0;
     for (double l : logs) squares += (l - mean) * (l - mean);
-    const double sd = std::sqrt(squares / (k - 1));
-    d = mean + sd / std::sqrt(static_cast<double>(k)) * rng.student_t(k - 1);
+    // sd / sqrt(k) with one square root: sqrt(squares / (k - 1) / k).
+    draws[i] = mean + std::sqrt(squares * scale) * (*strata)[order[i]];
   }
   return draws;
 }

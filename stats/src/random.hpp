@@ -4,7 +4,6 @@
 #include <bit>
 #include <cmath>
 #include <cstdint>
-#include <numbers>
 
 namespace rnx::stats::detail {
 
@@ -33,36 +32,15 @@ class xoshiro256 {
     return result;
   }
 
+  // Uniform integer in [0, n), by the high half of a 64x64-bit product (bias below n / 2^64).
+  std::uint64_t below(std::uint64_t n) {
+    return static_cast<std::uint64_t>((static_cast<unsigned __int128>(next()) * n) >> 64);
+  }
+
   // Uniform in (0, 1): never 0, so log() is always finite.
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) * 0x1.0p-53; }
 
   double exponential() { return -std::log(uniform()); }
-
-  // Box-Muller; both values of a pair are used, so one log and one sincos give two normals.
-  double normal() {
-    if (has_spare_) {
-      has_spare_ = false;
-      return spare_;
-    }
-    const double radius = std::sqrt(-2.0 * std::log(uniform()));
-    const double angle = 2.0 * std::numbers::pi * uniform();
-    spare_ = radius * std::sin(angle);
-    has_spare_ = true;
-    return radius * std::cos(angle);
-  }
-
-  // Student-t with `dof` degrees of freedom, as Z / sqrt(chi2 / dof). The even part of chi2 is
-  // -2 log of a product of uniforms (a sum of exponentials), so one log serves any dof.
-  double student_t(int dof) {
-    double product = 1;
-    for (int i = 0; i < dof / 2; ++i) product *= uniform();
-    double chi2 = dof >= 2 ? -2.0 * std::log(product) : 0.0;
-    if (dof % 2) {
-      const double z = normal();
-      chi2 += z * z;
-    }
-    return normal() / std::sqrt(chi2 / dof);
-  }
 
   // Binomial(trials, 1/2) by counting set bits: the exact law of a Dirichlet-weighted median's rank.
   std::int64_t binomial_half(std::int64_t trials) {
@@ -77,8 +55,6 @@ class xoshiro256 {
 
  private:
   std::uint64_t state_[4];
-  double spare_ = 0;
-  bool has_spare_ = false;
 };
 
 // FNV-1a over raw bytes; the seed of a posterior is derived from the data it describes.
