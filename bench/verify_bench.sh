@@ -38,11 +38,13 @@ for candidate in honest/attention_sdpa.py honest/attention_blocked.py cheats/bf1
 import json, sys
 d = json.loads(sys.argv[1])
 wall = float(sys.argv[2]) - float(sys.argv[3])
-s = d["speedup"] if d["speedup"] is not None else float("nan")
-print("%s %.2f %.2f %.2f %s" % (d["verdict"], wall, d["seconds"], s, d["device"]))
+# A rejected candidate has no speedup: "null" keeps the row valid JSON.
+s = "%.2f" % d["speedup"] if d["speedup"] is not None else "null"
+print("%s %.2f %.2f %s %s" % (d["verdict"], wall, d["seconds"], s, d["device"]))
 ' "$json" "$end" "$start")
-    read -r verdict wall worker_s speedup device <<<"$line"
-    printf '%-34s %-8s %8s %8s %9s %9s\n' "$candidate" "$verdict" "$wall" "$cpu" "${speedup}x" "$load"
+    read -r verdict wall _ speedup device <<<"$line"
+    shown="-"; [[ $speedup != null ]] && shown="${speedup}x"
+    printf '%-34s %-8s %8s %8s %9s %9s\n' "$candidate" "$verdict" "$wall" "$cpu" "$shown" "$load"
     rows+=("{\"candidate\": \"$candidate\", \"verdict\": \"$verdict\", \"wall_s\": $wall, \"cpu_s\": $cpu, \"speedup\": $speedup, \"load1\": $load, \"device\": \"$device\"}")
   done
 done
