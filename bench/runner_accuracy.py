@@ -8,6 +8,18 @@
 #
 #   python3 bench/runner_accuracy.py [--rnx build/bin/rnx] [--batch 8] [--rounds 5]
 #                                    [--out bench/results/runner_accuracy.json]
+import argparse
+import importlib.util
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+import torch
+import torch.utils.benchmark as benchmark
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MANIFEST = os.path.join(ROOT, "examples", "rnx.toml")
 # kernel name in examples/rnx.toml -> its file and input shapes (B = batch), as declared there.

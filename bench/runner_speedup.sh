@@ -63,7 +63,8 @@ for c in v["configs"]:
     rows.append({"configuration": label, "decision": c["decision"], "base_ms": base, "head_ms": head,
                  "speedup": speedup, "ci95": ci})
     ci_text = f"[{ci[0]:.3f}, {ci[1]:.3f}]" if ci[0] is not None else "-"
-    print(f"{label:<34}{c['decision']:>10}{base or 0:>10.3f}{head or 0:>10.3f}{(speedup or 0):>8.2f}x  {ci_text}")
+    print(f"{label:<34}{c['decision']:>10}{base or 0:>10.3f}{head or 0:>10.3f}{(speedup or 0):>8.2f}x  {ci_text}"
+          + (f"  ({c['reason'][:110]})" if c.get("reason") else ""))
 json.dump({"overall": v.get("verdict"), "rows": rows}, open(sys.argv[2], "w"), indent=2)
 attention = [r for r in rows if r["configuration"].startswith("attention/")]
 ok = attention and all(r["decision"] == "faster" for r in attention)

@@ -33,7 +33,8 @@ for candidate in honest/attention_sdpa.py honest/attention_blocked.py cheats/bf1
            --candidate "$root/tests/verify/$candidate" --format json)
     set -e
     end=$(date +%s.%N)
-    cpu=$(awk '{printf "%.2f", $1 + $2}' "$tmp/cpu")
+    # time(1) puts "Command exited with non-zero status N" above the figures when the verdict is a rejection.
+    cpu=$(tail -n 1 "$tmp/cpu" | awk '{printf "%.2f", $1 + $2}')
     line=$(python3 -c '
 import json, sys
 d = json.loads(sys.argv[1])
