@@ -159,6 +159,15 @@ std::optional<std::string> query_value(const std::map<std::string, std::string>&
   return it->second;
 }
 
+// The filters both listings (runs, history) read from the query: branch, env_id and limit.
+store::run_filter listing_filter(const std::map<std::string, std::string>& query) {
+  store::run_filter filter;
+  filter.branch = query_value(query, "branch");
+  filter.env_id = query_value(query, "env_id");
+  filter.limit = parse_limit(query);
+  return filter;
+}
+
 }  // namespace
 
 response error_response(int status, std::string_view code, std::string_view message, unsigned version,
@@ -394,10 +403,7 @@ response api::list_runs(const request& req, context& ctx, const std::string& pro
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);
-  store::run_filter filter;
-  filter.branch = query_value(ctx.query, "branch");
-  filter.env_id = query_value(ctx.query, "env_id");
-  filter.limit = parse_limit(ctx.query);
+  const store::run_filter filter = listing_filter(ctx.query);
   bj::array runs;
   for (const auto& s : db_.list_runs(p.id, filter)) runs.push_back(summary_json(s));
   return json_response(200, bj::object{{"project", project}, {"runs", std::move(runs)}}, req.version(),
@@ -408,11 +414,8 @@ response api::history(const request& req, context& ctx, const std::string& proje
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);
-  store::run_filter filter;
-  filter.branch = query_value(ctx.query, "branch");
-  filter.env_id = query_value(ctx.query, "env_id");
+  store::run_filter filter = listing_filter(ctx.query);
   filter.kernel = query_value(ctx.query, "kernel");
-  filter.limit = parse_limit(ctx.query);
   bj::array series;
   for (const auto& s : db_.history(p.id, filter)) {
     bj::array points;
