@@ -16,13 +16,11 @@
 #include <c10/util/Exception.h>
 #include <c10/core/GradMode.h>
 
-#include <unistd.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
 
 #include <cstdio>
-#include <cstring>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -35,6 +33,18 @@ using namespace rnx;
 namespace {
 
 int result_fd = 1;
+
+// glibc serves a large allocation (a CPU tensor of a few MiB) with a fresh mmap until freeing such a block
+// raises its threshold, and whether that has happened differs from process to process. Where it has not, every
+// call maps, faults in and unmaps its outputs: on the 2-core CI machine a softmax over 2 MiB measured 5-9 ms in
+// such processes against 1.4-2.8 ms in the others. Fixed thresholds (glibc's largest mmap threshold, 32 MiB)
+// make every worker reuse its heap from the first call, as any warmed-up program does.
+void steady_allocator() {
+#if defined(__GLIBC__)
+  mallopt(M_MMAP_THRESHOLD, 32 << 20);
+  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+#endif
+}
 
 void emit(const bj::object& event) { runner::emit_line(result_fd, event); }
 
@@ -140,22 +150,6 @@ bj::object run_config(const rnx::runner::detail::job_config& c, const manifest& 
     out["message"] = "kernel \"" + spec->name + "\": " + e.what();
   }
   return out;
-}
-
-}  // namespace
-
-namespace {
-
-// glibc serves a large allocation (a CPU tensor of a few MiB) with a fresh mmap until freeing such a block
-// raises its threshold, and whether that has happened differs from process to process. Where it has not, every
-// call maps, faults in and unmaps its outputs: on the 2-core CI machine a softmax over 2 MiB measured 5-9 ms in
-// such processes against 1.4-2.8 ms in the others. Fixed thresholds (glibc's largest mmap threshold, 32 MiB)
-// make every worker reuse its heap from the first call, as any warmed-up program does.
-void steady_allocator() {
-#if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
-#endif
 }
 
 }  // namespace
