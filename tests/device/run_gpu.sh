@@ -4,12 +4,14 @@
 # the verifier's CUDA cheats and the gate end to end. Without a GPU it says so and exits 77 (skipped).
 #
 #   tests/device/run_gpu.sh [build|verify|runtimes|main|all]...   (default: all)
-# Results go to $OUT (the device tool's folder) or build-gpu/out.
+# Results go to build-gpu/out, and as one archive to $OUT (the device tool's folder) where that is set.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-out="${OUT:-$root/build-gpu/out}"
-mkdir -p "$out"
+cd "$root" || exit 2
+# Everything is written under build-gpu/out; the device tool returns only 8 files of $OUT, so $OUT gets one
+# archive of it all and the short summaries.
+out="$root/build-gpu/out"
+rm -rf "$out" && mkdir -p "$out"
 here="$root/tests/device"
 rnx="$root/build-gpu/bin/rnx"
 export PYTHONUNBUFFERED=1
@@ -123,9 +125,9 @@ for p in "${phases[@]}"; do
     *) echo "unknown phase $p (build, verify, runtimes, main, all)"; exit 2 ;;
   esac
 done
-# The device tool returns at most 8 files: pack everything into one archive beside the logs.
 if [ -n "${OUT:-}" ]; then
-  tar -czf /tmp/gpu-results.tar.gz -C "$out" . && mv /tmp/gpu-results.tar.gz "$out/gpu-results.tar.gz"
+  tar -czf "$OUT/gpu-results.tar.gz" -C "$out" .
+  for f in aa.txt slowdown.txt accuracy.json verify.log; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
 fi
 echo
 echo "tests/device: $failures failure(s)"

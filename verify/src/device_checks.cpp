@@ -107,14 +107,14 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
   };
   // hold_cycles > 0: a device-side sleep on the current stream right after the start event; its length on the
   // device (clocks move, so cycles are only an estimate) is measured by the event `held` recorded after it.
-  auto timed = [&](std::int64_t hold_cycles) {
+  auto timed = [&](std::int64_t hold_cycles, int n) {
     const double t0 = now_ms();
     start.record(before);
     if (hold_cycles > 0) {
       at::cuda::sleep(hold_cycles);
       held.record(before);
     }
-    for (int i = 0; i < calls; ++i) call();
+    for (int i = 0; i < n; ++i) call();
     const double t_launched = now_ms();
     stop.record(before);
     stop.synchronize();
@@ -124,7 +124,7 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
     return pass{start.elapsed_time(stop), t_device - t0, t_launched - t0, t_device - t_stream,
                 hold_cycles > 0 ? static_cast<double>(start.elapsed_time(held)) : 0.0};
   };
-  const pass plain = timed(0);
+  const pass plain = timed(0, calls);
   r.measured = true;
   r.timed_stream_ms = plain.stream_ms;
   r.host_ms = plain.host_ms;
@@ -135,23 +135,34 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
     return r;
   }
 
-  // The hold has to outlast the host's launches. A first length comes from timing one sleep; when the device
-  // ran it faster or slower than that (its clock moves between idle and boost), the hold is lengthened by what
-  // was missing and the pass repeated, up to three times.
+  // The hold has to outlast the host's launches. Two things can keep it from doing so. The device's clock moves
+  // between idle and boost, so a length in cycles is only an estimate: the hold is timed on the device and
+  // lengthened. And the device queues only so many launches: with more queued behind the hold the host blocks
+  // until the hold ends, and the launches it makes afterwards find the device keeping pace. Then the host took
+  // far longer than the same calls without a hold, and the pass is repeated with fewer calls.
   constexpr std::int64_t probe_cycles = 2'000'000;
   start.record(before);
   at::cuda::sleep(probe_cycles);
   stop.record(before);
   stop.synchronize();
-  const double ms_per_cycle = std::max(static_cast<double>(start.elapsed_time(stop)), 1e-3) / probe_cycles;
-  auto cycles = static_cast<std::int64_t>((2 * plain.launch_ms + 5) / ms_per_cycle);
+  double ms_per_cycle = std::max(static_cast<double>(start.elapsed_time(stop)), 1e-3) / probe_cycles;
+  int n = calls;
+  double target_ms = 2 * plain.launch_ms + 5;
   pass hold{};
-  for (int attempt = 0; attempt < 3; ++attempt) {
-    hold = timed(cycles);
+  for (int attempt = 0; attempt < 6; ++attempt) {
+    const auto cycles = static_cast<std::int64_t>(target_ms / ms_per_cycle);
+    hold = timed(cycles, n);
     if (hold.hold_ms >= 1.2 * hold.launch_ms) break;
-    cycles = static_cast<std::int64_t>(static_cast<double>(cycles) *
-                                       std::max(2.0, 2 * hold.launch_ms / std::max(hold.hold_ms, 0.01)));
+    const double unheld_launch_ms = plain.launch_ms * n / calls;
+    if (n > 1 && hold.launch_ms > 2 * unheld_launch_ms + 1) {
+      n = std::max(1, n / 5);
+      target_ms = 2 * plain.launch_ms * n / calls + 5;
+    } else {
+      if (hold.hold_ms > 0.01) ms_per_cycle = hold.hold_ms / static_cast<double>(cycles);
+      target_ms = 2 * hold.launch_ms + 5;
+    }
   }
+  r.held_calls = n;
   r.hold_ms = hold.hold_ms;
   r.hold_covered = hold.hold_ms >= hold.launch_ms;
   r.held_stream_ms = hold.stream_ms;

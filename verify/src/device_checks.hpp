@@ -34,6 +34,7 @@ struct hidden_work_result {
   // above cannot see when the device keeps pace with the host.
   double hold_ms = 0;            // as the device ran it
   bool hold_covered = false;     // the hold outlasted the host's launches, so the held pass is conclusive
+  int held_calls = 0;            // calls in the held pass: fewer than `calls` where more would not queue
   double held_stream_ms = 0;    // current-stream events, the hold included
   double held_lingering_ms = 0;
   bool stream_changed = false;  // the candidate left a different current stream behind
