@@ -7,6 +7,7 @@
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
+#include <boost/asio/thread_pool.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
@@ -31,6 +32,9 @@ struct shared_state {
   api& handler;
   metrics& stats;
   server_options options;
+  // Requests are answered here, in the order they arrived, while the I/O threads only read and write: a verdict
+  // computes for milliseconds, and on the I/O threads it would hold up reads of other connections unevenly.
+  asio::thread_pool& workers;
   std::atomic<std::size_t> connections{0};
 };
 
@@ -104,8 +108,12 @@ class session : public std::enable_shared_from_this<session<Stream>> {
       return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
     }
     if (ec) return do_close();  // timeout, reset: nobody to answer
-    auto req = parser_->release();
-    send(state_.handler.handle_request(req), false);
+    asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release()]() mutable {
+      response res = self->state_.handler.handle_request(req);
+      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
+        self->send(std::move(res), false);
+      });
+    });
   }
 
   void send(response res, bool drain_after) {
@@ -184,7 +192,8 @@ class listener : public std::enable_shared_from_this<listener> {
 
  private:
   void do_accept() {
-    acceptor_.async_accept(asio::make_strand(ioc_), beast::bind_front_handler(&listener::on_accept, shared_from_this()));
+    acceptor_.async_accept(asio::make_strand(ioc_),
+                           beast::bind_front_handler(&listener::on_accept, shared_from_this()));
   }
 
   void on_accept(beast::error_code ec, tcp::socket socket) {
@@ -216,8 +225,13 @@ class listener : public std::enable_shared_from_this<listener> {
 
 struct server::impl {
   impl(api& handler, metrics& m, server_options options)
-      : ioc(std::max(1, options.threads)), acceptor(ioc), signals(ioc), state{handler, m, std::move(options)} {}
+      : ioc(std::max(1, options.threads)),
+        workers(static_cast<std::size_t>(std::max(1, options.threads))),
+        acceptor(ioc),
+        signals(ioc),
+        state{handler, m, std::move(options), workers} {}
   asio::io_context ioc;
+  asio::thread_pool workers;
   tcp::acceptor acceptor;
   asio::signal_set signals;
   std::optional<asio::ssl::context> tls;

@@ -45,7 +45,8 @@ judged_run judge_against(database& db, const stored_run& head, const std::option
     if (!base_run) {
       throw error(errc::internal, "baseline run " + std::to_string(base->run_id) + " is recorded but missing");
     }
-    out.verdict = stats::judge_runs(base_run->document, head.document, policy);
+    // One thread per verdict: the server's request pool already keeps every core busy.
+    out.verdict = stats::judge_runs(base_run->document, head.document, policy, 1);
     out.verdict.baseline = baseline_ref{std::to_string(base_run->summary.id), base_run->summary.commit,
                                         base_run->summary.created_at};
     out.baseline_run_id = base_run->summary.id;

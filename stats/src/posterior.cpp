@@ -8,6 +8,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <sstream>
 
@@ -106,17 +108,83 @@ std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
   return detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
 }
 
-// Linear-interpolated quantile; partial selection instead of a full sort (values is reordered).
-double quantile(std::vector<double>& values, double q) {
-  const double position = q * static_cast<double>(values.size() - 1);
+// Linear-interpolated quantile of values[first, end) at position `position` counted from values.begin(), by
+// partial selection (values is reordered: every element before the position ends up no greater than it).
+double quantile_from(std::vector<double>& values, std::size_t first, double position) {
   const auto lower = static_cast<std::size_t>(std::floor(position));
   const double fraction = position - static_cast<double>(lower);
-  std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(lower), values.end());
+  const auto begin = values.begin();
+  std::nth_element(begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(lower),
+                   values.end());
   const double low = values[lower];
   if (fraction == 0 || lower + 1 >= values.size()) return low;
-  const double high = *std::min_element(values.begin() + static_cast<std::ptrdiff_t>(lower) + 1, values.end());
+  const double high = *std::min_element(begin + static_cast<std::ptrdiff_t>(lower) + 1, values.end());
   return low + fraction * (high - low);
 }
+
+// The central interval [q, 1 - q] (q <= 0.5), linear-interpolated like numpy's default: the upper end is
+// searched only among the values the lower end's selection left above it.
+std::pair<double, double> central_interval(std::vector<double>& values, double q) {
+  const double last = static_cast<double>(values.size() - 1);
+  const double position_low = q * last;
+  const double low = quantile_from(values, 0, position_low);
+  const double high = quantile_from(values, static_cast<std::size_t>(std::floor(position_low)), (1 - q) * last);
+  return {low, high};
+}
+
+// Posterior draws of a baseline are the same for every head compared with it (their seed comes from the
+// baseline's own data), so the most recently used ones are kept: a service that judges many pull requests
+// against one baseline, or `rnx compare` over many configurations of one, draws each baseline once.
+class draws_cache {
+ public:
+  std::shared_ptr<const std::vector<double>> get(const sample_view& side, const comparison_options& opt,
+                                                 std::uint64_t seed, bool flat) {
+    {
+      std::lock_guard lock(mutex_);
+      for (auto& e : entries_) {
+        if (e.seed == seed && e.resamples == opt.resamples && e.stat == opt.stat && e.flat == flat &&
+            std::ranges::equal(e.samples, side.samples) && std::ranges::equal(e.groups, side.groups)) {
+          e.used = ++clock_;
+          return e.draws;
+        }
+      }
+    }
+    // Drawn outside the lock: two threads may draw the same side at once, and both get the same numbers.
+    auto draws = std::make_shared<const std::vector<double>>(posterior_draws(side, opt, seed, flat));
+    std::lock_guard lock(mutex_);
+    entry fresh{seed,
+                opt.resamples,
+                opt.stat,
+                flat,
+                {side.samples.begin(), side.samples.end()},
+                {side.groups.begin(), side.groups.end()},
+                draws,
+                ++clock_};
+    if (entries_.size() < capacity) {
+      entries_.push_back(std::move(fresh));
+    } else {
+      *std::ranges::min_element(entries_, {}, &entry::used) = std::move(fresh);
+    }
+    return draws;
+  }
+
+ private:
+  // 256 baselines' configurations of 2,000 draws: 4 MB.
+  static constexpr std::size_t capacity = 256;
+  struct entry {
+    std::uint64_t seed;
+    int resamples;
+    statistic stat;
+    bool flat;
+    std::vector<double> samples;
+    std::vector<std::int64_t> groups;
+    std::shared_ptr<const std::vector<double>> draws;
+    std::uint64_t used;
+  };
+  std::mutex mutex_;
+  std::vector<entry> entries_;
+  std::uint64_t clock_ = 0;
+};
 
 }  // namespace
 
@@ -162,6 +230,7 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   std::iota(order.begin(), order.end(), 0u);
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
   std::vector<double> logs(static_cast<std::size_t>(k));
+  std::vector<double> variances(draws.size());
   const double scale = 1.0 / (static_cast<double>(k - 1) * k);
   for (std::size_t i = 0; i < draws.size(); ++i) {
     double sum = 0;
@@ -178,9 +247,12 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
     const double mean = sum / k;
     double squares = 0;
     for (double l : logs) squares += (l - mean) * (l - mean);
-    // sd / sqrt(k) with one square root: sqrt(squares / (k - 1) / k).
-    draws[i] = mean + std::sqrt(squares * scale) * (*strata)[order[i]];
+    draws[i] = mean;
+    variances[i] = squares * scale;
   }
+  // mean + sd / sqrt(k) * t, with sd / sqrt(k) = sqrt(squares / (k - 1) / k); a separate pass, so that the
+  // square roots run side by side instead of in the random-number loop's chain.
+  for (std::size_t i = 0; i < draws.size(); ++i) draws[i] += std::sqrt(variances[i]) * (*strata)[order[i]];
   return draws;
 }
 
@@ -209,9 +281,13 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   }
   out.ratio = *out.head_stat / *out.base_stat;
 
-  const std::uint64_t seed = side_seed(head, side_seed(base, detail::fnv1a(&opt.resamples, sizeof opt.resamples)));
-  const auto base_draws = posterior_draws(base, opt, seed, flat);
-  const auto head_draws = posterior_draws(head, opt, seed ^ 0x5851f42d4c957f2dULL, flat);
+  // The base's seed comes from its own data, so its draws can be reused for every head; the head's from both
+  // sides, so that identical data on the two sides still gets independent draws.
+  static draws_cache base_cache;
+  const std::uint64_t base_seed = side_seed(base, detail::fnv1a(&opt.resamples, sizeof opt.resamples));
+  const auto base_draws_kept = base_cache.get(base, opt, base_seed, flat);
+  const auto& base_draws = *base_draws_kept;
+  const auto head_draws = posterior_draws(head, opt, side_seed(head, base_seed) ^ 0x5851f42d4c957f2dULL, flat);
   // Draws are log statistics, so the log ratio is a difference and no exp() is needed per draw.
   std::vector<double> log_ratios(base_draws.size());
   const double log_low = std::log(1 - opt.rope);
@@ -227,8 +303,9 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   out.p_faster = static_cast<double>(below) / total;
   out.p_slower = static_cast<double>(above) / total;
   out.p_equivalent = 1.0 - *out.p_faster - *out.p_slower;
-  out.ci_lo = std::exp(quantile(log_ratios, 0.025));
-  out.ci_hi = std::exp(quantile(log_ratios, 0.975));
+  const auto [log_lo, log_hi] = central_interval(log_ratios, 0.025);
+  out.ci_lo = std::exp(log_lo);
+  out.ci_hi = std::exp(log_hi);
 
   if (*out.p_slower >= opt.probability) {
     out.result = decision::slower;

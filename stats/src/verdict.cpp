@@ -122,7 +122,8 @@ overall overall_answer(const std::vector<config_verdict>& configs, const gate_po
   return answer;
 }
 
-verdict_document judge_runs(const run_document& base, const run_document& head, const gate_policy& policy) {
+verdict_document judge_runs(const run_document& base, const run_document& head, const gate_policy& policy,
+                            unsigned threads) {
   verdict_document doc;
   doc.policy = policy;
   doc.env_id = head.env.env_id;
@@ -147,8 +148,8 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
     doc.configs.emplace_back();
   }
   // Each comparison is seeded by its own data, so spreading them over threads changes no result.
-  const std::size_t workers =
-      std::min<std::size_t>(std::max(1u, std::thread::hardware_concurrency()), (to_compare.size() + 7) / 8);
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  const std::size_t workers = std::min<std::size_t>(threads, (to_compare.size() + 7) / 8);
   std::atomic<std::size_t> next{0};
   auto work = [&] {
     for (std::size_t i = next++; i < to_compare.size(); i = next++) {
@@ -156,10 +157,10 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
       doc.configs[slot] = compare_results(*sides.first, *sides.second, policy);
     }
   };
-  std::vector<std::thread> threads;
-  for (std::size_t t = 1; t < workers; ++t) threads.emplace_back(work);
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < workers; ++t) helpers.emplace_back(work);
   work();
-  for (auto& t : threads) t.join();
+  for (auto& t : helpers) t.join();
   for (const auto& b : base.results) {
     if (seen.count(b.key())) continue;
     config_verdict v;

@@ -8,7 +8,10 @@ namespace rnx::stats {
 
 // Compares every configuration of `head` with the same one in `base` and applies the gate policy.
 // Fills configs, verdict, reason, policy and env_id; the caller fills baseline and head_run_id.
-verdict_document judge_runs(const run_document& base, const run_document& head, const gate_policy& policy);
+// The comparisons are spread over up to `threads` threads (0: one per core); the answer does not depend on it.
+// A server that already answers requests side by side passes 1.
+verdict_document judge_runs(const run_document& base, const run_document& head, const gate_policy& policy,
+                            unsigned threads = 0);
 
 // The overall answer for a set of per-configuration decisions (exposed for tests and the service).
 overall overall_answer(const std::vector<config_verdict>& configs, const gate_policy& policy, std::string& reason);
