@@ -99,7 +99,7 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--db", flags.db, "SQLite database file (created if missing)")->required();
   serve_cmd->add_option("--listen", flags.listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->capture_default_str();
-  serve_cmd->add_option("--threads", flags.threads, "I/O threads")->check(CLI::Range(1, 256))->capture_default_str();
+  serve_cmd->add_option("--threads", flags.threads, "threads for network I/O, and as many again answering requests (in arrival order)")->check(CLI::Range(1, 256))->capture_default_str();
   serve_cmd->add_option("--tls-cert", flags.tls_cert, "PEM certificate chain (enables HTTPS)");
   serve_cmd->add_option("--tls-key", flags.tls_key, "PEM private key");
   serve_cmd->add_option("--body-limit", flags.body_limit, "Largest request body in bytes")
