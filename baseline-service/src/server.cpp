@@ -313,6 +313,7 @@ void server::wait() {
     if (t.joinable()) t.join();
   }
   impl_->threads.clear();
+  impl_->workers.join();
 }
 
 void server::stop() {
@@ -322,6 +323,8 @@ void server::stop() {
     impl_->signals.cancel(ignored);
   });
   impl_->ioc.stop();
+  // Requests not yet started are dropped with their connections; one being answered finishes.
+  impl_->workers.stop();
 }
 
 }  // namespace rnx::service
