@@ -46,9 +46,12 @@ build() {
 
 verify_cuda() {
   step "verifier on real CUDA cheats and honest rewrites"
-  ctest --test-dir build-gpu -R 'verify\.(cuda_cheats|honest)\.' --output-on-failure --timeout 300 -j 4 2>&1 \
-    | tee "$out/verify.log" | grep -E 'Test +#|tests passed|tests failed|FAIL'
-  check "verifier CUDA corpus" 0 "${PIPESTATUS[0]}"
+  RNX_CASE_SHOW=hidden_work ctest --test-dir build-gpu -R 'verify\.(cuda_cheats|honest)\.' -V --timeout 300 -j 4 \
+    >"$out/verify.log" 2>&1
+  check "verifier CUDA corpus" 0 $?
+  grep -E 'Test +#|tests passed|tests failed|FAIL' "$out/verify.log"
+  echo "hidden_work as each case's report gives it:"
+  grep -E '^[0-9]+: +(ok: .*hidden_work|hidden_work:)' "$out/verify.log" | cut -c1-420
 }
 
 runtimes() {

@@ -94,6 +94,10 @@ def main():
     detail = rows[named]["detail"][:200] if named in rows else ""
     print(f"ok: {os.path.basename(path)} {report['verdict']} in {took:.1f} s"
           + (f"; {named}: {detail}" if named else "") + f"\n  [{summary}]")
+    # RNX_CASE_SHOW=check[,check...]: also print those checks' details (the GPU suite records hidden_work's).
+    for name in filter(None, os.environ.get("RNX_CASE_SHOW", "").split(",")):
+        if name in rows:
+            print(f"  {name}: {rows[name]['result']}: {rows[name]['detail'][:400]}")
 
 
 if __name__ == "__main__":
