@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <limits>
 #include <random>
@@ -132,6 +133,43 @@ TEST_CASE("deterministic: the same samples give the same posterior, bit for bit"
   head[0] *= 1.0001;
   auto c = compare_samples({base}, {head}, {});
   CHECK(c.ci_hi.value() != a.ci_hi.value());
+}
+
+TEST_CASE("a baseline's kept draws give the answer drawing them again gives") {
+  // Baseline draws are kept across comparisons (the 256 most recent); reusing them must change no answer.
+  std::mt19937_64 rng(8);
+  auto base = lognormal(rng, 30, 1.0, 0.04);
+  std::vector<std::int64_t> groups = {10, 10, 10};
+  auto head = lognormal(rng, 30, 1.02, 0.04);
+  auto first = compare_samples({base, groups}, {head, groups}, {});
+  auto kept = compare_samples({base, groups}, {head, groups}, {});
+  // 300 other baselines push this one out, so the next comparison draws it afresh.
+  for (int i = 0; i < 300; ++i) {
+    auto other = lognormal(rng, 30, 1.0, 0.04);
+    compare_samples({other, groups}, {head, groups}, {});
+  }
+  auto redrawn = compare_samples({base, groups}, {head, groups}, {});
+  for (const auto* c : {&kept, &redrawn}) {
+    CHECK(c->p_slower.value() == first.p_slower.value());
+    CHECK(c->p_faster.value() == first.p_faster.value());
+    CHECK(c->ci_lo.value() == first.ci_lo.value());
+    CHECK(c->ci_hi.value() == first.ci_hi.value());
+  }
+  // The same baseline against another head: its own answer, not the first one's.
+  auto other_head = lognormal(rng, 30, 1.02, 0.04);
+  auto second = compare_samples({base, groups}, {other_head, groups}, {});
+  CHECK(second.ci_lo.value() != first.ci_lo.value());
+}
+
+TEST_CASE("identical samples on both sides still get independent draws") {
+  // The base's seed comes from its data alone, the head's from both sides: the same varied samples on the
+  // two sides must give a real interval around 1, not the degenerate one of identical draws.
+  std::mt19937_64 rng(9);
+  auto samples = lognormal(rng, 30, 1.0, 0.05);
+  auto c = compare_samples({samples}, {samples}, {});
+  CHECK(c.ratio.value() == 1.0);
+  CHECK(c.ci_lo.value() < 0.995);
+  CHECK(c.ci_hi.value() > 1.005);
 }
 
 TEST_CASE("outlier-robust: one huge sample does not change a median verdict") {
