@@ -109,7 +109,15 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     }
     if (ec) return do_close();  // timeout, reset: nobody to answer
     asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release()]() mutable {
-      response res = self->state_.handler.handle_request(req);
+      response res;
+      try {
+        res = self->state_.handler.handle_request(req);
+      } catch (...) {
+        // handle_request answers its own errors; anything past it must not end the pool's thread (an
+        // exception leaving an asio::thread_pool handler terminates the process).
+        std::cerr << "rnx-server: unexpected error answering a request\n";
+        res = error_response(500, "internal", "internal error (please report it)", req.version(), false);
+      }
       asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
         self->send(std::move(res), false);
       });
