@@ -230,7 +230,6 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   std::iota(order.begin(), order.end(), 0u);
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
   std::vector<double> logs(static_cast<std::size_t>(k));
-  std::vector<double> variances(draws.size());
   const double scale = 1.0 / (static_cast<double>(k - 1) * k);
   for (std::size_t i = 0; i < draws.size(); ++i) {
     double sum = 0;
@@ -247,12 +246,9 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
     const double mean = sum / k;
     double squares = 0;
     for (double l : logs) squares += (l - mean) * (l - mean);
-    draws[i] = mean;
-    variances[i] = squares * scale;
+    // sd / sqrt(k) with one square root: sqrt(squares / (k - 1) / k).
+    draws[i] = mean + std::sqrt(squares * scale) * (*strata)[order[i]];
   }
-  // mean + sd / sqrt(k) * t, with sd / sqrt(k) = sqrt(squares / (k - 1) / k); a separate pass, so that the
-  // square roots run side by side instead of in the random-number loop's chain.
-  for (std::size_t i = 0; i < draws.size(); ++i) draws[i] += std::sqrt(variances[i]) * (*strata)[order[i]];
   return draws;
 }
 
