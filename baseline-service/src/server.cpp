@@ -233,17 +233,19 @@ class listener : public std::enable_shared_from_this<listener> {
 
 struct server::impl {
   impl(api& handler, metrics& m, server_options options)
-      : ioc(std::max(1, options.threads)),
-        workers(static_cast<std::size_t>(std::max(1, options.threads))),
+      : state{handler, m, std::move(options), workers},
+        ioc(std::max(1, state.options.threads)),
+        workers(static_cast<std::size_t>(std::max(1, state.options.threads))),
         acceptor(ioc),
-        signals(ioc),
-        state{handler, m, std::move(options), workers} {}
+        signals(ioc) {}
+  // First, so destroyed last: sessions still queued in the pool or the io_context when they are destroyed
+  // release their connection slot into it.
+  shared_state state;
   asio::io_context ioc;
   asio::thread_pool workers;
   tcp::acceptor acceptor;
   asio::signal_set signals;
   std::optional<asio::ssl::context> tls;
-  shared_state state;
   std::vector<std::thread> threads;
 };
 
