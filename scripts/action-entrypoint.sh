@@ -45,7 +45,7 @@ for arg in "$@"; do
   name="${arg%%=*}"
   value="${arg#*=}"
   [ -n "$value" ] || continue
-  # The comparison input is called `comparison` in action.yml (stored | paired) and --mode in rnx gate.
+  # The comparison input is called `comparison` in action.yml (stored | paired | confirmed) and --mode in rnx gate.
   [ "$name" = "--comparison" ] && name="--mode"
   # An input that this mode does not use (e.g. thresholds in accept mode) is left out.
   if flag_allowed "$name"; then args+=("$name" "$value"); fi

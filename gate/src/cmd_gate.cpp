@@ -15,11 +15,13 @@
 #include "rnx/common/run_document.hpp"
 #include "rnx/stats/verdict.hpp"
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 namespace rnx::cli {
 
@@ -130,6 +132,66 @@ void report_to_github(const github_context& ctx, const gate_options& o, const ve
   }
 }
 
+// Confirmed mode: the configurations the stored baseline calls slower are measured again, base and head
+// interleaved process by process in this job (`rnx bench --pair` at the baseline's own commit), and the paired
+// decision replaces the stored one. A whole run measured in a fast or slow spell of a shared machine then
+// cannot block by itself. Returns the report's note.
+std::string confirm_slower(verdict_document& verdict, const gate_options& o, const resolved_policy& policy,
+                           const std::filesystem::path& out_dir) {
+  std::vector<std::string> kernels;
+  std::size_t slower = 0;
+  for (const auto& c : verdict.configs) {
+    if (c.result != decision::slower) continue;
+    ++slower;
+    if (std::find(kernels.begin(), kernels.end(), c.key.kernel) == kernels.end()) kernels.push_back(c.key.kernel);
+  }
+  if (slower == 0) return {};
+  const std::string commit = verdict.baseline ? verdict.baseline->commit : std::string();
+  const std::string what = std::to_string(slower) + " configuration" + (slower == 1 ? "" : "s") +
+                           " slower against the stored baseline";
+  if (commit.empty()) return what + " not re-measured: the baseline run names no commit";
+#ifdef RNX_HAVE_TORCH
+  bench_request request;
+  request.config = o.config;
+  request.out = (out_dir / "confirm-run.json").string();
+  request.pair_ref = commit;
+  request.base_out = (out_dir / "confirm-base-run.json").string();
+  request.kernels = kernels;
+  bench_outcome outcome;
+  try {
+    outcome = run_bench(request);
+  } catch (const error& e) {
+    return what + " not re-measured, so the stored verdict stands: " + e.what();
+  }
+  const verdict_document paired = stats::judge_runs(*outcome.base, outcome.head, policy.policy);
+  std::size_t confirmed = 0;
+  for (auto& c : verdict.configs) {
+    if (c.result != decision::slower) continue;
+    auto again = std::find_if(paired.configs.begin(), paired.configs.end(),
+                              [&](const config_verdict& p) { return p.key == c.key; });
+    if (again == paired.configs.end()) continue;  // not measured again: the stored decision stands
+    std::ostringstream stored;
+    stored.precision(3);
+    stored << "the stored baseline said slower x" << c.ratio.value_or(0);
+    config_verdict replaced = *again;
+    replaced.reason = "re-measured paired at the baseline's commit " + commit.substr(0, 12) + ": " +
+                      (replaced.reason.empty() ? std::string(to_string(replaced.result)) : replaced.reason) + "; " +
+                      stored.str();
+    confirmed += replaced.result == decision::slower;
+    c = std::move(replaced);
+  }
+  verdict.verdict = stats::overall_answer(verdict.configs, policy.policy, verdict.reason);
+  return what + " re-measured paired at the baseline's commit " + commit.substr(0, 12) + " in this job: " +
+         std::to_string(confirmed) + " confirmed";
+#else
+  (void)o;
+  (void)policy;
+  (void)out_dir;
+  (void)kernels;
+  return what + " not re-measured: this rnx was built without the runner (RNX_WITH_TORCH=OFF)";
+#endif
+}
+
 void run_gate(const gate_options& o) {
   github_context ctx = read_github_context(process_env());
   apply_flags(ctx, o);
@@ -143,8 +205,8 @@ void run_gate(const gate_options& o) {
     exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
     return;
   }
-  if (o.mode != "stored" && o.mode != "paired") {
-    throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored or paired");
+  if (o.mode != "stored" && o.mode != "paired" && o.mode != "confirmed") {
+    throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored, paired or confirmed");
   }
   const bool paired = o.mode == "paired" && ctx.event != event_kind::push_like;
   if (o.mode == "paired" && !paired) {
@@ -209,7 +271,7 @@ void run_gate(const gate_options& o) {
   write_run_file(head, (out_dir / "run.json").string());
 
   report_facts facts;
-  facts.mode = paired ? "paired" : "stored";
+  facts.mode = paired ? "paired" : o.mode == "confirmed" ? "confirmed" : "stored";
   facts.event = std::string(to_string(ctx.event));
   facts.commit = head.commit;
   facts.runner_label = policy.runner_label;
@@ -244,6 +306,12 @@ void run_gate(const gate_options& o) {
                                        where + " refused the run and it was not judged"
                                  : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
                              policy.policy, head);
+    }
+  }
+  if (o.mode == "confirmed" && ctx.event == event_kind::pull_request) {
+    if (auto note = confirm_slower(verdict, o, policy, out_dir); !note.empty()) {
+      std::cout << "rnx gate: " << note << "\n";
+      facts.note = note;
     }
   }
   if (paired) {
@@ -291,7 +359,8 @@ void add_gate_command(CLI::App& app) {
   cmd->add_option("--results", o->results, "A prepared head run (rnx.run/v1) instead of running rnx bench");
   cmd->add_option("--base-results", o->base_results, "Paired mode: a prepared base run instead of rnx bench --pair");
   cmd->add_option("--mode", o->mode, "stored: against the stored baseline; paired: against the base revision "
-                                     "measured in this job")
+                                     "measured in this job; confirmed: stored, and what it calls slower is "
+                                     "measured again paired at the baseline's commit before it can block")
       ->capture_default_str();
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);

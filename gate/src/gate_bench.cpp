@@ -29,6 +29,7 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
   if (!request.pair_ref.empty()) {
     args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
   }
+  for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
   return args;
 }
 

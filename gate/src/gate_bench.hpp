@@ -14,6 +14,7 @@ struct bench_request {
   std::string out;       // head run document
   std::string pair_ref;  // paired mode: the base revision; "" = head only
   std::string base_out;  // paired mode: the base run document
+  std::vector<std::string> kernels;  // only these kernels of the manifest; empty = all
 };
 
 struct bench_outcome {

@@ -88,6 +88,16 @@ def git(h, *args):
     return r.stdout.strip()
 
 
+def base_repository(h, examples):
+    """The fake GitHub started, and a git repository whose one commit (returned) holds the unchanged example."""
+    h.start_github({})
+    make_project(h, examples, slow=False)
+    git(h, "init", "-q", "-b", "main")
+    git(h, "add", "rnx.toml", "kernels")
+    git(h, "commit", "-q", "-m", "base")
+    return git(h, "rev-parse", "HEAD")
+
+
 def statuses(h):
     return [r["body"] for r in h.github_requests() if r["method"] == "POST" and "/statuses/" in r["path"]]
 
@@ -140,12 +150,7 @@ def case_stored(h, examples):
 
 def case_paired(h, examples):
     """Paired mode: `rnx bench --pair` measures the base revision (a git commit) interleaved with the head."""
-    h.start_github({})
-    make_project(h, examples, slow=False)
-    git(h, "init", "-q", "-b", "main")
-    git(h, "add", "rnx.toml", "kernels")
-    git(h, "commit", "-q", "-m", "base")
-    base = git(h, "rev-parse", "HEAD")
+    base = base_repository(h, examples)
     make_project(h, examples, slow=True)
     git(h, "commit", "-q", "-am", "slow")
     head = git(h, "rev-parse", "HEAD")
@@ -159,7 +164,50 @@ def case_paired(h, examples):
     check("mode paired" in r.summary, "the report names paired mode")
 
 
-CASES = {"stored": case_stored, "paired": case_paired}
+def case_confirmed(h, examples):
+    """Confirmed mode: what the stored baseline calls slower is measured again, paired, at the baseline's commit.
+    A baseline recorded 4x faster than its own code (as if measured in a fast spell) is refuted, so identical code
+    does not block; a real 4x slowdown is confirmed and blocks."""
+    base = base_repository(h, examples)
+    store = h.path("store.db")
+
+    # The baseline: the base code measured for real, then every sample divided by 4, stored by a push of `base`.
+    push = h.event_env("push", push_payload(after=base), "refs/heads/main", base)
+    h.run_rnx(["bench", "--config", "rnx.toml", "--out", h.path("measured.json"), "--quiet"], push, expect=0)
+    run = json.load(open(h.path("measured.json")))
+    for result in run["results"]:
+        result["samples_ms"] = [x / 4 for x in result["samples_ms"]]
+    with open(h.path("fast-baseline.json"), "w", encoding="utf-8") as f:
+        json.dump(run, f)
+    h.run_rnx(["gate", "--results", h.path("fast-baseline.json"), "--store", store], push, expect=0)
+
+    # Identical code in a pull request: stored says slower, the paired re-measurement does not.
+    git(h, "commit", "-q", "--allow-empty", "-m", "no code change")
+    head = git(h, "rev-parse", "HEAD")
+    pr = h.event_env("pull_request", pull_request_payload(head_sha=head, base_sha=base), "refs/pull/7/merge",
+                     MERGE_SHA)
+    r = h.run_rnx(["gate", "--mode", "confirmed", "--store", store], pr, expect=0)
+    check("--pair %s" % base in r.stdout and "--kernel softmax" in r.stdout,
+          "the slower kernel was measured again, paired at the baseline's commit:\n" + r.stdout)
+    check("1 configuration slower against the stored baseline re-measured paired" in r.stdout and
+          "0 confirmed" in r.stdout, "the stored slowdown was not confirmed:\n" + r.stdout)
+    check(r.outputs.get("verdict") in ("PASS", "WARN"), "identical code does not block, got %r:\n%s" % (
+        r.outputs.get("verdict"), r.stdout))
+    check("the stored baseline said slower" in r.summary and "mode confirmed" in r.summary,
+          "the report keeps what the stored baseline said and names the mode:\n" + r.summary)
+
+    # A real 4x slowdown: stored and paired agree.
+    make_project(h, examples, slow=True)
+    git(h, "commit", "-q", "-am", "slow")
+    head = git(h, "rev-parse", "HEAD")
+    pr = h.event_env("pull_request", pull_request_payload(head_sha=head, base_sha=base), "refs/pull/7/merge",
+                     MERGE_SHA)
+    r = h.run_rnx(["gate", "--mode", "confirmed", "--store", store], pr, expect=1)
+    check("1 confirmed" in r.stdout and r.outputs.get("verdict") == "BLOCK",
+          "the real slowdown is confirmed and blocks, got %r:\n%s" % (r.outputs.get("verdict"), r.stdout))
+
+
+CASES = {"stored": case_stored, "paired": case_paired, "confirmed": case_confirmed}
 
 
 def main():
