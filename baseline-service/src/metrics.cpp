@@ -23,15 +23,38 @@ std::string label(std::string_view v) {
 
 }  // namespace
 
+void metrics::histogram::observe(double seconds) {
+  std::size_t i = 0;
+  while (i < latency_buckets.size() && seconds > latency_buckets[i]) ++i;
+  if (i < latency_buckets.size()) ++counts[i];
+  ++count;
+  sum += seconds;
+}
+
+void metrics::render_histogram(std::ostream& os, std::string_view name, const std::string& labels,
+                               const histogram& h) {
+  std::uint64_t cumulative = 0;
+  for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
+    cumulative += h.counts[i];
+    os << name << "_bucket{" << labels << "le=\"" << latency_buckets[i] << "\"} " << cumulative << "\n";
+  }
+  os << name << "_bucket{" << labels << "le=\"+Inf\"} " << h.count << "\n";
+  // The same labels without the trailing comma, and no braces at all when there are none.
+  const std::string plain = labels.empty() ? "" : "{" + labels.substr(0, labels.size() - 1) + "}";
+  os << name << "_sum" << plain << " " << h.sum << "\n";
+  os << name << "_count" << plain << " " << h.count << "\n";
+}
+
 void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
   std::lock_guard lock(mutex_);
   ++requests_[{std::string(route), std::string(method), status}];
-  auto& h = latency_[std::string(route)];
-  std::size_t i = 0;
-  while (i < latency_buckets.size() && seconds > latency_buckets[i]) ++i;
-  if (i < latency_buckets.size()) ++h.counts[i];
-  ++h.count;
-  h.sum += seconds;
+  latency_[std::string(route)].observe(seconds);
+}
+
+void metrics::request_started(double waited_seconds) {
+  --queued_requests_;
+  std::lock_guard lock(mutex_);
+  queue_wait_.observe(waited_seconds);
 }
 
 void metrics::count_run_stored() {
@@ -59,19 +82,18 @@ std::string metrics::render(std::int64_t runs_in_store) const {
     os << "rnx_http_requests_total{route=\"" << label(route) << "\",method=\"" << label(method) << "\",status=\""
        << status << "\"} " << n << "\n";
   }
-  os << "# HELP rnx_http_request_duration_seconds Time from a complete request to its response.\n"
+  os << "# HELP rnx_http_request_duration_seconds Time to answer a complete request, from the moment a request "
+        "thread takes it (the wait before is rnx_request_queue_wait_seconds).\n"
      << "# TYPE rnx_http_request_duration_seconds histogram\n";
   for (const auto& [route, h] : latency_) {
-    std::uint64_t cumulative = 0;
-    for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
-      cumulative += h.counts[i];
-      os << "rnx_http_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"" << latency_buckets[i]
-         << "\"} " << cumulative << "\n";
-    }
-    os << "rnx_http_request_duration_seconds_bucket{route=\"" << label(route) << "\",le=\"+Inf\"} " << h.count << "\n";
-    os << "rnx_http_request_duration_seconds_sum{route=\"" << label(route) << "\"} " << h.sum << "\n";
-    os << "rnx_http_request_duration_seconds_count{route=\"" << label(route) << "\"} " << h.count << "\n";
+    render_histogram(os, "rnx_http_request_duration_seconds", "route=\"" + label(route) + "\",", h);
   }
+  os << "# HELP rnx_request_queue_wait_seconds Time a complete request waited for a request thread.\n"
+     << "# TYPE rnx_request_queue_wait_seconds histogram\n";
+  render_histogram(os, "rnx_request_queue_wait_seconds", "", queue_wait_);
+  os << "# HELP rnx_request_queue_depth Complete requests waiting for a request thread now.\n"
+     << "# TYPE rnx_request_queue_depth gauge\n"
+     << "rnx_request_queue_depth " << queued_requests_.load() << "\n";
   os << "# HELP rnx_runs_stored_total Runs stored since the server started.\n"
      << "# TYPE rnx_runs_stored_total counter\n"
      << "rnx_runs_stored_total " << runs_stored_ << "\n";

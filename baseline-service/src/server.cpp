@@ -13,6 +13,7 @@
 #include <boost/beast/ssl.hpp>
 
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <optional>
 #include <type_traits>
@@ -108,7 +109,11 @@ class session : public std::enable_shared_from_this<session<Stream>> {
       return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
     }
     if (ec) return do_close();  // timeout, reset: nobody to answer
-    asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release()]() mutable {
+    state_.stats.request_queued();
+    asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release(),
+                                queued_at = std::chrono::steady_clock::now()]() mutable {
+      self->state_.stats.request_started(
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_at).count());
       response res;
       try {
         res = self->state_.handler.handle_request(req);

@@ -133,6 +133,12 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   CHECK(m.body.find("rnx_runs_stored_total 6") != std::string::npos);
   CHECK(m.body.find("rnx_http_request_duration_seconds_bucket{route=\"/api/v1/runs/{id}/verdict\",le=\"+Inf\"}") !=
         std::string::npos);
+  CHECK(m.body.find("rnx_http_request_duration_seconds_count{route=\"/api/v1/runs/{id}/verdict\"} ") !=
+        std::string::npos);
+  // Every request so far went through the request threads' queue, and none waits now (this one is answered).
+  CHECK(m.body.find("rnx_request_queue_wait_seconds_bucket{le=\"+Inf\"} ") != std::string::npos);
+  CHECK(m.body.find("\nrnx_request_queue_wait_seconds_count ") != std::string::npos);
+  CHECK(m.body.find("\nrnx_request_queue_depth 0\n") != std::string::npos);
 }
 
 TEST_CASE("server: auth and error statuses 400 / 401 / 403 / 404 / 405 / 409 / 413 / 422") {

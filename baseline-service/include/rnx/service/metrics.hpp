@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -28,6 +29,9 @@ class metrics {
   void connection_opened() { ++open_connections_; }
   void connection_closed() { --open_connections_; }
   void connection_refused() { ++refused_connections_; }
+  // A complete request waits for a request thread (queued), then is answered (started, after `waited`).
+  void request_queued() { ++queued_requests_; }
+  void request_started(double waited_seconds);
 
   // The text exposition format (version 0.0.4). runs_in_store is read from the database by the caller.
   std::string render(std::int64_t runs_in_store) const;
@@ -37,7 +41,11 @@ class metrics {
     std::array<std::uint64_t, latency_buckets.size()> counts{};  // non-cumulative; summed on render
     std::uint64_t count = 0;
     double sum = 0;
+    void observe(double seconds);
   };
+  // `labels` is empty or `name="value",` pairs, each with its trailing comma.
+  static void render_histogram(std::ostream& os, std::string_view name, const std::string& labels,
+                               const histogram& h);
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;
   std::map<std::string, histogram> latency_;
@@ -45,7 +53,9 @@ class metrics {
   std::uint64_t runs_stored_ = 0;
   std::uint64_t webhook_ok_ = 0;
   std::uint64_t webhook_failed_ = 0;
+  histogram queue_wait_;
   std::atomic<std::int64_t> open_connections_{0};
+  std::atomic<std::int64_t> queued_requests_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
 };
 
