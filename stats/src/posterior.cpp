@@ -122,13 +122,12 @@ double quantile_from(std::vector<double>& values, std::size_t first, double posi
   return low + fraction * (high - low);
 }
 
-// The central interval [q, 1 - q] (q <= 0.5), linear-interpolated like numpy's default: the upper end is
-// searched only among the values the lower end's selection left above it.
-std::pair<double, double> central_interval(std::vector<double>& values, double q) {
-  const double last = static_cast<double>(values.size() - 1);
-  const double position_low = q * last;
+// Both ends by selection over all values: the upper end only among those the lower end's selection left
+// above it.
+std::pair<double, double> interval_by_selection(std::vector<double>& values, double position_low,
+                                                double position_high) {
   const double low = quantile_from(values, 0, position_low);
-  const double high = quantile_from(values, static_cast<std::size_t>(std::floor(position_low)), (1 - q) * last);
+  const double high = quantile_from(values, static_cast<std::size_t>(std::floor(position_low)), position_high);
   return {low, high};
 }
 
@@ -187,6 +186,47 @@ class draws_cache {
 };
 
 }  // namespace
+
+std::pair<double, double> central_interval(std::vector<double>& values, double q) {
+  const std::size_t n = values.size();
+  if (n == 0) return {NAN, NAN};
+  const double last = static_cast<double>(n - 1);
+  const double position_low = q * last;
+  const double position_high = (1 - q) * last;
+  // The ends need the values at ranks floor(position) and the one after: the `need_low` smallest and the
+  // `need_high` largest values.
+  const auto rank_low = static_cast<std::size_t>(std::floor(position_low));
+  const auto rank_high = static_cast<std::size_t>(std::floor(position_high));
+  const std::size_t need_low = std::min(n, rank_low + 2);
+  const std::size_t need_high = n - rank_high;
+  if (n < 256 || need_low + need_high > n / 8) return interval_by_selection(values, position_low, position_high);
+
+  // Thresholds from every 16th value, with room to spare, so that one pass keeps only the few values near each
+  // end; when a threshold kept too few (an unlucky pilot), the selection over all values decides.
+  std::vector<double> pilot;
+  pilot.reserve(n / 16 + 1);
+  for (std::size_t i = 0; i < n; i += 16) pilot.push_back(values[i]);
+  std::sort(pilot.begin(), pilot.end());
+  const std::size_t p = pilot.size();
+  auto pilot_rank = [&](std::size_t need) { return std::min(p - 1, 2 * need * p / n + 4); };
+  const double at_most = pilot[pilot_rank(need_low)];
+  const double at_least = pilot[p - 1 - pilot_rank(need_high)];
+  std::vector<double> low_end, high_end;
+  low_end.reserve(4 * need_low + 64);
+  high_end.reserve(4 * need_high + 64);
+  for (double v : values) {
+    if (v <= at_most) low_end.push_back(v);
+    if (v >= at_least) high_end.push_back(v);
+  }
+  if (low_end.size() < need_low || high_end.size() < need_high) {
+    return interval_by_selection(values, position_low, position_high);
+  }
+  // Every value of rank below need_low is in low_end at the same rank; every value of rank rank_high or above
+  // is in high_end, shifted down by the n - high_end.size() values left out below it.
+  const double low = quantile_from(low_end, 0, position_low);
+  const double high = quantile_from(high_end, 0, position_high - static_cast<double>(n - high_end.size()));
+  return {low, high};
+}
 
 std::optional<double> observed_statistic(const sample_view& side, statistic stat) {
   if (side.samples.empty()) return std::nullopt;

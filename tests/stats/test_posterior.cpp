@@ -3,6 +3,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -170,6 +171,42 @@ TEST_CASE("identical samples on both sides still get independent draws") {
   CHECK(c.ratio.value() == 1.0);
   CHECK(c.ci_lo.value() < 0.995);
   CHECK(c.ci_hi.value() > 1.005);
+}
+
+TEST_CASE("central_interval equals the quantiles of a full sort, interpolation included") {
+  // The fast path keeps only values near each end; the answer must be the very same numbers.
+  auto reference = [](std::vector<double> v, double q) {
+    std::sort(v.begin(), v.end());
+    auto at = [&](double position) {
+      const auto lower = static_cast<std::size_t>(std::floor(position));
+      const double fraction = position - static_cast<double>(lower);
+      if (fraction == 0 || lower + 1 >= v.size()) return v[lower];
+      return v[lower] + fraction * (v[lower + 1] - v[lower]);
+    };
+    const double last = static_cast<double>(v.size() - 1);
+    return std::pair{at(q * last), at((1 - q) * last)};
+  };
+  std::mt19937_64 rng(21);
+  std::normal_distribution<double> normal;
+  int compared = 0;
+  for (std::size_t n : {1u, 2u, 3u, 10u, 255u, 256u, 1000u, 2000u, 2001u, 20000u}) {
+    for (double q : {0.0, 0.025, 0.1, 0.5}) {
+      for (bool ties : {false, true}) {
+        std::vector<double> v(n);
+        for (auto& x : v) x = ties ? std::round(normal(rng) * 3) : normal(rng);
+        if (n == 2000 && ties) std::sort(v.begin(), v.end());  // an ordered input: the pilot sees the extremes
+        const auto expected = reference(v, q);
+        auto work = v;
+        const auto got = central_interval(work, q);
+        CHECK(got.first == expected.first);
+        CHECK(got.second == expected.second);
+        ++compared;
+      }
+    }
+  }
+  CHECK(compared == 80);
+  std::vector<double> none;
+  CHECK(std::isnan(central_interval(none, 0.025).first));
 }
 
 TEST_CASE("outlier-robust: one huge sample does not change a median verdict") {

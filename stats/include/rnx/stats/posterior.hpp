@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace rnx::stats {
@@ -58,6 +59,10 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
 // The decision rule of DESIGN.md; `flat` as above.
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
                            bool flat = false);
+
+// The central interval [q, 1 - q] of values (q <= 0.5), each end linear-interpolated between neighbouring order
+// statistics like numpy's default quantile; values is reordered. NaNs for no values. (Exposed for tests.)
+std::pair<double, double> central_interval(std::vector<double>& values, double q);
 
 // The observed statistic (median or mean; for grouped samples the geometric mean of process statistics).
 std::optional<double> observed_statistic(const sample_view& side, statistic stat);
