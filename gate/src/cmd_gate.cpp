@@ -164,6 +164,7 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
     return what + " not re-measured, so the stored verdict stands: " + e.what();
   }
   const verdict_document paired = stats::judge_runs(*outcome.base, outcome.head, policy.policy);
+  const std::string remeasured = "re-measured paired at the baseline's commit " + commit.substr(0, 12);
   std::size_t confirmed = 0;
   for (auto& c : verdict.configs) {
     if (c.result != decision::slower) continue;
@@ -174,15 +175,14 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
     stored.precision(3);
     stored << "the stored baseline said slower x" << c.ratio.value_or(0);
     config_verdict replaced = *again;
-    replaced.reason = "re-measured paired at the baseline's commit " + commit.substr(0, 12) + ": " +
+    replaced.reason = remeasured + ": " +
                       (replaced.reason.empty() ? std::string(to_string(replaced.result)) : replaced.reason) + "; " +
                       stored.str();
     confirmed += replaced.result == decision::slower;
     c = std::move(replaced);
   }
   verdict.verdict = stats::overall_answer(verdict.configs, policy.policy, verdict.reason);
-  return what + " re-measured paired at the baseline's commit " + commit.substr(0, 12) + " in this job: " +
-         std::to_string(confirmed) + " confirmed";
+  return what + " " + remeasured + " in this job: " + std::to_string(confirmed) + " confirmed";
 #else
   (void)o;
   (void)policy;

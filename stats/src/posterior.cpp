@@ -140,17 +140,13 @@ class draws_cache {
                                                  std::uint64_t seed, bool flat) {
     {
       std::lock_guard lock(mutex_);
-      for (auto& e : entries_) {
-        if (e.seed == seed && e.resamples == opt.resamples && e.stat == opt.stat && e.flat == flat &&
-            std::ranges::equal(e.samples, side.samples) && std::ranges::equal(e.groups, side.groups)) {
-          e.used = ++clock_;
-          return e.draws;
-        }
-      }
+      if (auto kept = find(side, opt, seed, flat)) return kept;
     }
-    // Drawn outside the lock: two threads may draw the same side at once, and both get the same numbers.
+    // Drawn outside the lock: two threads may draw the same side at once, and both get the same numbers; the
+    // one that comes second keeps the first one's entry.
     auto draws = std::make_shared<const std::vector<double>>(posterior_draws(side, opt, seed, flat));
     std::lock_guard lock(mutex_);
+    if (auto kept = find(side, opt, seed, flat)) return kept;
     entry fresh{seed,
                 opt.resamples,
                 opt.stat,
@@ -168,6 +164,19 @@ class draws_cache {
   }
 
  private:
+  // The kept draws of this side, marked as just used; null when none are kept. Called under the lock.
+  std::shared_ptr<const std::vector<double>> find(const sample_view& side, const comparison_options& opt,
+                                                  std::uint64_t seed, bool flat) {
+    for (auto& e : entries_) {
+      if (e.seed == seed && e.resamples == opt.resamples && e.stat == opt.stat && e.flat == flat &&
+          std::ranges::equal(e.samples, side.samples) && std::ranges::equal(e.groups, side.groups)) {
+        e.used = ++clock_;
+        return e.draws;
+      }
+    }
+    return nullptr;
+  }
+
   // 256 baselines' configurations of 2,000 draws: 4 MB.
   static constexpr std::size_t capacity = 256;
   struct entry {
