@@ -197,6 +197,7 @@ class walker {
   void bench(const toml::table& t, std::string_view prefix, bench_settings& b) const {
     auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
     if (auto n = t.get("processes")) b.processes = static_cast<int>(integer(*n, key("processes"), 1, 64));
+    if (auto n = t.get("max_processes")) b.max_processes = static_cast<int>(integer(*n, key("max_processes"), 1, 64));
     if (auto n = t.get("min_samples")) b.min_samples = static_cast<int>(integer(*n, key("min_samples"), 1, 100000));
     if (auto n = t.get("samples")) b.max_samples = static_cast<int>(integer(*n, key("samples"), 1, 100000));
     if (auto n = t.get("budget_ms")) b.budget_ms = number(*n, key("budget_ms"), 0, 3.6e6);
@@ -319,8 +320,8 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (auto n = doc.get("bench")) {
     auto b = n->as_table();
     if (!b) w.fail(n, "bench", "expected a table [bench]");
-    w.only_keys(*b, "bench", {"processes", "min_samples", "samples", "budget_ms", "warmup_ms", "min_sample_ms", "noise",
-                              "timeout_s", "threads", "seed"});
+    w.only_keys(*b, "bench", {"processes", "max_processes", "min_samples", "samples", "budget_ms", "warmup_ms",
+                              "min_sample_ms", "noise", "timeout_s", "threads", "seed"});
     w.bench(*b, "bench.", m.bench);
   }
   if (auto n = doc.get("gate")) {
@@ -376,8 +377,8 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
     std::string prefix = "kernel[" + std::to_string(i) + "]";
     auto key = [&](std::string_view k) { return prefix + "." + std::string(k); };
     w.only_keys(t, prefix, {"name", "path", "entry", "inputs", "runtimes", "dtypes", "batch", "device", "tolerance",
-                            "processes", "min_samples", "samples", "budget_ms", "warmup_ms", "min_sample_ms", "noise",
-                            "timeout_s", "threads", "seed"});
+                            "processes", "max_processes", "min_samples", "samples", "budget_ms", "warmup_ms",
+                            "min_sample_ms", "noise", "timeout_s", "threads", "seed"});
     kernel_spec k;
     k.line = t.source().begin.line;
     auto nm = t.get("name");

@@ -6,6 +6,7 @@
 
 #include <openssl/evp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -102,7 +103,7 @@ environment environment_from(const json::reader& r) {
 
 run_result result_from(const json::reader& r) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
-               "max_abs_err", "rel_err", "tolerance", "message"});
+               "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -154,6 +155,11 @@ run_result result_from(const json::reader& r) {
   if (res.status != result_status::ok && res.message.empty()) {
     r.at("message").fail("a message explaining the non-ok status");
   }
+  if (auto p = r.maybe("pairing")) {
+    res.pairing = p->string();
+    if (res.pairing != "in-process" && res.pairing != "process") p->fail("\"in-process\" or \"process\"");
+  }
+  res.pairing_reason = r.string_or("pairing_reason", "");
   return res;
 }
 
@@ -162,7 +168,7 @@ run_result result_from(const json::reader& r) {
 run_document run_from_json(const bj::value& v, std::string_view source) {
   json::reader r(v, std::string(source));
   r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
-               "results"});
+               "results", "pairing"});
   auto schema = r.at("schema");
   if (schema.string() != run_schema_id) schema.fail("\"rnx.run/v1\"");
   run_document run;
@@ -176,11 +182,40 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
   }
   run.created_at = r.string_or("created_at", "");
   run.env = environment_from(r.at("environment"));
+  if (auto p = r.maybe("pairing")) {
+    p->only_keys({"id", "side", "partner_commit", "block", "looks"});
+    pairing_info info;
+    info.id = non_empty(p->at("id"));
+    auto side = p->at("side");
+    info.side = side.string();
+    if (info.side != "head" && info.side != "base") side.fail("\"head\" or \"base\"");
+    info.partner_commit = p->string_or("partner_commit", "");
+    if (auto b = p->maybe("block")) {
+      info.block = b->integer();
+      if (info.block < 1 || info.block > 1024) b->fail("a block size from 1 to 1024 samples a side");
+    }
+    if (auto l = p->maybe("looks")) {
+      info.looks = l->integer();
+      if (info.looks < 1 || info.looks > 64) l->fail("a number of looks from 1 to 64");
+    }
+    run.pairing = std::move(info);
+  }
+  const std::int64_t block = run.pairing ? run.pairing->block : in_process_block;
   auto results = r.at("results");
   std::set<config_key> seen;
   for (std::size_t i = 0; i < results.array().size(); ++i) {
     auto item = results.at(i);
     run.results.push_back(result_from(item));
+    const run_result& res = run.results.back();
+    if (res.pairing == "in-process") {
+      const bool whole = std::all_of(res.groups.begin(), res.groups.end(), [&](auto g) { return g % block == 0; }) &&
+                         static_cast<std::int64_t>(res.samples_ms.size()) % block == 0;
+      if (!whole) {
+        throw error(errc::invalid, std::string(source) + ": " + item.path() + ".groups: in-process samples come in "
+                                   "blocks of " + std::to_string(block) + " per process, and these do not (or mark "
+                                   "the result \"pairing\": \"process\")");
+      }
+    }
     if (!seen.insert(run.results.back().key()).second) {
       throw error(errc::invalid, std::string(source) + ": " + item.path() + ": duplicate configuration " +
                                      run.results.back().key().label() + " (each configuration appears once)");
@@ -228,6 +263,8 @@ bj::value to_json(const run_document& run) {
     if (res.rel_err) o["rel_err"] = *res.rel_err;
     if (res.tol) o["tolerance"] = bj::object{{"rtol", res.tol->rtol}, {"atol", res.tol->atol}};
     o["message"] = res.message;
+    if (!res.pairing.empty()) o["pairing"] = res.pairing;
+    if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
     results.push_back(std::move(o));
   }
 
@@ -241,6 +278,13 @@ bj::value to_json(const run_document& run) {
   doc["created_at"] = run.created_at;
   doc["environment"] = std::move(env);
   doc["results"] = std::move(results);
+  if (run.pairing) {
+    doc["pairing"] = bj::object{{"id", run.pairing->id},
+                                {"side", run.pairing->side},
+                                {"partner_commit", run.pairing->partner_commit},
+                                {"block", run.pairing->block},
+                                {"looks", run.pairing->looks}};
+  }
   return doc;
 }
 

@@ -131,6 +131,9 @@ bj::value to_json(const verdict_document& v) {
     o["n_base"] = c.n_base;
     o["n_head"] = c.n_head;
     o["reason"] = c.reason;
+    put_optional(o, "mde", c.mde);
+    if (!c.pairing.empty()) o["pairing"] = c.pairing;
+    if (c.threshold) o["threshold"] = *c.threshold;
     configs.push_back(std::move(o));
   }
   doc["configs"] = std::move(configs);
@@ -189,6 +192,9 @@ verdict_document verdict_from_json(const bj::value& v, std::string_view source) 
     cv.n_base = c.integer("n_base");
     cv.n_head = c.integer("n_head");
     cv.reason = c.string_or("reason", "");
+    cv.mde = optional_number(c, "mde");
+    cv.pairing = c.string_or("pairing", "");
+    cv.threshold = optional_number(c, "threshold");
     doc.configs.push_back(std::move(cv));
   }
   return doc;

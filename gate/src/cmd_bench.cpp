@@ -33,6 +33,10 @@ struct bench_args {
   std::vector<std::int64_t> batches;
   std::string device;
   std::optional<int> processes;
+  std::optional<int> max_processes;
+  std::string pairing = "in-process";
+  std::optional<double> rope;
+  std::optional<double> probability;
   std::optional<int> samples;
   std::optional<int> min_samples;
   std::optional<double> budget_ms;
@@ -114,6 +118,14 @@ void run(const bench_args& a) {
   o.filters = {a.kernels, a.runtimes, a.dtypes, a.batches};
   o.device = a.device;
   o.processes = a.processes;
+  o.max_processes = a.max_processes;
+  o.in_process_pairing = a.pairing != "process";
+  if (a.rope || a.probability) {
+    gate_policy policy = load_manifest(config).gate;
+    if (a.rope) policy.rope = *a.rope;
+    if (a.probability) policy.probability = *a.probability;
+    o.policy = policy;
+  }
   o.max_samples = a.samples;
   o.min_samples = a.min_samples;
   if (a.samples && !a.min_samples) o.min_samples = std::min(*a.samples, 8);
@@ -146,6 +158,10 @@ void run(const bench_args& a) {
   std::string branch = !a.branch.empty() ? a.branch
                                          : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
   std::string base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
+  if (sides.size() > 1) {
+    if (sides[0].pairing) sides[0].pairing->partner_commit = base_commit;
+    if (sides[1].pairing) sides[1].pairing->partner_commit = commit;
+  }
   run_document head = runner::make_run_document(sides[0], commit, branch, base_branch, a.pull_request);
   write_run_file(head, a.out);
   if (!a.quiet) {
@@ -179,7 +195,20 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
   cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
-  cmd->add_option("--processes", args->processes, "Worker processes per configuration")->check(CLI::Range(1, 64));
+  cmd->add_option("--processes", args->processes, "Worker processes per configuration (with --pair: the first look)")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--max-processes", args->max_processes,
+                  "With --pair: add processes one look at a time up to this many while undecided")
+      ->check(CLI::Range(1, 64));
+  cmd->add_option("--pairing", args->pairing,
+                  "With --pair: in-process (base and head alternated in the same workers) or process")
+      ->check(CLI::IsMember({"in-process", "process"}))
+      ->capture_default_str();
+  cmd->add_option("--rope", args->rope, "With --pair: the looks' band of equivalence (default: [gate] rope)")
+      ->check(CLI::Range(1e-6, 0.999));
+  cmd->add_option("--probability", args->probability,
+                  "With --pair: the looks' probability before the split over looks (default: [gate] probability)")
+      ->check(CLI::Range(0.5, 1.0));
   cmd->add_option("--samples", args->samples, "At most this many samples per process")->check(CLI::Range(1, 100000));
   cmd->add_option("--min-samples", args->min_samples, "At least this many samples per process")
       ->check(CLI::Range(1, 100000));
@@ -187,7 +216,7 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::Range(0.0, 3.6e6));
   cmd->add_option("--timeout", args->timeout_s, "Seconds before a silent configuration is killed")
       ->check(CLI::Range(0.1, 86400.0));
-  cmd->add_option("--pair", args->pair, "Also benchmark this base revision, interleaved per process");
+  cmd->add_option("--pair", args->pair, "Also benchmark this base revision, alternated with the head in blocks");
   cmd->add_option("--base-out", args->base_out, "Run document of the base revision (with --pair)");
   cmd->add_option("--commit", args->commit, "Commit recorded in the run (default: $GITHUB_SHA or git HEAD)");
   cmd->add_option("--branch", args->branch, "Branch recorded in the run (default: from GitHub or git)");

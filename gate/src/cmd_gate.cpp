@@ -157,6 +157,8 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
   request.pair_ref = commit;
   request.base_out = (out_dir / "confirm-base-run.json").string();
   request.kernels = kernels;
+  request.rope = policy.policy.rope;
+  request.probability = policy.policy.probability;
   bench_outcome outcome;
   try {
     outcome = run_bench(request);
@@ -249,6 +251,8 @@ void run_gate(const gate_options& o) {
     if (paired && o.base_results.empty()) {
       request.pair_ref = pair_ref;
       request.base_out = (out_dir / "base-run.json").string();
+      request.rope = policy.policy.rope;
+      request.probability = policy.policy.probability;
     }
     auto outcome = run_bench(request);
     head = std::move(outcome.head);

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <sstream>
 
 #include <spawn.h>
 #include <sys/wait.h>
@@ -30,6 +31,14 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
     args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
   }
   for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
+  auto number = [](double v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+  };
+  if (request.rope) args.insert(args.end(), {"--rope", number(*request.rope)});
+  if (request.probability) args.insert(args.end(), {"--probability", number(*request.probability)});
   return args;
 }
 

@@ -15,6 +15,8 @@ struct bench_request {
   std::string pair_ref;  // paired mode: the base revision; "" = head only
   std::string base_out;  // paired mode: the base run document
   std::vector<std::string> kernels;  // only these kernels of the manifest; empty = all
+  std::optional<double> rope;         // paired mode: the band and probability of the sequential looks, when the
+  std::optional<double> probability;  // gate's resolved policy is not the manifest's own
 };
 
 struct bench_outcome {

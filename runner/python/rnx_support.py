@@ -25,14 +25,25 @@ _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch
 
 
 class Loaded:
-    def __init__(self, module, path, kind, entry_name, fn=None, model_cls=None, ref_cls=None):
+    def __init__(self, module, path, kind, entry_name, fn=None, model_cls=None, ref_cls=None, local_modules=()):
         self.module = module
+        # Modules the kernel imported from its own folder: two revisions loaded into one process would share them.
+        self.local_modules = list(local_modules)
         self.path = path
         self.kind = kind  # "function" | "kernelbench"
         self.entry_name = entry_name
         self.fn = fn
         self.model_cls = model_cls
         self.ref_cls = ref_cls
+
+
+def _local_modules(names, folder):
+    local = []
+    for name in sorted(names):
+        origin = getattr(sys.modules.get(name), "__file__", None)
+        if origin and os.path.abspath(origin).startswith(folder + os.sep):
+            local.append(name)
+    return local
 
 
 def load(path, entry, module_name):
@@ -45,13 +56,16 @@ def load(path, entry, module_name):
         raise KernelError("cannot be imported as a Python module")
     module = importlib.util.module_from_spec(spec)
     sys.modules[module_name] = module
+    before = set(sys.modules)
     spec.loader.exec_module(module)
+    local = _local_modules(set(sys.modules) - before, folder)
     kernelbench = hasattr(module, "Model") and hasattr(module, "get_inputs")
     if kernelbench and (not entry or entry in ("Model", "ModelNew")):
         name = entry or ("ModelNew" if hasattr(module, "ModelNew") else "Model")
         if not hasattr(module, "get_init_inputs"):
             raise KernelError("a KernelBench file needs get_init_inputs() beside Model and get_inputs()")
-        return Loaded(module, path, "kernelbench", name, model_cls=getattr(module, name), ref_cls=module.Model)
+        return Loaded(module, path, "kernelbench", name, model_cls=getattr(module, name), ref_cls=module.Model,
+                      local_modules=local)
     name = entry or "run"
     fn = getattr(module, name, None)
     if fn is None:
@@ -61,7 +75,7 @@ def load(path, entry, module_name):
         raise KernelError(f"entry '{name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml")
     if not callable(fn):
         raise KernelError(f"entry '{name}' is a {type(fn).__name__}, not a function")
-    return Loaded(module, path, "function", name, fn=fn)
+    return Loaded(module, path, "function", name, fn=fn, local_modules=local)
 
 
 def check_arity(loaded, names):

@@ -9,7 +9,9 @@
 #include "rnx/runner/native_build.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
+#include "rnx/stats/posterior.hpp"
 #include "worker_protocol.hpp"
+#include "worker_run.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -26,6 +28,8 @@
 #include <fstream>
 #include <iomanip>
 #include <map>
+#include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -49,15 +53,22 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+using detail::worker_run;
+
 struct planned {
   std::size_t side = 0;
   const kernel_spec* spec = nullptr;
   run_result result;
-  int processes = 3;
+  int processes = 3;      // rounds before the first look (and all rounds outside paired runs)
+  int max_processes = 3;  // paired runs: rounds while undecided
   double timeout_s = 120;
   bool failed = false;   // error / diverged / skipped: not run again
   bool checked = false;  // the reference check ran (first process that got this far)
   int rounds_done = 0;
+  std::optional<std::size_t> partner;  // paired runs: the other side's entry of the same configuration
+  bool in_process = false;             // paired in the same worker processes as its partner
+  bool decided = false;                // a sequential look decided it: no more rounds
+  std::string note;                    // goes first in the result's message
 };
 
 struct side_state {
@@ -77,6 +88,38 @@ bool selected(const std::vector<std::string>& filter, const std::string& value) 
   return filter.empty() || std::find(filter.begin(), filter.end(), value) != filter.end();
 }
 
+// Why the batch sizes of the sweep would all measure the same thing, or nullopt when they do not: a KernelBench
+// file whose module sets no `batch_size` makes the same inputs whatever the batch (its get_inputs() has nothing
+// to read it from). Declared shapes without B are refused by the manifest reader already.
+std::optional<std::string> batch_independent(const kernel_spec& k) {
+  if (k.kind() != "python" || !k.inputs.empty()) return std::nullopt;
+  std::ifstream in(k.resolved_path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string source = text.str();
+  static const std::regex kernelbench(R"((^|\n)def get_inputs\s*\()");
+  static const std::regex batch_size(R"((^|\n)batch_size\s*(:[^=\n]*)?=)");
+  if (!std::regex_search(source, kernelbench) || std::regex_search(source, batch_size)) return std::nullopt;
+  return k.path + " sets no module-level batch_size, so get_inputs() makes the same inputs at every batch";
+}
+
+// Why a configuration of a paired run cannot share worker processes with its base, or empty when it can.
+std::string in_process_obstacle(const kernel_spec& head, const kernel_spec& base) {
+  if (head.kind() == "cpp" || head.kind() == "cuda" || base.kind() == "cpp" || base.kind() == "cuda") {
+    return "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols";
+  }
+  if (head.kind() != base.kind()) return "the kernel is a " + base.kind() + " file in the base and a " + head.kind() +
+                                         " file in the head";
+  auto shapes = [](const kernel_spec& k) {
+    std::string text;
+    for (const auto& in : k.inputs) text += in.name + "=" + in.text + ";";
+    return text;
+  };
+  if (shapes(head) != shapes(base)) return "the kernel's declared inputs differ between the revisions";
+  if (head.device != base.device) return "the kernel's device differs between the revisions";
+  return {};
+}
+
 std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o) {
   std::vector<planned> out;
   for (std::size_t s = 0; s < sides.size(); ++s) {
@@ -90,6 +133,8 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
     }
     for (const auto& k : m.kernels) {
       if (!selected(o.filters.kernels, k.name)) continue;
+      const std::optional<std::string> same_at_every_batch = batch_independent(k);
+      std::optional<std::int64_t> measured_batch;
       for (const auto& runtime : k.runtimes) {
         if (!selected(o.filters.runtimes, runtime)) continue;
         for (const auto& dtype : k.dtypes) {
@@ -99,15 +144,30 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
                 std::find(o.filters.batches.begin(), o.filters.batches.end(), batch) == o.filters.batches.end()) {
               continue;
             }
+            if (same_at_every_batch) {
+              // Measured once, at the first batch of the sweep: the others would repeat it under other names.
+              if (measured_batch && *measured_batch != batch) continue;
+              measured_batch = batch;
+            }
             planned p;
             p.side = s;
             p.spec = &k;
+            if (same_at_every_batch && k.batch.size() > 1) {
+              std::string others;
+              for (auto b : k.batch) {
+                if (b != batch) others += (others.empty() ? "" : ", ") + std::to_string(b);
+              }
+              p.note = "measured once, at batch " + std::to_string(batch) + ", not at " + others + ": " +
+                       *same_at_every_batch;
+            }
             p.result.kernel = k.name;
             p.result.runtime = runtime;
             p.result.dtype = dtype;
             p.result.batch = batch;
             p.result.device = o.device.empty() ? k.device : o.device;
             p.processes = o.processes.value_or(k.bench.processes);
+            p.max_processes = std::max(p.processes, o.max_processes.value_or(k.bench.max_processes));
+            if (sides.size() < 2) p.max_processes = p.processes;  // nothing to decide between, so no looks
             p.timeout_s = o.timeout_s.value_or(k.bench.timeout_s);
             out.push_back(std::move(p));
           }
@@ -118,6 +178,34 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
   if (std::none_of(out.begin(), out.end(), [](const planned& p) { return p.side == 0; })) {
     throw error(errc::usage, "no configuration matches the filters in " + sides[0].m.source +
                                  " (check --kernel/--runtime/--dtype/--batch against the manifest)");
+  }
+  // A paired run: each head configuration meets its base; where they can share processes they do.
+  std::map<config_key, std::size_t> base_by_key;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].side == 1) base_by_key[out[i].result.key()] = i;
+  }
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    if (out[i].side != 0) continue;
+    auto it = base_by_key.find(out[i].result.key());
+    if (it == base_by_key.end()) continue;
+    planned& head = out[i];
+    planned& base = out[it->second];
+    head.partner = it->second;
+    base.partner = i;
+    // Both sides take the head's schedule, so every look sees the same rounds on both.
+    base.processes = head.processes;
+    base.max_processes = head.max_processes;
+    std::string obstacle = o.in_process_pairing ? in_process_obstacle(*head.spec, *base.spec)
+                                                : std::string("in-process pairing was turned off (--pairing process)");
+    head.in_process = base.in_process = obstacle.empty();
+    head.result.pairing = base.result.pairing = obstacle.empty() ? "in-process" : "process";
+    head.result.pairing_reason = base.result.pairing_reason = obstacle;
+  }
+  for (auto& p : out) {
+    if (!p.partner && sides.size() > 1) {
+      p.result.pairing = "process";
+      p.result.pairing_reason = std::string("the configuration exists only in the ") + (p.side == 0 ? "head" : "base");
+    }
   }
   return out;
 }
@@ -130,126 +218,36 @@ void set_failed(planned& p, result_status status, std::string message) {
   p.result.groups.clear();
 }
 
-// One worker process: started on a job, read until it exits or is killed for a timeout.
-class worker_run {
- public:
-  worker_run(const fs::path& worker, const fs::path& job_path) {
-    int result_pipe[2];
-    int log_pipe[2];
-    if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(log_pipe, O_CLOEXEC) != 0) {
-      throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
-    }
-    pid_ = ::fork();
-    if (pid_ < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
-    if (pid_ == 0) {
-      ::setpgid(0, 0);  // its own process group: a timeout kills compiler helpers it started too
-      ::dup2(result_pipe[1], 3);
-      ::dup2(log_pipe[1], 1);
-      ::dup2(log_pipe[1], 2);
-      int devnull = ::open("/dev/null", O_RDONLY);
-      if (devnull >= 0) ::dup2(devnull, 0);
-      std::string w = worker.string();
-      std::string j = job_path.string();
-      const char* argv[] = {w.c_str(), "--job", j.c_str(), "--result-fd", "3", nullptr};
-      ::execv(w.c_str(), const_cast<char* const*>(argv));
-      ::execvp(w.c_str(), const_cast<char* const*>(argv));
-      std::string msg = "cannot start the worker " + w + ": " + std::strerror(errno) + "\n";
-      (void)!::write(2, msg.data(), msg.size());
-      ::_exit(127);
-    }
-    ::setpgid(pid_, pid_);
-    ::close(result_pipe[1]);
-    ::close(log_pipe[1]);
-    result_fd_ = result_pipe[0];
-    log_fd_ = log_pipe[0];
-  }
-  ~worker_run() {
-    if (result_fd_ >= 0) ::close(result_fd_);
-    if (log_fd_ >= 0) ::close(log_fd_);
-    if (pid_ > 0 && !reaped_) {
-      ::kill(-pid_, SIGKILL);
-      ::waitpid(pid_, nullptr, 0);
-    }
-  }
-
-  // Waits up to `timeout_ms` for output; returns complete result lines. Sets finished() at end of output.
-  std::vector<std::string> poll_lines(int timeout_ms) {
-    std::vector<std::string> lines;
-    pollfd fds[2] = {{result_fd_, POLLIN, 0}, {log_fd_, POLLIN, 0}};
-    int n = ::poll(fds, 2, std::max(timeout_ms, 0));
-    if (n < 0 && errno != EINTR) throw error(errc::internal, std::string("poll failed: ") + std::strerror(errno));
-    char buffer[65536];
-    if (fds[1].fd >= 0 && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t got = ::read(log_fd_, buffer, sizeof buffer);
-      if (got > 0) {
-        log_.append(buffer, static_cast<std::size_t>(got));
-        if (log_.size() > 256 * 1024) log_.erase(0, log_.size() - 128 * 1024);
-      } else if (got == 0) {
-        ::close(log_fd_);
-        log_fd_ = -1;
-      }
-    }
-    if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
-      ssize_t got = ::read(result_fd_, buffer, sizeof buffer);
-      if (got > 0) {
-        pending_.append(buffer, static_cast<std::size_t>(got));
-        std::size_t nl;
-        while ((nl = pending_.find('\n')) != std::string::npos) {
-          lines.push_back(pending_.substr(0, nl));
-          pending_.erase(0, nl + 1);
-        }
-      } else if (got == 0) {
-        ::close(result_fd_);
-        result_fd_ = -1;
-      }
-    }
-    return lines;
-  }
-
-  bool finished() const { return result_fd_ < 0 && log_fd_ < 0; }
-
-  void kill() { ::kill(-pid_, SIGKILL); }
-
-  // Reaps the process; describes how it ended ("exit 0", "killed by signal 11 (Segmentation fault)").
-  std::string wait_description(bool& clean) {
-    int status = 0;
-    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
-    }
-    reaped_ = true;
-    ::kill(-pid_, SIGKILL);  // helpers the kernel left behind (compile workers) go with it
-    clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (WIFSIGNALED(status)) {
-      int sig = WTERMSIG(status);
-      std::string text = "killed by signal " + std::to_string(sig) + " (" + detail::signal_name(sig) + ")";
-      if (sig == SIGKILL) text += "; out of memory?";
-      return text;
-    }
-    return "exit status " + std::to_string(WEXITSTATUS(status));
-  }
-
-  std::string log_tail() const { return tail_lines(log_, 12); }
-
- private:
-  pid_t pid_ = -1;
-  bool reaped_ = false;
-  int result_fd_ = -1;
-  int log_fd_ = -1;
-  std::string pending_;
-  std::string log_;
-};
-
 class orchestrator {
  public:
   orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan)
       : o_(o), sides_(sides), plan_(plan) {
     worker_ = o.worker.empty() ? default_worker_path() : o.worker;
     total_rounds_ = 0;
-    for (const auto& p : plan_) total_rounds_ = std::max(total_rounds_, p.processes);
+    for (const auto& p : plan_) {
+      total_rounds_ = std::max(total_rounds_, p.max_processes);
+      looks_ = std::max(looks_, p.max_processes - p.processes + 1);
+    }
+    policy_ = o.policy.value_or(sides_[0].m.gate);
+    std::random_device entropy;
+    pairing_seed_ = (static_cast<std::uint64_t>(entropy()) << 32) ^ entropy();
   }
+
+  // Looks of the sequential schedule (1 outside paired runs).
+  int looks() const { return looks_; }
 
   void run() {
     prebuild_native();
     for (int round = 0; round < total_rounds_; ++round) {
+      look(round);
+      // In-process pairs first: a pair that cannot share its process falls back to the per-side workers below,
+      // in this same round.
+      std::vector<std::size_t> joint;
+      for (std::size_t i = 0; i < plan_.size(); ++i) {
+        if (plan_[i].side == 0 && plan_[i].in_process && runs_in(plan_[i], round)) joint.push_back(i);
+      }
+      rotate(joint, round);
+      run_round(0, round, joint, true);
       // Alternating the side order per round keeps drift from favouring head or base in a paired run.
       std::vector<std::size_t> order;
       for (std::size_t s = 0; s < sides_.size(); ++s) order.push_back(s);
@@ -257,17 +255,55 @@ class orchestrator {
       for (std::size_t s : order) {
         std::vector<std::size_t> pending;
         for (std::size_t i = 0; i < plan_.size(); ++i) {
-          if (plan_[i].side == s && !plan_[i].failed && round < plan_[i].processes) pending.push_back(i);
+          if (plan_[i].side == s && !plan_[i].in_process && runs_in(plan_[i], round)) pending.push_back(i);
         }
-        // Rotating the start keeps any one configuration from always running first in a fresh process.
-        if (!pending.empty()) std::rotate(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(round % pending.size()), pending.end());
-        run_round(s, round, pending);
+        rotate(pending, round);
+        run_round(s, round, pending, false);
       }
     }
     if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
   }
 
  private:
+  bool runs_in(const planned& p, int round) const {
+    if (p.failed || p.decided) return false;
+    if (p.partner && plan_[*p.partner].failed) return round < p.processes;  // nothing left to pair it with
+    return round < p.max_processes;
+  }
+
+  // Rotating the start keeps any one configuration from always running first in a fresh process.
+  static void rotate(std::vector<std::size_t>& v, int round) {
+    if (!v.empty()) std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(round % v.size()), v.end());
+  }
+
+  // A look of the sequential schedule, before `round`: every pair that has had its first `processes` rounds and
+  // is decided at the split threshold stops (docs/statistics.md). The verdict later applies the same threshold
+  // to the same samples, so it reaches the same decision.
+  void look(int round) {
+    if (sides_.size() < 2) return;
+    stats::comparison_options opt{policy_.rope, policy_.probability, policy_.min_samples, policy_.resamples,
+                                  policy_.stat, looks_};
+    for (auto& head : plan_) {
+      if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
+      planned& base = plan_[*head.partner];
+      if (base.failed || head.rounds_done != round || base.rounds_done != round) continue;
+      const run_result& h = head.result;
+      const run_result& b = base.result;
+      const stats::comparison c =
+          head.in_process && h.groups == b.groups
+              ? stats::compare_paired({b.samples_ms, h.samples_ms, h.groups, in_process_block}, opt)
+              : stats::compare_samples({b.samples_ms, b.groups, b.unstable, b.message},
+                                       {h.samples_ms, h.groups, h.unstable, h.message}, opt);
+      if (c.result == decision::abstain) continue;
+      head.decided = base.decided = true;
+      std::ostringstream os;
+      os << "[look " << (round - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44)
+         << label(head) << " " << to_string(c.result) << " after " << round << " processes";
+      if (c.ratio) os << " (ratio " << std::fixed << std::setprecision(3) << *c.ratio << ")";
+      progress(os.str(), true);
+    }
+  }
+
   // Compiling .cpp/.cu kernels once here keeps the compiler out of the workers' timeouts.
   void prebuild_native() {
     std::set<const kernel_spec*> done;
@@ -311,10 +347,12 @@ class orchestrator {
     }
   }
 
-  void run_round(std::size_t side, int round, std::vector<std::size_t> pending) {
+  void run_round(std::size_t side, int round, std::vector<std::size_t> pending, bool joint) {
     while (!pending.empty()) {
       detail::worker_job job;
       job.manifest = fs::absolute(sides_[side].manifest_path).string();
+      if (joint) job.base_manifest = fs::absolute(sides_[1].manifest_path).string();
+      job.pairing_seed = pairing_seed_ ^ (static_cast<std::uint64_t>(round) << 48);
       job.cuda_arch = sides_[side].m.cuda_arch;
       job.cache_dir = (o_.cache_dir.empty() ? default_cache_dir() : o_.cache_dir).string();
       job.device_override = o_.device;
@@ -324,7 +362,12 @@ class orchestrator {
       job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
       for (std::size_t i : pending) {
         const planned& p = plan_[i];
-        job.configs.push_back({i, p.result.kernel, p.result.runtime, p.result.dtype, p.result.batch, !p.checked});
+        detail::job_config c{i, p.result.kernel, p.result.runtime, p.result.dtype, p.result.batch, !p.checked};
+        if (joint) {
+          c.base_index = *p.partner;
+          c.check_base = !plan_[*p.partner].checked;
+        }
+        job.configs.push_back(std::move(c));
       }
       fs::path job_path = fs::temp_directory_path() /
                           ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(job_counter_++) + ".json");
@@ -333,20 +376,29 @@ class orchestrator {
         out << json::serialize(detail::to_json(job));
         if (!out) throw error(errc::internal, job_path.string() + ": cannot write the worker job");
       }
-      std::set<std::size_t> finished = run_worker(side, round, job_path, pending);
+      std::set<std::size_t> finished = run_worker(side, round, job_path, pending, joint);
       std::error_code ec;
       fs::remove(job_path, ec);
       std::vector<std::size_t> rest;
       for (std::size_t i : pending) {
-        if (!finished.count(i)) rest.push_back(i);
+        if (!finished.count(i) && !(joint && !plan_[i].in_process)) rest.push_back(i);
       }
       pending = std::move(rest);
     }
   }
 
+  // A pair that cannot share its worker: from now on each side runs in processes of its own.
+  void split_pair(planned& head, const std::string& reason) {
+    planned& base = plan_[*head.partner];
+    head.in_process = base.in_process = false;
+    head.result.pairing = base.result.pairing = "process";
+    head.result.pairing_reason = base.result.pairing_reason = reason;
+    progress("[pairing] " + label(head) + ": measured in separate processes: " + reason, true);
+  }
+
   // Runs one worker over `pending`; returns the configurations it settled (including ones it crashed on).
   std::set<std::size_t> run_worker(std::size_t side, int round, const fs::path& job_path,
-                                   const std::vector<std::size_t>& pending) {
+                                   const std::vector<std::size_t>& pending, bool joint) {
     std::set<std::size_t> settled;
     worker_run w(worker_, job_path);
     bool ready = false;
@@ -373,22 +425,30 @@ class orchestrator {
         std::string kind = obj.at("event").as_string().c_str();
         if (kind == "ready") {
           ready = true;
-          if (!sides_[side].env) {
-            sides_[side].env = run_from_json(bj::object{{"schema", run_schema_id}, {"project", "x"},
-                                                        {"environment", obj.at("environment")},
-                                                        {"results", bj::array{}}},
-                                             "worker environment")
-                                   .env;
+          for (std::size_t s = 0; s < sides_.size(); ++s) {
+            if ((s == side || joint) && !sides_[s].env) {
+              sides_[s].env = run_from_json(bj::object{{"schema", run_schema_id}, {"project", "x"},
+                                                       {"environment", obj.at("environment")},
+                                                       {"results", bj::array{}}},
+                                            "worker environment")
+                                  .env;
+            }
           }
         } else if (kind == "start") {
           current = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
           started = clock_type::now();
-          limit_s = plan_[*current].timeout_s;
+          // Both sides of a pair are measured in this one configuration's time.
+          limit_s = plan_[*current].timeout_s * (joint ? 2 : 1);
           progress("[" + std::to_string(round + 1) + "/" + std::to_string(total_rounds_) + "] " +
-                   label(plan_[*current]) + " ...");
+                   label(plan_[*current]) + (joint ? " (paired in-process)" : "") + " ...");
         } else if (kind == "result") {
           std::size_t index = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
-          merge(side, round, plan_[index], obj);
+          if (obj.contains("pair_fallback")) {
+            split_pair(plan_[index], obj.at("pair_fallback").as_string().c_str());
+          } else {
+            if (obj.contains("base")) merge(1, round, plan_[*plan_[index].partner], obj.at("base").as_object());
+            merge(side, round, plan_[index], obj);
+          }
           settled.insert(index);
           current.reset();
         }
@@ -401,7 +461,7 @@ class orchestrator {
       std::string message = "the worker process " + worker_.string() + " failed before running any kernel (" +
                             (timed_out ? "no answer within 60 s" : how) + "): " + w.log_tail();
       for (std::size_t i : pending) {
-        set_failed(plan_[i], result_status::error, message);
+        fail_with_partner(i, message, joint);
         settled.insert(i);
         report(round, plan_[i]);
       }
@@ -420,15 +480,20 @@ class orchestrator {
       }
       std::string tail = w.log_tail();
       if (!tail.empty()) message += "; last output: " + tail;
-      set_failed(p, result_status::error, message);
+      if (joint) {
+        // Which side crashed or hung is not known yet: each side on its own will tell.
+        split_pair(p, "the shared worker failed on it (" + message + ")");
+      } else {
+        set_failed(p, result_status::error, message);
+        report(round, p);
+      }
       settled.insert(*current);
-      report(round, p);
     } else if (!clean && settled.size() < pending.size()) {
       // Died between configurations: settle the next one so the loop always makes progress.
       for (std::size_t i : pending) {
         if (!settled.count(i)) {
-          set_failed(plan_[i], result_status::error, "the worker process ended (" + how + ") before this "
-                                                     "configuration started: " + w.log_tail());
+          fail_with_partner(i, "the worker process ended (" + how + ") before this configuration started: " +
+                                   w.log_tail(), joint);
           settled.insert(i);
           report(round, plan_[i]);
           break;
@@ -438,7 +503,10 @@ class orchestrator {
     return settled;
   }
 
-  static std::string label(const planned& p) { return p.result.key().label(); }
+  void fail_with_partner(std::size_t i, const std::string& message, bool joint) {
+    set_failed(plan_[i], result_status::error, message);
+    if (joint) set_failed(plan_[*plan_[i].partner], result_status::error, message);
+  }
 
   void merge(std::size_t side, int round, planned& p, const bj::object& obj) {
     std::string status = obj.at("status").as_string().c_str();
@@ -470,6 +538,8 @@ class orchestrator {
     report(round, p);
   }
 
+  static std::string label(const planned& p) { return p.result.key().label(); }
+
   void report(int round, const planned& p) {
     std::ostringstream os;
     const bool last = p.failed || p.rounds_done >= p.processes;
@@ -492,6 +562,9 @@ class orchestrator {
   std::vector<planned>& plan_;
   fs::path worker_;
   int total_rounds_ = 0;
+  int looks_ = 1;
+  gate_policy policy_;
+  std::uint64_t pairing_seed_ = 0;
   int job_counter_ = 0;
 };
 
@@ -507,7 +580,15 @@ std::vector<bench_side> run_bench(const bench_options& options) {
     sides.push_back(std::move(s));
   }
   std::vector<planned> configs = plan(sides, options);
-  orchestrator(options, sides, configs).run();
+  orchestrator runner(options, sides, configs);
+  runner.run();
+  std::string pairing_id;
+  if (sides.size() > 1) {
+    std::random_device entropy;
+    std::ostringstream id;
+    id << std::hex << std::setfill('0') << std::setw(8) << entropy() << std::setw(8) << entropy();
+    pairing_id = id.str();
+  }
 
   std::vector<bench_side> out;
   for (std::size_t s = 0; s < sides.size(); ++s) {
@@ -523,6 +604,9 @@ std::vector<bench_side> run_bench(const bench_options& options) {
       side.env.clocks["sm_mhz_min"] = *lo;
       side.env.clocks["sm_mhz_max"] = *hi;
     }
+    if (!pairing_id.empty()) {
+      side.pairing = pairing_info{pairing_id, s == 0 ? "head" : "base", "", in_process_block, runner.looks()};
+    }
     for (auto& p : configs) {
       if (p.side != s) continue;
       if (p.result.status == result_status::ok) {
@@ -531,6 +615,7 @@ std::vector<bench_side> run_bench(const bench_options& options) {
           p.result.message = "unstable: " + *why;
         }
       }
+      if (!p.note.empty()) p.result.message = p.note + (p.result.message.empty() ? "" : "; " + p.result.message);
       side.results.push_back(p.result);
     }
     side.source = std::move(sides[s].m);
@@ -550,6 +635,7 @@ run_document make_run_document(const bench_side& side, std::string commit, std::
   doc.created_at = utc_now_rfc3339();
   doc.env = side.env;
   doc.results = side.results;
+  doc.pairing = side.pairing;
   return doc;
 }
 

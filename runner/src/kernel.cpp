@@ -164,9 +164,9 @@ class python_call final : public bound_call {
 
 class python_kernel final : public kernel {
  public:
-  explicit python_kernel(const kernel_spec& spec) : spec_(spec) {
+  python_kernel(const kernel_spec& spec, const std::string& module_prefix) : spec_(spec) {
     ensure_python();
-    std::string module_name = "rnx_kernel_" + spec.name;
+    std::string module_name = module_prefix + spec.name;
     for (char& c : module_name) {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     }
@@ -249,6 +249,19 @@ class python_kernel final : public kernel {
     py_ref tensors = py_ref::steal(PyObject_CallOneArg(to_list.get(), result.get()));
     if (!tensors) kernel_call_failed(spec_, "float64 reference: " + take_python_error(), wide);
     return unwrap_list(tensors.get(), "the float64 reference of \"" + spec_.name + "\"");
+  }
+
+  std::vector<std::string> local_modules() const override {
+    std::vector<std::string> out;
+    py_ref list = py_ref::steal(PyObject_GetAttrString(loaded_.get(), "local_modules"));
+    if (!list || !PyList_Check(list.get())) {
+      PyErr_Clear();
+      return out;
+    }
+    for (Py_ssize_t i = 0; i < PyList_Size(list.get()); ++i) {
+      if (const char* name = PyUnicode_AsUTF8(PyList_GetItem(list.get(), i))) out.emplace_back(name);
+    }
+    return out;
   }
 
  private:
@@ -469,7 +482,7 @@ std::unique_ptr<kernel> load_kernel(const kernel_spec& spec, const load_options&
     throw error(errc::not_found, "kernel \"" + spec.name + "\": file " + spec.resolved_path.string() + " does not exist");
   }
   std::string k = spec.kind();
-  if (k == "python") return std::make_unique<python_kernel>(spec);
+  if (k == "python") return std::make_unique<python_kernel>(spec, options.module_prefix);
   if (k == "torchscript") return std::make_unique<torchscript_kernel>(spec);
   if (k == "cpp" || k == "cuda") return std::make_unique<native_kernel>(spec, options);
   throw error(errc::invalid, "kernel \"" + spec.name + "\": unsupported file type " + spec.path);

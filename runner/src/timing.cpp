@@ -1,4 +1,5 @@
-// In-process timing: CPU with steady_clock over calibrated blocks, CUDA with events, L2 flush and clock reads.
+// In-process timing: CPU with steady_clock over calibrated blocks, CUDA with events, L2 flush and clock reads;
+// one side alone, or two sides (base and head) alternated in randomized ABBA / BAAB blocks.
 #include "rnx/runner/timing.hpp"
 
 #include "nvml.hpp"
@@ -19,6 +20,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <memory>
+#include <random>
 
 namespace rnx::runner {
 
@@ -44,109 +47,211 @@ bool settled(const std::vector<double>& calls) {
 
 // Involuntary context switches of this thread so far. A CPU sample during which the scheduler took the core away
 // measures the machine's load, not the kernel: on a shared 2-core runner about a third of 1 ms samples were
-// preempted and landed 4-10x slow. Those samples are taken again (see measure_cpu).
+// preempted and landed 4-10x slow. Those samples are taken again (see timed_sample).
 long preemptions() {
   struct rusage usage {};
   if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
   return usage.ru_nivcsw;
 }
 
-bool enough(const std::vector<double>& samples, const timing_options& o, double spent_ms) {
-  const auto n = static_cast<int>(samples.size());
-  if (n >= o.max_samples) return true;
-  if (n < o.min_samples) return false;
-  if (spent_ms >= o.budget_ms) return true;
-  return o.noise > 0 && median_ci_relative_halfwidth(samples) < o.noise;
-}
+// One side's measuring instrument: single warm-up calls, then timed samples (per-call milliseconds).
+class sampler {
+ public:
+  virtual ~sampler() = default;
+  virtual double warm_call() = 0;
+  // Sizes the samples from the warm-up's calls.
+  virtual void calibrate(const std::vector<double>& warm_calls, const timing_options& o) = 0;
+  struct sample {
+    double ms = 0;
+    bool preempted = false;  // to be taken again while retakes last
+  };
+  virtual sample take() = 0;
+  virtual void finish(timing_result& r) { (void)r; }
+  std::int64_t calls_per_sample = 1;
+};
 
-timing_result measure_cpu(bound_call& call, const timing_options& o) {
-  timing_result r;
-  std::vector<double> calls;
-  const auto warm_start = clock_type::now();
-  while (true) {
+class cpu_sampler final : public sampler {
+ public:
+  explicit cpu_sampler(bound_call& call) : call_(call) {}
+  double warm_call() override {
     const auto t0 = clock_type::now();
-    call.invoke();
-    calls.push_back(ms_since(t0));
-    const double elapsed = ms_since(warm_start);
-    if (elapsed >= o.warmup_ms && (settled(calls) || elapsed >= 20 * std::max(o.warmup_ms, 1.0))) break;
+    call_.invoke();
+    return ms_since(t0);
   }
-  r.warmup_ms = ms_since(warm_start);
-  r.warmup_calls = static_cast<std::int64_t>(calls.size());
-  // Blocks of calls keep the clock's own cost and resolution far below the measured time.
-  const double per_call = std::max(median(std::vector<double>(calls.end() - std::min<std::size_t>(calls.size(), 5), calls.end())), 1e-6);
-  r.calls_per_sample = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
-  const auto start = clock_type::now();
-  // Retaking preempted samples is capped, so a machine that preempts everything still finishes (and its noise
-  // then shows in the samples, where `unstable` can see it).
-  const std::int64_t max_retakes = 3 * static_cast<std::int64_t>(std::max(o.max_samples, 1));
-  while (!enough(r.samples_ms, o, ms_since(start))) {
+  void calibrate(const std::vector<double>& calls, const timing_options& o) override {
+    // Blocks of calls keep the clock's own cost and resolution far below the measured time.
+    const double per_call =
+        std::max(median(std::vector<double>(calls.end() - std::min<std::size_t>(calls.size(), 5), calls.end())), 1e-6);
+    calls_per_sample = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
+  }
+  sample take() override {
     const long before = preemptions();
     const auto t0 = clock_type::now();
-    for (std::int64_t i = 0; i < r.calls_per_sample; ++i) call.invoke();
+    for (std::int64_t i = 0; i < calls_per_sample; ++i) call_.invoke();
     const double elapsed = ms_since(t0);
-    if (preemptions() != before && r.preempted_samples < max_retakes) {
-      ++r.preempted_samples;
-      continue;
-    }
-    r.samples_ms.push_back(elapsed / static_cast<double>(r.calls_per_sample));
+    return {elapsed / static_cast<double>(calls_per_sample), preemptions() != before};
   }
-  return r;
-}
+
+ private:
+  bound_call& call_;
+};
 
 #ifdef RNX_RUNNER_CUDA
-timing_result measure_cuda(bound_call& call, at::Device device, const timing_options& o) {
-  c10::cuda::CUDAGuard guard(device);
-  const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
-  char bus[32];
-  std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", static_cast<unsigned>(props->pciDomainID),
-                static_cast<unsigned>(props->pciBusID), static_cast<unsigned>(props->pciDeviceID));
-  // Writing twice the L2 size evicts whatever the previous sample left there, so every sample starts cold.
-  const std::int64_t flush_bytes = std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20);
-  at::Tensor flush = at::empty({flush_bytes / 4}, at::TensorOptions().dtype(at::kInt).device(device));
-  at::cuda::CUDAEvent start(cudaEventDefault);
-  at::cuda::CUDAEvent stop(cudaEventDefault);
+class cuda_sampler final : public sampler {
+ public:
+  cuda_sampler(bound_call& call, at::Device device) : call_(call), device_(device) {
+    c10::cuda::CUDAGuard guard(device);
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+    char bus[32];
+    std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", static_cast<unsigned>(props->pciDomainID),
+                  static_cast<unsigned>(props->pciBusID), static_cast<unsigned>(props->pciDeviceID));
+    bus_ = bus;
+    // Writing twice the L2 size evicts whatever the previous sample left there, so every sample starts cold.
+    const std::int64_t flush_bytes = std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20);
+    flush_ = at::empty({flush_bytes / 4}, at::TensorOptions().dtype(at::kInt).device(device));
+    start_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
+    stop_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
+  }
+  double warm_call() override { return timed_call(false); }
+  void calibrate(const std::vector<double>&, const timing_options&) override {}
+  sample take() override {
+    const double ms = timed_call(true);
+    if (auto mhz = detail::nvml_sm_clock_mhz(bus_)) clocks_.push_back(*mhz);
+    return {ms, false};
+  }
+  void finish(timing_result& r) override { r.sm_clock_mhz = std::move(clocks_); }
 
-  auto timed_call = [&](bool flush_first) {
+ private:
+  double timed_call(bool flush_first) {
+    c10::cuda::CUDAGuard guard(device_);
     c10::cuda::device_synchronize();
     // No synchronize between the flush and the start event: the flush keeps the GPU busy while the host
     // launches the call, so (as in triton.testing.do_bench) host launch latency is not counted as kernel time.
-    if (flush_first) flush.zero_();
-    auto stream = at::cuda::getCurrentCUDAStream(device.index());
-    start.record(stream);
-    call.invoke();
-    stop.record(stream);
+    if (flush_first) flush_.zero_();
+    auto stream = at::cuda::getCurrentCUDAStream(device_.index());
+    start_->record(stream);
+    call_.invoke();
+    stop_->record(stream);
     // Device-wide: work the kernel queued on other streams must finish inside the sample too.
     c10::cuda::device_synchronize();
-    return static_cast<double>(start.elapsed_time(stop));
-  };
+    return static_cast<double>(start_->elapsed_time(*stop_));
+  }
 
-  timing_result r;
-  std::vector<double> calls;
-  const auto warm_start = clock_type::now();
-  while (true) {
-    calls.push_back(timed_call(false));
-    const double elapsed = ms_since(warm_start);
-    if (elapsed >= o.warmup_ms && (settled(calls) || elapsed >= 20 * std::max(o.warmup_ms, 1.0))) break;
-  }
-  r.warmup_ms = ms_since(warm_start);
-  r.warmup_calls = static_cast<std::int64_t>(calls.size());
-  const auto begin = clock_type::now();
-  while (!enough(r.samples_ms, o, ms_since(begin))) {
-    r.samples_ms.push_back(timed_call(true));
-    if (auto mhz = detail::nvml_sm_clock_mhz(bus)) r.sm_clock_mhz.push_back(*mhz);
-  }
-  return r;
-}
+  bound_call& call_;
+  at::Device device_;
+  std::string bus_;
+  at::Tensor flush_;
+  std::unique_ptr<at::cuda::CUDAEvent> start_;
+  std::unique_ptr<at::cuda::CUDAEvent> stop_;
+  std::vector<double> clocks_;
+};
 #endif
+
+std::unique_ptr<sampler> make_sampler(bound_call& call, at::Device device) {
+  if (device.is_cpu()) return std::make_unique<cpu_sampler>(call);
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) return std::make_unique<cuda_sampler>(call, device);
+#endif
+  throw runtime_unavailable("timing on " + device.str() + " is not built into this runner (rebuild with a CUDA libtorch)");
+}
+
+// Warm-up of one or more sides, their calls alternated so that each sees the same spell of the machine; ends
+// when every side has settled and had `warmup_ms` (see settled()).
+void warm_up(const std::vector<sampler*>& sides, const timing_options& o, std::vector<timing_result*> results) {
+  std::vector<std::vector<double>> calls(sides.size());
+  const double wanted = o.warmup_ms * static_cast<double>(sides.size());
+  const double give_up = 20 * std::max(o.warmup_ms, 1.0) * static_cast<double>(sides.size());
+  const auto start = clock_type::now();
+  while (true) {
+    for (std::size_t s = 0; s < sides.size(); ++s) calls[s].push_back(sides[s]->warm_call());
+    const double elapsed = ms_since(start);
+    const bool all_settled = std::all_of(calls.begin(), calls.end(), [](const auto& c) { return settled(c); });
+    if (elapsed >= wanted && (all_settled || elapsed >= give_up)) break;
+  }
+  const double spent = ms_since(start);
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    sides[s]->calibrate(calls[s], o);
+    results[s]->warmup_ms = spent;
+    results[s]->warmup_calls = static_cast<std::int64_t>(calls[s].size());
+    results[s]->calls_per_sample = sides[s]->calls_per_sample;
+  }
+}
+
+bool enough(std::size_t n_samples, const std::vector<double>& precision_of, const timing_options& o, double spent_ms,
+            double budget_ms) {
+  const auto n = static_cast<int>(n_samples);
+  if (n >= o.max_samples) return true;
+  if (n < o.min_samples) return false;
+  if (spent_ms >= budget_ms) return true;
+  return o.noise > 0 && median_ci_relative_halfwidth(precision_of) < o.noise;
+}
+
+// Retaking preempted samples is capped, so a machine that preempts everything still finishes (and its noise
+// then shows in the samples, where `unstable` can see it).
+std::int64_t retake_cap(const timing_options& o) { return 3 * static_cast<std::int64_t>(std::max(o.max_samples, 1)); }
 
 }  // namespace
 
 timing_result measure(bound_call& call, at::Device device, const timing_options& options) {
-  if (device.is_cpu()) return measure_cpu(call, options);
-#ifdef RNX_RUNNER_CUDA
-  if (device.is_cuda()) return measure_cuda(call, device, options);
-#endif
-  throw runtime_unavailable("timing on " + device.str() + " is not built into this runner (rebuild with a CUDA libtorch)");
+  auto s = make_sampler(call, device);
+  timing_result r;
+  warm_up({s.get()}, options, {&r});
+  const auto start = clock_type::now();
+  while (!enough(r.samples_ms.size(), r.samples_ms, options, ms_since(start), options.budget_ms)) {
+    const sampler::sample x = s->take();
+    if (x.preempted && r.preempted_samples < retake_cap(options)) {
+      ++r.preempted_samples;
+      continue;
+    }
+    r.samples_ms.push_back(x.ms);
+  }
+  s->finish(r);
+  return r;
+}
+
+paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Device device,
+                                    const timing_options& options, std::uint64_t seed) {
+  auto b = make_sampler(base, device);
+  auto h = make_sampler(head, device);
+  paired_timing_result r;
+  warm_up({b.get(), h.get()}, options, {&r.base, &r.head});
+  std::mt19937_64 rng(seed);
+  const bool base_starts = (rng() & 1) != 0;
+  std::vector<double> block_ratios;
+  const auto start = clock_type::now();
+  // Each side gets the single-side budget; samples per side count towards min/max_samples.
+  while (!enough(r.head.samples_ms.size(), block_ratios, options, ms_since(start), 2 * options.budget_ms)) {
+    // ABBA then BAAB (which of the two comes first is drawn once per process): each side is measured three
+    // times right after the other side and once after itself, so a cost of switching between them falls on both
+    // alike, and a linear drift within the block cancels in the sums.
+    sampler* first = base_starts ? b.get() : h.get();
+    sampler* second = base_starts ? h.get() : b.get();
+    const sampler* order[paired_block * 2] = {first, second, second, first, second, first, first, second};
+    double base_ms[paired_block], head_ms[paired_block];
+    int nb = 0, nh = 0;
+    bool preempted = false;
+    for (const sampler* s : order) {
+      const sampler::sample x = const_cast<sampler*>(s)->take();
+      preempted = preempted || x.preempted;
+      if (s == b.get()) base_ms[nb++] = x.ms; else head_ms[nh++] = x.ms;
+    }
+    if (preempted && r.retaken_blocks < retake_cap(options)) {
+      ++r.retaken_blocks;
+      continue;
+    }
+    double base_sum = 0, head_sum = 0;
+    for (int i = 0; i < paired_block; ++i) {
+      r.base.samples_ms.push_back(base_ms[i]);
+      r.head.samples_ms.push_back(head_ms[i]);
+      base_sum += base_ms[i];
+      head_sum += head_ms[i];
+    }
+    block_ratios.push_back(head_sum / std::max(base_sum, 1e-12));
+  }
+  b->finish(r.base);
+  h->finish(r.head);
+  r.base.preempted_samples = r.head.preempted_samples = paired_block * r.retaken_blocks;
+  return r;
 }
 
 }  // namespace rnx::runner

@@ -10,7 +10,10 @@
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/runner/sample_stats.hpp"
 #include "rnx/runner/timing.hpp"
+#include "worker_config.hpp"
 #include "worker_protocol.hpp"
+
+#include <sched.h>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
@@ -21,6 +24,8 @@
 #endif
 
 #include <cstdio>
+#include <cstdlib>
+#include <optional>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -54,102 +59,23 @@ bj::object environment_json(const environment& env) {
   return bj::value(to_json(doc)).as_object().at("environment").as_object();
 }
 
-// Kernels are loaded once per process; a failed load is remembered so each configuration reports it.
-struct loaded_entry {
-  std::unique_ptr<runner::kernel> kernel;
-  std::string error;
-};
-
-bj::object run_config(const rnx::runner::detail::job_config& c, const manifest& m, const rnx::runner::detail::worker_job& job,
-                      std::map<std::string, loaded_entry>& cache) {
-  bj::object out{{"event", "result"}, {"index", c.index}, {"device", "cpu"}};
-  const kernel_spec* spec = m.find_kernel(c.kernel);
-  if (!spec) {
-    out["status"] = "error";
-    out["message"] = "kernel \"" + c.kernel + "\" is not in " + m.source;
-    return out;
+// A single-threaded worker stays on one core: the scheduler may otherwise move it between cores mid-sample, and
+// every move costs it its warm caches. The last core of the allowed set is taken (the first one tends to serve
+// the machine's interrupts). RNX_PIN=0 turns this off. Returns the core, or -1 when not pinned.
+int pin_to_one_core(int threads) {
+  const char* pin = std::getenv("RNX_PIN");
+  if (threads != 1 || (pin && std::string(pin) == "0")) return -1;
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  if (::sched_getaffinity(0, sizeof allowed, &allowed) != 0 || CPU_COUNT(&allowed) < 2) return -1;
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) last = cpu;
   }
-  bench_settings b = spec->bench;
-  if (job.overrides.min_samples) b.min_samples = *job.overrides.min_samples;
-  if (job.overrides.max_samples) b.max_samples = *job.overrides.max_samples;
-  if (job.overrides.budget_ms) b.budget_ms = *job.overrides.budget_ms;
-  if (job.overrides.warmup_ms) b.warmup_ms = *job.overrides.warmup_ms;
-  b.max_samples = std::max(b.max_samples, b.min_samples);
-  const int threads = b.threads > 0 ? b.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  at::set_num_threads(threads);
-
-  try {
-    at::Device device = runner::resolve_device(job.device_override.empty() ? spec->device : job.device_override);
-    out["device"] = device.str();
-    at::ScalarType dtype = runner::parse_dtype(c.dtype);
-    auto& entry = cache[spec->name];
-    if (!entry.kernel && entry.error.empty()) {
-      try {
-        runner::load_options options;
-        options.cuda_arch = job.cuda_arch;
-        options.cache_dir = job.cache_dir;
-        entry.kernel = runner::load_kernel(*spec, options);
-      } catch (const error& e) {
-        entry.error = e.what();
-      } catch (const c10::Error& e) {
-        entry.error = "kernel \"" + spec->name + "\": " + e.what_without_backtrace();
-      }
-    }
-    if (!entry.kernel) throw error(errc::kernel_failed, entry.error);
-    const std::uint64_t seed = runner::config_seed(b.seed, spec->name, c.batch);
-    std::vector<at::Tensor> inputs = entry.kernel->make_inputs(c.batch, dtype, device, seed);
-    std::unique_ptr<runner::bound_call> call = entry.kernel->prepare(c.runtime, inputs, dtype, device, seed);
-    if (c.check) {
-      tolerance tol = default_tolerance(c.dtype);
-      if (auto it = spec->tolerances.find(c.dtype); it != spec->tolerances.end()) tol = it->second;
-      std::vector<at::Tensor> got = call->outputs();
-      runner::check_result check = runner::compare_outputs(got, entry.kernel->reference(inputs, seed), tol);
-      out["max_abs_err"] = check.max_abs_err;
-      out["rel_err"] = check.rel_err;
-      out["rtol"] = tol.rtol;
-      out["atol"] = tol.atol;
-      if (!check.ok) {
-        out["status"] = "diverged";
-        out["message"] = c.runtime + " output differs from the float64 eager reference: " + check.message +
-                         " (loosen tolerance for this kernel in rnx.toml if the difference is expected)";
-        return out;
-      }
-    }
-    runner::timing_options t;
-    t.warmup_ms = b.warmup_ms;
-    t.budget_ms = b.budget_ms;
-    t.min_sample_ms = b.min_sample_ms;
-    t.noise = b.noise;
-    t.min_samples = b.min_samples;
-    t.max_samples = b.max_samples;
-    runner::timing_result timing = runner::measure(*call, device, t);
-    bj::array samples;
-    for (double s : timing.samples_ms) samples.push_back(s);
-    bj::array clocks;
-    for (double s : timing.sm_clock_mhz) clocks.push_back(s);
-    out["status"] = "ok";
-    out["samples_ms"] = std::move(samples);
-    out["sm_mhz"] = std::move(clocks);
-    out["calls_per_sample"] = timing.calls_per_sample;
-    out["warmup_calls"] = timing.warmup_calls;
-    out["preempted_samples"] = timing.preempted_samples;
-    out["threads"] = threads;
-    out["message"] = "";
-  } catch (const runner::runtime_unavailable& e) {
-    out["status"] = "skipped";
-    out["message"] = e.what();
-  } catch (const error& e) {
-    out["status"] = "error";
-    out["message"] = e.what();
-  } catch (const c10::Error& e) {
-    // CUDA out-of-memory and other libtorch failures surface here, outside the kernel's own call path.
-    out["status"] = "error";
-    out["message"] = "kernel \"" + spec->name + "\": " + e.what_without_backtrace();
-  } catch (const std::exception& e) {
-    out["status"] = "error";
-    out["message"] = "kernel \"" + spec->name + "\": " + e.what();
-  }
-  return out;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(last, &one);
+  return ::sched_setaffinity(0, sizeof one, &one) == 0 ? last : -1;
 }
 
 }  // namespace
@@ -177,11 +103,17 @@ int main(int argc, char** argv) {
     } catch (const runner::runtime_unavailable&) {
       // The configurations that need the missing GPU will say so one by one.
     }
-    emit(bj::object{{"event", "ready"}, {"environment", environment_json(runner::collect_environment(fp_device))}});
-    std::map<std::string, loaded_entry> cache;
+    const int pinned = pin_to_one_core(m.bench.threads);
+    emit(bj::object{{"event", "ready"},
+                    {"environment", environment_json(runner::collect_environment(fp_device))},
+                    {"pinned_cpu", pinned}});
+    std::optional<manifest> base;
+    if (!job.base_manifest.empty()) base = load_manifest(job.base_manifest);
+    runner::detail::kernel_cache cache;
     for (const auto& c : job.configs) {
       emit(bj::object{{"event", "start"}, {"index", c.index}});
-      emit(run_config(c, m, job, cache));
+      emit(c.base_index && base ? runner::detail::run_paired_config(c, m, *base, job, cache)
+                                : runner::detail::run_config(c, m, job, cache));
     }
   } catch (const error& e) {
     std::cerr << "rnx-runner-worker: " << e.what() << "\n";

@@ -10,6 +10,8 @@ namespace bj = boost::json;
 bj::value to_json(const worker_job& job) {
   bj::object o;
   o["manifest"] = job.manifest;
+  if (!job.base_manifest.empty()) o["base_manifest"] = job.base_manifest;
+  o["pairing_seed"] = job.pairing_seed;
   o["cuda_arch"] = job.cuda_arch;
   o["cache_dir"] = job.cache_dir;
   o["fingerprint_device"] = job.fingerprint_device;
@@ -22,8 +24,13 @@ bj::value to_json(const worker_job& job) {
   o["overrides"] = std::move(ov);
   bj::array configs;
   for (const auto& c : job.configs) {
-    configs.push_back(bj::object{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime}, {"dtype", c.dtype},
-                                 {"batch", c.batch}, {"check", c.check}});
+    bj::object config{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime}, {"dtype", c.dtype},
+                      {"batch", c.batch}, {"check", c.check}};
+    if (c.base_index) {
+      config["base_index"] = *c.base_index;
+      config["check_base"] = c.check_base;
+    }
+    configs.push_back(std::move(config));
   }
   o["configs"] = std::move(configs);
   return o;
@@ -33,6 +40,8 @@ worker_job job_from_json(const bj::value& v) {
   json::reader r(v, "worker job");
   worker_job job;
   job.manifest = r.string("manifest");
+  job.base_manifest = r.string_or("base_manifest", "");
+  if (auto seed = r.maybe("pairing_seed")) job.pairing_seed = seed->value().to_number<std::uint64_t>();
   job.cuda_arch = r.string_or("cuda_arch", "");
   job.cache_dir = r.string_or("cache_dir", "");
   job.fingerprint_device = r.string_or("fingerprint_device", "auto");
@@ -53,6 +62,10 @@ worker_job job_from_json(const bj::value& v) {
     jc.dtype = c.string("dtype");
     jc.batch = c.integer("batch");
     jc.check = c.at("check").boolean();
+    if (auto b = c.maybe("base_index")) {
+      jc.base_index = static_cast<std::size_t>(b->integer());
+      jc.check_base = c.at("check_base").boolean();
+    }
     job.configs.push_back(std::move(jc));
   }
   return job;

@@ -17,6 +17,9 @@ struct job_config {
   std::string dtype;
   std::int64_t batch = 1;
   bool check = true;      // run the float64 reference check (first process of a configuration only)
+  // In-process pairing: the same configuration of the base manifest, measured alternately with this one.
+  std::optional<std::size_t> base_index;
+  bool check_base = true;
 };
 
 struct job_overrides {
@@ -28,6 +31,8 @@ struct job_overrides {
 
 struct worker_job {
   std::string manifest;   // absolute path of the rnx.toml the worker reads its kernels from
+  std::string base_manifest;  // paired jobs: the base revision's rnx.toml (its kernels load under other names)
+  std::uint64_t pairing_seed = 0;  // paired jobs: the ABBA/BAAB order of each block comes from this
   std::string cuda_arch;
   std::string cache_dir;
   std::string fingerprint_device = "auto";

@@ -65,7 +65,7 @@ double bootstrap_statistic(const process_samples& p, statistic stat, xoshiro256&
   return weights.dot(values) / weights.sum();
 }
 
-// Why a side cannot be judged, or empty when it can.
+// Why a side cannot be judged, or empty when it can (instability is weighed later, against the change).
 std::string data_problem(const sample_view& side, const char* name, int min_samples) {
   std::ostringstream why;
   if (side.samples.empty()) {
@@ -96,11 +96,56 @@ std::string data_problem(const sample_view& side, const char* name, int min_samp
       return why.str();
     }
   }
-  if (side.unstable) {
-    why << name << " is unstable" << (side.unstable_reason.empty() ? "" : ": ") << side.unstable_reason;
-    return why.str();
-  }
   return {};
+}
+
+// Plain quantile of unsorted values (linear interpolation), for the instability check.
+double quantile_of(std::span<const double> values, double q) {
+  std::vector<double> v(values.begin(), values.end());
+  std::sort(v.begin(), v.end());
+  const double position = q * static_cast<double>(v.size() - 1);
+  const auto lower = static_cast<std::size_t>(position);
+  const double fraction = position - static_cast<double>(lower);
+  return lower + 1 < v.size() ? v[lower] + fraction * (v[lower + 1] - v[lower]) : v[lower];
+}
+
+// Median and spread of the per-process statistics of paired log ratios, for the advice of an abstain: whether
+// processes disagree (more processes help) or each process is noisy (a longer budget helps).
+struct ratio_spread {
+  int processes = 1;
+  double between = 0;  // sd of the process medians of the log ratios
+  double within = 0;   // typical standard error of one process's median (robust, from its MAD)
+};
+
+ratio_spread spread_of(const sample_view& ratios) {
+  ratio_spread out;
+  std::vector<double> medians;
+  std::vector<double> errors;
+  std::size_t offset = 0;
+  std::vector<std::int64_t> groups(ratios.groups.begin(), ratios.groups.end());
+  if (groups.empty()) groups.push_back(static_cast<std::int64_t>(ratios.samples.size()));
+  for (auto count : groups) {
+    std::vector<double> logs;
+    for (std::int64_t i = 0; i < count; ++i) logs.push_back(std::log(std::max(ratios.samples[offset + i], 1e-300)));
+    offset += static_cast<std::size_t>(count);
+    std::sort(logs.begin(), logs.end());
+    const double m = logs[logs.size() / 2];
+    std::vector<double> deviations;
+    for (double l : logs) deviations.push_back(std::fabs(l - m));
+    std::sort(deviations.begin(), deviations.end());
+    medians.push_back(m);
+    errors.push_back(1.2533 * 1.4826 * deviations[deviations.size() / 2] / std::sqrt(static_cast<double>(logs.size())));
+  }
+  out.processes = static_cast<int>(medians.size());
+  if (medians.size() > 1) {
+    const double mean = std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
+    double squares = 0;
+    for (double m : medians) squares += (m - mean) * (m - mean);
+    out.between = std::sqrt(squares / static_cast<double>(medians.size() - 1));
+  }
+  std::sort(errors.begin(), errors.end());
+  out.within = errors[errors.size() / 2];
+  return out;
 }
 
 std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
@@ -301,9 +346,59 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   return draws;
 }
 
+double decision_threshold(const comparison_options& opt) {
+  return 1.0 - (1.0 - opt.probability) / static_cast<double>(std::max(opt.looks, 1));
+}
+
+namespace {
+
+// The ROPE decision over posterior draws of the log ratio (reordered): probabilities, interval, minimum
+// detectable effect and the outcome; `out.ratio` is set by the caller.
+void decide(comparison& out, std::vector<double>& log_ratios, const comparison_options& opt) {
+  const double log_low = std::log(1 - opt.rope);
+  const double log_high = std::log(1 + opt.rope);
+  std::int64_t below = 0;
+  std::int64_t above = 0;
+  for (double l : log_ratios) {
+    below += l < log_low;
+    above += l > log_high;
+  }
+  const double total = static_cast<double>(log_ratios.size());
+  out.threshold = decision_threshold(opt);
+  out.p_faster = static_cast<double>(below) / total;
+  out.p_slower = static_cast<double>(above) / total;
+  out.p_equivalent = 1.0 - *out.p_faster - *out.p_slower;
+  const auto [log_lo, log_hi] = central_interval(log_ratios, 0.025);
+  out.ci_lo = std::exp(log_lo);
+  out.ci_hi = std::exp(log_hi);
+  // A true slowdown d shifts the draws by log(1 + d) from where they are centred now; it is called slower once
+  // their (1 - threshold) quantile passes log(1 + rope).
+  const double centre = central_interval(log_ratios, 0.5).first;
+  const double lower_tail = central_interval(log_ratios, std::min(1 - out.threshold, 0.5)).first;
+  out.mde = std::max(opt.rope, (1 + opt.rope) * std::exp(centre - lower_tail) - 1);
+
+  if (*out.p_slower >= out.threshold) {
+    out.result = decision::slower;
+  } else if (*out.p_faster >= out.threshold) {
+    out.result = decision::faster;
+  } else if (*out.p_equivalent >= out.threshold) {
+    out.result = decision::equivalent;
+  } else {
+    std::ostringstream why;
+    why.precision(2);
+    why << std::fixed << "no outcome reaches " << out.threshold << ": P(faster)=" << *out.p_faster
+        << " P(equivalent)=" << *out.p_equivalent << " P(slower)=" << *out.p_slower;
+    if (opt.looks > 1) why << " (" << opt.probability << " split over " << opt.looks << " looks)";
+    out.reason = why.str();
+  }
+}
+
+}  // namespace
+
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
                            bool flat) {
   comparison out;
+  out.threshold = decision_threshold(opt);
   out.n_base = static_cast<std::int64_t>(base.samples.size());
   out.n_head = static_cast<std::int64_t>(head.samples.size());
   if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) {
@@ -335,35 +430,108 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   const auto head_draws = posterior_draws(head, opt, side_seed(head, base_seed) ^ 0x5851f42d4c957f2dULL, flat);
   // Draws are log statistics, so the log ratio is a difference and no exp() is needed per draw.
   std::vector<double> log_ratios(base_draws.size());
-  const double log_low = std::log(1 - opt.rope);
-  const double log_high = std::log(1 + opt.rope);
-  std::int64_t below = 0;
-  std::int64_t above = 0;
-  for (std::size_t i = 0; i < log_ratios.size(); ++i) {
-    log_ratios[i] = head_draws[i] - base_draws[i];
-    below += log_ratios[i] < log_low;
-    above += log_ratios[i] > log_high;
-  }
-  const double total = static_cast<double>(log_ratios.size());
-  out.p_faster = static_cast<double>(below) / total;
-  out.p_slower = static_cast<double>(above) / total;
-  out.p_equivalent = 1.0 - *out.p_faster - *out.p_slower;
-  const auto [log_lo, log_hi] = central_interval(log_ratios, 0.025);
-  out.ci_lo = std::exp(log_lo);
-  out.ci_hi = std::exp(log_hi);
+  for (std::size_t i = 0; i < log_ratios.size(); ++i) log_ratios[i] = head_draws[i] - base_draws[i];
+  decide(out, log_ratios, opt);
 
-  if (*out.p_slower >= opt.probability) {
-    out.result = decision::slower;
-  } else if (*out.p_faster >= opt.probability) {
-    out.result = decision::faster;
-  } else if (*out.p_equivalent >= opt.probability) {
-    out.result = decision::equivalent;
-  } else {
-    std::ostringstream why;
-    why.precision(2);
-    why << std::fixed << "no outcome reaches " << opt.probability << ": P(faster)=" << *out.p_faster
-        << " P(equivalent)=" << *out.p_equivalent << " P(slower)=" << *out.p_slower;
-    out.reason = why.str();
+  if (base.unstable || head.unstable) {
+    // Bimodal or drifting samples widen what a change must beat, but a change far beyond them still decides:
+    // the head's 5-95% range must lie wholly beyond the base's, by more than the rope.
+    const char* name = base.unstable ? "base" : "head";
+    const std::string& why = base.unstable ? base.unstable_reason : head.unstable_reason;
+    const double head_low = quantile_of(head.samples, 0.05), head_high = quantile_of(head.samples, 0.95);
+    const double base_low = quantile_of(base.samples, 0.05), base_high = quantile_of(base.samples, 0.95);
+    const bool beyond = (out.result == decision::slower && head_low > base_high * (1 + opt.rope)) ||
+                        (out.result == decision::faster && head_high < base_low * (1 - opt.rope));
+    std::ostringstream note;
+    note.precision(4);
+    note << name << " is unstable" << (why.empty() ? "" : " (" + why + ")") << "; head 5-95% [" << head_low << ", "
+         << head_high << "] vs base [" << base_low << ", " << base_high << "]";
+    if (beyond) {
+      out.reason = note.str() + ": the change is larger than the instability";
+    } else {
+      out.result = decision::abstain;
+      out.reason = note.str() + " overlap beyond the rope, so the change is not larger than the instability; to "
+                                "decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired)";
+    }
+  } else if (out.result == decision::abstain) {
+    out.reason += "; to decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired), where drift of "
+                  "the machine cancels in each ratio";
+  }
+  return out;
+}
+
+comparison compare_paired(const paired_view& pair, const comparison_options& opt) {
+  comparison out;
+  out.n_base = static_cast<std::int64_t>(pair.base.size());
+  out.n_head = static_cast<std::int64_t>(pair.head.size());
+  out.threshold = decision_threshold(opt);
+  const sample_view base{pair.base, pair.groups};
+  const sample_view head{pair.head, pair.groups};
+  if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) {
+    out.reason = why;
+    return out;
+  }
+  if (auto why = data_problem(head, "head", opt.min_samples); !why.empty()) {
+    out.reason = why;
+    return out;
+  }
+  if (!(opt.resamples >= 1) || !(opt.rope > 0) || !(opt.probability > 0 && opt.probability <= 1) || pair.block < 1) {
+    out.reason = "invalid options: resamples, rope, probability and block must be positive";
+    return out;
+  }
+  std::vector<std::int64_t> groups(pair.groups.begin(), pair.groups.end());
+  if (groups.empty()) groups.push_back(out.n_base);
+  if (out.n_base != out.n_head ||
+      std::any_of(groups.begin(), groups.end(), [&](std::int64_t g) { return g % pair.block != 0; })) {
+    out.reason = "paired samples do not form whole blocks of " + std::to_string(pair.block) + " on both sides";
+    return out;
+  }
+  // One ratio per block: the sums over the block's samples, so an ABBA block cancels a linear drift in it.
+  std::vector<double> ratios;
+  std::vector<std::int64_t> ratio_groups;
+  std::size_t offset = 0;
+  for (auto g : groups) {
+    for (std::int64_t b = 0; b < g / pair.block; ++b) {
+      double base_sum = 0, head_sum = 0;
+      for (std::int64_t i = 0; i < pair.block; ++i, ++offset) {
+        base_sum += pair.base[offset];
+        head_sum += pair.head[offset];
+      }
+      if (!(base_sum > 0)) {
+        out.reason = "a base block measured zero time: the kernel is too fast to time, so no ratio exists";
+        return out;
+      }
+      ratios.push_back(head_sum / base_sum);
+    }
+    ratio_groups.push_back(g / pair.block);
+  }
+  const sample_view ratio_view{ratios, groups.size() > 1 ? std::span<const std::int64_t>(ratio_groups)
+                                                         : std::span<const std::int64_t>()};
+  out.base_stat = observed_statistic(base, opt.stat);
+  out.head_stat = observed_statistic(head, opt.stat);
+  out.ratio = observed_statistic(ratio_view, opt.stat);
+  comparison_options ratio_opt = opt;
+  ratio_opt.min_samples = 1;
+  const std::uint64_t seed = side_seed(ratio_view, detail::fnv1a(&opt.resamples, sizeof opt.resamples));
+  std::vector<double> log_ratios = posterior_draws(ratio_view, ratio_opt, seed);
+  decide(out, log_ratios, opt);
+  if (out.result == decision::abstain) {
+    const ratio_spread spread = spread_of(ratio_view);
+    std::ostringstream advice;
+    advice.precision(2);
+    advice << std::fixed << "; to decide: ";
+    if (out.ci_lo && out.ci_hi && *out.mde < 2 * opt.rope &&
+        (*out.ci_lo < 1 + opt.rope && *out.ci_hi > 1 + opt.rope)) {
+      advice << "the change sits on the edge of the +" << 100 * opt.rope << "% band; ";
+    }
+    if (spread.processes > 1 && spread.between > 2 * spread.within) {
+      advice << "more processes (processes differ by " << 100 * spread.between << "% against " << 100 * spread.within
+             << "% within one: raise [bench] max_processes or --processes)";
+    } else {
+      advice << "a longer budget per process (each process's ratio is uncertain by " << 100 * spread.within
+             << "%: raise budget_ms or --budget-ms)";
+    }
+    out.reason += advice.str();
   }
   return out;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <map>
+#include <optional>
 #include <thread>
 #include <iomanip>
 #include <sstream>
@@ -14,7 +15,15 @@ namespace rnx::stats {
 
 namespace {
 
-config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy) {
+// The pairing of two runs, or nullopt when they are not the two sides of one paired run.
+std::optional<pairing_info> paired_runs(const run_document& base, const run_document& head) {
+  if (!base.pairing || !head.pairing || base.pairing->id != head.pairing->id) return std::nullopt;
+  return head.pairing;
+}
+
+config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy,
+                               const std::optional<pairing_info>& pairing) {
+  const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
   config_verdict v;
   v.key = head.key();
   v.n_base = static_cast<std::int64_t>(base.samples_ms.size());
@@ -47,10 +56,23 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
                std::string(to_string(head.status)) + ": " + head.message;
     return v;
   }
-  comparison_options opt{policy.rope, policy.probability, policy.min_samples, policy.resamples, policy.stat};
-  const sample_view b{base.samples_ms, base.groups, base.unstable, base.message};
-  const sample_view h{head.samples_ms, head.groups, head.unstable, head.message};
-  const comparison c = compare_samples(b, h, opt);
+  comparison_options opt{policy.rope, policy.probability, policy.min_samples, policy.resamples, policy.stat,
+                         looks ? static_cast<int>(*looks) : 1};
+  comparison c;
+  if (looks && base.pairing == "in-process" && head.pairing == "in-process" && base.groups == head.groups) {
+    c = compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
+    v.pairing = "in-process";
+  } else {
+    const sample_view b{base.samples_ms, base.groups, base.unstable, base.message};
+    const sample_view h{head.samples_ms, head.groups, head.unstable, head.message};
+    c = compare_samples(b, h, opt);
+    if (looks) v.pairing = "process";
+    if (looks && !head.pairing_reason.empty()) {
+      c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
+    }
+  }
+  v.mde = c.mde;
+  if (opt.looks > 1) v.threshold = c.threshold;
   v.result = c.result;
   v.ratio = c.ratio;
   v.ci_lo = c.ci_lo;
@@ -131,6 +153,7 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
   for (const auto& r : base.results) base_by_key[r.key()] = &r;
   std::map<config_key, bool> seen;
   std::vector<std::pair<std::size_t, std::pair<const run_result*, const run_result*>>> to_compare;
+  const std::optional<pairing_info> pairing = paired_runs(base, head);
   for (const auto& h : head.results) {
     seen[h.key()] = true;
     auto it = base_by_key.find(h.key());
@@ -154,7 +177,7 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
   auto work = [&] {
     for (std::size_t i = next++; i < to_compare.size(); i = next++) {
       const auto& [slot, sides] = to_compare[i];
-      doc.configs[slot] = compare_results(*sides.first, *sides.second, policy);
+      doc.configs[slot] = compare_results(*sides.first, *sides.second, policy, pairing);
     }
   };
   std::vector<std::thread> helpers;

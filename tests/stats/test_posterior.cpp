@@ -246,7 +246,26 @@ TEST_CASE("never throws on bad data: abstain with a reason") {
   sample_view unstable{good, {}, true, "process medians 0.73 ms and 18 ms"};
   auto unstable_case = compare_samples(unstable, {good}, {});
   CHECK(unstable_case.result == decision::abstain);
-  CHECK(unstable_case.reason == "base is unstable: process medians 0.73 ms and 18 ms");
+  CHECK(unstable_case.reason ==
+        "base is unstable (process medians 0.73 ms and 18 ms); head 5-95% [1, 1] vs base [1, 1] overlap beyond the "
+        "rope, so the change is not larger than the instability; to decide: measure paired (rnx bench --pair BASE, "
+        "rnx gate --mode paired)");
+}
+
+TEST_CASE("an unstable side does not veto a change larger than the instability") {
+  // Base bimodal: 60% near 1 ms, 40% near 3 ms (the slow mode of a bad worker). Head 3.5x the fast mode.
+  std::vector<double> base, head, near_base;
+  for (int i = 0; i < 30; ++i) base.push_back((i % 5 < 3 ? 1.0 : 3.0) * (1 + 0.01 * (i % 7)));
+  for (int i = 0; i < 30; ++i) head.push_back(10.5 * (1 + 0.01 * (i % 7)));
+  for (int i = 0; i < 30; ++i) near_base.push_back((i % 5 < 3 ? 1.1 : 3.3) * (1 + 0.01 * (i % 7)));
+  const sample_view unstable{base, {}, true, "bimodal"};
+  auto far = compare_samples(unstable, {head}, {});
+  CHECK(far.result == decision::slower);
+  CHECK(far.reason.find("the change is larger than the instability") != std::string::npos);
+  // A 10% change inside a 3x bimodal spread is not decided: its 5-95% range overlaps the base's.
+  auto near = compare_samples(unstable, {near_base}, {});
+  CHECK(near.result == decision::abstain);
+  CHECK(near.reason.find("not larger than the instability") != std::string::npos);
 }
 
 TEST_CASE("identical constant samples are equivalent with a degenerate interval") {

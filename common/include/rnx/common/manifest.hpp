@@ -34,7 +34,9 @@ std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where
 
 // How samples are gathered; [bench] in rnx.toml, each field overridable per kernel.
 struct bench_settings {
-  int processes = 3;          // worker processes per configuration
+  int processes = 3;          // worker processes per configuration (the first look of a paired run)
+  int max_processes = 6;      // a paired run adds processes, one look at a time, up to this many while a
+                              // configuration is undecided (docs/statistics.md, sequential sampling)
   int min_samples = 8;        // per process, never fewer
   int max_samples = 40;       // per process, at most
   double budget_ms = 1500;    // per configuration and process, for the timed samples

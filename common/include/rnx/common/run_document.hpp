@@ -66,8 +66,26 @@ struct run_result {
   std::optional<double> rel_err;
   std::optional<tolerance> tol;
   std::string message;
+  // Paired runs only: "in-process" (base and head alternated in blocks inside the same worker processes, so
+  // samples 4j..4j+3 of both sides come from block j of the same process) or "process" (each side in its own
+  // processes, interleaved; `pairing_reason` says why it could not share one). Empty outside paired runs.
+  std::string pairing;
+  std::string pairing_reason;
 
   config_key key() const { return {kernel, runtime, dtype, batch}; }
+};
+
+// Samples a side in one block of an in-process paired measurement (ABBA BAAB: four of each).
+inline constexpr std::int64_t in_process_block = 4;
+
+// How a paired run (`rnx bench --pair`) was taken; both of its documents carry the same id.
+struct pairing_info {
+  std::string id;                 // shared by the base and head documents of one paired run
+  std::string side;               // "head" | "base"
+  std::string partner_commit;     // the other side's commit
+  std::int64_t block = in_process_block;  // samples per side per in-process block
+  std::int64_t looks = 1;         // looks of the sequential schedule (processes min..max); the verdict's
+                                  // probability threshold is split over them (docs/statistics.md)
 };
 
 struct run_document {
@@ -79,6 +97,7 @@ struct run_document {
   std::string created_at;  // RFC 3339 UTC
   environment env;
   std::vector<run_result> results;
+  std::optional<pairing_info> pairing;
 };
 
 // Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming

@@ -51,6 +51,11 @@ struct config_verdict {
   std::int64_t n_base = 0;
   std::int64_t n_head = 0;
   std::string reason;
+  // The smallest slowdown (a fraction: 0.04 = 4%) this run could have called slower: the rope plus the
+  // posterior's spread below its centre at the probability in use. Empty when there was no posterior.
+  std::optional<double> mde;
+  std::string pairing;              // "in-process" (paired ratios), "process" (paired runs, unpaired samples), ""
+  std::optional<double> threshold;  // the probability a decision needed, when looks split it (< probability)
 };
 
 struct baseline_ref {

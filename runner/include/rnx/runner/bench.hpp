@@ -29,7 +29,8 @@ struct bench_options {
   std::vector<std::filesystem::path> manifests;  // [head] or [head, base]; sides run interleaved per process
   bench_filters filters;
   std::string device;                            // overrides every kernel's device when set
-  std::optional<int> processes;
+  std::optional<int> processes;                  // the first look of a paired run
+  std::optional<int> max_processes;              // paired runs: processes while a configuration is undecided
   std::optional<int> min_samples;
   std::optional<int> max_samples;
   std::optional<double> budget_ms;
@@ -39,17 +40,24 @@ struct bench_options {
   std::filesystem::path cache_dir;               // compiled kernels; empty = default_cache_dir()
   std::ostream* log = nullptr;                   // progress; nullptr = silent
   bool live = false;                             // a terminal: one live status line instead of plain lines
+  std::optional<gate_policy> policy;             // paired runs' sequential looks; default: the head's [gate]
+  bool in_process_pairing = true;                // false: every pair in separate processes (for comparison)
 };
 
 struct bench_side {
   manifest source;
   environment env;
   std::vector<run_result> results;
+  std::optional<pairing_info> pairing;  // paired runs (the caller fills partner_commit)
 };
 
 // $RNX_WORKER, else rnx-runner-worker beside the running executable, else on PATH.
 std::filesystem::path default_worker_path();
 
+// With two manifests (a paired run) every configuration present on both sides is measured with its base in the
+// same worker processes, alternated in blocks (in-process pairing), unless the two cannot share a process; then
+// the sides run in processes of their own, interleaved. Processes are added one look at a time, from
+// `processes` to `max_processes`, until the configuration is decided (docs/statistics.md).
 // Throws rnx::error(usage) when the filters name an unknown kernel or select nothing, and rnx::error(not_found /
 // bad_input / invalid) for a bad manifest. Kernel failures never throw: they become results with a message.
 std::vector<bench_side> run_bench(const bench_options& options);

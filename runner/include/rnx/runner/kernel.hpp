@@ -56,6 +56,8 @@ class bound_call {
 struct load_options {
   std::string cuda_arch;  // "sm_90"; empty = the visible GPU's, else sm_90
   std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty = default_cache_dir()
+  std::string module_prefix = "rnx_kernel_";  // Python module name = prefix + kernel name (two revisions in one
+                                               // process need distinct prefixes)
 };
 
 class kernel {
@@ -70,6 +72,9 @@ class kernel {
                                               at::ScalarType dtype, at::Device device, std::uint64_t seed) = 0;
   // The float64 eager result on the same inputs (converted to float64); KernelBench files use Model.
   virtual std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs, std::uint64_t seed) = 0;
+  // Python modules the kernel imported from beside its file (helpers); two revisions sharing a process would
+  // share these under one name, so such kernels are not paired in-process.
+  virtual std::vector<std::string> local_modules() const { return {}; }
 };
 
 // Loads by the spec's kind; errors are rnx::error(kernel_failed) / (not_found) naming the file and entry.

@@ -3,6 +3,7 @@
 
 #include "rnx/runner/kernel.hpp"
 
+#include <cstdint>
 #include <vector>
 
 namespace rnx::runner {
@@ -29,5 +30,20 @@ struct timing_result {
 // (getrusage RUSAGE_THREAD) is retaken, up to three times max_samples. CUDA: events on the current stream around one call, a device-wide
 // synchronize after it, and the L2 flushed (a write over twice its size) before each sample.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
+
+inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
+
+struct paired_timing_result {
+  timing_result base;            // samples in block order: 4j..4j+3 were taken in block j, as for head
+  timing_result head;
+  std::int64_t retaken_blocks = 0;
+};
+
+// Base and head alternated in blocks of eight samples, ABBA BAAB or BAAB ABBA (from `seed`), on the same inputs
+// and in the same process, so both sides share every spell of the machine; a block with a preempted sample is
+// taken again. Warm-up alternates single calls of the two. Sampling stops at max_samples a side, or after
+// min_samples once twice the budget is spent or the median block ratio is known to within `noise`.
+paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Device device,
+                                    const timing_options& options, std::uint64_t seed);
 
 }  // namespace rnx::runner

@@ -34,6 +34,21 @@ struct comparison_options {
   int min_samples = 8;
   int resamples = 2000;
   statistic stat = statistic::median;
+  // Looks of a sequential schedule that may stop at any of them: each decision then needs
+  // 1 - (1 - probability) / looks (Bonferroni over the looks), so stopping early keeps its error rate.
+  int looks = 1;
+};
+
+// The probability a decision needs under `opt` (probability itself for one look).
+double decision_threshold(const comparison_options& opt);
+
+// Base and head of one in-process paired configuration: the same processes, blocks of `block` samples a side
+// (sample i of each side in the same block), `groups` samples a side per process.
+struct paired_view {
+  std::span<const double> base;
+  std::span<const double> head;
+  std::span<const std::int64_t> groups = {};
+  std::int64_t block = 4;
 };
 
 struct comparison {
@@ -48,7 +63,9 @@ struct comparison {
   std::optional<double> head_stat;
   std::int64_t n_base = 0;
   std::int64_t n_head = 0;
-  std::string reason;  // set for anything that is not a plain comparison
+  std::optional<double> mde;  // smallest slowdown (fraction) this posterior could have called slower
+  double threshold = 0.95;    // the probability a decision needed (decision_threshold)
+  std::string reason;  // set for anything that is not a plain comparison; an abstain says what would decide it
 };
 
 // Posterior draws of the natural log of one side's statistic (exposed for tests and the flat contrast).
@@ -56,9 +73,15 @@ struct comparison {
 std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
                                     bool flat = false);
 
-// The decision rule of DESIGN.md; `flat` as above.
+// The decision rule of DESIGN.md; `flat` as above. An `unstable` side does not veto a decision when the change
+// is larger than the instability (the head's 5-95% range lies beyond the base's, by more than the rope).
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
                            bool flat = false);
+
+// The same rule over paired ratios: per block, head time / base time; a Bayesian bootstrap of their statistic
+// inside each process and the Student-t level over processes. Drift of the machine that both sides share
+// cancels in each ratio, so `unstable` sides are no reason to abstain here.
+comparison compare_paired(const paired_view& pair, const comparison_options& opt);
 
 // The central interval [q, 1 - q] of values (q <= 0.5), each end linear-interpolated between neighbouring order
 // statistics like numpy's default quantile; values is reordered. NaNs for no values. (Exposed for tests.)

@@ -1,0 +1,233 @@
+// One configuration inside rnx-runner-worker: load, bind to a runtime, check against float64, time.
+#include "worker_config.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/runner/timing.hpp"
+
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include <algorithm>
+#include <thread>
+
+namespace rnx::runner::detail {
+
+namespace bj = boost::json;
+
+namespace {
+
+// One side of a configuration on its way to being timed. `out` holds the result event's fields so far; a side
+// that failed has its "status" set there.
+struct side {
+  bj::object out;
+  const kernel_spec* spec = nullptr;
+  loaded_entry* entry = nullptr;
+  bench_settings settings;
+  at::Device device{at::kCPU};
+  at::ScalarType dtype = at::kFloat;
+  std::uint64_t seed = 0;
+  std::vector<at::Tensor> inputs;
+  std::unique_ptr<bound_call> call;
+  bool failed() const { return out.contains("status") && out.at("status").as_string() != "ok"; }
+};
+
+// Runs `step`, turning what it throws into the side's status and message (the kernel's failure, not the run's).
+template <typename Step>
+void guarded(side& s, const std::string& name, Step&& step) {
+  try {
+    step();
+  } catch (const runtime_unavailable& e) {
+    s.out["status"] = "skipped";
+    s.out["message"] = e.what();
+  } catch (const error& e) {
+    s.out["status"] = "error";
+    s.out["message"] = e.what();
+  } catch (const c10::Error& e) {
+    // CUDA out-of-memory and other libtorch failures surface here, outside the kernel's own call path.
+    s.out["status"] = "error";
+    s.out["message"] = "kernel \"" + name + "\": " + e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    s.out["status"] = "error";
+    s.out["message"] = "kernel \"" + name + "\": " + e.what();
+  }
+}
+
+side load_side(std::size_t index, const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache,
+               const std::string& module_prefix) {
+  side s;
+  s.out = bj::object{{"event", "result"}, {"index", index}, {"device", "cpu"}};
+  s.spec = m.find_kernel(c.kernel);
+  if (!s.spec) {
+    s.out["status"] = "error";
+    s.out["message"] = "kernel \"" + c.kernel + "\" is not in " + m.source;
+    return s;
+  }
+  s.settings = s.spec->bench;
+  bench_settings& b = s.settings;
+  if (job.overrides.min_samples) b.min_samples = *job.overrides.min_samples;
+  if (job.overrides.max_samples) b.max_samples = *job.overrides.max_samples;
+  if (job.overrides.budget_ms) b.budget_ms = *job.overrides.budget_ms;
+  if (job.overrides.warmup_ms) b.warmup_ms = *job.overrides.warmup_ms;
+  b.max_samples = std::max(b.max_samples, b.min_samples);
+  const int threads = b.threads > 0 ? b.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  at::set_num_threads(threads);
+  s.out["threads"] = threads;
+  guarded(s, s.spec->name, [&] {
+    s.device = resolve_device(job.device_override.empty() ? s.spec->device : job.device_override);
+    s.out["device"] = s.device.str();
+    s.dtype = parse_dtype(c.dtype);
+    s.seed = config_seed(b.seed, s.spec->name, c.batch);
+    loaded_entry& entry = cache[module_prefix + s.spec->name];
+    if (!entry.kernel && entry.error.empty()) {
+      try {
+        load_options options;
+        options.cuda_arch = job.cuda_arch;
+        options.cache_dir = job.cache_dir;
+        options.module_prefix = module_prefix;
+        entry.kernel = load_kernel(*s.spec, options);
+      } catch (const error& e) {
+        entry.error = e.what();
+      } catch (const c10::Error& e) {
+        entry.error = "kernel \"" + s.spec->name + "\": " + e.what_without_backtrace();
+      }
+    }
+    if (!entry.kernel) throw error(errc::kernel_failed, entry.error);
+    s.entry = &entry;
+  });
+  return s;
+}
+
+// Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference.
+void bind_side(side& s, const std::string& runtime, bool check) {
+  guarded(s, s.spec->name, [&] {
+    s.call = s.entry->kernel->prepare(runtime, s.inputs, s.dtype, s.device, s.seed);
+    if (!check) return;
+    tolerance tol = default_tolerance(std::string(dtype_name(s.dtype)));
+    if (auto it = s.spec->tolerances.find(std::string(dtype_name(s.dtype))); it != s.spec->tolerances.end()) {
+      tol = it->second;
+    }
+    // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
+    const std::vector<at::Tensor> got = s.call->outputs();
+    const check_result result = compare_outputs(got, s.entry->kernel->reference(s.inputs, s.seed), tol);
+    s.out["max_abs_err"] = result.max_abs_err;
+    s.out["rel_err"] = result.rel_err;
+    s.out["rtol"] = tol.rtol;
+    s.out["atol"] = tol.atol;
+    if (!result.ok) {
+      s.out["status"] = "diverged";
+      s.out["message"] = runtime + " output differs from the float64 eager reference: " + result.message +
+                         " (loosen tolerance for this kernel in rnx.toml if the difference is expected)";
+    }
+  });
+}
+
+timing_options timing_of(const bench_settings& b) {
+  timing_options t;
+  t.warmup_ms = b.warmup_ms;
+  t.budget_ms = b.budget_ms;
+  t.min_sample_ms = b.min_sample_ms;
+  t.noise = b.noise;
+  t.min_samples = b.min_samples;
+  t.max_samples = b.max_samples;
+  return t;
+}
+
+void put_timing(bj::object& out, const timing_result& timing) {
+  bj::array samples;
+  for (double s : timing.samples_ms) samples.push_back(s);
+  bj::array clocks;
+  for (double s : timing.sm_clock_mhz) clocks.push_back(s);
+  out["status"] = "ok";
+  out["samples_ms"] = std::move(samples);
+  out["sm_mhz"] = std::move(clocks);
+  out["calls_per_sample"] = timing.calls_per_sample;
+  out["warmup_calls"] = timing.warmup_calls;
+  out["warmup_ms"] = timing.warmup_ms;
+  out["preempted_samples"] = timing.preempted_samples;
+  out["message"] = "";
+}
+
+bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    if (a[i].sizes() != b[i].sizes() || a[i].scalar_type() != b[i].scalar_type() || a[i].device() != b[i].device() ||
+        !at::equal(a[i], b[i])) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bj::object run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache) {
+  side s = load_side(c.index, c, m, job, cache, "rnx_kernel_");
+  if (s.failed()) return s.out;
+  guarded(s, s.spec->name, [&] { s.inputs = s.entry->kernel->make_inputs(c.batch, s.dtype, s.device, s.seed); });
+  if (s.failed()) return s.out;
+  bind_side(s, c.runtime, c.check);
+  if (s.failed()) return s.out;
+  guarded(s, s.spec->name, [&] {
+    const timing_result timing = measure(*s.call, s.device, timing_of(s.settings));
+    put_timing(s.out, timing);
+  });
+  return s.out;
+}
+
+bj::object run_paired_config(const job_config& c, const manifest& head_manifest, const manifest& base_manifest,
+                             const worker_job& job, kernel_cache& cache) {
+  auto fallback = [&](const std::string& reason) {
+    return bj::object{{"event", "result"}, {"index", c.index}, {"base_index", *c.base_index}, {"pair_fallback", reason}};
+  };
+  side base = load_side(*c.base_index, c, base_manifest, job, cache, "rnx_base_");
+  side head = load_side(c.index, c, head_manifest, job, cache, "rnx_head_");
+  for (side* s : {&base, &head}) {
+    if (s->failed()) {
+      return fallback(std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
+                      std::string(s->out.at("message").as_string().c_str()) + ")");
+    }
+    const auto local = s->entry->kernel->local_modules();
+    if (!local.empty()) {
+      std::string names;
+      for (const auto& n : local) names += (names.empty() ? "" : ", ") + n;
+      return fallback(s->spec->path + " imports modules from its own folder (" + names +
+                      "), which two revisions in one process would share");
+    }
+  }
+  guarded(base, base.spec->name, [&] {
+    base.inputs = base.entry->kernel->make_inputs(c.batch, base.dtype, base.device, base.seed);
+  });
+  guarded(head, head.spec->name, [&] {
+    head.inputs = head.entry->kernel->make_inputs(c.batch, head.dtype, head.device, head.seed);
+  });
+  // The very same tensors for both sides where the revisions make equal inputs: same values, same memory.
+  bool shared_inputs = false;
+  if (!base.failed() && !head.failed() && same_tensors(base.inputs, head.inputs)) {
+    head.inputs = base.inputs;
+    shared_inputs = true;
+  }
+  if (!base.failed()) bind_side(base, c.runtime, c.check_base);
+  if (!head.failed()) bind_side(head, c.runtime, c.check);
+  for (side* s : {&base, &head}) {
+    if (s->failed()) {
+      return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
+                      std::string(s->out.at("status").as_string().c_str()) + " here");
+    }
+  }
+  guarded(head, head.spec->name, [&] {
+    const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
+    const paired_timing_result timing = measure_paired(*base.call, *head.call, head.device, timing_of(head.settings),
+                                                       seed);
+    put_timing(base.out, timing.base);
+    put_timing(head.out, timing.head);
+    head.out["retaken_blocks"] = timing.retaken_blocks;
+  });
+  if (head.failed()) return fallback("measuring the two sides together failed: " +
+                                     std::string(head.out.at("message").as_string().c_str()));
+  head.out["pairing"] = "in-process";
+  head.out["shared_inputs"] = shared_inputs;
+  head.out["base"] = std::move(base.out);
+  return head.out;
+}
+
+}  // namespace rnx::runner::detail
