@@ -1,6 +1,7 @@
 // Text and Markdown renderings of verdict documents.
 #include "rnx/common/report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -30,6 +31,14 @@ std::string ratio_cell(const config_verdict& c) {
   return s;
 }
 
+// The minimum detectable effect as a slowdown in percent ("+4.1%").
+std::string mde_cell(const config_verdict& c) {
+  if (!c.mde) return "-";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "+%.1f%%", 100 * *c.mde);
+  return buffer;
+}
+
 std::string statistic_name(const verdict_document& v) { return std::string(to_string(v.policy.stat)); }
 
 std::string markdown_escape(const std::string& s) {
@@ -53,14 +62,14 @@ std::string render_verdict_text(const verdict_document& v) {
   os << "rnx verdict: " << to_string(v.verdict) << " - " << v.reason << "\n";
   if (v.baseline) os << "baseline: run " << v.baseline->id << " (commit " << v.baseline->commit << ")\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s  %s\n", "configuration",
+  std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s\n", "configuration",
                 ("base " + statistic_name(v)).c_str(), ("head " + statistic_name(v)).c_str(), "ratio [95% CI]",
-                "P(slower)", "decision");
+                "P(slower)", "MDE", "decision");
   os << line;
   for (const auto& c : v.configs) {
-    std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s  %s", c.key.label().c_str(), time_ms(c.base_ms).c_str(),
-                  time_ms(c.head_ms).c_str(), ratio_cell(c).c_str(), fixed(c.p_slower, 3).c_str(),
-                  std::string(to_string(c.result)).c_str());
+    std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s", c.key.label().c_str(),
+                  time_ms(c.base_ms).c_str(), time_ms(c.head_ms).c_str(), ratio_cell(c).c_str(),
+                  fixed(c.p_slower, 3).c_str(), mde_cell(c).c_str(), std::string(to_string(c.result)).c_str());
     os << line;
     if (!c.reason.empty()) os << "  (" << c.reason << ")";
     os << "\n";
@@ -77,17 +86,31 @@ std::string render_verdict_markdown(const verdict_document& v) {
     os << ".\n\n";
   }
   os << "| Configuration | Base " << statistic_name(v) << " (ms) | Head " << statistic_name(v)
-     << " (ms) | Ratio [95% CI] | P(slower) | Decision |\n";
-  os << "|---|---:|---:|---|---:|---|\n";
+     << " (ms) | Ratio [95% CI] | P(slower) | MDE | Decision |\n";
+  os << "|---|---:|---:|---|---:|---:|---|\n";
   for (const auto& c : v.configs) {
     os << "| `" << c.key.label() << "` | " << time_ms(c.base_ms) << " | " << time_ms(c.head_ms) << " | "
-       << ratio_cell(c) << " | " << fixed(c.p_slower, 3) << " | " << to_string(c.result);
+       << ratio_cell(c) << " | " << fixed(c.p_slower, 3) << " | " << mde_cell(c) << " | " << to_string(c.result);
     if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
     os << " |\n";
   }
   os << "\nRule: *faster*/*slower* only when P >= " << v.policy.probability << " that the " << statistic_name(v)
      << " ratio lies outside ±" << v.policy.rope * 100 << "% (" << v.policy.resamples
-     << "-draw Bayesian bootstrap, at least " << v.policy.min_samples << " samples a side).\n";
+     << "-draw Bayesian bootstrap, at least " << v.policy.min_samples << " samples a side). MDE: the smallest "
+     << "slowdown this run could have called slower.\n";
+  const bool in_process = std::any_of(v.configs.begin(), v.configs.end(), [](const auto& c) {
+    return c.pairing == "in-process";
+  });
+  const auto split = std::find_if(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.threshold; });
+  if (in_process) {
+    os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "
+          "head/base ratios.";
+    if (split != v.configs.end()) {
+      os << " Processes were added one look at a time until decided, so each decision needed P >= "
+         << fixed(split->threshold, 4) << " (" << v.policy.probability << " split over the looks).";
+    }
+    os << "\n";
+  }
   return os.str();
 }
 

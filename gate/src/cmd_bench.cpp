@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -152,7 +153,8 @@ void run(const bench_args& a) {
     o.manifests.push_back(base_config);
   }
 
-  std::vector<runner::bench_side> sides = runner::run_bench(o);
+  runner::bench_timing timing;
+  std::vector<runner::bench_side> sides = runner::run_bench(o, &timing);
 
   std::string commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
   std::string branch = !a.branch.empty() ? a.branch
@@ -177,6 +179,15 @@ void run(const bench_args& a) {
       runner::print_summary(std::cerr, base);
       std::cerr << "wrote " << a.base_out << "\n";
     }
+  }
+  if (!a.quiet) {
+    char line[256];
+    std::snprintf(line, sizeof line,
+                  "time: %.1f s in all: %d worker processes started in %.1f s, warm-up %.1f s, sampling %.1f s, "
+                  "other %.1f s\n",
+                  timing.total_s, timing.workers, timing.worker_start_s, timing.warmup_s, timing.sampling_s,
+                  std::max(0.0, timing.total_s - timing.worker_start_s - timing.warmup_s - timing.sampling_s));
+    std::cerr << line;
   }
   exit_code() = 0;
 }

@@ -34,7 +34,7 @@ struct gate_options {
   bool config_given = false;
   std::string results;       // a prepared head run instead of benchmarking
   std::string base_results;  // paired mode: a prepared base run instead of `rnx bench --pair`
-  std::string mode = "stored";
+  std::string mode;  // "" = auto: paired on pull requests whose base commit is here, else stored
   std::string pair_ref;
   backend_flags backend;
   policy_flags policy;
@@ -194,7 +194,31 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
 #endif
 }
 
-void run_gate(const gate_options& o) {
+// Whether `ref` names a commit of the repository around `dir`.
+bool is_commit(const std::filesystem::path& dir, const std::string& ref) {
+  if (ref.empty() || ref.find('\'') != std::string::npos || ref.front() == '-' ||
+      dir.string().find('\'') != std::string::npos) {
+    return false;
+  }
+  const std::string cmd = "git -C '" + dir.string() + "' rev-parse --verify --quiet '" + ref + "^{commit}' >/dev/null 2>&1";
+  return std::system(cmd.c_str()) == 0;
+}
+
+// The base revision of a pull request as this checkout can reach it: --pair-ref, the event's base commit, or the
+// base branch (origin/BRANCH, then BRANCH); "" when none is a commit here (a shallow clone, say).
+std::string reachable_base(const gate_options& o, const github_context& ctx) {
+  const std::filesystem::path dir = std::filesystem::absolute(o.config).parent_path();
+  std::vector<std::string> candidates;
+  if (!o.pair_ref.empty()) candidates.push_back(o.pair_ref);
+  if (!ctx.base_commit.empty()) candidates.push_back(ctx.base_commit);
+  if (!ctx.base_branch.empty()) candidates.insert(candidates.end(), {"origin/" + ctx.base_branch, ctx.base_branch});
+  for (const auto& ref : candidates) {
+    if (is_commit(dir, ref)) return ref;
+  }
+  return {};
+}
+
+void run_gate(gate_options o) {
   github_context ctx = read_github_context(process_env());
   apply_flags(ctx, o);
   if (ctx.event == event_kind::unsupported) {
@@ -206,6 +230,26 @@ void run_gate(const gate_options& o) {
   if (ctx.event == event_kind::issue_comment) {
     exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
     return;
+  }
+  if (o.mode.empty()) {
+    // Paired is the decisive comparison: both revisions measured side by side in this job. It needs the base
+    // revision in the checkout; a push is a new baseline, and a prepared run has no base run beside it.
+    // A local run with --pull-request stands for one too.
+    const bool pull_request = ctx.event == event_kind::pull_request ||
+                              (ctx.event == event_kind::local && ctx.pull_request && !ctx.base_branch.empty());
+    std::string base_here;
+    if (pull_request && o.results.empty()) base_here = reachable_base(o, ctx);
+    o.mode = base_here.empty() ? "stored" : "paired";
+    if (o.mode == "paired") {
+      if (o.pair_ref.empty()) o.pair_ref = base_here;
+      std::cout << "rnx gate: paired mode: the base revision " << base_here << " is measured beside the head in "
+                << "this job (--mode stored compares with the stored baseline instead)\n";
+    } else if (pull_request && o.results.empty()) {
+      std::cout << "rnx gate: stored mode: the base revision ("
+                << (ctx.base_commit.empty() ? ctx.base_branch : ctx.base_commit)
+                << ") is not in this checkout, so the stored baseline decides; check out with fetch-depth: 0 for "
+                   "the paired comparison\n";
+    }
   }
   if (o.mode != "stored" && o.mode != "paired" && o.mode != "confirmed") {
     throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored, paired or confirmed");
@@ -225,10 +269,8 @@ void run_gate(const gate_options& o) {
   std::optional<run_document> base;
   std::string pair_ref;
   if (paired) {
-    pair_ref = !o.pair_ref.empty()         ? o.pair_ref
-               : !ctx.base_commit.empty()  ? ctx.base_commit
-               : !ctx.base_branch.empty()  ? "origin/" + ctx.base_branch
-                                           : std::string();
+    pair_ref = !o.pair_ref.empty() ? o.pair_ref : reachable_base(o, ctx);
+    if (pair_ref.empty() && !ctx.base_commit.empty()) pair_ref = ctx.base_commit;
     if (pair_ref.empty() && o.base_results.empty()) {
       throw error(errc::usage, "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
                                "--base-branch");
@@ -362,10 +404,10 @@ void add_gate_command(CLI::App& app) {
   auto* config = cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--results", o->results, "A prepared head run (rnx.run/v1) instead of running rnx bench");
   cmd->add_option("--base-results", o->base_results, "Paired mode: a prepared base run instead of rnx bench --pair");
-  cmd->add_option("--mode", o->mode, "stored: against the stored baseline; paired: against the base revision "
-                                     "measured in this job; confirmed: stored, and what it calls slower is "
-                                     "measured again paired at the baseline's commit before it can block")
-      ->capture_default_str();
+  cmd->add_option("--mode", o->mode, "paired: against the base revision measured in this job (the default on pull "
+                                     "requests whose base commit is checked out); stored: against the stored "
+                                     "baseline (the default otherwise); confirmed: stored, and what it calls slower "
+                                     "is measured again paired at the baseline's commit before it can block");
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);
   add_policy_flags(*cmd, o->policy);
@@ -382,7 +424,6 @@ void add_gate_command(CLI::App& app) {
     gate_options options = *o;
     options.config_given = config->count() > 0 && !options.config.empty();
     if (options.config.empty()) options.config = "rnx.toml";
-    if (options.mode.empty()) options.mode = "stored";
     run_gate(options);
   });
 }

@@ -33,7 +33,7 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
   for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
   auto number = [](double v) {
     std::ostringstream os;
-    os.precision(17);
+    os.precision(12);
     os << v;
     return os.str();
   };

@@ -235,6 +235,7 @@ class orchestrator {
 
   // Looks of the sequential schedule (1 outside paired runs).
   int looks() const { return looks_; }
+  const bench_timing& timing() const { return timing_; }
 
   void run() {
     prebuild_native();
@@ -401,6 +402,8 @@ class orchestrator {
                                    const std::vector<std::size_t>& pending, bool joint) {
     std::set<std::size_t> settled;
     worker_run w(worker_, job_path);
+    ++timing_.workers;
+    const auto launched = clock_type::now();
     bool ready = false;
     std::optional<std::size_t> current;
     auto started = clock_type::now();
@@ -425,6 +428,7 @@ class orchestrator {
         std::string kind = obj.at("event").as_string().c_str();
         if (kind == "ready") {
           ready = true;
+          timing_.worker_start_s += std::chrono::duration<double>(clock_type::now() - launched).count();
           for (std::size_t s = 0; s < sides_.size(); ++s) {
             if ((s == side || joint) && !sides_[s].env) {
               sides_[s].env = run_from_json(bj::object{{"schema", run_schema_id}, {"project", "x"},
@@ -443,6 +447,8 @@ class orchestrator {
                    label(plan_[*current]) + (joint ? " (paired in-process)" : "") + " ...");
         } else if (kind == "result") {
           std::size_t index = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
+          if (obj.contains("warmup_ms")) timing_.warmup_s += obj.at("warmup_ms").to_number<double>() / 1000;
+          if (obj.contains("sampling_ms")) timing_.sampling_s += obj.at("sampling_ms").to_number<double>() / 1000;
           if (obj.contains("pair_fallback")) {
             split_pair(plan_[index], obj.at("pair_fallback").as_string().c_str());
           } else {
@@ -564,13 +570,15 @@ class orchestrator {
   int total_rounds_ = 0;
   int looks_ = 1;
   gate_policy policy_;
+  bench_timing timing_;
   std::uint64_t pairing_seed_ = 0;
   int job_counter_ = 0;
 };
 
 }  // namespace
 
-std::vector<bench_side> run_bench(const bench_options& options) {
+std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing) {
+  const auto began = clock_type::now();
   if (options.manifests.empty()) throw error(errc::usage, "no manifest given (pass --config rnx.toml)");
   std::vector<side_state> sides;
   for (const auto& path : options.manifests) {
@@ -582,6 +590,10 @@ std::vector<bench_side> run_bench(const bench_options& options) {
   std::vector<planned> configs = plan(sides, options);
   orchestrator runner(options, sides, configs);
   runner.run();
+  if (timing) {
+    *timing = runner.timing();
+    timing->total_s = std::chrono::duration<double>(clock_type::now() - began).count();
+  }
   std::string pairing_id;
   if (sides.size() > 1) {
     std::random_device entropy;

@@ -205,6 +205,7 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
     }
     r.samples_ms.push_back(x.ms);
   }
+  r.sampling_ms = ms_since(start);
   s->finish(r);
   return r;
 }
@@ -248,6 +249,7 @@ paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Devi
     }
     block_ratios.push_back(head_sum / std::max(base_sum, 1e-12));
   }
+  r.base.sampling_ms = r.head.sampling_ms = ms_since(start);
   b->finish(r.base);
   h->finish(r.head);
   r.base.preempted_samples = r.head.preempted_samples = paired_block * r.retaken_blocks;

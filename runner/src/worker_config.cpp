@@ -143,6 +143,7 @@ void put_timing(bj::object& out, const timing_result& timing) {
   out["calls_per_sample"] = timing.calls_per_sample;
   out["warmup_calls"] = timing.warmup_calls;
   out["warmup_ms"] = timing.warmup_ms;
+  out["sampling_ms"] = timing.sampling_ms;
   out["preempted_samples"] = timing.preempted_samples;
   out["message"] = "";
 }

@@ -51,6 +51,15 @@ struct bench_side {
   std::optional<pairing_info> pairing;  // paired runs (the caller fills partner_commit)
 };
 
+// Where a bench's wall time went (seconds), for the benchmark scripts and the summary line.
+struct bench_timing {
+  double total_s = 0;
+  double worker_start_s = 0;  // from starting a worker to its "ready" (Python, torch, environment)
+  double warmup_s = 0;        // warm-up of every configuration (a paired configuration's once)
+  double sampling_s = 0;      // timed samples
+  int workers = 0;            // worker processes started
+};
+
 // $RNX_WORKER, else rnx-runner-worker beside the running executable, else on PATH.
 std::filesystem::path default_worker_path();
 
@@ -60,7 +69,7 @@ std::filesystem::path default_worker_path();
 // `processes` to `max_processes`, until the configuration is decided (docs/statistics.md).
 // Throws rnx::error(usage) when the filters name an unknown kernel or select nothing, and rnx::error(not_found /
 // bad_input / invalid) for a bad manifest. Kernel failures never throw: they become results with a message.
-std::vector<bench_side> run_bench(const bench_options& options);
+std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing = nullptr);
 
 run_document make_run_document(const bench_side& side, std::string commit, std::string branch, std::string base_branch,
                                std::optional<std::int64_t> pull_request);

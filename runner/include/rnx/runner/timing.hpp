@@ -22,6 +22,7 @@ struct timing_result {
   std::int64_t calls_per_sample = 1;
   std::int64_t warmup_calls = 0;
   double warmup_ms = 0;
+  double sampling_ms = 0;                // wall time of the timed samples (retaken ones included)
   std::int64_t preempted_samples = 0;   // CPU: samples retaken because the thread was preempted during them
   std::vector<double> sm_clock_mhz;      // CUDA: SM clock read after each sample, where NVML can read it
 };
