@@ -115,6 +115,9 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--batch", o->loop.batches, "Only these batches (repeatable)");
   cmd->add_flag("--no-profile", o->no_profile, "Do not profile the original for the rewriter");
   cmd->add_option("--verify-timeout", o->verify_timeout_s, "Seconds one candidate's verification may take");
+  cmd->add_flag("--allow-weaker-sandbox", o->loop.verify_limits.allow_weaker,
+                "Verify candidates even where the sandbox cannot apply its network namespace or seccomp filter "
+                "(every report says so)");
   cmd->add_flag("--no-commit", o->no_commit, "Report only: create no branch even when a rewrite is kept");
   cmd->add_flag("--open-pr", o->loop.open_pr, "Push the branch and open a pull request ($GITHUB_TOKEN, $GITHUB_API_URL)");
   cmd->add_option("--repo", o->repo, "owner/name for the pull request (default: $GITHUB_REPOSITORY)");

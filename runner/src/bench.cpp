@@ -69,6 +69,7 @@ struct planned {
   bool in_process = false;             // paired in the same worker processes as its partner
   bool decided = false;                // a sequential look decided it: no more rounds
   std::string note;                    // goes first in the result's message
+  std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
 };
 
 struct side_state {
@@ -530,6 +531,13 @@ class orchestrator {
       const auto& samples = obj.at("samples_ms").as_array();
       for (const auto& s : samples) p.result.samples_ms.push_back(s.to_number<double>());
       p.result.groups.push_back(static_cast<std::int64_t>(samples.size()));
+      if (obj.contains("minor_faults")) {
+        std::ostringstream os;
+        os << obj.at("migrations").to_number<std::int64_t>() << " migrations, "
+           << obj.at("minor_faults").to_number<std::int64_t>() / std::max<std::int64_t>(1, samples.size())
+           << " page faults per sample, " << obj.at("preempted_samples").to_number<std::int64_t>() << " preempted";
+        p.process_notes.push_back(os.str());
+      }
       if (obj.contains("sm_mhz")) {
         for (const auto& c : obj.at("sm_mhz").as_array()) sides_[side].sm_clocks.push_back(c.to_number<double>());
       }
@@ -625,6 +633,14 @@ std::vector<bench_side> run_bench(const bench_options& options, bench_timing* ti
         if (auto why = instability(p.result.samples_ms, p.result.groups)) {
           p.result.unstable = true;
           p.result.message = "unstable: " + *why;
+          // What each process went through while sampling, so the cause can be told (a migration, faults).
+          if (p.process_notes.size() == p.result.groups.size()) {
+            std::string notes;
+            for (std::size_t i = 0; i < p.process_notes.size(); ++i) {
+              notes += (i ? "; " : "") + std::string("process ") + std::to_string(i + 1) + ": " + p.process_notes[i];
+            }
+            p.result.message += " [" + notes + "]";
+          }
         }
       }
       if (!p.note.empty()) p.result.message = p.note + (p.result.message.empty() ? "" : "; " + p.result.message);

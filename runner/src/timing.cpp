@@ -14,6 +14,7 @@
 #include <cuda_runtime_api.h>
 #endif
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -45,13 +46,19 @@ bool settled(const std::vector<double>& calls) {
   return b > 0 && std::fabs(a / b - 1) < 0.05;
 }
 
-// Involuntary context switches of this thread so far. A CPU sample during which the scheduler took the core away
-// measures the machine's load, not the kernel: on a shared 2-core runner about a third of 1 ms samples were
-// preempted and landed 4-10x slow. Those samples are taken again (see timed_sample).
-long preemptions() {
+// This thread's involuntary context switches and page faults so far. A CPU sample during which the scheduler
+// took the core away measures the machine's load, not the kernel: on a shared 2-core runner about a third of 1 ms
+// samples were preempted and landed 4-10x slow. Those samples are taken again (see measure()).
+struct thread_counters {
+  long preemptions = 0;
+  long minor_faults = 0;
+  long major_faults = 0;
+};
+
+thread_counters counters() {
   struct rusage usage {};
-  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return 0;
-  return usage.ru_nivcsw;
+  if (::getrusage(RUSAGE_THREAD, &usage) != 0) return {};
+  return {usage.ru_nivcsw, usage.ru_minflt, usage.ru_majflt};
 }
 
 // One side's measuring instrument: single warm-up calls, then timed samples (per-call milliseconds).
@@ -85,15 +92,28 @@ class cpu_sampler final : public sampler {
     calls_per_sample = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
   }
   sample take() override {
-    const long before = preemptions();
+    const thread_counters before = counters();
+    const int cpu_before = ::sched_getcpu();
     const auto t0 = clock_type::now();
     for (std::int64_t i = 0; i < calls_per_sample; ++i) call_.invoke();
     const double elapsed = ms_since(t0);
-    return {elapsed / static_cast<double>(calls_per_sample), preemptions() != before};
+    const thread_counters after = counters();
+    migrations_ += ::sched_getcpu() != cpu_before;
+    minor_faults_ += after.minor_faults - before.minor_faults;
+    major_faults_ += after.major_faults - before.major_faults;
+    return {elapsed / static_cast<double>(calls_per_sample), after.preemptions != before.preemptions};
+  }
+  void finish(timing_result& r) override {
+    r.migrations = migrations_;
+    r.minor_faults = minor_faults_;
+    r.major_faults = major_faults_;
   }
 
  private:
   bound_call& call_;
+  std::int64_t migrations_ = 0;
+  std::int64_t minor_faults_ = 0;
+  std::int64_t major_faults_ = 0;
 };
 
 #ifdef RNX_RUNNER_CUDA

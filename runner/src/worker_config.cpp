@@ -145,6 +145,9 @@ void put_timing(bj::object& out, const timing_result& timing) {
   out["warmup_ms"] = timing.warmup_ms;
   out["sampling_ms"] = timing.sampling_ms;
   out["preempted_samples"] = timing.preempted_samples;
+  out["migrations"] = timing.migrations;
+  out["minor_faults"] = timing.minor_faults;
+  out["major_faults"] = timing.major_faults;
   out["message"] = "";
 }
 

@@ -87,6 +87,44 @@ TEST_CASE("write_run_file is atomic and leaves no temporary file") {
   std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("a paired run's pairing survives a round trip; in-process samples must form whole blocks") {
+  run_document run = sample_run();
+  run.pairing = pairing_info{"a1b2c3d4e5f60718", "head", "fedcba9876543210", 4, 4};
+  run.results[0].samples_ms = {1, 1, 1, 1, 2, 2, 2, 2};
+  run.results[0].groups = {4, 4};
+  run.results[0].pairing = "in-process";
+  run_result fallback = run.results[0];
+  fallback.kernel = "helper";
+  fallback.pairing = "process";
+  fallback.pairing_reason = "kernels/helper.py imports modules from its own folder (util)";
+  fallback.samples_ms = {1, 2, 3};
+  fallback.groups = {1, 2};
+  run.results.push_back(fallback);
+  const run_document back = run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "x");
+  REQUIRE(back.pairing.has_value());
+  CHECK(back.pairing->id == "a1b2c3d4e5f60718");
+  CHECK(back.pairing->side == "head");
+  CHECK(back.pairing->partner_commit == "fedcba9876543210");
+  CHECK(back.pairing->looks == 4);
+  CHECK(back.results[0].pairing == "in-process");
+  CHECK(back.results[1].pairing == "process");
+  CHECK(back.results[1].pairing_reason == fallback.pairing_reason);
+
+  run.results[0].samples_ms = {1, 1, 1, 2, 2, 2};
+  run.results[0].groups = {3, 3};
+  try {
+    run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "run.json");
+    FAIL("expected an error");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()) == "run.json: $.results[0].groups: in-process samples come in blocks of 4 per "
+                                   "process, and these do not (or mark the result \"pairing\": \"process\")");
+  }
+  const std::string env = R"("environment": {"env_id": "e", "device": "cpu"})";
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env +
+                 R"(, "pairing": {"id": "x", "side": "left"}, "results": []})") ==
+        "doc.json: $.pairing.side: expected \"head\" or \"base\", got \"left\"");
+}
+
 TEST_CASE("reader errors name the JSON path and what was expected") {
   const std::string env = R"("environment": {"env_id": "e", "device": "cpu"})";
   CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env + R"(, "results": {}})") ==

@@ -3,7 +3,7 @@
 # runner accuracy against triton's do_bench, A/A stability, an injected 3% slowdown, the runtime matrix,
 # the verifier's CUDA cheats and the gate end to end. Without a GPU it says so and exits 77 (skipped).
 #
-#   tests/device/run_gpu.sh [build|verify|runtimes|main|all]...   (default: all)
+#   tests/device/run_gpu.sh [build|verify|runtimes|main|decisive|all]...   (default: all)
 # Results go to build-gpu/out, and as one archive to $OUT (the device tool's folder) where that is set.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -116,6 +116,13 @@ for r in json.load(open('$out/run_a.json'))['results']:
   cat "$out/summary_block.md"
 }
 
+decisive_gpu() {
+  step "decisive verdicts: paired A/A and a 2% slowdown, ±1% band (bench/decisive.py --preset gpu)"
+  python3 "$root/bench/decisive.py" --preset gpu --modes paired --reps "${DECISIVE_REPS:-20}" \
+    --time-limit-s "${DECISIVE_LIMIT_S:-420}" --rnx "$rnx" --out "$out/decisive_gpu.json" | tee "$out/decisive_gpu.txt"
+  check "decisive bench ran" 0 "${PIPESTATUS[0]}"
+}
+
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(all)
 for p in "${phases[@]}"; do
@@ -124,13 +131,14 @@ for p in "${phases[@]}"; do
     verify) verify_cuda ;;
     runtimes) runtimes ;;
     main) main_suite ;;
+    decisive) decisive_gpu ;;
     all) build; main_suite; runtimes; verify_cuda ;;
-    *) echo "unknown phase $p (build, verify, runtimes, main, all)"; exit 2 ;;
+    *) echo "unknown phase $p (build, verify, runtimes, main, decisive, all)"; exit 2 ;;
   esac
 done
 if [ -n "${OUT:-}" ]; then
   tar -czf "$OUT/gpu-results.tar.gz" -C "$out" .
-  for f in aa.txt slowdown.txt accuracy.json verify.log; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
+  for f in aa.txt slowdown.txt accuracy.json verify.log decisive_gpu.txt decisive_gpu.json; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
 fi
 echo
 echo "tests/device: $failures failure(s)"

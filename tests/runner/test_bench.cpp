@@ -179,6 +179,78 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   }
 }
 
+TEST_CASE("paired runs: base and head share worker processes in blocks, or say why they cannot") {
+  const fs::path d = data / "kernels";
+  std::string body;
+  body += kernel("double", d / "double.py", "inputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]");
+  body += kernel("helper", d / "with_helper" / "uses_helper.py", "inputs = { x = \"B,16\" }");
+  body += kernel("native", d / "add.cpp", "inputs = { x = \"B,16\", y = \"B,16\" }");
+  body += kernel("square", d / "kb_square.py", "batch = [1, 4]");
+  fs::path head = write_manifest("paired-head", body);
+  // The base: the same kernels in another file (a worktree of the base revision would be another folder).
+  fs::path base = write_manifest("paired-base", body);
+  auto o = options_for(head);
+  o.manifests.push_back(base);
+  o.processes = 2;
+  o.max_processes = 2;
+  const auto sides = rnx::runner::run_bench(o);
+  REQUIRE(sides.size() == 2);
+  REQUIRE(sides[0].pairing.has_value());
+  REQUIRE(sides[1].pairing.has_value());
+  CHECK(sides[0].pairing->id == sides[1].pairing->id);
+  CHECK(sides[0].pairing->side == "head");
+  CHECK(sides[1].pairing->side == "base");
+  CHECK(sides[0].pairing->block == 4);
+  CHECK(sides[0].pairing->looks == 1);
+  auto h = by_label(sides[0]);
+  auto b = by_label(sides[1]);
+
+  SUBCASE("in-process: whole blocks of four, the same samples per process on both sides") {
+    for (const std::string label : {"double/eager/float32/b2", "double/torchscript/float32/b2"}) {
+      INFO(label);
+      const auto& hr = h.at(label);
+      const auto& br = b.at(label);
+      REQUIRE(hr.status == rnx::result_status::ok);
+      REQUIRE(br.status == rnx::result_status::ok);
+      CHECK(hr.pairing == "in-process");
+      CHECK(br.pairing == "in-process");
+      CHECK(hr.pairing_reason.empty());
+      CHECK(hr.groups.size() == 2);
+      CHECK(hr.groups == br.groups);
+      for (auto g : hr.groups) CHECK(g % 4 == 0);
+      CHECK(hr.samples_ms.size() == br.samples_ms.size());
+      CHECK(hr.max_abs_err.has_value());  // each side checked against its own float64 reference
+      CHECK(br.max_abs_err.has_value());
+    }
+  }
+
+  SUBCASE("a kernel importing from its folder falls back to separate processes, with the reason") {
+    const auto& hr = h.at("helper/eager/float32/b2");
+    REQUIRE(hr.status == rnx::result_status::ok);
+    CHECK(hr.pairing == "process");
+    CHECK(hr.pairing_reason == (d / "with_helper" / "uses_helper.py").string() +
+                                   " imports modules from its own folder (scale_helper), which two revisions in one "
+                                   "process would share");
+    CHECK(b.at("helper/eager/float32/b2").pairing == "process");
+    CHECK(hr.groups.size() == 2);
+  }
+
+  SUBCASE("C++ kernels are paired by process") {
+    const auto& hr = h.at("native/eager/float32/b2");
+    CHECK(hr.pairing == "process");
+    CHECK(hr.pairing_reason == "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols");
+  }
+
+  SUBCASE("a KernelBench file without batch_size is measured once, and says why") {
+    CHECK(h.count("square/eager/float32/b4") == 0);
+    const auto& hr = h.at("square/eager/float32/b1");
+    REQUIRE(hr.status == rnx::result_status::ok);
+    CHECK(hr.message == "measured once, at batch 1, not at 4: " + (d / "kb_square.py").string() +
+                            " sets no module-level batch_size, so get_inputs() makes the same inputs at every batch");
+    CHECK(hr.pairing == "in-process");
+  }
+}
+
 TEST_CASE("filters select configurations; an unknown kernel is a usage error naming the choices") {
   std::string body = kernel("double", data / "kernels" / "double.py", "inputs = { x = \"B,8\" }\nbatch = [1, 2]");
   fs::path manifest = write_manifest("filters", body);

@@ -106,3 +106,37 @@ TEST_CASE("different environments never block") {
   CHECK(v.verdict == overall::warn);
   CHECK(v.reason.rfind("environments differ", 0) == 0);
 }
+
+TEST_CASE("the two documents of one paired run are judged over paired ratios, with the looks' threshold") {
+  run_result b = result("softmax", 1.0);
+  run_result h = result("softmax", 1.0);
+  for (auto* r : {&b, &h}) {
+    r->samples_ms.resize(16);
+    r->groups = {8, 8};
+    r->pairing = "in-process";
+  }
+  // The head side 30% slower in the second process, as the base: machine drift that the blocks share.
+  for (std::size_t i = 8; i < 16; ++i) {
+    b.samples_ms[i] *= 1.3;
+    h.samples_ms[i] *= 1.3;
+  }
+  run_document base = run({b});
+  run_document head = run({h});
+  base.pairing = pairing_info{"pair-1", "base", "", 4, 4};
+  head.pairing = pairing_info{"pair-1", "head", "", 4, 4};
+  const verdict_document v = stats::judge_runs(base, head, {});
+  const auto& c = find(v, "softmax");
+  CHECK(c.pairing == "in-process");
+  REQUIRE(c.threshold.has_value());
+  CHECK(*c.threshold == doctest::Approx(0.9875));
+  REQUIRE(c.mde.has_value());
+  CHECK(*c.mde >= 0.02);
+  CHECK(c.result == decision::equivalent);
+
+  // Documents of different paired runs are not paired with each other.
+  head.pairing->id = "pair-2";
+  const verdict_document separate = stats::judge_runs(base, head, {});
+  const auto& unpaired = find(separate, "softmax");
+  CHECK(unpaired.pairing.empty());
+  CHECK_FALSE(unpaired.threshold.has_value());
+}

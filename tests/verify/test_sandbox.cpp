@@ -5,8 +5,13 @@
 
 #include <doctest/doctest.h>
 
+#include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <csignal>
 
 #include <algorithm>
 #include <cstdlib>
@@ -124,4 +129,56 @@ TEST_CASE("bad references are usage errors naming the fix") {
   o.candidate = "/nonexistent/candidate.py";
   CHECK_THROWS_WITH_AS(rv::verify_candidate(o), doctest::Contains("candidate /nonexistent/candidate.py does not exist"),
                        rnx::error);
+}
+
+namespace {
+
+// Runs `body` in a child that first installs the worker's seccomp filter (phase 2); returns the wait status.
+template <typename Body>
+int in_filtered_child(Body body) {
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::string why;
+    if (!rv::detail::install_filter(2, why)) ::_exit(90);
+    ::_exit(body());
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return status;
+}
+
+}  // namespace
+
+TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x32 system calls") {
+  // socket(AF_INET): EPERM from the trap handler, counted; AF_UNIX still works (Python and CUDA need it).
+  const int inet = in_filtered_child([] {
+    errno = 0;
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    if (fd >= 0 || errno != EPERM) return 1;
+    if (rv::detail::blocked().sockets != 1) return 2;
+    const int local = ::socket(AF_UNIX, SOCK_STREAM, 0);
+    return local >= 0 ? 0 : 3;
+  });
+  REQUIRE(WIFEXITED(inet));
+  CHECK(WEXITSTATUS(inet) == 0);
+
+  // New processes are refused in phase 2 (counted); threads are not.
+  const int fork_status = in_filtered_child([] {
+    const pid_t child = ::fork();
+    if (child == 0) ::_exit(0);
+    return child < 0 && errno == EPERM && rv::detail::blocked().processes == 1 ? 0 : 1;
+  });
+  REQUIRE(WIFEXITED(fork_status));
+  CHECK(WEXITSTATUS(fork_status) == 0);
+
+#if defined(__x86_64__)
+  // The same socket() through the x32 ABI (__X32_SYSCALL_BIT | nr): the filter sees the number before the kernel
+  // decides whether it supports x32, so this holds on kernels with and without x32.
+  const int x32 = in_filtered_child([] {
+    ::syscall(0x40000000L | SYS_socket, AF_INET, SOCK_STREAM, 0);
+    return 0;
+  });
+  REQUIRE(WIFSIGNALED(x32));
+  CHECK(WTERMSIG(x32) == SIGSYS);
+#endif
 }

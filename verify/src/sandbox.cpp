@@ -43,9 +43,7 @@ bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
     if (name == k) return true;
   }
   // A credential never passes, even under an allowed prefix.
-  for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "API_KEY", "APIKEY", "PRIVATE"}) {
-    if (name.find(word) != std::string::npos) return false;
-  }
+  if (looks_secret(name)) return false;
   for (const char* p : prefixes) {
     if (name.rfind(p, 0) == 0) return true;
   }
@@ -53,6 +51,13 @@ bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
 }
 
 }  // namespace
+
+bool looks_secret(const std::string& name) {
+  for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "KEY", "PRIVATE", "AUTH"}) {
+    if (name.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
 
 std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
                                              std::vector<std::string>* withheld) {
@@ -192,6 +197,7 @@ std::atomic<int> blocked_io_uring{0};
 
 #if defined(__x86_64__)
 constexpr std::uint32_t audit_arch = AUDIT_ARCH_X86_64;
+constexpr std::uint32_t x32_syscall_bit = 0x40000000;  // __X32_SYSCALL_BIT of <asm/unistd.h>
 #elif defined(__aarch64__)
 constexpr std::uint32_t audit_arch = AUDIT_ARCH_AARCH64;
 #endif
@@ -242,8 +248,14 @@ bool install_filter(int phase, std::string& why) {
   const auto arg0_offset = static_cast<std::uint32_t>(offsetof(seccomp_data, args));  // low word (little endian)
   stmt(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(offsetof(seccomp_data, arch)));
   jump(BPF_JMP | BPF_JEQ | BPF_K, audit_arch, 1, 0);
-  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);  // a foreign syscall ABI (x32, i386) is never legitimate here
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);  // a foreign syscall ABI (i386) is never legitimate here
   stmt(BPF_LD | BPF_W | BPF_ABS, nr_offset);
+#if defined(__x86_64__)
+  // x32 system calls carry AUDIT_ARCH_X86_64 too, with __X32_SYSCALL_BIT in the number: the checks below compare
+  // plain numbers, so an x32 socket() would pass them. Nothing here uses the x32 ABI.
+  jump(BPF_JMP | BPF_JGE | BPF_K, x32_syscall_bit, 0, 1);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+#endif
   // socket(domain, ...): local and netlink sockets stay (CUDA and Python use them), network families trap.
   jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 5);
   stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);

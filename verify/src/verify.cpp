@@ -352,7 +352,7 @@ verify_report verify_candidate(const verify_options& o) {
   std::vector<std::string> tampering;
   bool done = false;
   std::string network = "unknown (the worker said nothing)";
-  bool network_isolated = false;
+  bool network_namespace = false;
   bool sealed = false;
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
@@ -362,7 +362,7 @@ verify_report verify_candidate(const verify_options& o) {
     if (done && kind != "garbage") tampering.push_back("output after the final line");
     if (kind == "sandbox") {
       network = std::string(e.at("how").as_string());
-      network_isolated = true;
+      network_namespace = e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
     } else if (kind == "ready") {
       report.device = std::string(e.at("device").as_string());
     } else if (kind == "fatal") {
@@ -431,12 +431,28 @@ verify_report verify_candidate(const verify_options& o) {
       if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
       if (!ended.empty()) problems.push_back(ended);
       if (!tampering.empty()) problems.push_back("the worker's report was tampered with (" + tampering.front() + ")");
+      // Fail closed: a layer that could not be applied is a failed stage, not a quieter pass.
+      std::vector<std::string> missing;
+      if (!network_namespace) missing.push_back("no network namespace (" + network + ")");
+      if (!sealed) {
+        missing.push_back("no seccomp filter (" + (seal_why.empty() ? std::string("the worker ended before reporting it")
+                                                                    : seal_why) + ")");
+      }
+      if (!missing.empty() && !o.limits.allow_weaker) {
+        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 2) +
+                           "; run where unprivileged user namespaces and seccomp are allowed, or pass "
+                           "--allow-weaker-sandbox to accept the weaker containment");
+      }
       std::ostringstream os;
       if (!problems.empty()) {
-        os << "stopped: " << join_names(problems, 4) << ". ";
+        os << "stopped: " << join_names(problems, 5) << ". ";
         r.result = outcome::fail;
       }
-      os << "network: " << (network_isolated ? network : "not isolated: " + network) << "; seccomp: "
+      if (o.limits.allow_weaker) {
+        os << "WEAKER SANDBOX ALLOWED (--allow-weaker-sandbox)"
+           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 2)) << ". ";
+      }
+      os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; seccomp: "
          << (sealed ? "sockets, new processes and exec refused"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
          << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
@@ -445,12 +461,7 @@ verify_report verify_candidate(const verify_options& o) {
          << withheld.size() << " variable(s) withheld";
       std::vector<std::string> secrets;
       for (const auto& n : withheld) {
-        for (const char* word : {"TOKEN", "SECRET", "KEY", "PASSWORD", "CREDENTIAL"}) {
-          if (n.find(word) != std::string::npos) {
-            secrets.push_back(n);
-            break;
-          }
-        }
+        if (detail::looks_secret(n)) secrets.push_back(n);
       }
       if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
       os << "; its own temporary folder";

@@ -25,6 +25,10 @@ struct timing_result {
   double sampling_ms = 0;                // wall time of the timed samples (retaken ones included)
   std::int64_t preempted_samples = 0;   // CPU: samples retaken because the thread was preempted during them
   std::vector<double> sm_clock_mhz;      // CUDA: SM clock read after each sample, where NVML can read it
+  // CPU: what the process went through while sampling, to tell the causes of slow samples apart.
+  std::int64_t migrations = 0;           // samples during which the thread moved to another core
+  std::int64_t minor_faults = 0;         // page faults (no disk) during the samples
+  std::int64_t major_faults = 0;         // page faults that read from disk
 };
 
 // CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out

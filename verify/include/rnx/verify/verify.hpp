@@ -51,6 +51,9 @@ struct sandbox_limits {
   std::int64_t file_mb = 256;      // RLIMIT_FSIZE
   int processes = 512;             // RLIMIT_NPROC inside the worker's user namespace (threads count)
   std::vector<std::string> keep_env;  // extra variable names passed through to the worker
+  // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
+  // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
+  bool allow_weaker = false;
 };
 
 struct verify_options {
