@@ -162,65 +162,71 @@ def git(repo, *args):
     subprocess.run(["git", "-C", repo, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
-def make_gpu_repo(work):
+def new_repo(work, files):
+    """A scratch repository whose main branch holds `files` (path: text) and the manifest (as rnx.toml)."""
     repo = os.path.join(work, "repo")
     os.makedirs(os.path.join(repo, "kernels"))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.name", "bench")
     git(repo, "config", "user.email", "bench@example.invalid")
-    for name, text in GPU_KERNELS.items():
-        with open(os.path.join(repo, "kernels", name + ".py"), "w") as f:
+    for path, text in files.items():
+        with open(os.path.join(repo, path), "w") as f:
             f.write(text)
-    with open(os.path.join(repo, "rnx.toml"), "w") as f:
-        f.write(GPU_MANIFEST)
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "base")
-    for scenario in GPU_SCENARIOS:
-        git(repo, "checkout", "-q", "-b", scenario, "main")
-        if scenario == "aa":
-            with open(os.path.join(repo, "README.md"), "w") as f:
-                f.write("docs only\n")
-        else:
-            for name, change in GPU_SLOW2.items():
-                path = os.path.join(repo, "kernels", name + ".py")
-                with open(path) as f:
-                    text = f.read()
-                with open(path, "w") as f:
-                    f.write(change(text))
-        git(repo, "add", "-A")
-        git(repo, "commit", "-qm", scenario)
+    return repo
+
+
+def add_branch(repo, name, change):
+    """A branch off main where `change(repo)` edited the files; "aa" branches only add a README."""
+    git(repo, "checkout", "-q", "-b", name, "main")
+    if name == "aa":
+        with open(os.path.join(repo, "README.md"), "w") as f:
+            f.write("docs only\n")
+    else:
+        change(repo)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", name)
     git(repo, "checkout", "-q", "main")
+
+
+def edit(path, change):
+    with open(path) as f:
+        text = f.read()
+    with open(path, "w") as f:
+        f.write(change(text))
+
+
+def make_gpu_repo(work):
+    files = {os.path.join("kernels", name + ".py"): text for name, text in GPU_KERNELS.items()}
+    repo = new_repo(work, {**files, "rnx.toml": GPU_MANIFEST})
+    for scenario in GPU_SCENARIOS:
+        add_branch(repo, scenario, lambda r: [edit(os.path.join(r, "kernels", name + ".py"), change)
+                                              for name, change in GPU_SLOW2.items()])
     return repo
 
 
 def make_repo(work):
-    repo = os.path.join(work, "repo")
-    os.makedirs(os.path.join(repo, "kernels"))
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "config", "user.name", "bench")
-    git(repo, "config", "user.email", "bench@example.invalid")
-    shutil.copy(os.path.join(ROOT, "examples/kernels/softmax_fused.py"), os.path.join(repo, "kernels/softmax.py"))
-    shutil.copy(os.path.join(ROOT, "examples/kernels/layernorm_fused.py"), os.path.join(repo, "kernels/layernorm.py"))
-    shutil.copy(os.path.join(ROOT, "examples/kernels/attention.py"), os.path.join(repo, "kernels/attention.py"))
-    with open(os.path.join(repo, "rnx.toml"), "w") as f:
-        f.write(MANIFEST)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    for name in SCENARIOS:
-        git(repo, "checkout", "-q", "-b", name, "main")
-        if name == "aa":
-            with open(os.path.join(repo, "README.md"), "w") as f:
-                f.write("docs only\n")
-        elif name == "naive":
-            shutil.copy(os.path.join(ROOT, "examples/kernels/softmax.py"), os.path.join(repo, "kernels/softmax.py"))
-        else:
-            percent = int(name[len("slow"):])
+    def read(name):
+        with open(os.path.join(ROOT, "examples/kernels", name)) as f:
+            return f.read()
+    repo = new_repo(work, {"kernels/softmax.py": read("softmax_fused.py"),
+                           "kernels/layernorm.py": read("layernorm_fused.py"),
+                           "kernels/attention.py": read("attention.py"), "rnx.toml": MANIFEST})
+    naive = read("softmax.py")
+
+    def slow(percent):
+        def change(r):
             for kernel in ("softmax", "layernorm", "attention"):
-                with open(os.path.join(repo, "kernels", kernel + ".py"), "a") as f:
-                    f.write(SLOWDOWN.format(percent=percent, factor=1 + percent / 100))
-        git(repo, "add", "-A")
-        git(repo, "commit", "-qm", name)
-    git(repo, "checkout", "-q", "main")
+                edit(os.path.join(r, "kernels", kernel + ".py"),
+                     lambda text: text + SLOWDOWN.format(percent=percent, factor=1 + percent / 100))
+        return change
+
+    for name in SCENARIOS:
+        if name == "naive":
+            add_branch(repo, name, lambda r: edit(os.path.join(r, "kernels/softmax.py"), lambda _: naive))
+        else:
+            add_branch(repo, name, slow(int(name[len("slow"):])) if name.startswith("slow") else None)
     return repo
 
 

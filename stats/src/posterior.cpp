@@ -99,6 +99,16 @@ std::string data_problem(const sample_view& side, const char* name, int min_samp
   return {};
 }
 
+// Why the two sides cannot be compared under `opt`, or empty when they can.
+std::string sides_problem(const sample_view& base, const sample_view& head, const comparison_options& opt) {
+  if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) return why;
+  if (auto why = data_problem(head, "head", opt.min_samples); !why.empty()) return why;
+  if (!(opt.resamples >= 1) || !(opt.rope > 0) || !(opt.probability > 0 && opt.probability <= 1)) {
+    return "invalid options: resamples, rope and probability must be positive";
+  }
+  return {};
+}
+
 // Plain quantile of unsorted values (linear interpolation), for the instability check.
 double quantile_of(std::span<const double> values, double q) {
   std::vector<double> v(values.begin(), values.end());
@@ -401,18 +411,7 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   out.threshold = decision_threshold(opt);
   out.n_base = static_cast<std::int64_t>(base.samples.size());
   out.n_head = static_cast<std::int64_t>(head.samples.size());
-  if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) {
-    out.reason = why;
-    return out;
-  }
-  if (auto why = data_problem(head, "head", opt.min_samples); !why.empty()) {
-    out.reason = why;
-    return out;
-  }
-  if (!(opt.resamples >= 1) || !(opt.rope > 0) || !(opt.probability > 0 && opt.probability <= 1)) {
-    out.reason = "invalid options: resamples, rope and probability must be positive";
-    return out;
-  }
+  if (out.reason = sides_problem(base, head, opt); !out.reason.empty()) return out;
   out.base_stat = observed_statistic(base, opt.stat);
   out.head_stat = observed_statistic(head, opt.stat);
   if (!out.base_stat || !(*out.base_stat > 0) || !out.head_stat) {
@@ -467,16 +466,9 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
   out.threshold = decision_threshold(opt);
   const sample_view base{pair.base, pair.groups};
   const sample_view head{pair.head, pair.groups};
-  if (auto why = data_problem(base, "base", opt.min_samples); !why.empty()) {
-    out.reason = why;
-    return out;
-  }
-  if (auto why = data_problem(head, "head", opt.min_samples); !why.empty()) {
-    out.reason = why;
-    return out;
-  }
-  if (!(opt.resamples >= 1) || !(opt.rope > 0) || !(opt.probability > 0 && opt.probability <= 1) || pair.block < 1) {
-    out.reason = "invalid options: resamples, rope, probability and block must be positive";
+  if (out.reason = sides_problem(base, head, opt); !out.reason.empty()) return out;
+  if (pair.block < 1) {
+    out.reason = "invalid options: the block size must be positive";
     return out;
   }
   std::vector<std::int64_t> groups(pair.groups.begin(), pair.groups.end());
