@@ -5,13 +5,19 @@ A corpus file starts with a line such as
     # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
 where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
 expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
-args=A,B are extra flags, correct=yes demands that the correctness stages pass (used by containment cases
+args=A,B are extra flags, setup=unix_socket|outside_file prepares a red-team target outside the candidate's
+scratch folder (a listening Unix socket, or a path to plant a file at; its path goes to the candidate in
+RNX_VERIFY_REDTEAM_PATH) and checks afterwards that the candidate never reached it, correct=yes demands that the correctness stages pass (used by containment cases
 whose cheat would show up as a wrong answer if it had worked), and gpu=yes skips (exit 77) without CUDA.
 """
 import json
 import os
+import shutil
+import socket
 import subprocess
 import sys
+import tempfile
+import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -33,6 +39,47 @@ def header(path):
 def gpu_available():
     # The driver's control device, not `import torch`: importing torch costs seconds per test.
     return os.path.exists("/dev/nvidiactl")
+
+
+class RedTeamTarget:
+    """Something outside the verifier's scratch folder that the candidate must not reach."""
+
+    def __init__(self, kind):
+        self.kind = kind
+        self.folder = tempfile.mkdtemp(prefix="rnx-redteam-")
+        self.path = os.path.join(self.folder, "target.sock" if kind == "unix_socket" else "planted.txt")
+        self.reached = []
+        if kind == "unix_socket":
+            self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            self.server.bind(self.path)
+            self.server.listen(8)
+            self.server.settimeout(0.2)
+            self.stop = False
+            self.thread = threading.Thread(target=self._accept, daemon=True)
+            self.thread.start()
+        elif kind != "outside_file":
+            sys.exit(f"unknown setup={kind}")
+
+    def _accept(self):
+        while not self.stop:
+            try:
+                conn, _ = self.server.accept()
+            except OSError:
+                continue
+            self.reached.append(conn.recv(100))
+            conn.close()
+
+    def finish(self):
+        """What the candidate did to the target, or an empty string when it never reached it."""
+        if self.kind == "unix_socket":
+            self.stop = True
+            self.thread.join()
+            self.server.close()
+            what = f"the candidate connected to {self.path}: {self.reached}" if self.reached else ""
+        else:
+            what = f"the candidate wrote {self.path}" if os.path.exists(self.path) else ""
+        shutil.rmtree(self.folder, ignore_errors=True)
+        return what
 
 
 def main():
@@ -59,9 +106,13 @@ def main():
     if h.get("env"):
         name, _, value = h["env"].partition("=")
         env[name] = value
+    target = RedTeamTarget(h["setup"]) if h.get("setup") else None
+    if target:
+        env["RNX_VERIFY_REDTEAM_PATH"] = target.path
     started = time.time()
     proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
     took = time.time() - started
+    breach = target.finish() if target else ""
     try:
         report = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -69,7 +120,7 @@ def main():
                  f"stderr: {proc.stderr}")
     rows = {c["name"]: c for c in report["checks"]}
     summary = ", ".join(f"{c['name']}={c['result']}" for c in report["checks"])
-    problems = []
+    problems = [breach] if breach else []
     if h["expect"] == "accept":
         if proc.returncode != 0 or report["verdict"] != "accepted":
             problems.append(f"an honest rewrite was rejected (exit {proc.returncode}; failed: {report['failed']})")

@@ -216,6 +216,43 @@ def namespace_guard():
     return NamespaceGuard()
 
 
+# ---- writes outside the scratch folder ----
+
+_WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_TRUNC | os.O_APPEND
+_PATH_EVENTS = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.symlink", "os.link", "os.truncate",
+                "shutil.rmtree", "shutil.move", "os.chmod", "os.chown", "os.utime"}
+
+
+def watch_writes(scratch):
+    """Records every attempt, from now on, to write, create or remove a path outside `scratch` and /dev (an audit
+    hook cannot be removed again). Landlock refuses such writes; this says that one was tried. Returns the list
+    the attempted paths are appended to."""
+    allowed = (os.path.realpath(scratch) + os.sep, "/dev/")
+    attempts = []
+    # Importing the candidate would cache its bytecode beside it, outside the scratch folder: not the candidate's
+    # doing, and refused by Landlock anyway.
+    sys.dont_write_bytecode = True
+
+    def outside(path):
+        if isinstance(path, int) or path is None:
+            return None
+        full = os.path.realpath(os.fsdecode(path))
+        return None if (full + os.sep).startswith(allowed) else full
+
+    def hook(event, args):
+        if event == "open" and len(args) >= 3:
+            path, mode, flags = args[0], args[1], args[2]
+            writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
+                (isinstance(flags, int) and flags & _WRITE_FLAGS)
+            if writing and (where := outside(path)):
+                attempts.append(where)
+        elif event in _PATH_EVENTS and args and (where := outside(args[0])):
+            attempts.append(where)
+
+    sys.addaudithook(hook)
+    return attempts
+
+
 # ---- static scan of the candidate's source ----
 
 _TIMER_ROOTS = {"time", "timeit", "torch", "triton", "builtins", "gc", "sys", "os", "numpy", "np", "F",
@@ -230,7 +267,14 @@ _PROCESS_CALLS = {("os", "fork"), ("os", "forkpty"), ("os", "system"), ("os", "p
                   ("pty", "fork")}
 _STREAM_CALLS = {"Stream", "stream", "set_stream", "ExternalStream", "StreamContext"}
 _DYNAMIC_CODE = {"exec", "eval", "compile", "__import__"}
-_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|API_?KEY|PRIVATE|AUTH", re.I)
+_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|PRIVATE|AUTH", re.I)
+
+
+def set_secret_words(words):
+    """The worker passes the sandbox's own list (verify/src/sandbox.cpp looks_secret), so the scan and the
+    environment filter name the same variables."""
+    global _SECRET_WORDS
+    _SECRET_WORDS = re.compile("|".join(re.escape(w) for w in words), re.I)
 _NATIVE_PATTERNS = [
     (re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamBeginCapture\b|\bat::cuda::getStreamFromPool\b"), "streams",
      "creates a CUDA stream in native code (work on another stream escapes the timer)"),

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <linux/audit.h>
+#include <linux/landlock.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -52,8 +53,14 @@ bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
 
 }  // namespace
 
+const std::vector<std::string>& secret_words() {
+  static const std::vector<std::string> words = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
+                                                 "KEY",   "PRIVATE", "AUTH"};
+  return words;
+}
+
 bool looks_secret(const std::string& name) {
-  for (const char* word : {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "KEY", "PRIVATE", "AUTH"}) {
+  for (const auto& word : secret_words()) {
     if (name.find(word) != std::string::npos) return true;
   }
   return false;
@@ -104,6 +111,78 @@ void write_all(int fd, const char* text) {
 
 constexpr int result_fd_in_worker = 3;
 
+// Landlock, from the kernel's uapi; defined here where the build machine's headers are older than its kernel.
+#ifndef LANDLOCK_CREATE_RULESET_VERSION
+#define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
+#endif
+#ifndef SYS_landlock_create_ruleset
+#define SYS_landlock_create_ruleset 444
+#define SYS_landlock_add_rule 445
+#define SYS_landlock_restrict_self 446
+#endif
+constexpr std::uint64_t fs_write_access = (1ULL << 1) |   // WRITE_FILE
+                                          (1ULL << 4) |   // REMOVE_DIR
+                                          (1ULL << 5) |   // REMOVE_FILE
+                                          (1ULL << 6) |   // MAKE_CHAR
+                                          (1ULL << 7) |   // MAKE_DIR
+                                          (1ULL << 8) |   // MAKE_REG
+                                          (1ULL << 9) |   // MAKE_SOCK
+                                          (1ULL << 10) |  // MAKE_FIFO
+                                          (1ULL << 11) |  // MAKE_BLOCK
+                                          (1ULL << 12);   // MAKE_SYM
+constexpr std::uint64_t fs_refer = 1ULL << 13;      // ABI 2
+constexpr std::uint64_t fs_truncate = 1ULL << 14;   // ABI 3
+constexpr std::uint64_t net_tcp = (1ULL << 0) | (1ULL << 1);  // ABI 4: BIND_TCP, CONNECT_TCP
+constexpr std::uint64_t scope_abstract_unix_and_signal = (1ULL << 0) | (1ULL << 1);  // ABI 6
+
+struct landlock_attr {  // landlock_ruleset_attr as of ABI 6; older kernels are passed a prefix of it
+  std::uint64_t handled_access_fs;
+  std::uint64_t handled_access_net;
+  std::uint64_t scoped;
+};
+
+struct landlock_beneath {  // landlock_path_beneath_attr (packed in the uapi)
+  std::uint64_t allowed_access;
+  std::int32_t parent_fd;
+} __attribute__((packed));
+
+// In the child between fork and exec (raw system calls only): from here on nothing may be written outside
+// `scratch` and /dev (device nodes are opened for writing; /dev/shm is shared memory), TCP needs no rules
+// to be refused, abstract Unix sockets and signals outside this process tree are refused. Returns the ABI
+// version applied, or 0 when the kernel has no Landlock.
+int restrict_writes(const char* scratch) {
+  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) return 0;
+  landlock_attr attr{fs_write_access, 0, 0};
+  if (abi >= 2) attr.handled_access_fs |= fs_refer;
+  if (abi >= 3) attr.handled_access_fs |= fs_truncate;
+  std::size_t size = sizeof(std::uint64_t);
+  if (abi >= 4) {
+    attr.handled_access_net = net_tcp;
+    size = 2 * sizeof(std::uint64_t);
+  }
+  if (abi >= 6) {
+    attr.scoped = scope_abstract_unix_and_signal;
+    size = sizeof attr;
+  }
+  const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, size, 0));
+  if (ruleset < 0) return 0;
+  bool ok = true;
+  for (const char* dir : {scratch, "/dev"}) {
+    const int fd = ::open(dir, O_PATH | O_CLOEXEC);
+    if (fd < 0) {
+      ok = false;
+      continue;
+    }
+    landlock_beneath rule{attr.handled_access_fs, fd};
+    ok = ok && ::syscall(SYS_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &rule, 0) == 0;
+    ::close(fd);
+  }
+  ok = ok && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
+  ::close(ruleset);
+  return ok ? static_cast<int>(abi) : 0;
+}
+
 void set_limit(int resource, rlim_t value) {
   struct rlimit r {value, value};
   ::setrlimit(resource, &r);
@@ -135,6 +214,15 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   const std::string none_line =
       "{\"event\":\"sandbox\",\"network\":\"seccomp\",\"how\":\"namespaces are not permitted here; network sockets "
       "are refused by the seccomp filter only\"}\n";
+  // The child fills in the Landlock ABI (one digit) without formatting: only async-signal-safe calls there.
+  std::string fs_ok_line =
+      "{\"event\":\"sandbox_fs\",\"landlock\":#,\"how\":\"Landlock ABI #: writes only in its scratch folder and "
+      "/dev\"}\n";
+  const std::size_t abi_digit_1 = fs_ok_line.find('#');
+  const std::size_t abi_digit_2 = fs_ok_line.find('#', abi_digit_1 + 1);
+  const std::string fs_none_line =
+      "{\"event\":\"sandbox_fs\",\"landlock\":0,\"how\":\"no Landlock here: the candidate may write wherever the "
+      "user may\"}\n";
   const rlim_t cpu = static_cast<rlim_t>(limits.cpu_s);
   const rlim_t memory = static_cast<rlim_t>(limits.memory_mb) << 20;
   const rlim_t file = static_cast<rlim_t>(limits.file_mb) << 20;
@@ -165,6 +253,13 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
       line = root_line.c_str();
     }
     write_all(fd, line);
+    const int landlock = restrict_writes(dir.c_str());
+    if (landlock > 0 && landlock < 10) {
+      fs_ok_line[abi_digit_1] = fs_ok_line[abi_digit_2] = static_cast<char>('0' + landlock);
+      write_all(fd, fs_ok_line.c_str());
+    } else {
+      write_all(fd, fs_none_line.c_str());
+    }
     set_limit(RLIMIT_CPU, cpu);
     set_limit(RLIMIT_FSIZE, file);
     set_limit(RLIMIT_NPROC, nproc);
@@ -256,10 +351,11 @@ bool install_filter(int phase, std::string& why) {
   jump(BPF_JMP | BPF_JGE | BPF_K, x32_syscall_bit, 0, 1);
   stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
 #endif
-  // socket(domain, ...): local and netlink sockets stay (CUDA and Python use them), network families trap.
-  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 5);
+  // socket(domain, ...): netlink stays (interface queries), everything else traps, AF_UNIX included: the
+  // reference (and with it CUDA's set-up) ran before this filter, and a Unix socket on disk (the Docker
+  // daemon's, say) would give the candidate what the network namespace takes away.
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_socket, 0, 4);
   stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);
-  jump(BPF_JMP | BPF_JEQ | BPF_K, AF_UNIX, 1, 0);
   jump(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1);
   stmt(BPF_RET | BPF_K, allow);
   stmt(BPF_RET | BPF_K, trap);

@@ -253,7 +253,11 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   fs::path job = dir / "job.json";
   {
     std::ofstream out(job);
-    out << json::serialize(job_json(o));
+    // The worker may write only inside its scratch folder (Landlock), so compiled kernels are cached there: a
+    // candidate must not be able to plant a library in the shared cache that a later run would load unsandboxed.
+    verify_options with_cache = o;
+    if (with_cache.cache_dir.empty()) with_cache.cache_dir = dir / "kernel-cache";
+    out << json::serialize(job_json(with_cache));
     if (!out) throw error(errc::internal, job.string() + ": cannot write the verify job");
   }
   fs::path worker = o.worker.empty() ? default_worker_path() : o.worker;
@@ -353,6 +357,10 @@ verify_report verify_candidate(const verify_options& o) {
   bool done = false;
   std::string network = "unknown (the worker said nothing)";
   bool network_namespace = false;
+  int landlock = -1;  // -1: the worker never said; 0: no Landlock; else its ABI
+  std::string filesystem = "unknown (the worker said nothing)";
+  std::int64_t writes_outside = 0;
+  std::string first_write;
   bool sealed = false;
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
@@ -363,6 +371,9 @@ verify_report verify_candidate(const verify_options& o) {
     if (kind == "sandbox") {
       network = std::string(e.at("how").as_string());
       network_namespace = e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
+    } else if (kind == "sandbox_fs") {
+      landlock = static_cast<int>(e.at("landlock").to_number<std::int64_t>());
+      filesystem = std::string(e.at("how").as_string());
     } else if (kind == "ready") {
       report.device = std::string(e.at("device").as_string());
     } else if (kind == "fatal") {
@@ -397,6 +408,11 @@ verify_report verify_candidate(const verify_options& o) {
       sockets = e.at("sockets").as_int64();
       processes = e.at("processes").as_int64();
       io_uring = e.at("io_uring").as_int64();
+      if (e.contains("writes_outside")) {
+        const auto& w = e.at("writes_outside").as_object();
+        writes_outside = w.at("count").to_number<std::int64_t>();
+        first_write = std::string(w.at("first").as_string());
+      }
     } else if (kind == "done") {
       done = true;
     } else if (kind == "garbage") {
@@ -429,17 +445,22 @@ verify_report verify_candidate(const verify_options& o) {
       if (sockets) problems.push_back("the candidate tried to open " + std::to_string(sockets) + " network socket(s)");
       if (processes) problems.push_back("the candidate tried to start " + std::to_string(processes) + " process(es)");
       if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
+      if (writes_outside) {
+        problems.push_back("the candidate tried to write " + std::to_string(writes_outside) +
+                           " path(s) outside its scratch folder (first: " + first_write + ")");
+      }
       if (!ended.empty()) problems.push_back(ended);
       if (!tampering.empty()) problems.push_back("the worker's report was tampered with (" + tampering.front() + ")");
       // Fail closed: a layer that could not be applied is a failed stage, not a quieter pass.
       std::vector<std::string> missing;
       if (!network_namespace) missing.push_back("no network namespace (" + network + ")");
+      if (landlock <= 0) missing.push_back("no filesystem confinement (" + filesystem + ")");
       if (!sealed) {
         missing.push_back("no seccomp filter (" + (seal_why.empty() ? std::string("the worker ended before reporting it")
                                                                     : seal_why) + ")");
       }
       if (!missing.empty() && !o.limits.allow_weaker) {
-        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 2) +
+        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 3) +
                            "; run where unprivileged user namespaces and seccomp are allowed, or pass "
                            "--allow-weaker-sandbox to accept the weaker containment");
       }
@@ -450,10 +471,11 @@ verify_report verify_candidate(const verify_options& o) {
       }
       if (o.limits.allow_weaker) {
         os << "WEAKER SANDBOX ALLOWED (--allow-weaker-sandbox)"
-           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 2)) << ". ";
+           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 3)) << ". ";
       }
-      os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; seccomp: "
-         << (sealed ? "sockets, new processes and exec refused"
+      os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem
+         << "; seccomp: "
+         << (sealed ? "sockets (Unix ones too), new processes and exec refused"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
          << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
          << " s wall, " << o.limits.memory_mb << " MiB memory" << (w.address_space_limited ? "" : " (resident, watched)")

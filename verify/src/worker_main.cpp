@@ -844,6 +844,16 @@ int main(int argc, char** argv) {
   try {
     job j = read_job(job_path);
     runner::ensure_python();
+    {
+      // One list of secret words: the static scan names the variables the environment filter withholds.
+      py_ref words = py_ref::steal(PyList_New(0));
+      for (const auto& w : secret_words()) {
+        py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
+        PyList_Append(words.get(), item.get());
+      }
+      py_ref args = py_ref::steal(PyTuple_Pack(1, words.get()));
+      call_verify("set_secret_words", args.get());
+    }
     c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
     at::Device device = runner::resolve_device(j.device);
     emit(bj::object{{"event", "ready"}, {"device", device.str()}});
@@ -865,6 +875,16 @@ int main(int argc, char** argv) {
     std::string phase1, phase2;
     bool sealed1 = install_filter(1, phase1);
     py_ref guard = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
+    // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
+    py_ref writes = call_verify("watch_writes",
+                                py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
+    auto writes_outside = [&] {
+      bj::object o{{"count", static_cast<std::int64_t>(PyList_Size(writes.get()))}, {"first", ""}};
+      if (PyList_Size(writes.get()) > 0) {
+        if (const char* first = PyUnicode_AsUTF8(PyList_GetItem(writes.get(), 0))) o["first"] = first;
+      }
+      return o;
+    };
     verifier v(j, pair);
     v.set_guard(guard);
     const double t_load = now_s();
@@ -877,7 +897,7 @@ int main(int argc, char** argv) {
                       {"seconds", now_s() - t_load}});
       blocked_counts b = blocked();
       emit(bj::object{{"event", "sealed"}, {"seccomp", sealed1}, {"why", phase1}, {"sockets", b.sockets},
-                      {"processes", b.processes}, {"io_uring", b.io_uring}});
+                      {"processes", b.processes}, {"io_uring", b.io_uring}, {"writes_outside", writes_outside()}});
       emit(bj::object{{"event", "done"}});
       std::fflush(stdout);
       std::_Exit(0);
@@ -899,7 +919,8 @@ int main(int argc, char** argv) {
                     {"seconds", now_s() - t}});
     blocked_counts b = blocked();
     emit(bj::object{{"event", "sealed"}, {"seccomp", sealed1 && sealed2}, {"why", phase1 + phase2},
-                    {"sockets", b.sockets}, {"processes", b.processes}, {"io_uring", b.io_uring}});
+                    {"sockets", b.sockets}, {"processes", b.processes}, {"io_uring", b.io_uring},
+                    {"writes_outside", writes_outside()}});
     emit(bj::object{{"event", "done"}});
   } catch (const runner::runtime_unavailable& e) {
     emit(bj::object{{"event", "fatal"}, {"code", "usage"}, {"message", e.what()}});
