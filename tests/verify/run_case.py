@@ -5,9 +5,10 @@ A corpus file starts with a line such as
     # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
 where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
 expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
-args=A,B are extra flags, setup=unix_socket|outside_file prepares a red-team target outside the candidate's
-scratch folder (a listening Unix socket, or a path to plant a file at; its path goes to the candidate in
-RNX_VERIFY_REDTEAM_PATH) and checks afterwards that the candidate never reached it, correct=yes demands that the correctness stages pass (used by containment cases
+args=A,B are extra flags, setup=unix_socket|outside_file|sibling prepares a red-team target outside the candidate's
+scratch folder (a listening Unix socket, a path to plant a file at, or a sibling process of the same user holding
+a fake secret in its environment; a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards
+that the candidate never reached it (a sibling that was found shows as a wrong answer: use correct=yes), correct=yes demands that the correctness stages pass (used by containment cases
 whose cheat would show up as a wrong answer if it had worked), and gpu=yes skips (exit 77) without CUDA.
 """
 import json
@@ -49,7 +50,10 @@ class RedTeamTarget:
         self.folder = tempfile.mkdtemp(prefix="rnx-redteam-")
         self.path = os.path.join(self.folder, "target.sock" if kind == "unix_socket" else "planted.txt")
         self.reached = []
-        if kind == "unix_socket":
+        if kind == "sibling":
+            self.sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
+                                            env={**os.environ, "GITHUB_TOKEN": "rnx-sibling-secret"})
+        elif kind == "unix_socket":
             self.server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             self.server.bind(self.path)
             self.server.listen(8)
@@ -71,7 +75,11 @@ class RedTeamTarget:
 
     def finish(self):
         """What the candidate did to the target, or an empty string when it never reached it."""
-        if self.kind == "unix_socket":
+        if self.kind == "sibling":
+            self.sibling.kill()
+            self.sibling.wait()
+            what = ""
+        elif self.kind == "unix_socket":
             self.stop = True
             self.thread.join()
             self.server.close()

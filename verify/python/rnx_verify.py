@@ -223,10 +223,14 @@ _PATH_EVENTS = {"os.remove", "os.rename", "os.mkdir", "os.rmdir", "os.symlink", 
                 "shutil.rmtree", "shutil.move", "os.chmod", "os.chown", "os.utime"}
 
 
+_OTHER_PROCESS = re.compile(r"^/proc/(\d+)/(environ|mem|maps|cmdline|fd/|root/|cwd)")
+
+
 def watch_writes(scratch):
-    """Records every attempt, from now on, to write, create or remove a path outside `scratch` and /dev (an audit
-    hook cannot be removed again). Landlock refuses such writes; this says that one was tried. Returns the list
-    the attempted paths are appended to."""
+    """Records every attempt, from now on, to write, create or remove a path outside `scratch` and /dev, or to open
+    another process's /proc entries (an audit hook cannot be removed again). Landlock refuses such writes and the
+    worker's own process namespace hides other processes; this says that one was tried. Returns the list the
+    attempted paths are appended to."""
     allowed = (os.path.realpath(scratch) + os.sep, "/dev/")
     attempts = []
     # Importing the candidate would cache its bytecode beside it, outside the scratch folder: not the candidate's
@@ -242,6 +246,11 @@ def watch_writes(scratch):
     def hook(event, args):
         if event == "open" and len(args) >= 3:
             path, mode, flags = args[0], args[1], args[2]
+            if isinstance(path, (str, bytes)):
+                other = _OTHER_PROCESS.match(os.fsdecode(path))
+                if other and int(other.group(1)) != os.getpid():
+                    attempts.append(os.fsdecode(path))
+                    return
             writing = (isinstance(mode, str) and any(c in mode for c in "wax+")) or \
                 (isinstance(flags, int) and flags & _WRITE_FLAGS)
             if writing and (where := outside(path)):

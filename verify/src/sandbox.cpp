@@ -10,6 +10,7 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -223,10 +224,38 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   const std::string fs_none_line =
       "{\"event\":\"sandbox_fs\",\"landlock\":0,\"how\":\"no Landlock here: the candidate may write wherever the "
       "user may\"}\n";
+  const std::string proc_ok_line =
+      "{\"event\":\"sandbox_proc\",\"own\":true,\"how\":\"its own process namespace and /proc\"}\n";
+  const std::string proc_none_line =
+      "{\"event\":\"sandbox_proc\",\"own\":false,\"how\":\"no process namespace here: the processes of this user "
+      "(and their environments, where readable) are visible\"}\n";
+  char link_a[64] = {};
   const rlim_t cpu = static_cast<rlim_t>(limits.cpu_s);
   const rlim_t memory = static_cast<rlim_t>(limits.memory_mb) << 20;
   const rlim_t file = static_cast<rlim_t>(limits.file_mb) << 20;
   const rlim_t nproc = static_cast<rlim_t>(limits.processes);
+
+  // Both run in the child (async-signal-safe calls only).
+  auto write_landlock_line = [&](int fd, int landlock) {
+    if (landlock > 0 && landlock < 10) {
+      fs_ok_line[abi_digit_1] = fs_ok_line[abi_digit_2] = static_cast<char>('0' + landlock);
+      write_all(fd, fs_ok_line.c_str());
+    } else {
+      write_all(fd, fs_none_line.c_str());
+    }
+  };
+  auto exec_worker = [&] {
+    set_limit(RLIMIT_CPU, cpu);
+    set_limit(RLIMIT_FSIZE, file);
+    set_limit(RLIMIT_NPROC, nproc);
+    set_limit(RLIMIT_CORE, 0);
+    if (limit_address_space) set_limit(RLIMIT_AS, memory);
+    if (::chdir(dir.c_str()) != 0) ::_exit(126);
+    ::execve(c_args[0], c_args.data(), c_env.data());
+    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the verify worker\"}\n";
+    write_all(result_fd_in_worker, msg);
+    ::_exit(127);
+  };
 
   pid_t pid = ::fork();
   if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
@@ -244,42 +273,84 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
     ::dup2(2, 1);  // the candidate's prints must not mix into the caller's stdout (a JSON report, say)
     const int fd = result_fd_in_worker;
     const char* line = none_line.c_str();
-    if (::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
+    // Network, mount and process namespaces where the kernel allows them (inside a user namespace unless this is
+    // root): the mount namespace is what lets the worker's /proc show only its own processes.
+    constexpr int all_but_user = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
+    bool own_pids = false;
+    if (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
       write_file("/proc/self/setgroups", "deny\n");
       write_file("/proc/self/uid_map", uid_map.c_str());
       write_file("/proc/self/gid_map", gid_map.c_str());
       line = cpu_line.c_str();
+      // A fresh process namespace has no process yet: its link cannot be read until the first child exists.
+      own_pids = ::readlink("/proc/self/ns/pid_for_children", link_a, sizeof link_a) < 0 && errno == ENOENT;
+    } else if (::unshare(all_but_user) == 0) {
+      line = root_line.c_str();
+      own_pids = true;
     } else if (::unshare(CLONE_NEWNET) == 0) {
       line = root_line.c_str();
     }
     write_all(fd, line);
-    const int landlock = restrict_writes(dir.c_str());
-    if (landlock > 0 && landlock < 10) {
-      fs_ok_line[abi_digit_1] = fs_ok_line[abi_digit_2] = static_cast<char>('0' + landlock);
-      write_all(fd, fs_ok_line.c_str());
-    } else {
-      write_all(fd, fs_none_line.c_str());
+    if (own_pids) {
+      // Nothing outside may see this process's memory or environment (it is a copy of the verifier's).
+      ::prctl(PR_SET_DUMPABLE, 0);
+      const pid_t init = ::fork();
+      if (init < 0) ::_exit(126);
+      if (init > 0) {
+        // This process stays outside the namespace and ends as its PID 1 does: a worker that died of a signal
+        // is reported so (PID 1 passes it on as 128 + the signal, since it cannot die of one itself).
+        ::close(fd);
+        int status = 0;
+        while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+        }
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 125;
+        if (code > 128 && code < 128 + 65) {
+          ::signal(code - 128, SIG_DFL);
+          ::kill(::getpid(), code - 128);
+        }
+        ::_exit(code);
+      }
+      // PID 1 of the new namespace: its own /proc, then the worker as PID 2, reaped here.
+      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+      const bool proc = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                        ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
+      write_all(fd, proc ? proc_ok_line.c_str() : proc_none_line.c_str());
+      const int landlock = restrict_writes(dir.c_str());
+      write_landlock_line(fd, landlock);
+      const pid_t worker = ::fork();
+      if (worker < 0) ::_exit(126);
+      if (worker == 0) {
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+        exec_worker();
+      }
+      ::close(fd);
+      int status = 0;
+      while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+      }
+      ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125);
     }
-    set_limit(RLIMIT_CPU, cpu);
-    set_limit(RLIMIT_FSIZE, file);
-    set_limit(RLIMIT_NPROC, nproc);
-    set_limit(RLIMIT_CORE, 0);
-    if (limit_address_space) set_limit(RLIMIT_AS, memory);
-    if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    ::execve(c_args[0], c_args.data(), c_env.data());
-    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the verify worker\"}\n";
-    write_all(fd, msg);
-    ::_exit(127);
+    write_all(fd, proc_none_line.c_str());
+    write_landlock_line(fd, restrict_writes(dir.c_str()));
+    exec_worker();
   }
   ::close(fds[1]);
   return {pid, fds[0]};
 }
 
 std::int64_t resident_mb(pid_t pid) {
-  std::ifstream in("/proc/" + std::to_string(pid) + "/statm");
-  std::int64_t size = 0, resident = 0;
-  if (!(in >> size >> resident)) return 0;
-  return resident * ::sysconf(_SC_PAGESIZE) / (1 << 20);
+  // The worker may be a grandchild (PID 2 of its own process namespace): count the whole tree.
+  std::int64_t pages = 0;
+  std::vector<pid_t> pending = {pid};
+  while (!pending.empty()) {
+    const pid_t p = pending.back();
+    pending.pop_back();
+    std::ifstream statm("/proc/" + std::to_string(p) + "/statm");
+    std::int64_t size = 0, resident = 0;
+    if (statm >> size >> resident) pages += resident;
+    std::ifstream children("/proc/" + std::to_string(p) + "/task/" + std::to_string(p) + "/children");
+    for (pid_t child; children >> child;) pending.push_back(child);
+  }
+  return pages * ::sysconf(_SC_PAGESIZE) / (1 << 20);
 }
 
 // ---- seccomp ----

@@ -360,6 +360,8 @@ verify_report verify_candidate(const verify_options& o) {
   int landlock = -1;  // -1: the worker never said; 0: no Landlock; else its ABI
   std::string filesystem = "unknown (the worker said nothing)";
   std::int64_t writes_outside = 0;
+  bool own_processes = false;
+  std::string processes_how = "unknown (the worker said nothing)";
   std::string first_write;
   bool sealed = false;
   std::string seal_why;
@@ -371,6 +373,9 @@ verify_report verify_candidate(const verify_options& o) {
     if (kind == "sandbox") {
       network = std::string(e.at("how").as_string());
       network_namespace = e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
+    } else if (kind == "sandbox_proc") {
+      own_processes = e.at("own").as_bool();
+      processes_how = std::string(e.at("how").as_string());
     } else if (kind == "sandbox_fs") {
       landlock = static_cast<int>(e.at("landlock").to_number<std::int64_t>());
       filesystem = std::string(e.at("how").as_string());
@@ -409,9 +414,9 @@ verify_report verify_candidate(const verify_options& o) {
       processes = e.at("processes").as_int64();
       io_uring = e.at("io_uring").as_int64();
       if (e.contains("writes_outside")) {
-        const auto& w = e.at("writes_outside").as_object();
-        writes_outside = w.at("count").to_number<std::int64_t>();
-        first_write = std::string(w.at("first").as_string());
+        const auto& attempts = e.at("writes_outside").as_object();
+        writes_outside = attempts.at("count").to_number<std::int64_t>();
+        first_write = std::string(attempts.at("first").as_string());
       }
     } else if (kind == "done") {
       done = true;
@@ -446,8 +451,9 @@ verify_report verify_candidate(const verify_options& o) {
       if (processes) problems.push_back("the candidate tried to start " + std::to_string(processes) + " process(es)");
       if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
       if (writes_outside) {
-        problems.push_back("the candidate tried to write " + std::to_string(writes_outside) +
-                           " path(s) outside its scratch folder (first: " + first_write + ")");
+        problems.push_back("the candidate tried " + std::to_string(writes_outside) +
+                           " time(s) to write outside its scratch folder or to open another process's /proc entries "
+                           "(first: " + first_write + ")");
       }
       if (!ended.empty()) problems.push_back(ended);
       if (!tampering.empty()) problems.push_back("the worker's report was tampered with (" + tampering.front() + ")");
@@ -455,12 +461,13 @@ verify_report verify_candidate(const verify_options& o) {
       std::vector<std::string> missing;
       if (!network_namespace) missing.push_back("no network namespace (" + network + ")");
       if (landlock <= 0) missing.push_back("no filesystem confinement (" + filesystem + ")");
+      if (!own_processes) missing.push_back("no process isolation (" + processes_how + ")");
       if (!sealed) {
         missing.push_back("no seccomp filter (" + (seal_why.empty() ? std::string("the worker ended before reporting it")
                                                                     : seal_why) + ")");
       }
       if (!missing.empty() && !o.limits.allow_weaker) {
-        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 3) +
+        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 4) +
                            "; run where unprivileged user namespaces and seccomp are allowed, or pass "
                            "--allow-weaker-sandbox to accept the weaker containment");
       }
@@ -471,9 +478,9 @@ verify_report verify_candidate(const verify_options& o) {
       }
       if (o.limits.allow_weaker) {
         os << "WEAKER SANDBOX ALLOWED (--allow-weaker-sandbox)"
-           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 3)) << ". ";
+           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 4)) << ". ";
       }
-      os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem
+      os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem << "; processes: " << processes_how
          << "; seccomp: "
          << (sealed ? "sockets (Unix ones too), new processes and exec refused"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
