@@ -366,11 +366,19 @@ void run_gate(gate_options o) {
                                     base->created_at};
     verdict.head_run_id = facts.run_id;
   }
-  if (ctx.event == event_kind::push_like && upload && upload->baseline) {
-    verdict.reason = verdict.baseline ? "stored as the newest baseline of " + head.branch +
-                                            "; against the previous one: " + verdict.reason
-                                      : "stored as the first baseline of " + head.branch + " in environment " +
-                                            head.env.env_id + "; there is nothing earlier to compare it with";
+  // A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first
+  // one does not also ask for a baseline.
+  if (upload && upload->baseline && !paired) {
+    if (verdict.baseline) {
+      verdict.reason = "stored as the newest baseline of " + head.branch + "; against the previous one: " +
+                       verdict.reason;
+    } else {
+      verdict.reason = "stored as the first baseline of " + head.branch + " in environment " + head.env.env_id +
+                       "; there is nothing earlier to compare it with";
+      for (auto& c : verdict.configs) {
+        if (c.result == decision::new_config) c.reason = "first baseline: nothing earlier to compare with";
+      }
+    }
   }
 
   const std::string report = render_report(verdict, facts);
