@@ -148,9 +148,10 @@ struct landlock_beneath {  // landlock_path_beneath_attr (packed in the uapi)
 } __attribute__((packed));
 
 // In the child between fork and exec (raw system calls only): from here on nothing may be written outside
-// `scratch` and /dev (device nodes are opened for writing; /dev/shm is shared memory), TCP needs no rules
-// to be refused, abstract Unix sockets and signals outside this process tree are refused. Returns the ABI
-// version applied, or 0 when the kernel has no Landlock.
+// `scratch`, /dev (device nodes are opened for writing; /dev/shm is shared memory) and /proc (the CUDA driver
+// fails to start without writes there, seen on the H200: error 304; in the worker's own process namespace its
+// /proc shows only the worker and its PID 1), TCP needs no rules to be refused, abstract Unix sockets and signals
+// outside this process tree are refused. Returns the ABI version applied, or 0 when the kernel has no Landlock.
 int restrict_writes(const char* scratch) {
   const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) return 0;
@@ -169,7 +170,7 @@ int restrict_writes(const char* scratch) {
   const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, size, 0));
   if (ruleset < 0) return 0;
   bool ok = true;
-  for (const char* dir : {scratch, "/dev"}) {
+  for (const char* dir : {scratch, "/dev", "/proc"}) {
     const int fd = ::open(dir, O_PATH | O_CLOEXEC);
     if (fd < 0) {
       ok = false;
@@ -217,8 +218,8 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
       "are refused by the seccomp filter only\"}\n";
   // The child fills in the Landlock ABI (one digit) without formatting: only async-signal-safe calls there.
   std::string fs_ok_line =
-      "{\"event\":\"sandbox_fs\",\"landlock\":#,\"how\":\"Landlock ABI #: writes only in its scratch folder and "
-      "/dev\"}\n";
+      "{\"event\":\"sandbox_fs\",\"landlock\":#,\"how\":\"Landlock ABI #: writes only in its scratch folder, "
+      "/dev and its own /proc\"}\n";
   const std::size_t abi_digit_1 = fs_ok_line.find('#');
   const std::size_t abi_digit_2 = fs_ok_line.find('#', abi_digit_1 + 1);
   const std::string fs_none_line =
