@@ -43,5 +43,5 @@ rnx_stop_server() {
 # rnx_make_token DB PROJECT: creates the project if needed and prints a fresh token.
 rnx_make_token() {
   "$RNX_SERVER" admin project create "$2" --db "$1" >/dev/null 2>&1 || true
-  "$RNX_SERVER" admin token create --project "$2" --db "$1" 2>/dev/null
+  "$RNX_SERVER" admin token create --project "$2" --db "$1" --scope admin 2>/dev/null
 }

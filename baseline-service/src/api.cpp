@@ -10,6 +10,7 @@
 #include <boost/url/parse.hpp>
 
 #include <chrono>
+#include <iostream>
 #include <map>
 
 namespace rnx::service {
@@ -226,6 +227,22 @@ store::project_info api::authorize_project(const store::auth_result& who, const 
   return store::project_info{who.project_id, who.project, ""};
 }
 
+void api::require_scope(const store::auth_result& who, std::string_view needed) {
+  if (who.scope == needed || who.scope == "admin") return;
+  if (who.scope == "legacy") {
+    std::cerr << "rnx-server: warning: token \"" << who.label << "\" of project " << who.project
+              << " has no scope (made before scopes existed) and was allowed to " << needed
+              << "; re-issue it with `rnx-server admin token create --scope upload|accept|admin`\n";
+    return;
+  }
+  throw error(errc::forbidden, "this token (\"" + who.label + "\") has the " + who.scope + " scope; " +
+                                   (needed == "accept" ? "accepting a baseline needs a token with the accept scope"
+                                                       : "uploading runs and asking for verdicts needs the upload "
+                                                         "scope") +
+                                   " (`rnx-server admin token create --project " + who.project + " --scope " +
+                                   std::string(needed) + "`)");
+}
+
 response api::route(const request& req, context& ctx) {
   auto target = boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
   if (!target) {
@@ -322,6 +339,7 @@ response api::route(const request& req, context& ctx) {
 
 response api::post_run(const request& req, context&) {
   auto who = authenticate(req);
+  require_scope(who, "upload");
   auto body = parse_body(req, options_.max_json_depth, "a run document (rnx.run/v1)");
   auto run = run_from_json(body, "run document");
   authorize_project(who, run.project);
@@ -359,6 +377,7 @@ response api::get_run(const request& req, context&, std::int64_t run_id) {
 
 response api::post_verdict(const request& req, context&, std::int64_t run_id) {
   auto who = authenticate(req);
+  require_scope(who, "upload");
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
   auto stored = db_.find_run_summary(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
@@ -370,6 +389,7 @@ response api::post_verdict(const request& req, context&, std::int64_t run_id) {
 
 response api::post_baseline(const request& req, context&) {
   auto who = authenticate(req);
+  require_scope(who, "accept");
   auto body = parse_body(req, options_.max_json_depth, "{\"run_id\", \"accepted_by\", \"reason\"}");
   json::reader r(body, "request body");
   r.only_keys({"run_id", "accepted_by", "reason"});
@@ -395,6 +415,8 @@ response api::post_baseline(const request& req, context&) {
   auto stored = db_.find_run_summary(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   authorize_project(who, stored->project);
+  // Who accepted is the token as well as the name given: the name alone is free text.
+  accepted_by += " (token \"" + who.label + "\", " + who.scope + " scope)";
   auto record = store::accept_run(db_, who.project_id, run_id, accepted_by, reason, who.token_id);
   return json_response(201, baseline_json(record), req.version(), req.keep_alive());
 }

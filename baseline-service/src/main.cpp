@@ -133,6 +133,7 @@ int main(int argc, char** argv) {
   std::string db_path;
   std::string project;
   std::string label = "ci";
+  std::string scope = "upload";
   std::string url;
   std::string format = "generic";
 
@@ -145,6 +146,12 @@ int main(int argc, char** argv) {
   auto* token_create = token_cmd->add_subcommand("create", "Create a token; prints it once, stores only its SHA-256");
   token_create->add_option("--project", project, "Project the token may act for")->required();
   token_create->add_option("--label", label, "A note on what uses the token")->capture_default_str();
+  token_create
+      ->add_option("--scope", scope,
+                   "upload: runs and verdicts (a CI token); accept: accepting baselines (a maintainer's or the "
+                   "accept workflow's); admin: both")
+      ->check(CLI::IsMember({"upload", "accept", "admin"}))
+      ->capture_default_str();
   token_create->add_option("--db", db_path, "SQLite database file")->required();
 
   auto* webhook_cmd = admin->add_subcommand("webhook", "Regression webhooks")->require_subcommand(1);
@@ -170,9 +177,9 @@ int main(int argc, char** argv) {
       std::cout << "created project " << p.name << " (id " << p.id << ")\n";
     } else if (token_create->parsed()) {
       rnx::store::database db(db_path);
-      auto grant = db.create_token(project, label);
-      std::cerr << "token for project " << grant.project << " (label " << grant.label
-                << "); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
+      auto grant = db.create_token(project, label, scope);
+      std::cerr << "token for project " << grant.project << " (label " << grant.label << ", " << grant.scope
+                << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
       std::cout << grant.token << "\n";
     } else if (webhook_add->parsed() || webhook_log->parsed()) {
       rnx::store::database db(db_path);

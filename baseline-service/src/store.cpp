@@ -139,6 +139,10 @@ CREATE TABLE webhook_deliveries (
 );
 CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
 )sql",
+    // 1 -> 2: token scopes; the tokens made before keep upload + accept ("legacy") until re-issued.
+    R"sql(
+ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'legacy';
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 
@@ -416,7 +420,11 @@ project_info database::ensure_project(std::string_view name) {
   }
 }
 
-token_grant database::create_token(std::string_view project, std::string_view label) {
+token_grant database::create_token(std::string_view project, std::string_view label, std::string_view scope) {
+  if (scope != "upload" && scope != "accept" && scope != "admin") {
+    throw error(errc::usage, "token scope \"" + std::string(scope) + "\" is not one of upload (CI: runs and "
+                             "verdicts), accept (accepting baselines) or admin (both)");
+  }
   auto found = find_project(project);
   if (!found) {
     throw error(errc::not_found, "project \"" + std::string(project) +
@@ -429,11 +437,11 @@ token_grant database::create_token(std::string_view project, std::string_view la
   auto digest = sha256_raw(token);
   std::lock_guard lock(mutex_);
   auto& st = prepare(
-      "INSERT INTO tokens (project_id, public_id, digest, label, created_at) VALUES (?1, ?2, ?3, ?4, ?5)");
+      "INSERT INTO tokens (project_id, public_id, digest, label, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   std::string now = utc_now_rfc3339();
   st.bind(1, found->id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
-  st.bind(4, label).bind(5, std::string_view(now)).run();
-  return {sqlite3_last_insert_rowid(db_), found->name, std::string(label), token};
+  st.bind(4, label).bind(5, std::string_view(now)).bind(6, scope).run();
+  return {sqlite3_last_insert_rowid(db_), found->name, std::string(label), std::string(scope), token};
 }
 
 std::optional<auth_result> database::authenticate(std::string_view token) {
@@ -443,12 +451,12 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
   auto digest = sha256_raw(token);
   std::lock_guard lock(mutex_);
   auto& st = prepare(
-      "SELECT t.id, t.project_id, p.name, t.label, t.digest FROM tokens t JOIN projects p ON p.id = t.project_id "
+      "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0");
   st.bind(1, public_id);
   if (!st.step()) return std::nullopt;
   std::string stored = st.blob(4);
-  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3)};
+  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(5)};
   st.restart();
   if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
     return std::nullopt;

@@ -145,7 +145,8 @@ class Harness:
                                         timeout=60)
         r = run("project", "create", project)
         check(r.returncode == 0, "rnx-server admin project create failed: " + r.stderr)
-        r = run("token", "create", "--project", project, "--label", "e2e")
+        # Both scopes: the e2e flows upload runs and accept baselines with the one token.
+        r = run("token", "create", "--project", project, "--label", "e2e", "--scope", "admin")
         check(r.returncode == 0, "rnx-server admin token create failed: " + r.stderr)
         self.token = r.stdout.strip().splitlines()[-1]
         proc = subprocess.Popen([self.server_bin, "serve", "--db", db, "--listen", "127.0.0.1:0", "--threads", "2",

@@ -100,11 +100,12 @@ inline run_document make_run(const run_spec& s) {
 
 inline std::string run_json(const run_spec& s) { return json::serialize(to_json(make_run(s))); }
 
-// Creates the project (if needed) and a token for it directly in the database file.
-inline std::string make_token(const std::string& db_path, const std::string& project) {
+// Creates the project (if needed) and a token for it directly in the database file (admin: every endpoint).
+inline std::string make_token(const std::string& db_path, const std::string& project,
+                              const std::string& scope = "admin") {
   store::database db(db_path);
   db.ensure_project(project);
-  return db.create_token(project, "test").token;
+  return db.create_token(project, "test-" + scope, scope).token;
 }
 
 #ifndef RNX_SERVER_BIN

@@ -7,6 +7,8 @@
 
 #include <doctest/doctest.h>
 
+#include <sqlite3.h>
+
 using namespace rnx;
 using rnx::test::run_json;
 using rnx::test::run_spec;
@@ -99,7 +101,8 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
                          R"({"run_id": ")" + slow + R"(", "accepted_by": "alice", "reason": "exact softmax"})");
   REQUIRE_MESSAGE(accepted.status == 201, accepted.body);
   CHECK(c.json_of(accepted).at("branch").as_string() == "main");
-  CHECK(c.json_of(accepted).at("accepted_by").as_string() == "alice");
+  // The name given and the token that accepted: the name alone is free text.
+  CHECK(c.json_of(accepted).at("accepted_by").as_string() == "alice (token \"test-admin\", admin scope)");
   check_error(c.call("POST", "/api/v1/baselines",
                      R"({"run_id": )" + slow + R"(, "accepted_by": "alice", "reason": "again"})"),
               409, "conflict", "already the newest baseline");
@@ -305,4 +308,80 @@ TEST_CASE("server: a flood of idle connections beyond --max-connections does not
   auto r = http::request("GET", server.url("/metrics"));
   CHECK(r.status == 200);
   CHECK(r.body.find("rnx_open_connections 1") != std::string::npos);
+}
+
+TEST_CASE("token scopes: a 401/403 matrix over upload, verdict and accept") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  const std::string upload = test::make_token(db, "demo", "upload");
+  const std::string accept = test::make_token(db, "demo", "accept");
+  const std::string admin = test::make_token(db, "demo", "admin");
+  const std::string other_project = test::make_token(db, "other", "admin");
+  std::string legacy;
+  {
+    // A token made before scopes existed: the migration marks it legacy (upload + accept, with a warning).
+    store::database d(db);
+    legacy = d.create_token("demo", "old-ci", "admin").token;
+  }
+  {
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    CHECK(sqlite3_exec(raw, "UPDATE tokens SET scope = 'legacy' WHERE label = 'old-ci'", nullptr, nullptr, nullptr) ==
+          SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  test::server_process server(db);
+  client c{server.url(), upload};
+  const std::string run_body = test::run_json({.branch = "main", .commit = "base"});
+  auto accept_body = [](const std::string& id) {
+    return R"({"run_id": ")" + id + R"(", "accepted_by": "bob", "reason": "intended"})";
+  };
+
+  // Uploads: upload, admin and legacy may; accept may not; another project's token is 403; none is 401.
+  check_error(c.call("POST", "/api/v1/runs", run_body, std::string()), 401, "unauthorized", "Authorization");
+  check_error(c.call("POST", "/api/v1/runs", run_body, "rnx_000000000000_" + std::string(48, '0')), 401,
+              "unauthorized", "not valid");
+  check_error(c.call("POST", "/api/v1/runs", run_body, accept), 403, "forbidden", "needs the upload scope");
+  check_error(c.call("POST", "/api/v1/runs", run_body, other_project), 403, "forbidden", "project \"other\"");
+  std::string id;
+  for (const auto& t : {upload, admin, legacy}) {
+    auto r = c.call("POST", "/api/v1/runs", test::run_json({.branch = "feature", .pull_request = 2, .commit = "c" + t.substr(4, 6)}), t);
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    id = std::string(c.json_of(r).at("id").as_string());
+  }
+  // Verdicts likewise.
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", accept), 403, "forbidden", "upload scope");
+  CHECK(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", upload).status == 200);
+
+  // Accepting: accept, admin and legacy may; the CI's upload token may not.
+  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), upload), 403, "forbidden",
+              "accepting a baseline needs a token with the accept scope");
+  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), std::string()), 401, "unauthorized");
+  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), other_project), 403, "forbidden");
+  auto by_accept = c.call("POST", "/api/v1/baselines", accept_body(id), accept);
+  REQUIRE_MESSAGE(by_accept.status == 201, by_accept.body);
+  CHECK(c.json_of(by_accept).at("accepted_by").as_string() == "bob (token \"test-accept\", accept scope)");
+  auto by_legacy = c.call("POST", "/api/v1/baselines", accept_body(id), legacy);
+  CHECK((by_legacy.status == 201 || by_legacy.status == 409));
+  CHECK(by_legacy.status != 403);
+
+  // Reading stays open to every scope of the project.
+  for (const auto& t : {upload, accept, admin, legacy}) {
+    CHECK(c.call("GET", "/api/v1/projects/demo/runs", "", t).status == 200);
+  }
+}
+
+TEST_CASE("token scopes: an unknown scope is refused with the choices") {
+  test::temp_dir dir;
+  store::database d(dir.file("rnx.sqlite"));
+  d.ensure_project("demo");
+  try {
+    d.create_token("demo", "x", "root");
+    FAIL("expected a usage error");
+  } catch (const error& e) {
+    CHECK(e.code() == errc::usage);
+    CHECK(std::string(e.what()) ==
+          "token scope \"root\" is not one of upload (CI: runs and verdicts), accept (accepting baselines) or admin "
+          "(both)");
+  }
 }

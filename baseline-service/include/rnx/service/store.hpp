@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 1;
+inline constexpr int current_schema_version = 2;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -50,14 +50,18 @@ struct token_grant {
   std::int64_t token_id = 0;
   std::string project;
   std::string label;
+  std::string scope;
   std::string token;
 };
 
+// What a token may do: "upload" (runs and verdicts: CI), "accept" (accept a run as a baseline), "admin" (both);
+// "legacy" marks tokens made before scopes existed, which keep working as upload + accept until re-issued.
 struct auth_result {
   std::int64_t token_id = 0;
   std::int64_t project_id = 0;
   std::string project;
   std::string label;
+  std::string scope;
 };
 
 struct run_summary {
@@ -152,7 +156,8 @@ class database {
   std::optional<project_info> find_project(std::string_view name);
   std::optional<project_info> find_project(std::int64_t id);
 
-  token_grant create_token(std::string_view project, std::string_view label);
+  // scope: upload | accept | admin; anything else is rnx::error(usage) naming the choices.
+  token_grant create_token(std::string_view project, std::string_view label, std::string_view scope = "upload");
   // nullopt for an unknown, malformed or revoked token; the digest comparison is constant-time.
   std::optional<auth_result> authenticate(std::string_view token);
 
