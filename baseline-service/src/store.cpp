@@ -1,12 +1,11 @@
-// The SQLite store behind rnx-server and embedded mode: schema migrations, prepared statements, tokens.
+// The SQLite store behind rnx-server and embedded mode: opening, schema migrations, runs, baselines and history.
 #include "rnx/service/store.hpp"
+
+#include "store_statement.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
-#include <openssl/crypto.h>
-#include <openssl/evp.h>
-#include <openssl/rand.h>
 #include <sqlite3.h>
 
 #include <algorithm>
@@ -16,34 +15,6 @@
 namespace rnx::store {
 
 namespace {
-
-std::array<unsigned char, 32> sha256_raw(std::string_view bytes) {
-  std::array<unsigned char, 32> digest{};
-  unsigned int length = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &length, EVP_sha256(), nullptr) != 1 || length != 32) {
-    throw error(errc::internal, "SHA-256 failed in OpenSSL");
-  }
-  return digest;
-}
-
-std::string to_hex(const unsigned char* data, std::size_t size) {
-  static constexpr char hex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(size * 2);
-  for (std::size_t i = 0; i < size; ++i) {
-    out += hex[data[i] >> 4];
-    out += hex[data[i] & 15];
-  }
-  return out;
-}
-
-std::string random_hex(std::size_t bytes) {
-  std::vector<unsigned char> buffer(bytes);
-  if (RAND_bytes(buffer.data(), static_cast<int>(bytes)) != 1) {
-    throw error(errc::internal, "OpenSSL RAND_bytes failed; cannot create a token");
-  }
-  return to_hex(buffer.data(), buffer.size());
-}
 
 std::optional<double> median_of(std::vector<double> samples) {
   if (samples.empty()) return std::nullopt;
@@ -149,8 +120,8 @@ static_assert(std::size(migrations) == current_schema_version);
 }  // namespace
 
 std::string sha256_hex(std::string_view bytes) {
-  auto digest = sha256_raw(bytes);
-  return to_hex(digest.data(), digest.size());
+  auto digest = detail::sha256_raw(bytes);
+  return detail::to_hex(digest.data(), digest.size());
 }
 
 std::string_view to_string(webhook_format f) {
@@ -168,87 +139,6 @@ std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
   }
   return std::nullopt;
 }
-
-// One cached prepared statement; bind/step/column helpers that throw rnx::error on failure.
-class database::statement {
- public:
-  statement(sqlite3* db, const char* sql) : db_(db) {
-    if (sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr) != SQLITE_OK) {
-      throw error(errc::internal, std::string("SQLite cannot prepare a statement: ") + sqlite3_errmsg(db));
-    }
-  }
-  ~statement() { sqlite3_finalize(stmt_); }
-  statement(const statement&) = delete;
-  statement& operator=(const statement&) = delete;
-
-  const char* sql() const { return sqlite3_sql(stmt_); }
-  void restart() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  statement& bind(int index, std::int64_t v) {
-    check(sqlite3_bind_int64(stmt_, index, v));
-    return *this;
-  }
-  statement& bind(int index, double v) {
-    check(sqlite3_bind_double(stmt_, index, v));
-    return *this;
-  }
-  statement& bind(int index, std::string_view v) {
-    check(sqlite3_bind_text(stmt_, index, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT));
-    return *this;
-  }
-  statement& bind_blob(int index, const void* data, std::size_t size) {
-    check(sqlite3_bind_blob(stmt_, index, data, static_cast<int>(size), SQLITE_TRANSIENT));
-    return *this;
-  }
-  statement& bind_null(int index) {
-    check(sqlite3_bind_null(stmt_, index));
-    return *this;
-  }
-  template <class T>
-  statement& bind(int index, const std::optional<T>& v) {
-    if (v) return bind(index, *v);
-    return bind_null(index);
-  }
-  // True while a row is available.
-  bool step() {
-    int rc = sqlite3_step(stmt_);
-    if (rc == SQLITE_ROW) return true;
-    if (rc == SQLITE_DONE) return false;
-    int code = sqlite3_extended_errcode(db_);
-    std::string message = sqlite3_errmsg(db_);
-    sqlite3_reset(stmt_);
-    if ((code & 0xff) == SQLITE_CONSTRAINT) throw error(errc::conflict, "the record already exists: " + message);
-    if ((code & 0xff) == SQLITE_BUSY) {
-      throw error(errc::unavailable, "the database is busy (another writer holds it); retry the request");
-    }
-    throw error(errc::internal, "SQLite failed: " + message);
-  }
-  void run() {
-    while (step()) {
-    }
-  }
-  std::int64_t integer(int col) { return sqlite3_column_int64(stmt_, col); }
-  double real(int col) { return sqlite3_column_double(stmt_, col); }
-  bool is_null(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  std::string text(int col) {
-    auto p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p), static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-  std::string blob(int col) {
-    auto p = static_cast<const char*>(sqlite3_column_blob(stmt_, col));
-    return p ? std::string(p, static_cast<std::size_t>(sqlite3_column_bytes(stmt_, col))) : std::string();
-  }
-
- private:
-  void check(int rc) {
-    if (rc != SQLITE_OK) throw error(errc::internal, std::string("SQLite bind failed: ") + sqlite3_errmsg(db_));
-  }
-  sqlite3* db_;
-  sqlite3_stmt* stmt_ = nullptr;
-};
 
 namespace {
 
@@ -351,117 +241,6 @@ int database::schema_version() {
   int version = st.step() ? static_cast<int>(st.integer(0)) : 0;
   st.restart();
   return version;
-}
-
-void database::validate_project_name(std::string_view name) {
-  bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' && name.front() != '-';
-  for (char c : name) {
-    ok = ok && ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '_' ||
-                c == '-');
-  }
-  if (!ok) {
-    std::string shown(name.substr(0, 64));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::bad_input, "project name \"" + shown +
-                                     "\" is not valid: use 1-64 characters of letters, digits, '.', '_' and '-', "
-                                     "not starting with '.' or '-'");
-  }
-}
-
-project_info database::create_project(std::string_view name) {
-  validate_project_name(name);
-  std::lock_guard lock(mutex_);
-  project_info info{0, std::string(name), utc_now_rfc3339()};
-  auto& st = prepare("INSERT INTO projects (name, created_at) VALUES (?1, ?2)");
-  st.bind(1, name).bind(2, std::string_view(info.created_at));
-  try {
-    st.run();
-  } catch (const error& e) {
-    if (e.code() == errc::conflict) {
-      throw error(errc::conflict, "project \"" + std::string(name) + "\" already exists");
-    }
-    throw;
-  }
-  info.id = sqlite3_last_insert_rowid(db_);
-  return info;
-}
-
-std::optional<project_info> database::find_project(std::string_view name) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE name = ?1");
-  st.bind(1, name);
-  if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2)};
-  st.restart();
-  return info;
-}
-
-std::optional<project_info> database::find_project(std::int64_t id) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE id = ?1");
-  st.bind(1, id);
-  if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2)};
-  st.restart();
-  return info;
-}
-
-project_info database::ensure_project(std::string_view name) {
-  if (auto found = find_project(name)) return *found;
-  try {
-    return create_project(name);
-  } catch (const error& e) {
-    // Another process created it between the two calls.
-    if (e.code() != errc::conflict) throw;
-    if (auto found = find_project(name)) return *found;
-    throw;
-  }
-}
-
-token_grant database::create_token(std::string_view project, std::string_view label, std::string_view scope) {
-  if (scope != "upload" && scope != "accept" && scope != "admin") {
-    throw error(errc::usage, "token scope \"" + std::string(scope) + "\" is not one of upload (CI: runs and "
-                             "verdicts), accept (accepting baselines) or admin (both)");
-  }
-  auto found = find_project(project);
-  if (!found) {
-    throw error(errc::not_found, "project \"" + std::string(project) +
-                                     "\" does not exist; create it first with `rnx-server admin project create " +
-                                     std::string(project) + " --db " + path_.string() + "`");
-  }
-  // The public id lets authenticate() find the row without comparing secrets in SQL.
-  std::string public_id = random_hex(6);
-  std::string token = "rnx_" + public_id + "_" + random_hex(24);
-  auto digest = sha256_raw(token);
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "INSERT INTO tokens (project_id, public_id, digest, label, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  std::string now = utc_now_rfc3339();
-  st.bind(1, found->id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
-  st.bind(4, label).bind(5, std::string_view(now)).bind(6, scope).run();
-  return {sqlite3_last_insert_rowid(db_), found->name, std::string(label), std::string(scope), token};
-}
-
-std::optional<auth_result> database::authenticate(std::string_view token) {
-  // Shape: rnx_<12 hex>_<48 hex>.
-  if (token.size() != 4 + 12 + 1 + 48 || token.substr(0, 4) != "rnx_" || token[16] != '_') return std::nullopt;
-  std::string_view public_id = token.substr(4, 12);
-  auto digest = sha256_raw(token);
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = t.project_id "
-      "WHERE t.public_id = ?1 AND t.revoked = 0");
-  st.bind(1, public_id);
-  if (!st.step()) return std::nullopt;
-  std::string stored = st.blob(4);
-  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(5)};
-  st.restart();
-  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
-    return std::nullopt;
-  }
-  return result;
 }
 
 run_summary database::summary_from_row(statement& st) {
@@ -726,53 +505,6 @@ std::int64_t database::count_runs() {
   std::int64_t n = st.step() ? st.integer(0) : 0;
   st.restart();
   return n;
-}
-
-webhook database::add_webhook(std::int64_t project_id, std::string_view url, webhook_format format) {
-  if (!(url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0)) {
-    throw error(errc::bad_input, "webhook URL \"" + std::string(url) + "\" must start with http:// or https://");
-  }
-  std::string now = utc_now_rfc3339();
-  std::lock_guard lock(mutex_);
-  auto& st = prepare("INSERT INTO webhooks (project_id, url, format, created_at) VALUES (?1, ?2, ?3, ?4)");
-  st.bind(1, project_id).bind(2, url).bind(3, to_string(format)).bind(4, std::string_view(now)).run();
-  return {sqlite3_last_insert_rowid(db_), project_id, std::string(url), format};
-}
-
-std::vector<webhook> database::webhooks(std::int64_t project_id) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT id, project_id, url, format FROM webhooks WHERE project_id = ?1 ORDER BY id");
-  st.bind(1, project_id);
-  std::vector<webhook> out;
-  while (st.step()) {
-    out.push_back({st.integer(0), st.integer(1), st.text(2),
-                   webhook_format_from_string(st.text(3)).value_or(webhook_format::generic)});
-  }
-  return out;
-}
-
-void database::log_delivery(const delivery_record& r) {
-  std::string now = r.created_at.empty() ? utc_now_rfc3339() : r.created_at;
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "INSERT INTO webhook_deliveries (webhook_id, run_id, attempt, ok, http_status, error, created_at) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-  st.bind(1, r.webhook_id).bind(2, r.run_id).bind(3, std::int64_t{r.attempt}).bind(4, std::int64_t{r.ok ? 1 : 0});
-  st.bind(5, std::int64_t{r.http_status}).bind(6, std::string_view(r.error)).bind(7, std::string_view(now)).run();
-}
-
-std::vector<delivery_record> database::deliveries(std::int64_t webhook_id) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "SELECT id, webhook_id, run_id, attempt, ok, http_status, error, created_at FROM webhook_deliveries "
-      "WHERE webhook_id = ?1 ORDER BY id");
-  st.bind(1, webhook_id);
-  std::vector<delivery_record> out;
-  while (st.step()) {
-    out.push_back({st.integer(0), st.integer(1), st.integer(2), static_cast<int>(st.integer(3)), st.integer(4) != 0,
-                   static_cast<int>(st.integer(5)), st.text(6), st.text(7)});
-  }
-  return out;
 }
 
 std::string database::integrity_check() {
