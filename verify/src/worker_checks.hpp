@@ -1,0 +1,105 @@
+// Inside rnx-verify-worker: the job it runs, its result channel, and the verifier that runs every check on one
+// candidate (worker_checks.cpp); worker_main.cpp ties them together.
+#pragma once
+
+#include <Python.h>
+
+#include "rnx/common/json.hpp"
+#include "rnx/runner/kernel.hpp"
+#include "worker_kernels.hpp"
+
+#include <ATen/ATen.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace rnx::verify::detail {
+
+using runner::py_ref;
+
+enum class layout { contiguous, strided, transposed };
+
+struct job {
+  std::string name;
+  side_spec reference;
+  side_spec candidate;
+  std::vector<input_spec> inputs;
+  std::vector<std::int64_t> batches;
+  std::vector<std::string> dtypes;
+  std::string device;
+  std::map<std::string, tolerance> tolerances;
+  std::uint64_t seed = 0;
+  double speedup_limit = 10;
+  std::filesystem::path cache_dir;
+};
+
+job read_job(const std::filesystem::path& path);
+
+// The result channel: one JSON object a line on the descriptor the verifier gave (--result-fd).
+void set_result_fd(int fd);
+void emit(const boost::json::object& event);
+double now_s();
+std::string fmt(double v);
+
+// Threads of this process (native) and of its Python interpreter.
+int native_threads();
+int python_threads();
+
+// The audit row of the candidate's source, read without running it.
+void emit_static_scan(const job& j, bool kernelbench);
+
+// ---- one verification case ----
+
+struct case_spec {
+  std::string label;
+  shape_variant shape;
+  std::uint64_t seed = 0;
+  std::function<at::Tensor(const at::Tensor&)> transform;  // on the float32 base values
+  layout lay = layout::contiguous;
+};
+
+struct case_result {
+  enum class state { pass, fail, not_applicable } status = state::pass;
+  std::string message;
+  double err = 0;
+  double yard = 0;     // the eager reference's own error in this dtype: the honest-rounding yardstick
+  double ref_max = 0;
+  std::vector<at::Tensor> out;
+  std::vector<at::Tensor> ref64;
+};
+
+class verifier {
+ public:
+  verifier(job j, kernel_pair& pair) : job_(std::move(j)), pair_(pair) {}
+
+  void run_all();
+  void set_guard(py_ref guard) { guard_ = std::move(guard); }
+  void check_guard(const std::string& when);
+
+ private:
+  tolerance tol_for(at::ScalarType dtype) const {
+    std::string name(runner::dtype_name(dtype));
+    if (auto it = job_.tolerances.find(name); it != job_.tolerances.end()) return it->second;
+    return default_tolerance(name);
+  }
+  std::vector<at::Tensor> candidate_call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                         const shape_variant& shape);
+  std::vector<at::Tensor> make_base(const case_spec& c);
+  case_result evaluate(const case_spec& c, at::ScalarType dtype);
+  void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
+           double started, at::ScalarType dtype);
+  void run_dtype(at::ScalarType dtype);
+
+  job job_;
+  kernel_pair& pair_;
+  py_ref guard_;
+  std::vector<std::string> patched_;
+  std::vector<std::string> mutations_;
+  std::vector<std::string> aliasing_;
+  std::string current_;
+};
+
+}  // namespace rnx::verify::detail

@@ -1,0 +1,117 @@
+// rnx-verify-worker's job file, its result channel and its thread counts, and the static scan's audit row.
+#include "worker_checks.hpp"
+
+#include "device_checks.hpp"
+#include "rnx/common/error.hpp"
+#include "rnx/runner/worker_channel.hpp"
+#include "sandbox.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Parallel.h>
+#include <c10/util/Exception.h>
+
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <iostream>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <thread>
+
+namespace bj = boost::json;
+
+namespace rnx::verify::detail {
+
+using runner::py_ref;
+
+namespace {
+int result_fd = 1;
+}  // namespace
+
+void set_result_fd(int fd) { result_fd = fd; }
+
+void emit(const bj::object& event) { runner::emit_line(result_fd, event); }
+
+double now_s() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+std::string fmt(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << v;
+  return os.str();
+}
+
+job read_job(const std::filesystem::path& path) {
+  bj::object o = json::parse_file(path).as_object();
+  job j;
+  j.name = std::string(o.at("name").as_string());
+  j.reference = {std::string(o.at("reference").at("path").as_string()),
+                 std::string(o.at("reference").at("entry").as_string())};
+  j.candidate = {std::string(o.at("candidate").at("path").as_string()),
+                 std::string(o.at("candidate").at("entry").as_string())};
+  for (const auto& v : o.at("inputs").as_array()) {
+    input_spec in;
+    in.name = std::string(v.at("name").as_string());
+    in.text = std::string(v.at("shape").as_string());
+    in.dims = parse_shape(in.text, "input " + in.name);
+    j.inputs.push_back(in);
+  }
+  for (const auto& v : o.at("batches").as_array()) j.batches.push_back(v.as_int64());
+  for (const auto& v : o.at("dtypes").as_array()) j.dtypes.emplace_back(v.as_string());
+  j.device = std::string(o.at("device").as_string());
+  for (const auto& [k, v] : o.at("tolerances").as_object()) {
+    j.tolerances[std::string(k)] = {v.at("rtol").to_number<double>(), v.at("atol").to_number<double>()};
+  }
+  j.seed = static_cast<std::uint64_t>(o.at("seed").as_int64());
+  j.speedup_limit = o.at("speedup_limit").to_number<double>();
+  j.cache_dir = std::string(o.at("cache_dir").as_string());
+  return j;
+}
+
+// ---- thread and process counts of this worker ----
+
+int native_threads() {
+  int n = 0;
+  if (DIR* d = ::opendir("/proc/self/task")) {
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  return n;
+}
+
+int python_threads() {
+  py_ref r = call_verify("python_threads", py_ref::steal(PyTuple_New(0)).get());
+  return static_cast<int>(PyLong_AsLong(r.get()));
+}
+
+void emit_static_scan(const job& j, bool kernelbench) {
+  const double t = now_s();
+  py_ref args = py_ref::steal(Py_BuildValue("(ssO)", j.candidate.path.c_str(), j.reference.path.c_str(),
+                                            kernelbench ? Py_True : Py_False));
+  py_ref findings = call_verify("static_scan", args.get());
+  std::string detail;
+  Py_ssize_t n = PyList_Size(findings.get());
+  for (Py_ssize_t i = 0; i < n && i < 6; ++i) {
+    PyObject* f = PyList_GetItem(findings.get(), i);
+    long line = PyLong_AsLong(PyDict_GetItemString(f, "line"));
+    std::string category = PyUnicode_AsUTF8(PyDict_GetItemString(f, "category"));
+    std::string message = PyUnicode_AsUTF8(PyDict_GetItemString(f, "message"));
+    detail += (detail.empty() ? "" : "; ") + std::string("line ") + std::to_string(line) + " [" + category + "] " +
+              message;
+  }
+  if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
+  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "static_scan"}, {"result", n ? "fail" : "pass"},
+                  {"detail", n ? detail : "no timer patching, streams, threads, processes, network, secrets or "
+                                          "reference fallbacks found"},
+                  {"seconds", now_s() - t}});
+}
+
+}  // namespace rnx::verify::detail
