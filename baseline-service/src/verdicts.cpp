@@ -95,7 +95,17 @@ verdict_document no_baseline_verdict(const run_document& head, std::int64_t head
     c.head_ms = median_ms(r.samples_ms);
     c.n_head = static_cast<std::int64_t>(r.samples_ms.size());
     c.reason = "no baseline to compare with";
+    if (r.status == result_status::error || r.status == result_status::diverged) {
+      // A failing kernel is broken whether or not there is a baseline: its error must not hide behind "new".
+      c.result = decision::broken;
+      c.reason = "no baseline yet, and " + std::string(to_string(r.status)) + ": " + r.message;
+    }
     v.configs.push_back(std::move(c));
+  }
+  if (std::any_of(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.result == decision::broken; })) {
+    std::string why;
+    v.verdict = stats::overall_answer(v.configs, policy, why);
+    v.reason += "; " + why;
   }
   return v;
 }

@@ -160,10 +160,16 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
     if (it == base_by_key.end()) {
       config_verdict v;
       v.key = h.key();
-      v.result = h.status == result_status::skipped ? decision::abstain : decision::new_config;
       v.n_head = static_cast<std::int64_t>(h.samples_ms.size());
-      v.reason = h.status == result_status::skipped ? "skipped on both sides: " + h.message
-                                                     : "not in the baseline run";
+      if (h.status == result_status::error || h.status == result_status::diverged) {
+        // A kernel that is new and already fails is broken, not merely new: its error must not hide.
+        v.result = decision::broken;
+        v.reason = "new in this run and " + std::string(to_string(h.status)) + ": " + h.message;
+      } else {
+        v.result = h.status == result_status::skipped ? decision::abstain : decision::new_config;
+        v.reason = h.status == result_status::skipped ? "skipped on both sides: " + h.message
+                                                       : "not in the baseline run";
+      }
       doc.configs.push_back(std::move(v));
       continue;
     }

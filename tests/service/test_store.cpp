@@ -116,6 +116,20 @@ TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are jud
     for (const auto& c : judged.verdict.configs) CHECK(c.result == decision::new_config);
   }
 
+  SUBCASE("no baseline, and a kernel that errors: broken and BLOCK, with the error, not hidden behind new") {
+    run_document run = make_run({.branch = "feature", .pull_request = 3});
+    run.results[0].status = result_status::error;
+    run.results[0].samples_ms.clear();
+    run.results[0].groups.clear();
+    run.results[0].message = "kernel \"k0\" failed: RuntimeError: boom";
+    auto up = store::upload_run(db, project.id, run);
+    auto judged = store::judge_stored_run(db, up.run.id, policy);
+    CHECK(judged.verdict.verdict == overall::block);
+    CHECK(judged.verdict.configs[0].result == decision::broken);
+    CHECK(judged.verdict.configs[0].reason == "no baseline yet, and error: kernel \"k0\" failed: RuntimeError: boom");
+    CHECK(judged.verdict.configs[1].result == decision::new_config);
+  }
+
   SUBCASE("same code is PASS, a 20% slowdown is BLOCK, another env_id is WARN") {
     auto base = store::upload_run(db, project.id, make_run({.commit = "base", .seed = 1}));
     REQUIRE(base.baseline.has_value());

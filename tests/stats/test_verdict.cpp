@@ -140,3 +140,19 @@ TEST_CASE("the two documents of one paired run are judged over paired ratios, wi
   CHECK(unpaired.pairing.empty());
   CHECK_FALSE(unpaired.threshold.has_value());
 }
+
+TEST_CASE("a kernel new in the head that errors or diverges is broken (BLOCK), with its error") {
+  run_result crashed = result("fresh", 1.0, result_status::error);
+  crashed.message = "kernel \"fresh\" failed: RuntimeError: boom";
+  run_result diverged = result("fresh2", 1.0, result_status::diverged);
+  const verdict_document v = stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), crashed, diverged}), {});
+  const auto& c = find(v, "fresh");
+  CHECK(c.result == decision::broken);
+  CHECK(c.reason == "new in this run and error: kernel \"fresh\" failed: RuntimeError: boom");
+  CHECK(find(v, "fresh2").result == decision::broken);
+  CHECK(v.verdict == overall::block);
+  // A new kernel that works is still only new (WARN).
+  const verdict_document fine = stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), result("fresh", 1.0)}), {});
+  CHECK(find(fine, "fresh").result == decision::new_config);
+  CHECK(fine.verdict == overall::warn);
+}
