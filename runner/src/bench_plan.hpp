@@ -1,0 +1,46 @@
+// Planning a bench: which configurations run, on which side, paired how; shared by the orchestrator.
+#pragma once
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/common/run_document.hpp"
+#include "rnx/runner/bench.hpp"
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace rnx::runner::detail {
+
+struct planned {
+  std::size_t side = 0;
+  const kernel_spec* spec = nullptr;
+  run_result result;
+  int processes = 3;      // rounds before the first look (and all rounds outside paired runs)
+  int max_processes = 3;  // paired runs: rounds while undecided
+  double timeout_s = 120;
+  bool failed = false;   // error / diverged / skipped: not run again
+  bool checked = false;  // the reference check ran (first process that got this far)
+  int rounds_done = 0;
+  std::optional<std::size_t> partner;  // paired runs: the other side's entry of the same configuration
+  bool in_process = false;             // paired in the same worker processes as its partner
+  bool decided = false;                // a sequential look decided it: no more rounds
+  std::string note;                    // goes first in the result's message
+  std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
+};
+
+struct side_state {
+  manifest m;
+  std::filesystem::path manifest_path;
+  std::optional<environment> env;
+  std::vector<double> sm_clocks;
+};
+
+// The configurations of every side that the filters select, each head one linked with its base and told
+// whether they can share worker processes. Throws rnx::error(usage) naming the manifest's kernels.
+std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o);
+
+// Settles a configuration as failed (error, diverged, skipped): it is not run again.
+void set_failed(planned& p, result_status status, std::string message);
+
+}  // namespace rnx::runner::detail
