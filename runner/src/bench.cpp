@@ -9,7 +9,7 @@
 #include "rnx/runner/native_build.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
-#include "rnx/stats/posterior.hpp"
+#include "rnx/stats/verdict.hpp"
 #include "worker_protocol.hpp"
 #include "worker_run.hpp"
 #include "bench_plan.hpp"
@@ -127,19 +127,12 @@ class orchestrator {
   // to the same samples, so it reaches the same decision.
   void look(int round) {
     if (sides_.size() < 2) return;
-    stats::comparison_options opt{policy_.rope, policy_.probability, policy_.min_samples, policy_.resamples,
-                                  policy_.stat, looks_};
+    const pairing_info schedule{"", "head", "", in_process_block, looks_};
     for (auto& head : plan_) {
       if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
       planned& base = plan_[*head.partner];
       if (base.failed || head.rounds_done != round || base.rounds_done != round) continue;
-      const run_result& h = head.result;
-      const run_result& b = base.result;
-      const stats::comparison c =
-          head.in_process && h.groups == b.groups
-              ? stats::compare_paired({b.samples_ms, h.samples_ms, h.groups, in_process_block}, opt)
-              : stats::compare_samples({b.samples_ms, b.groups, b.unstable, b.message},
-                                       {h.samples_ms, h.groups, h.unstable, h.message}, opt);
+      const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule);
       if (c.result == decision::abstain) continue;
       head.decided = base.decided = true;
       std::ostringstream os;

@@ -21,6 +21,10 @@ std::optional<pairing_info> paired_runs(const run_document& base, const run_docu
   return head.pairing;
 }
 
+bool in_process(const run_result& base, const run_result& head, const std::optional<pairing_info>& pairing) {
+  return pairing && base.pairing == "in-process" && head.pairing == "in-process" && base.groups == head.groups;
+}
+
 config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy,
                                const std::optional<pairing_info>& pairing) {
   const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
@@ -56,23 +60,13 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
                std::string(to_string(head.status)) + ": " + head.message;
     return v;
   }
-  comparison_options opt{policy.rope, policy.probability, policy.min_samples, policy.resamples, policy.stat,
-                         looks ? static_cast<int>(*looks) : 1};
-  comparison c;
-  if (looks && base.pairing == "in-process" && head.pairing == "in-process" && base.groups == head.groups) {
-    c = compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
-    v.pairing = "in-process";
-  } else {
-    const sample_view b{base.samples_ms, base.groups, base.unstable, base.message};
-    const sample_view h{head.samples_ms, head.groups, head.unstable, head.message};
-    c = compare_samples(b, h, opt);
-    if (looks) v.pairing = "process";
-    if (looks && !head.pairing_reason.empty()) {
-      c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
-    }
+  comparison c = compare_measured(base, head, policy, pairing);
+  if (looks) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
+  if (v.pairing == "process" && !head.pairing_reason.empty()) {
+    c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
   }
   v.mde = c.mde;
-  if (opt.looks > 1) v.threshold = c.threshold;
+  if (looks && *looks > 1) v.threshold = c.threshold;
   v.result = c.result;
   v.ratio = c.ratio;
   v.ci_lo = c.ci_lo;
@@ -92,6 +86,17 @@ bool counts_for_overall(const config_verdict& v) {
 }
 
 }  // namespace
+
+comparison compare_measured(const run_result& base, const run_result& head, const gate_policy& policy,
+                            const std::optional<pairing_info>& pairing) {
+  const comparison_options opt{policy.rope,     policy.probability, policy.min_samples, policy.resamples,
+                               policy.stat,     pairing ? static_cast<int>(pairing->looks) : 1};
+  if (in_process(base, head, pairing)) {
+    return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
+  }
+  return compare_samples({base.samples_ms, base.groups, base.unstable, base.message},
+                         {head.samples_ms, head.groups, head.unstable, head.message}, opt);
+}
 
 overall overall_answer(const std::vector<config_verdict>& configs, const gate_policy& policy, std::string& reason) {
   std::map<decision, std::vector<const config_verdict*>> by;
