@@ -1,6 +1,8 @@
 // `rnx bench`: benchmark the manifest's kernels (optionally paired with a base revision) into run documents.
 #include "commands.hpp"
 
+#include "git_command.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
@@ -24,6 +26,7 @@ namespace rnx::cli {
 namespace {
 
 namespace fs = std::filesystem;
+using gate::git;
 
 struct bench_args {
   std::string config = "rnx.toml";
@@ -50,22 +53,6 @@ struct bench_args {
   std::optional<std::int64_t> pull_request;
   bool quiet = false;
 };
-
-// Runs git with arguments in `dir`; returns trimmed stdout, or nullopt when git fails.
-std::optional<std::string> git(const fs::path& dir, const std::vector<std::string>& args) {
-  std::string cmd = "git -C '" + dir.string() + "'";
-  for (const auto& a : args) cmd += " '" + a + "'";
-  cmd += " 2>/dev/null";
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
-  if (!pipe) return std::nullopt;
-  std::string out;
-  char buffer[512];
-  while (std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
-  int status = ::pclose(pipe.release());
-  if (status != 0) return std::nullopt;
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
-}
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);

@@ -7,6 +7,7 @@
 #include "gate_context.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
+#include "git_command.hpp"
 #include "github_api.hpp"
 
 #include "rnx/common/error.hpp"
@@ -192,16 +193,6 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
   (void)kernels;
   return what + " not re-measured: this rnx was built without the runner (RNX_WITH_TORCH=OFF)";
 #endif
-}
-
-// Whether `ref` names a commit of the repository around `dir`.
-bool is_commit(const std::filesystem::path& dir, const std::string& ref) {
-  if (ref.empty() || ref.find('\'') != std::string::npos || ref.front() == '-' ||
-      dir.string().find('\'') != std::string::npos) {
-    return false;
-  }
-  const std::string cmd = "git -C '" + dir.string() + "' rev-parse --verify --quiet '" + ref + "^{commit}' >/dev/null 2>&1";
-  return std::system(cmd.c_str()) == 0;
 }
 
 // The base revision of a pull request as this checkout can reach it: --pair-ref, the event's base commit, or the
