@@ -9,7 +9,8 @@ args=A,B are extra flags, setup=unix_socket|outside_file|sibling prepares a red-
 scratch folder (a listening Unix socket, a path to plant a file at, or a sibling process of the same user holding
 a fake secret in its environment; a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards
 that the candidate never reached it (a sibling that was found shows as a wrong answer: use correct=yes), correct=yes demands that the correctness stages pass (used by containment cases
-whose cheat would show up as a wrong answer if it had worked), and gpu=yes skips (exit 77) without CUDA.
+whose cheat would show up as a wrong answer if it had worked), absent=TEXT demands that TEXT appears nowhere in the
+report (a forgery that reached it would carry it), and gpu=yes skips (exit 77) without CUDA.
 """
 import json
 import os
@@ -140,6 +141,8 @@ def main():
             problems.append(f"the report has no row named {check}")
         elif rows[check]["result"] != "fail":
             problems.append(f"the named check {check} did not fail: {rows[check]['result']}: {rows[check]['detail']}")
+    if h.get("absent") and h["absent"] in proc.stdout:
+        problems.append(f"the report carries {h['absent']}: lines the candidate wrote reached it")
     if h.get("correct") == "yes":
         for stage in ("smoke", "shape_sweep", "edge_cases"):
             if rows.get(stage, {}).get("result") != "pass":

@@ -7,6 +7,7 @@
 
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -173,6 +174,20 @@ TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x3
   });
   REQUIRE(WIFEXITED(fork_status));
   CHECK(WEXITSTATUS(fork_status) == 0);
+
+  // Another process's memory: ptrace and process_vm_writev are refused with EPERM. Aimed at the process itself,
+  // where both succeed without the filter, so only the filter can make them fail.
+  const int peek = in_filtered_child([] {
+    errno = 0;
+    if (::syscall(SYS_ptrace, 0 /* PTRACE_TRACEME */, 0, 0, 0) == 0 || errno != EPERM) return 1;
+    char byte = 0, target = 0;
+    iovec local{&byte, 1}, remote{&target, 1};
+    errno = 0;
+    if (::syscall(SYS_process_vm_writev, ::getpid(), &local, 1, &remote, 1, 0) >= 0 || errno != EPERM) return 2;
+    return 0;
+  });
+  REQUIRE(WIFEXITED(peek));
+  CHECK(WEXITSTATUS(peek) == 0);
 
 #if defined(__x86_64__)
   // The same socket() through the x32 ABI (__X32_SYSCALL_BIT | nr): the filter sees the number before the kernel

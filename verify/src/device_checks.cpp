@@ -180,23 +180,12 @@ hidden_work_result measure_hidden_work(const std::function<void()>& call, at::De
   return r;
 }
 
-std::pair<double, double> time_pair_ms(const std::function<void()>& a, const std::function<void()>& b,
-                                       at::Device device, int repetitions) {
-  a();  // warm-up: lazy initialisation is not the subject here
-  b();
-  double best_a = INFINITY, best_b = INFINITY;
-  auto one = [&](const std::function<void()>& f) {
-    synchronize_device(device);
-    const double t0 = now_ms();
-    f();
-    synchronize_device(device);
-    return now_ms() - t0;
-  };
-  for (int i = 0; i < repetitions; ++i) {
-    best_a = std::min(best_a, one(a));
-    best_b = std::min(best_b, one(b));
-  }
-  return {best_a, best_b};
+double time_call_ms(const std::function<void()>& f, at::Device device) {
+  synchronize_device(device);
+  const double t0 = now_ms();
+  f();
+  synchronize_device(device);
+  return now_ms() - t0;
 }
 
 }  // namespace rnx::verify::detail

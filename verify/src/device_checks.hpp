@@ -6,7 +6,6 @@
 #include <cstddef>
 #include <functional>
 #include <string>
-#include <utility>
 
 namespace rnx::verify::detail {
 
@@ -46,9 +45,7 @@ struct hidden_work_result {
 // second time behind a device-side hold (see hidden_work_result).
 hidden_work_result measure_hidden_work(const std::function<void()>& call, at::Device device, int calls);
 
-// Fastest host-clock time of one call of each function in milliseconds, the two interleaved and the device
-// synchronized around every call. The minimum, because on a shared machine every disturbance only adds time.
-std::pair<double, double> time_pair_ms(const std::function<void()>& a, const std::function<void()>& b,
-                                       at::Device device, int repetitions);
+// Host-clock time of one call in milliseconds, the device synchronized before and after (every stream).
+double time_call_ms(const std::function<void()>& f, at::Device device);
 
 }  // namespace rnx::verify::detail

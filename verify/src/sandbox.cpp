@@ -433,6 +433,13 @@ bool install_filter(int phase, std::string& why) {
   stmt(BPF_RET | BPF_K, trap);
   jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1);
   stmt(BPF_RET | BPF_K, trap);
+  // Another process's memory and descriptors (the judge's, above all): already out of reach, since the judge is
+  // not dumpable and nothing here has capabilities; refused outright as well.
+  for (std::uint32_t nr : {static_cast<std::uint32_t>(SYS_ptrace), static_cast<std::uint32_t>(SYS_process_vm_readv),
+                           static_cast<std::uint32_t>(SYS_process_vm_writev), static_cast<std::uint32_t>(SYS_pidfd_getfd)}) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1);
+    stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+  }
   if (phase >= 2) {
 #if defined(__x86_64__)
     jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1);

@@ -6,6 +6,7 @@
 
 #include "rnx/common/json.hpp"
 #include "rnx/runner/kernel.hpp"
+#include "candidate_remote.hpp"
 #include "worker_kernels.hpp"
 
 #include <ATen/ATen.h>
@@ -71,13 +72,13 @@ struct case_result {
   std::vector<at::Tensor> ref64;
 };
 
+// The judge: runs the reference here and the candidate in its own process (`candidate`), and decides every row.
 class verifier {
  public:
-  verifier(job j, kernel_pair& pair) : job_(std::move(j)), pair_(pair) {}
+  verifier(job j, kernel_pair& pair, remote_candidate& candidate)
+      : job_(std::move(j)), pair_(pair), candidate_(candidate) {}
 
   void run_all();
-  void set_guard(py_ref guard) { guard_ = std::move(guard); }
-  void check_guard(const std::string& when);
 
  private:
   tolerance tol_for(at::ScalarType dtype) const {
@@ -95,8 +96,7 @@ class verifier {
 
   job job_;
   kernel_pair& pair_;
-  py_ref guard_;
-  std::vector<std::string> patched_;
+  remote_candidate& candidate_;
   std::vector<std::string> mutations_;
   std::vector<std::string> aliasing_;
   std::string current_;

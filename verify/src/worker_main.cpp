@@ -8,6 +8,7 @@
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "sandbox.hpp"
+#include "candidate_remote.hpp"
 #include "worker_checks.hpp"
 #include "worker_kernels.hpp"
 
@@ -16,7 +17,7 @@
 #include <c10/util/Exception.h>
 #include <c10/core/GradMode.h>
 
-#include <dirent.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <optional>
 #include <iostream>
 #include <limits>
 #include <set>
@@ -36,7 +38,36 @@ using namespace rnx::verify::detail;
 using runner::py_ref;
 
 
+namespace {
+
+// `--candidate-host --job JOB --channel IN,OUT`: this process is the candidate's own (started by the judge below).
+bool candidate_host_args(int argc, char** argv, std::string& job, int& in_fd, int& out_fd) {
+  bool host = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::strcmp(argv[i], "--candidate-host") == 0) host = true;
+    if (std::strcmp(argv[i], "--job") == 0 && i + 1 < argc) job = argv[i + 1];
+    if (std::strcmp(argv[i], "--channel") == 0 && i + 1 < argc) {
+      if (std::sscanf(argv[i + 1], "%d,%d", &in_fd, &out_fd) != 2) return false;
+    }
+  }
+  return host;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  {
+    std::string host_job;
+    int in_fd = -1, out_fd = -1;
+    if (candidate_host_args(argc, argv, host_job, in_fd, out_fd)) {
+      if (host_job.empty() || in_fd < 0 || out_fd < 0) {
+        std::cerr << "usage: rnx-verify-worker --candidate-host --job JOB.json --channel IN,OUT (started by the "
+                     "verify worker)\n";
+        return 2;
+      }
+      run_candidate_host(host_job, in_fd, out_fd);
+    }
+  }
   const runner::worker_args args = runner::parse_worker_args(argc, argv);
   const std::string& job_path = args.job_path;
   set_result_fd(args.result_fd);
@@ -54,76 +85,79 @@ int main(int argc, char** argv) {
         py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
         PyList_Append(words.get(), item.get());
       }
-      py_ref args = py_ref::steal(PyTuple_Pack(1, words.get()));
-      call_verify("set_secret_words", args.get());
+      py_ref word_args = py_ref::steal(PyTuple_Pack(1, words.get()));
+      call_verify("set_secret_words", word_args.get());
     }
     c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
     at::Device device = runner::resolve_device(j.device);
     emit(bj::object{{"event", "ready"}, {"device", device.str()}});
     kernel_pair pair(j.reference, j.inputs, device, j.seed, j.cache_dir);
     emit_static_scan(j, pair.kernelbench());
-
-    // Warm torch's own pools with the reference first, so threads counted later are the candidate's.
     {
       shape_variant sh{j.batches.empty() ? 1 : j.batches.front(), {}};
       std::vector<at::Tensor> in;
       for (const auto& b : pair.base_inputs(sh, j.seed)) in.push_back(b.to(device));
       pair.reference().call(in, at::kFloat, sh);
-      at::ones({1 << 16}).sum();
       synchronize_device(device);
     }
-    const int threads_before = native_threads();
-    const int py_threads_before = python_threads();
 
+    // This process is the judge: it holds the result channel and decides every row. The candidate runs in a
+    // process of its own, which cannot read or write this one's memory or descriptors: not dumpable (set after
+    // the device is up, since CUDA writes under /proc/self while it starts), and both run without capabilities.
+    ::prctl(PR_SET_DUMPABLE, 0);
+    remote_candidate candidate(job_path, device);
     std::string phase1, phase2;
-    bool sealed1 = install_filter(1, phase1);
-    py_ref guard = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
-    // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
-    py_ref writes = call_verify("watch_writes",
-                                py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
-    auto writes_outside = [&] {
-      bj::object o{{"count", static_cast<std::int64_t>(PyList_Size(writes.get()))}, {"first", ""}};
-      if (PyList_Size(writes.get()) > 0) {
-        if (const char* first = PyUnicode_AsUTF8(PyList_GetItem(writes.get(), 0))) o["first"] = first;
-      }
-      return o;
+    const bool judge_sealed = install_filter(1, phase1) && install_filter(2, phase2);
+    const int threads_before = candidate.native_threads();
+    const int py_threads_before = candidate.python_threads_before();
+    auto sealed_event = [&](const host_report* h) {
+      bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
+      std::string why = phase1 + phase2;
+      if (!h) why += "the candidate's process ended before reporting its filter (" + candidate.ended() + ")";
+      else why += h->why;
+      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && h && h->sealed}, {"why", why},
+                      {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
+                      {"io_uring", h ? h->blocked.io_uring : 0}, {"writes_outside", writes}});
     };
-    verifier v(j, pair);
-    v.set_guard(guard);
+    auto finish = [&]() -> std::optional<host_report> {
+      try {
+        return candidate.finish();
+      } catch (const error&) {
+        return std::nullopt;
+      }
+    };
+
     const double t_load = now_s();
-    try {
-      pair.load_candidate(j.candidate);
-    } catch (const std::exception& e) {
-      v.check_guard("at import");
+    const std::string load_error = candidate.load();
+    if (!load_error.empty()) {
       emit(bj::object{{"event", "check"}, {"group", "correctness"}, {"name", "smoke"}, {"result", "fail"},
-                      {"detail", std::string("the candidate did not load: ") + e.what()},
-                      {"seconds", now_s() - t_load}});
-      blocked_counts b = blocked();
-      emit(bj::object{{"event", "sealed"}, {"seccomp", sealed1}, {"why", phase1}, {"sockets", b.sockets},
-                      {"processes", b.processes}, {"io_uring", b.io_uring}, {"writes_outside", writes_outside()}});
+                      {"detail", load_error}, {"seconds", now_s() - t_load}});
+      std::optional<host_report> h = finish();
+      sealed_event(h ? &*h : nullptr);
       emit(bj::object{{"event", "done"}});
-      std::fflush(stdout);
       std::_Exit(0);
     }
-    v.check_guard("at import");
-    bool sealed2 = sealed1 && install_filter(2, phase2);
+    verifier v(j, pair, candidate);
     v.run_all();
 
     const double t = now_s();
-    const int threads_after = native_threads();
-    const int py_threads_after = python_threads();
-    std::string d = "threads: " + std::to_string(threads_before) + " native / " + std::to_string(py_threads_before) +
-                    " Python before the candidate, " + std::to_string(threads_after) + " / " +
-                    std::to_string(py_threads_after) + " after";
-    bool extra = threads_after > threads_before || py_threads_after > py_threads_before;
+    const int threads_after = candidate.native_threads();
+    std::optional<host_report> h = finish();
+    std::string d;
+    bool extra = false;
+    if (!h) {
+      extra = true;
+      d = "the candidate's process did not last to the end of the run: " + candidate.ended();
+    } else {
+      d = "threads of the candidate's process: " + std::to_string(threads_before) + " native / " +
+          std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) +
+          " / " + std::to_string(h->python_threads) + " after";
+      extra = threads_after > threads_before || h->python_threads > py_threads_before;
+      if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
+    }
     emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "extra_threads"},
-                    {"result", extra ? "fail" : "pass"},
-                    {"detail", extra ? "the candidate left threads running (work the timer does not see); " + d : d},
-                    {"seconds", now_s() - t}});
-    blocked_counts b = blocked();
-    emit(bj::object{{"event", "sealed"}, {"seccomp", sealed1 && sealed2}, {"why", phase1 + phase2},
-                    {"sockets", b.sockets}, {"processes", b.processes}, {"io_uring", b.io_uring},
-                    {"writes_outside", writes_outside()}});
+                    {"result", extra ? "fail" : "pass"}, {"detail", d}, {"seconds", now_s() - t}});
+    sealed_event(h ? &*h : nullptr);
     emit(bj::object{{"event", "done"}});
   } catch (const runner::runtime_unavailable& e) {
     emit(bj::object{{"event", "fatal"}, {"code", "usage"}, {"message", e.what()}});

@@ -1,0 +1,274 @@
+// The candidate's own process (rnx-verify-worker --candidate-host): imports the candidate behind the seccomp
+// filter, then calls it on what the judge sends and answers with what came out. It decides nothing: every
+// check's outcome is computed by the judge, which started it and holds the result channel.
+#include "candidate_channel.hpp"
+#include "candidate_remote.hpp"
+#include "rnx/common/error.hpp"
+#include "worker_checks.hpp"
+
+#include <boost/json.hpp>
+
+#include <c10/core/GradMode.h>
+#include <c10/util/Exception.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+
+namespace bj = boost::json;
+
+namespace rnx::verify::detail {
+
+namespace {
+
+constexpr std::uint64_t max_request_bytes = std::uint64_t{64} << 30;  // the judge is trusted; a sanity bound only
+
+// Storage-form tensors from the judge, on this process's device with the same layout.
+std::vector<at::Tensor> on_device(const std::vector<at::Tensor>& received, at::Device device) {
+  std::vector<at::Tensor> out;
+  for (const auto& t : received) {
+    if (!t.defined() || device.is_cpu()) {
+      out.push_back(t);
+      continue;
+    }
+    const std::int64_t elements = static_cast<std::int64_t>(t.storage().nbytes() / t.element_size());
+    at::Tensor storage = t.as_strided({elements}, {1}, 0).to(device);
+    out.push_back(storage.as_strided(t.sizes(), t.strides(), t.storage_offset()));
+  }
+  return out;
+}
+
+shape_variant parse_shape_variant(const bj::object& header) {
+  shape_variant s;
+  const bj::object& shape = header.at("shape").as_object();
+  s.batch = shape.at("batch").as_int64();
+  for (const auto& [name, size] : shape.at("dims").as_object()) s.dims[std::string(name)] = size.as_int64();
+  return s;
+}
+
+at::ScalarType parse_scalar_type(const bj::object& header) {
+  const std::string name(header.at("dtype").as_string());
+  for (at::ScalarType t : {at::kFloat, at::kDouble, at::kHalf, at::kBFloat16}) {
+    if (name == c10::toString(t)) return t;
+  }
+  throw error(errc::internal, "unknown dtype in a request: " + name);
+}
+
+bool overlaps(const at::Tensor& a, const at::Tensor& b) {
+  if (!a.defined() || !b.defined() || !a.has_storage() || !b.has_storage()) return false;
+  if (a.device() != b.device()) return false;
+  auto lo_a = reinterpret_cast<std::uintptr_t>(a.storage().data());
+  auto lo_b = reinterpret_cast<std::uintptr_t>(b.storage().data());
+  if (lo_a == 0 || lo_b == 0) return false;
+  return lo_a < lo_b + b.storage().nbytes() && lo_b < lo_a + a.storage().nbytes();
+}
+
+class host {
+ public:
+  host(const std::filesystem::path& job_path, int in_fd, int out_fd)
+      : job_(read_job(job_path)), in_(in_fd), out_(out_fd),
+        device_(runner::resolve_device(job_.device)),
+        pair_(job_.reference, job_.inputs, device_, job_.seed, job_.cache_dir) {}
+
+  [[noreturn]] void run() {
+    warm_up();
+    send(bj::object{{"event", "ready"}, {"python_threads", python_threads()}});
+    for (;;) {
+      message m = receive_message(in_, max_request_bytes);
+      const std::string op(m.header.at("op").as_string());
+      if (op == "load") load();
+      else if (op == "call") call(m);
+      else if (op == "hidden_work") hidden_work(m);
+      else if (op == "time") time(m);
+      else if (op == "finish") finish();
+      else throw error(errc::internal, "unknown request " + op);
+    }
+  }
+
+ private:
+  void send(bj::object header, const std::vector<at::Tensor>& values = {},
+            const std::vector<at::Tensor>& storages = {}) {
+    bj::array patched;
+    for (const auto& p : patched_) patched.push_back(bj::string(p));
+    patched_.clear();
+    header["patched"] = std::move(patched);
+    header["outputs"] = static_cast<std::int64_t>(values.size());
+    // Outputs travel as values; the inputs as the call left them travel whole, layout and gaps included.
+    send_message(out_, std::move(header), values, storages);
+  }
+
+  // The reference runs first, here too, so that torch's pools and the device are warm before the thread count
+  // the judge takes as "before the candidate".
+  void warm_up() {
+    shape_variant sh{job_.batches.empty() ? 1 : job_.batches.front(), {}};
+    std::vector<at::Tensor> in;
+    for (const auto& b : pair_.base_inputs(sh, job_.seed)) in.push_back(b.to(device_));
+    pair_.reference().call(in, at::kFloat, sh);
+    at::ones({1 << 16}).sum();
+    synchronize_device(device_);
+  }
+
+  void check_guard(const std::string& when) {
+    if (!guard_) return;
+    py_ref changed = py_ref::steal(PyObject_CallMethod(guard_.get(), "check_and_restore", nullptr));
+    if (!changed) throw error(errc::internal, "namespace guard failed: " + runner::take_python_error());
+    for (Py_ssize_t i = 0; i < PyList_Size(changed.get()); ++i) {
+      patched_.push_back(std::string(PyUnicode_AsUTF8(PyList_GetItem(changed.get(), i))) + " (" + when + ")");
+    }
+  }
+
+  void load() {
+    sealed_ = install_filter(1, why_);
+    guard_ = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
+    // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
+    writes_ = call_verify("watch_writes",
+                          py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
+    try {
+      pair_.load_candidate(job_.candidate);
+    } catch (const std::exception& e) {
+      check_guard("at import");
+      send(bj::object{{"ok", false}, {"error", std::string("the candidate did not load: ") + e.what()}});
+      return;
+    }
+    check_guard("at import");
+    std::string why2;
+    sealed_ = sealed_ && install_filter(2, why2);
+    why_ += why2;
+    send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}});
+  }
+
+  // One call of the candidate, with freed memory poisoned first and the globals it patched put back after.
+  std::vector<at::Tensor> invoke(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                 const shape_variant& shape, const char* when) {
+    poison_free_memory(device_);
+    std::vector<at::Tensor> out;
+    try {
+      out = pair_.candidate().call(inputs, dtype, shape);
+    } catch (const c10::Error& e) {
+      check_guard(when);
+      throw error(errc::kernel_failed, "candidate raised " + std::string(e.what_without_backtrace()));
+    } catch (...) {
+      check_guard(when);
+      throw;
+    }
+    check_guard(when);
+    return out;
+  }
+
+  void call(const message& m) {
+    std::vector<at::Tensor> inputs = on_device(m.tensors, device_);
+    std::vector<at::Tensor> out;
+    try {
+      out = invoke(inputs, parse_scalar_type(m.header), parse_shape_variant(m.header), "during a call");
+      synchronize_device(device_);
+    } catch (const std::exception& e) {
+      send(bj::object{{"ok", false}, {"error", e.what()}});
+      return;
+    }
+    bj::array shares, reuses;
+    for (std::size_t o = 0; o < out.size(); ++o) {
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        if (overlaps(out[o], inputs[i])) shares.push_back(bj::array{static_cast<std::int64_t>(o), static_cast<std::int64_t>(i)});
+      }
+      for (const auto& p : previous_) {
+        if (overlaps(out[o], p)) {
+          reuses.push_back(static_cast<std::int64_t>(o));
+          break;
+        }
+      }
+    }
+    // Kept until the next call, as a caller holding a result would: memory the candidate hands out twice shows.
+    previous_ = out;
+    send(bj::object{{"ok", true}, {"shares_input", std::move(shares)}, {"reuses_previous", std::move(reuses)}}, out,
+         inputs);
+  }
+
+  void hidden_work(const message& m) {
+    std::vector<at::Tensor> inputs = on_device(m.tensors, device_);
+    const at::ScalarType dtype = parse_scalar_type(m.header);
+    const shape_variant shape = parse_shape_variant(m.header);
+    hidden_work_result h;
+    try {
+      // The bare call: poisoning and the globals check would be timed with it (they follow the measurement).
+      h = measure_hidden_work([&] { pair_.candidate().call(inputs, dtype, shape); }, device_,
+                              static_cast<int>(m.header.at("calls").as_int64()));
+      check_guard("during timing");
+    } catch (const std::exception& e) {
+      send(bj::object{{"ok", false}, {"error", e.what()}});
+      return;
+    }
+    send(bj::object{{"ok", true}, {"measured", h.measured}, {"timed_stream_ms", h.timed_stream_ms},
+                    {"host_ms", h.host_ms}, {"lingering_ms", h.lingering_ms}, {"hold_ms", h.hold_ms},
+                    {"hold_covered", h.hold_covered}, {"held_calls", h.held_calls},
+                    {"held_stream_ms", h.held_stream_ms}, {"held_lingering_ms", h.held_lingering_ms},
+                    {"stream_changed", h.stream_changed}, {"note", h.note}});
+  }
+
+  // The fastest of `repetitions` device-synchronized calls after one warm-up, all in one request: the process
+  // runs them hot, as the judge runs the reference's, rather than waking for each.
+  void time(const message& m) {
+    std::vector<at::Tensor> inputs = on_device(m.tensors, device_);
+    const at::ScalarType dtype = parse_scalar_type(m.header);
+    const shape_variant shape = parse_shape_variant(m.header);
+    const std::int64_t repetitions = std::clamp<std::int64_t>(m.header.at("repetitions").as_int64(), 1, 100);
+    double best = INFINITY;
+    try {
+      auto call = [&] { pair_.candidate().call(inputs, dtype, shape); };
+      call();
+      for (std::int64_t i = 0; i < repetitions; ++i) best = std::min(best, time_call_ms(call, device_));
+      check_guard("during timing");
+    } catch (const std::exception& e) {
+      send(bj::object{{"ok", false}, {"error", e.what()}});
+      return;
+    }
+    send(bj::object{{"ok", true}, {"ms", best}});
+  }
+
+  [[noreturn]] void finish() {
+    blocked_counts b = blocked();
+    const Py_ssize_t writes = writes_ ? PyList_Size(writes_.get()) : 0;
+    std::string first;
+    if (writes > 0) {
+      if (const char* f = PyUnicode_AsUTF8(PyList_GetItem(writes_.get(), 0))) first = f;
+    }
+    send(bj::object{{"ok", true}, {"seccomp", sealed_}, {"why", why_}, {"sockets", b.sockets},
+                    {"processes", b.processes}, {"io_uring", b.io_uring},
+                    {"writes_outside", static_cast<std::int64_t>(writes)}, {"first_write", first},
+                    {"python_threads", python_threads()}});
+    std::_Exit(0);
+  }
+
+  job job_;
+  int in_;
+  int out_;
+  at::Device device_;
+  kernel_pair pair_;
+  py_ref guard_;
+  py_ref writes_;
+  bool sealed_ = false;
+  std::string why_;
+  std::vector<std::string> patched_;
+  std::vector<at::Tensor> previous_;
+};
+
+}  // namespace
+
+void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int out_fd) {
+  try {
+    runner::ensure_python();
+    c10::NoGradGuard no_grad;
+    host h(job_path, in_fd, out_fd);
+    h.run();
+  } catch (const std::exception& e) {
+    // The judge reads this as the candidate's process failing; it decides what that means.
+    try {
+      send_message(out_fd, bj::object{{"event", "fatal"}, {"ok", false}, {"error", e.what()}, {"message", e.what()}}, {});
+    } catch (...) {
+    }
+    std::_Exit(3);
+  }
+}
+
+}  // namespace rnx::verify::detail

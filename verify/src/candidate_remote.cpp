@@ -1,0 +1,308 @@
+// The judge's side of the candidate's process: starting it, asking it to call or time the candidate, and reading
+// its answers as untrusted data.
+#include "candidate_remote.hpp"
+
+#include "candidate_channel.hpp"
+#include "rnx/common/error.hpp"
+
+#include <boost/json.hpp>
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace bj = boost::json;
+
+namespace rnx::verify::detail {
+
+namespace {
+
+// A reply holds the outputs and the inputs as the call left them: far below this for any kernel the verifier
+// can run, and a bound on what a hostile process can make the judge allocate.
+constexpr std::uint64_t max_reply_bytes = std::uint64_t{16} << 30;
+// The candidate's text (an exception message) is shown, not trusted: bounded.
+constexpr std::size_t max_text = 2000;
+
+// The descriptors the candidate's process reads requests from and writes replies to. Descriptor 3, the judge's
+// result channel, is closed there: nothing the candidate writes can reach the report except through the judge.
+constexpr int host_in_fd = 4;
+constexpr int host_out_fd = 5;
+
+std::string text_field(const bj::object& o, const char* key) {
+  const bj::value* v = o.if_contains(key);
+  if (!v || !v->is_string()) return "";
+  std::string s(v->as_string());
+  if (s.size() > max_text) s = s.substr(0, max_text) + "...";
+  return s;
+}
+
+double number_field(const bj::object& o, const char* key) {
+  const bj::value* v = o.if_contains(key);
+  if (!v || !(v->is_number())) {
+    throw error(errc::kernel_failed, std::string("the candidate's process broke the verifier's protocol (no number '") +
+                                         key + "' in its reply)");
+  }
+  return v->to_number<double>();
+}
+
+bool bool_field(const bj::object& o, const char* key) {
+  const bj::value* v = o.if_contains(key);
+  return v && v->is_bool() && v->as_bool();
+}
+
+bj::object shape_json(const shape_variant& shape) {
+  bj::object dims;
+  for (const auto& [name, size] : shape.dims) dims[name] = size;
+  return bj::object{{"batch", shape.batch}, {"dims", std::move(dims)}};
+}
+
+std::string status_text(int status) {
+  if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "ended";
+}
+
+}  // namespace
+
+remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::Device device) : device_(device) {
+  int requests[2], replies[2];
+  if (::pipe2(requests, O_CLOEXEC) != 0 || ::pipe2(replies, O_CLOEXEC) != 0) {
+    throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
+  }
+  char exe[4096] = {};
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) throw error(errc::internal, std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
+  std::vector<std::string> args = {exe, "--candidate-host", "--job", job_path.string(), "--channel",
+                                   std::to_string(host_in_fd) + "," + std::to_string(host_out_fd)};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_ = ::fork();
+  if (pid_ < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
+  if (pid_ == 0) {
+    // Async-signal-safe calls only until execve.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int in = ::fcntl(requests[0], F_DUPFD, 10);
+    const int out = ::fcntl(replies[1], F_DUPFD, 10);
+    if (in < 0 || out < 0 || ::dup2(in, host_in_fd) < 0 || ::dup2(out, host_out_fd) < 0) ::_exit(126);
+    ::close(3);
+    if (::syscall(SYS_close_range, host_out_fd + 1, ~0U, 0) != 0) {
+      for (int fd = host_out_fd + 1; fd < 4096; ++fd) ::close(fd);
+    }
+    ::execve(argv[0], argv.data(), environ);
+    ::_exit(127);
+  }
+  ::close(requests[0]);
+  ::close(replies[1]);
+  to_host_ = requests[1];
+  from_host_ = replies[0];
+  // A write to a process that died must be an error here, not a SIGPIPE that ends the judge.
+  ::signal(SIGPIPE, SIG_IGN);
+  message ready;
+  try {
+    ready = receive_message(from_host_, max_reply_bytes);
+  } catch (const error& e) {
+    throw error(errc::internal, std::string("the candidate's process did not start: ") + e.what());
+  }
+  if (text_field(ready.header, "event") != "ready") {
+    throw error(errc::internal, "the candidate's process did not start: " + text_field(ready.header, "message"));
+  }
+  python_threads_before_ = static_cast<int>(number_field(ready.header, "python_threads"));
+}
+
+remote_candidate::~remote_candidate() {
+  if (to_host_ >= 0) ::close(to_host_);
+  if (from_host_ >= 0) ::close(from_host_);
+  if (pid_ > 0 && gone_.empty()) {
+    ::kill(pid_, SIGKILL);
+    int status = 0;
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+}
+
+void remote_candidate::fail_if_gone() const {
+  if (!gone_.empty()) throw error(errc::kernel_failed, gone_);
+}
+
+std::string remote_candidate::ended() const { return gone_; }
+
+int remote_candidate::native_threads() const {
+  int n = 0;
+  const std::string dir = "/proc/" + std::to_string(pid_) + "/task";
+  if (DIR* d = ::opendir(dir.c_str())) {
+    while (dirent* e = ::readdir(d)) n += e->d_name[0] != '.';
+    ::closedir(d);
+  }
+  return n;
+}
+
+remote_candidate::reply remote_candidate::request(bj::object header, const std::vector<at::Tensor>& tensors) {
+  fail_if_gone();
+  message m;
+  try {
+    send_message(to_host_, std::move(header), {}, tensors);
+    m = receive_message(from_host_, max_reply_bytes);
+  } catch (const error& e) {
+    abandon(e.what());
+  }
+  note_patched(m.header);
+  if (!bool_field(m.header, "ok")) {
+    std::string why = text_field(m.header, "error");
+    throw error(errc::kernel_failed, why.empty() ? "the candidate failed without a message" : why);
+  }
+  return {std::move(m.header), std::move(m.tensors)};
+}
+
+void remote_candidate::abandon(const std::string& why) {
+  // A process that closed its channel, or broke the protocol, is ended here and fails every later request the
+  // same way: nothing more it says is read.
+  int status = 0;
+  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+    gone_ = "the candidate's process " + status_text(status) + ": " + why;
+  } else {
+    ::kill(pid_, SIGKILL);
+    while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+    }
+    gone_ = "the candidate's process was ended by the verifier: " + why;
+  }
+  throw error(errc::kernel_failed, gone_);
+}
+
+void remote_candidate::note_patched(const bj::object& header) {
+  const bj::value* list = header.if_contains("patched");
+  if (!list || !list->is_array()) return;
+  for (const auto& v : list->as_array()) {
+    if (!v.is_string()) continue;
+    std::string what(v.as_string());
+    if (what.size() > 200) what = what.substr(0, 200);
+    if (patched_.size() < 8 && std::find(patched_.begin(), patched_.end(), what) == patched_.end()) {
+      patched_.push_back(what);
+    }
+  }
+}
+
+std::string remote_candidate::load() {
+  try {
+    reply r = request(bj::object{{"op", "load"}}, {});
+    kind_ = text_field(r.header, "kind");
+    return "";
+  } catch (const error& e) {
+    return e.what();
+  }
+}
+
+std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                               const shape_variant& shape) {
+  notes_ = {};
+  reply r = request(bj::object{{"op", "call"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)}},
+                    inputs);
+  const std::int64_t outputs = static_cast<std::int64_t>(number_field(r.header, "outputs"));
+  if (outputs < 0 || static_cast<std::size_t>(outputs) + inputs.size() != r.tensors.size()) {
+    abandon("it broke the verifier's protocol (a reply with the wrong number of tensors)");
+  }
+  std::vector<at::Tensor> out;
+  for (std::int64_t i = 0; i < outputs; ++i) {
+    at::Tensor t = r.tensors[static_cast<std::size_t>(i)];
+    // Where the candidate put it: a GPU output comes back to this process's GPU, a CPU output stays on the CPU,
+    // so the form check sees a wrong device.
+    if (t.defined() && sent_device(r.header, static_cast<std::size_t>(i)).rfind("cuda", 0) == 0 && device_.is_cuda()) {
+      t = t.to(device_);
+    }
+    out.push_back(std::move(t));
+  }
+  // What the call left in its inputs, written back into the caller's tensors (which the judge compares with a
+  // copy taken before the call).
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const at::Tensor& after = r.tensors[static_cast<std::size_t>(outputs) + i];
+    if (!after.defined() || !inputs[i].defined() || after.sizes() != inputs[i].sizes() ||
+        after.scalar_type() != inputs[i].scalar_type()) {
+      abandon("it broke the verifier's protocol (an input came back in another form)");
+    }
+    inputs[i].copy_(after.to(inputs[i].device()));
+  }
+  auto pairs = [&](const char* key) {
+    std::vector<std::vector<std::int64_t>> found;
+    const bj::value* v = r.header.if_contains(key);
+    if (!v || !v->is_array()) return found;
+    for (const auto& item : v->as_array()) {
+      std::vector<std::int64_t> ints;
+      if (item.is_array()) {
+        for (const auto& x : item.as_array()) {
+          if (x.is_int64()) ints.push_back(x.as_int64());
+        }
+      } else if (item.is_int64()) {
+        ints.push_back(item.as_int64());
+      }
+      found.push_back(std::move(ints));
+    }
+    return found;
+  };
+  for (const auto& p : pairs("shares_input")) {
+    if (p.size() == 2) notes_.shares_input.emplace_back(static_cast<int>(p[0]), static_cast<int>(p[1]));
+  }
+  for (const auto& p : pairs("reuses_previous")) {
+    if (p.size() == 1) notes_.reuses_previous.push_back(static_cast<int>(p[0]));
+  }
+  return out;
+}
+
+hidden_work_result remote_candidate::hidden_work(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                                 const shape_variant& shape, int calls) {
+  reply r = request(bj::object{{"op", "hidden_work"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"calls", calls}},
+                    inputs);
+  hidden_work_result h;
+  h.measured = bool_field(r.header, "measured");
+  h.timed_stream_ms = number_field(r.header, "timed_stream_ms");
+  h.host_ms = number_field(r.header, "host_ms");
+  h.lingering_ms = number_field(r.header, "lingering_ms");
+  h.hold_ms = number_field(r.header, "hold_ms");
+  h.hold_covered = bool_field(r.header, "hold_covered");
+  h.held_calls = static_cast<int>(number_field(r.header, "held_calls"));
+  h.held_stream_ms = number_field(r.header, "held_stream_ms");
+  h.held_lingering_ms = number_field(r.header, "held_lingering_ms");
+  h.stream_changed = bool_field(r.header, "stream_changed");
+  h.note = text_field(r.header, "note");
+  return h;
+}
+
+double remote_candidate::fastest_call_ms(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                         const shape_variant& shape, int repetitions) {
+  reply r = request(bj::object{{"op", "time"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"repetitions", repetitions}},
+                    inputs);
+  const double ms = number_field(r.header, "ms");
+  if (!(ms >= 0)) throw error(errc::kernel_failed, "the candidate's process reported a negative time");
+  return ms;
+}
+
+host_report remote_candidate::finish() {
+  reply r = request(bj::object{{"op", "finish"}}, {});
+  host_report h;
+  h.sealed = bool_field(r.header, "seccomp");
+  h.why = text_field(r.header, "why");
+  h.blocked.sockets = static_cast<int>(number_field(r.header, "sockets"));
+  h.blocked.processes = static_cast<int>(number_field(r.header, "processes"));
+  h.blocked.io_uring = static_cast<int>(number_field(r.header, "io_uring"));
+  h.writes_outside = static_cast<std::int64_t>(number_field(r.header, "writes_outside"));
+  h.first_write = text_field(r.header, "first_write");
+  h.python_threads = static_cast<int>(number_field(r.header, "python_threads"));
+  int status = 0;
+  while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
+  }
+  gone_ = "the candidate's process has finished (" + status_text(status) + ")";
+  return h;
+}
+
+}  // namespace rnx::verify::detail
