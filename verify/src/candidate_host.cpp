@@ -67,8 +67,9 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
 
 class host {
  public:
-  host(const std::filesystem::path& job_path, int in_fd, int out_fd)
-      : job_(read_job(job_path)), in_(in_fd), out_(out_fd),
+  host(const std::filesystem::path& job_path, int in_fd, int out_fd, bool capabilities_dropped, std::string why)
+      : job_(read_job(job_path)), in_(in_fd), out_(out_fd), capabilities_dropped_(capabilities_dropped),
+        why_(std::move(why)),
         device_(runner::resolve_device(job_.device)),
         pair_(job_.reference, job_.inputs, device_, job_.seed, job_.cache_dir) {}
 
@@ -120,7 +121,9 @@ class host {
   }
 
   void load() {
-    sealed_ = install_filter(1, why_);
+    std::string why1;
+    sealed_ = capabilities_dropped_ && install_filter(1, why1);
+    why_ += why1;
     guard_ = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
     // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
     writes_ = call_verify("watch_writes",
@@ -243,12 +246,13 @@ class host {
   job job_;
   int in_;
   int out_;
+  bool capabilities_dropped_;
+  std::string why_;
   at::Device device_;
   kernel_pair pair_;
   py_ref guard_;
   py_ref writes_;
   bool sealed_ = false;
-  std::string why_;
   std::vector<std::string> patched_;
   std::vector<at::Tensor> previous_;
 };
@@ -256,10 +260,13 @@ class host {
 }  // namespace
 
 void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int out_fd) {
+  // First, before anything else runs here: no capabilities (see drop_capabilities).
+  std::string why;
+  const bool dropped = drop_capabilities(why);
   try {
     runner::ensure_python();
     c10::NoGradGuard no_grad;
-    host h(job_path, in_fd, out_fd);
+    host h(job_path, in_fd, out_fd, dropped, why);
     h.run();
   } catch (const std::exception& e) {
     // The judge reads this as the candidate's process failing; it decides what that means.

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/landlock.h>
+#include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
@@ -474,6 +475,33 @@ bool install_filter(int phase, std::string& why) {
   }
   return true;
 #endif
+}
+
+bool drop_capabilities(std::string& why) {
+  // Dropping from the bounding set needs CAP_SETPCAP; without it there is nothing to drop from (a worker that is
+  // not root in its namespace lost its capabilities at execve), which the check below confirms.
+  for (int cap = 0; cap < 64; ++cap) {
+    if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  }
+  ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct none[2] = {};
+  if (::syscall(SYS_capset, &header, none) != 0) {
+    why = std::string("capset failed: ") + std::strerror(errno) + "; ";
+    return false;
+  }
+  __user_cap_data_struct now[2] = {};
+  if (::syscall(SYS_capget, &header, now) != 0) {
+    why = std::string("capget failed: ") + std::strerror(errno) + "; ";
+    return false;
+  }
+  for (const auto& d : now) {
+    if (d.effective || d.permitted || d.inheritable) {
+      why = "capabilities are left after dropping them; ";
+      return false;
+    }
+  }
+  return true;
 }
 
 blocked_counts blocked() {

@@ -50,6 +50,12 @@ struct blocked_counts {
 // (import-time builds such as torch.utils.cpp_extension.load_inline still run their compiler in phase 1).
 // Returns false with `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
 bool install_filter(int phase, std::string& why);
+
+// Drops every capability this process holds, for good: the bounding and ambient sets too, so that no later
+// execve gives any back (a worker started as root in its user namespace holds all of them there, and with
+// CAP_SYS_PTRACE could open the judge's /proc/PID/fd and /proc/PID/mem). Returns false with `why` when some
+// capability is left.
+bool drop_capabilities(std::string& why);
 blocked_counts blocked();
 
 }  // namespace rnx::verify::detail
