@@ -13,6 +13,8 @@ debian_packages=(
   clang-14 libclang-rt-14-dev
   python3-dev wrk shellcheck
   python3-venv python3-pip  # scripts/docker-build-steps.sh (the Docker image's steps, run by tests/lint)
+  libjs-chart.js  # Chart.js 3, embedded into rnx-server's pages and `rnx report` at build time
+  chromium        # tests/service/browser_pages.py: the pages in a real headless browser
 )
 missing=()
 for p in "${debian_packages[@]}"; do

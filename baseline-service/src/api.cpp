@@ -6,6 +6,8 @@
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/verdicts.hpp"
 
+#include "pages_routes.hpp"
+
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
@@ -180,7 +182,9 @@ response error_response(int status, std::string_view code, std::string_view mess
 }
 
 api::api(store::database& db, metrics& m, notifier* notify, api_options options)
-    : db_(db), metrics_(m), notify_(notify), options_(std::move(options)) {}
+    : db_(db), metrics_(m), notify_(notify), options_(std::move(options)), pages_(std::make_unique<page_routes>(db)) {}
+
+api::~api() = default;
 
 response api::handle_request(const request& req) {
   auto start = std::chrono::steady_clock::now();
@@ -244,6 +248,7 @@ void api::require_scope(const store::auth_result& who, std::string_view needed) 
 }
 
 response api::route(const request& req, context& ctx) {
+  if (auto page = pages_->handle(req, ctx.route)) return std::move(*page);
   auto target = boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
   if (!target) {
     throw error(errc::bad_input, "request target is not a valid path (" + target.error().message() +

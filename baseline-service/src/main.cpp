@@ -141,6 +141,14 @@ int main(int argc, char** argv) {
   auto* project_create = project_cmd->add_subcommand("create", "Create a project");
   project_create->add_option("name", project, "Project name (as in rnx.toml [project] name)")->required();
   project_create->add_option("--db", db_path, "SQLite database file")->required();
+  std::string visibility;
+  auto* project_visibility = project_cmd->add_subcommand(
+      "visibility", "public: anyone may read the project's pages and their JSON; private (the default): its tokens only");
+  project_visibility->add_option("name", project, "Project name")->required();
+  project_visibility->add_option("visibility", visibility, "public or private")
+      ->required()
+      ->check(CLI::IsMember({"public", "private"}));
+  project_visibility->add_option("--db", db_path, "SQLite database file")->required();
 
   auto* token_cmd = admin->add_subcommand("token", "API tokens")->require_subcommand(1);
   auto* token_create = token_cmd->add_subcommand("create", "Create a token; prints it once, stores only its SHA-256");
@@ -175,6 +183,10 @@ int main(int argc, char** argv) {
       rnx::store::database db(db_path);
       auto p = db.create_project(project);
       std::cout << "created project " << p.name << " (id " << p.id << ")\n";
+    } else if (project_visibility->parsed()) {
+      rnx::store::database db(db_path);
+      db.set_project_public(project, visibility == "public");
+      std::cout << "project " << project << " is " << visibility << "\n";
     } else if (token_create->parsed()) {
       rnx::store::database db(db_path);
       auto grant = db.create_token(project, label, scope);

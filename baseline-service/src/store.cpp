@@ -10,18 +10,35 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <map>
 
 namespace rnx::store {
 
 namespace {
 
-std::optional<double> median_of(std::vector<double> samples) {
-  if (samples.empty()) return std::nullopt;
+struct median_interval {
+  std::optional<double> median;
+  std::optional<double> lo;
+  std::optional<double> hi;
+};
+
+// The median and its distribution-free 95% interval: the order statistics n/2 -+ 1.96 sqrt(n)/2 (binomial
+// normal approximation), clamped to the sample; needs no assumption about the shape of the times.
+median_interval median_of(std::vector<double> samples) {
+  if (samples.empty()) return {};
   std::sort(samples.begin(), samples.end());
-  std::size_t mid = samples.size() / 2;
-  if (samples.size() % 2 == 1) return samples[mid];
-  return (samples[mid - 1] + samples[mid]) / 2;
+  const std::size_t n = samples.size();
+  std::size_t mid = n / 2;
+  median_interval out;
+  out.median = n % 2 == 1 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
+  const double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2;
+  const double centre = static_cast<double>(n) / 2;
+  auto lo = static_cast<std::ptrdiff_t>(std::floor(centre - half));
+  auto hi = static_cast<std::ptrdiff_t>(std::ceil(centre + half)) - 1;
+  out.lo = samples[static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lo, 0, static_cast<std::ptrdiff_t>(n) - 1))];
+  out.hi = samples[static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(hi, 0, static_cast<std::ptrdiff_t>(n) - 1))];
+  return out;
 }
 
 // Each step of the schema; index i migrates version i to i + 1. Never edit a shipped step, add one.
@@ -113,6 +130,14 @@ CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
     // 1 -> 2: token scopes; the tokens made before keep upload + accept ("legacy") until re-issued.
     R"sql(
 ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'legacy';
+)sql",
+    // 2 -> 3: the pages: public projects, an interval beside each median, history by configuration. Results stored
+    // before have no interval (their charts show the median alone).
+    R"sql(
+ALTER TABLE projects ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN lo_ms REAL;
+ALTER TABLE results ADD COLUMN hi_ms REAL;
+CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id);
 )sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
@@ -295,13 +320,14 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
   out.run.id = sqlite3_last_insert_rowid(db_);
 
   auto& res = prepare(
-      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
+      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms) "
+      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
   for (const auto& r : run.results) {
     res.restart();
     res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
     res.bind(4, std::string_view(r.dtype)).bind(5, r.batch).bind(6, to_string(r.status));
-    res.bind(7, median_of(r.samples_ms)).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).run();
+    auto m = median_of(r.samples_ms);
+    res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi).run();
   }
 
   // A push (no pull request) to a named branch is that branch's newest baseline in its environment.

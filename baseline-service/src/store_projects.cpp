@@ -45,22 +45,29 @@ project_info database::create_project(std::string_view name) {
 
 std::optional<project_info> database::find_project(std::string_view name) {
   std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE name = ?1");
+  auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE name = ?1");
   st.bind(1, name);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2)};
+  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
   st.restart();
   return info;
 }
 
 std::optional<project_info> database::find_project(std::int64_t id) {
   std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT id, name, created_at FROM projects WHERE id = ?1");
+  auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE id = ?1");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2)};
+  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
   st.restart();
   return info;
+}
+
+void database::set_project_public(std::string_view name, bool is_public) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("UPDATE projects SET public = ?1 WHERE name = ?2");
+  st.bind(1, std::int64_t{is_public ? 1 : 0}).bind(2, name).run();
+  if (sqlite3_changes(db_) == 0) throw error(errc::not_found, "project \"" + std::string(name) + "\" does not exist");
 }
 
 project_info database::ensure_project(std::string_view name) {

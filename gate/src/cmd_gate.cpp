@@ -21,6 +21,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 
@@ -97,6 +98,33 @@ void write_text(const std::filesystem::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out) throw error(errc::usage, "cannot write " + path.string() + "; pass --out-dir with a writable folder");
+}
+
+// report.html beside verdict.json: the stored run's pages (embedded store: overview, histories, evidence; service:
+// evidence), or, paired or without a store, the evidence page drawn from the documents in hand.
+void write_html_report(const std::filesystem::path& path, baseline_backend* backend,
+                       const std::optional<uploaded_run>& upload, bool paired, const run_document& head,
+                       const std::optional<run_document>& base, const verdict_document& verdict) {
+  std::vector<pages::page> report;
+  if (backend && upload && !paired) {
+    try {
+      report = backend->report_pages(head.project, upload->id);
+    } catch (const error& e) {
+      std::cout << "rnx gate: report.html shows this job's documents only: " << e.what() << "\n";
+    }
+  }
+  if (report.empty()) {
+    pages::link_style links;
+    links.report = true;
+    auto data = pages::run_data(head, upload ? upload->id : "local", base ? &*base : nullptr, base ? "base" : "",
+                                &verdict);
+    report.push_back(pages::run_page(data, links));
+  }
+  const std::filesystem::path temp = path.string() + ".tmp";
+  write_text(temp, pages::render_report(report, head.project + " " + head.commit.substr(0, 12)));
+  std::error_code ec;
+  std::filesystem::rename(temp, path, ec);
+  if (ec) throw error(errc::usage, "cannot write " + path.string() + ": " + ec.message());
 }
 
 void report_to_github(const github_context& ctx, const gate_options& o, const verdict_document& verdict,
@@ -372,6 +400,26 @@ void run_gate(gate_options o) {
     }
   }
 
+  if (upload && backend) {
+    if (!embedded) {
+      std::string url = resolve_service_url(o.backend, m ? &*m : nullptr).url;
+      while (!url.empty() && url.back() == '/') url.pop_back();
+      facts.run_url = url + "/runs/" + upload->id;
+    }
+    try {
+      const std::string branch = head.base_branch.empty() ? head.branch : head.base_branch;
+      std::map<config_key, std::vector<double>> recent;
+      for (auto& h : backend->recent_medians(head.project, branch, head.env.env_id, 20)) {
+        recent[h.key] = std::move(h.medians);
+      }
+      for (const auto& r : head.results) {
+        auto it = recent.find(r.key());
+        if (it != recent.end() && it->second.size() >= 2) facts.history.emplace_back(r.key().label(), it->second);
+      }
+    } catch (const error& e) {
+      std::cout << "rnx gate: no recent history for the sparklines: " << e.what() << "\n";
+    }
+  }
   const std::string report = render_report(verdict, facts);
   std::cout << render_verdict_text(verdict);
   if (ctx.in_actions) {
@@ -380,13 +428,16 @@ void run_gate(gate_options o) {
   const std::filesystem::path verdict_path = out_dir / "verdict.json";
   write_text(verdict_path, json::serialize(to_json(verdict), true));
   write_text(out_dir / "report.md", report);
+  const std::filesystem::path html_path = out_dir / "report.html";
+  write_html_report(html_path, backend.get(), upload, paired, head, base, verdict);
   if (!ctx.step_summary_path.empty()) append_file(ctx.step_summary_path, report + "\n");
   if (!ctx.output_path.empty()) {
     write_outputs(ctx.output_path, {{"verdict", std::string(to_string(verdict.verdict))},
                                     {"run-id", facts.run_id},
                                     {"reason", verdict.reason},
                                     {"report", report},
-                                    {"verdict-file", verdict_path.string()}});
+                                    {"verdict-file", verdict_path.string()},
+                                    {"report-html", html_path.string()}});
   }
   report_to_github(ctx, o, verdict, facts, head.project);
   // A push has already landed: its regression is reported (annotation, status, summary), and failing

@@ -11,6 +11,7 @@ void add_compare_command(CLI::App& app);
 #ifdef RNX_HAVE_GATE
 void add_gate_command(CLI::App& app);
 void add_accept_command(CLI::App& app);
+void add_report_command(CLI::App& app);
 #endif
 #ifdef RNX_HAVE_TORCH
 void add_bench_command(CLI::App& app);

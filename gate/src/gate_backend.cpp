@@ -117,6 +117,38 @@ class service_backend final : public baseline_backend {
     return {json_string(o, "run_id"), json_string(o, "branch"), json_string(o, "env_id")};
   }
 
+  std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
+                                             const std::string& env_id, int limit) override {
+    bj::value body = call("GET", "/api/v1/projects/" + encode(project) + "/history?branch=" + encode(branch) +
+                                     "&env_id=" + encode(env_id) + "&limit=" + std::to_string(limit),
+                          "");
+    std::vector<config_medians> out;
+    const auto* series = body.as_object().if_contains("series");
+    if (!series || !series->is_array()) return out;
+    for (const auto& sv : series->get_array()) {
+      const auto* s = sv.if_object();
+      if (!s) continue;
+      config_medians m;
+      m.key = {json_string(*s, "kernel"), json_string(*s, "runtime"), json_string(*s, "dtype"), 0};
+      if (const auto* b = s->if_contains("batch"); b && b->is_int64()) m.key.batch = b->get_int64();
+      if (const auto* points = s->if_contains("points"); points && points->is_array()) {
+        for (const auto& p : points->get_array()) {
+          const auto* median = p.is_object() ? p.get_object().if_contains("median_ms") : nullptr;
+          if (median && median->is_number()) m.medians.push_back(median->to_number<double>());
+        }
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+  std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {
+    bj::value body = call("GET", "/api/v1/runs/" + encode(run_id) + "/evidence", "");
+    pages::link_style links;
+    links.report = true;
+    return {pages::run_page(body.as_object(), links)};
+  }
+
  private:
   static std::string encode(std::string_view text) {
     static constexpr char hex[] = "0123456789ABCDEF";
@@ -232,6 +264,31 @@ class embedded_backend final : public baseline_backend {
     if (!project) throw error(errc::internal, "run " + run_id + " has no project in " + describe());
     auto record = store::accept_run(db_, project->id, id, accepted_by, reason, 0);
     return {std::to_string(record.run_id), record.branch, record.env_id};
+  }
+
+  std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
+                                             const std::string& env_id, int limit) override {
+    std::vector<config_medians> out;
+    auto p = db_.find_project(project);
+    if (!p) return out;
+    store::run_filter filter;
+    filter.branch = branch;
+    filter.env_id = env_id;
+    filter.limit = limit;
+    for (const auto& s : db_.history(p->id, filter)) {
+      config_medians m{s.key, {}};
+      for (const auto& point : s.points) {
+        if (point.median_ms) m.medians.push_back(*point.median_ms);
+      }
+      out.push_back(std::move(m));
+    }
+    return out;
+  }
+
+  std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) override {
+    auto p = db_.find_project(project);
+    if (!p) throw error(errc::not_found, "project " + project + " is not in " + describe());
+    return pages::report_pages(db_, *p, to_id(run_id));
   }
 
  private:

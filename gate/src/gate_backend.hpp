@@ -3,6 +3,7 @@
 
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/verdict_document.hpp"
+#include "rnx/service/pages.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -34,6 +35,12 @@ struct accepted_baseline {
   std::string env_id;
 };
 
+// One configuration's medians over recent runs, oldest first (the PR comment's sparklines).
+struct config_medians {
+  config_key key;
+  std::vector<double> medians;
+};
+
 // Failures are rnx::error: unavailable for a service that is down, slow or answering 5xx (the gate
 // turns those into WARN), unauthorized/forbidden for tokens, invalid/not_found for the caller's mistakes.
 class baseline_backend {
@@ -49,6 +56,12 @@ class baseline_backend {
                                                      int limit) = 0;
   virtual accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
                                    const std::string& reason) = 0;
+  // Medians per configuration over the newest `limit` runs of `branch` in environment `env_id`.
+  virtual std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
+                                                     const std::string& env_id, int limit) = 0;
+  // The pages of report.html for a stored run: its evidence page (service), or the project's overview, the
+  // histories of its configurations and its evidence (embedded store).
+  virtual std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) = 0;
 };
 
 std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,

@@ -4,7 +4,9 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/report.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -34,6 +36,20 @@ std::string config_evidence(const config_verdict& c) {
 
 }  // namespace
 
+std::string text_sparkline(const std::vector<double>& values) {
+  static const char* const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
+                                       "\u2585", "\u2586", "\u2587", "\u2588"};
+  if (values.empty()) return {};
+  auto [lo, hi] = std::minmax_element(values.begin(), values.end());
+  std::string out;
+  for (double v : values) {
+    // A flat history sits in the middle rather than on the floor, so it does not read as "fell".
+    int level = *hi > *lo ? static_cast<int>(std::lround((v - *lo) / (*hi - *lo) * 7)) : 3;
+    out += blocks[std::clamp(level, 0, 7)];
+  }
+  return out;
+}
+
 std::string comment_marker(std::string_view key) {
   std::string clean;
   // The key comes from the job name or a flag; keep it from closing the HTML comment.
@@ -54,6 +70,22 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
           "to make this run the new baseline.\n\n";
   }
   if (!facts.note.empty()) os << "> Note: " << facts.note << "\n\n";
+  if (!facts.run_url.empty()) {
+    os << "[Evidence for this run](" << facts.run_url
+       << "): every configuration's samples per worker process, base beside head.\n\n";
+  }
+  if (!facts.history.empty()) {
+    std::size_t width = 0;
+    for (const auto& [label, values] : facts.history) width = std::max(width, label.size());
+    os << "<details><summary>Recent history (median per run, oldest to newest)</summary>\n\n```\n";
+    for (const auto& [label, values] : facts.history) {
+      if (values.empty()) continue;
+      char last[32];
+      std::snprintf(last, sizeof last, "%.4g ms", values.back());
+      os << label << std::string(width - label.size() + 2, ' ') << text_sparkline(values) << "  " << last << "\n";
+    }
+    os << "```\n\n</details>\n\n";
+  }
   os << "<sub>";
   std::vector<std::string> parts;
   if (!facts.commit.empty()) parts.push_back("commit `" + facts.commit.substr(0, 12) + "`");

@@ -21,7 +21,13 @@ struct report_facts {
   std::string runner_label; // the [gate.runners] label in force, "" for [gate]
   std::string note;         // e.g. why the history upload failed in paired mode
   bool offer_accept = false;  // BLOCK on a PR: say how `/rnx accept` works
+  std::string run_url;        // the run's evidence page on rnx-server; "" when no service URL is known
+  // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
+  std::vector<std::pair<std::string, std::vector<double>>> history;
 };
+
+// "▁▃▅█"-style: one block character per value, scaled between the smallest and the largest; "" for no values.
+std::string text_sparkline(const std::vector<double>& values);
 
 // The hidden marker that finds the gate's own PR comment again ("<!-- rnx-gate key=... -->").
 std::string comment_marker(std::string_view key);

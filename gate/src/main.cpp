@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
 #ifdef RNX_HAVE_GATE
   rnx::cli::add_gate_command(app);
   rnx::cli::add_accept_command(app);
+  rnx::cli::add_report_command(app);
 #endif
 #ifdef RNX_HAVE_TORCH
   rnx::cli::add_bench_command(app);

@@ -12,6 +12,7 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <cstddef>
+#include <memory>
 
 namespace rnx::service {
 
@@ -20,6 +21,7 @@ using request = beast_http::request<beast_http::string_body>;
 using response = beast_http::response<beast_http::string_body>;
 
 class notifier;
+class page_routes;
 
 struct api_options {
   std::size_t max_json_depth = 64;  // deeper documents are bad input, not a stack risk
@@ -30,6 +32,7 @@ class api {
  public:
   // `notify` may be null: then the regression check after a baseline upload runs inline, without webhooks.
   api(store::database& db, metrics& m, notifier* notify, api_options options = {});
+  ~api();
 
   response handle_request(const request& req);
 
@@ -51,6 +54,7 @@ class api {
   metrics& metrics_;
   notifier* notify_;
   api_options options_;
+  std::unique_ptr<page_routes> pages_;  // the pages for people and the JSON behind their charts (pages_routes.cpp)
 };
 
 // Builds an error response in the API's JSON form (exposed for the server's transport-level errors).

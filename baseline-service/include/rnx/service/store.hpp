@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 2;
+inline constexpr int current_schema_version = 3;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -43,6 +43,7 @@ struct project_info {
   std::int64_t id = 0;
   std::string name;
   std::string created_at;
+  bool is_public = false;  // its pages and their JSON are readable without a token
 };
 
 // A freshly created token: `token` is the only copy of the secret and is never stored.
@@ -121,6 +122,57 @@ enum class webhook_format { generic, slack, teams };
 std::string_view to_string(webhook_format f);
 std::optional<webhook_format> webhook_format_from_string(std::string_view s);
 
+// What the pages (rnx::pages) read; the queries are in store_pages.cpp.
+struct config_point {
+  std::int64_t run_id = 0;
+  std::string commit;
+  std::string branch;
+  std::optional<std::int64_t> pull_request;
+  std::string created_at;
+  std::string env_id;
+  std::string status;
+  std::optional<double> median_ms;
+  std::optional<double> lo_ms;  // 95% distribution-free interval of the median (order statistics)
+  std::optional<double> hi_ms;
+  std::int64_t n = 0;
+  std::string baseline_source;  // "push", "accepted" or "" (not a baseline)
+};
+
+// Created_at bounds (RFC 3339 text compares in time order) and an environment, each optional.
+struct config_range {
+  std::optional<std::string> env_id;
+  std::optional<std::string> from;  // inclusive
+  std::optional<std::string> to;    // exclusive
+};
+
+struct environment_summary {
+  std::string env_id;
+  std::string device;
+  std::string cpu;
+  std::int64_t n_runs = 0;
+  std::string last_run_at;
+  std::int64_t newest_run_id = 0;
+};
+
+// One configuration's result in a baseline run (newest baselines first).
+struct baseline_result {
+  config_key key;
+  std::string env_id;
+  std::int64_t run_id = 0;
+  std::string source;
+  std::string created_at;
+  std::optional<double> median_ms;
+};
+
+struct stored_verdict_row {
+  std::int64_t id = 0;
+  std::int64_t run_id = 0;
+  std::string kind;
+  std::string document;  // rnx.verdict/v1 JSON text
+  std::string created_at;
+  run_summary run;       // id, commit, branch, pull_request, env_id, created_at filled
+};
+
 struct webhook {
   std::int64_t id = 0;
   std::int64_t project_id = 0;
@@ -155,6 +207,8 @@ class database {
   project_info ensure_project(std::string_view name);  // embedded mode: create on first use
   std::optional<project_info> find_project(std::string_view name);
   std::optional<project_info> find_project(std::int64_t id);
+  // Public projects' pages are readable without a token; not_found for an unknown project.
+  void set_project_public(std::string_view name, bool is_public);
 
   // scope: upload | accept | admin; anything else is rnx::error(usage) naming the choices.
   token_grant create_token(std::string_view project, std::string_view label, std::string_view scope = "upload");
@@ -195,6 +249,18 @@ class database {
                                                                      std::optional<std::int64_t> baseline_run_id,
                                                                      std::string_view kind);
   std::int64_t count_runs();
+
+  // For the pages (store_pages.cpp). One configuration's points over time, by environment then run id.
+  std::vector<config_point> config_history(std::int64_t project_id, const config_key& key, const config_range& range);
+  std::vector<environment_summary> environments(std::int64_t project_id);
+  // The results of the newest `baselines` baseline records, newest first.
+  std::vector<baseline_result> recent_baseline_results(std::int64_t project_id, int baselines);
+  // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
+  std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
+  // Newest stored verdicts of the project's runs ("request" kind), newest first.
+  std::vector<stored_verdict_row> recent_verdicts(std::int64_t project_id, int limit);
+  // The newest stored verdict of a run: a "request" verdict before a "regression" one.
+  std::optional<stored_verdict_row> verdict_of_run(std::int64_t run_id);
 
   webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
   std::vector<webhook> webhooks(std::int64_t project_id);

@@ -1,0 +1,115 @@
+// rnx::pages: the pages for people (project overview, configuration history, run evidence, hardware comparison)
+// as JSON data from the store or from run/verdict files, and as HTML: served by rnx-server, or written by
+// `rnx report` as one self-contained file.
+//
+//   auto data = rnx::pages::history_data(db, project, rnx::pages::parse_config("softmax/eager/float32/b8"), {});
+//   rnx::pages::link_style links;                                 // server URLs (/runs/12); report: anchors
+//   std::string html = rnx::pages::render_page(rnx::pages::history_page(data, links));
+//
+// Every value that came from a user (names, branches, messages) is escaped where it is written.
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+#include "rnx/service/store.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx::pages {
+
+namespace bj = boost::json;
+
+inline constexpr int max_compare_runs = 6;
+inline constexpr int default_points = 400;   // per environment series of a history chart
+inline constexpr int max_points = 2000;
+inline constexpr int max_range_days = 3660;  // about ten years: longer from/to spans are refused
+
+// --- input from URLs; each throws rnx::error(bad_input) naming the parameter and what to write ---
+// "softmax/eager/float32/b8" (config_key::label()).
+config_key parse_config(std::string_view text);
+// A date (2026-12-01) or an RFC 3339 UTC time (2026-12-01T10:00:00Z), normalised to RFC 3339.
+std::string parse_time(std::string_view text, std::string_view parameter);
+// "1,2,3": 2 to max_compare_runs distinct run ids.
+std::vector<std::int64_t> parse_run_list(std::string_view text);
+// "ENV_ID:USD_PER_HOUR,..." ; a price is a finite number > 0 and < 1e6.
+std::map<std::string, double> parse_prices(std::string_view text);
+
+struct history_query {
+  std::optional<std::string> env_id;
+  std::optional<std::string> from;  // RFC 3339, inclusive
+  std::optional<std::string> to;    // exclusive
+  int points = default_points;
+};
+// Checks the points bound and that the range is ordered and at most max_range_days long.
+void validate(const history_query& q);
+
+// --- data: the JSON behind each page (also served under /api/v1/...) ---
+// not_found (naming the thing) for an unknown environment, configuration or run.
+bj::object overview_data(store::database& db, const store::project_info& project);
+bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
+                        const history_query& q);
+bj::object run_data(store::database& db, std::int64_t run_id);
+// From documents alone (rnx report with files, the gate's report.html): base and verdict may be null.
+bj::object run_data(const run_document& head, const std::string& head_id, const run_document* base,
+                    const std::string& base_id, const verdict_document* verdict);
+bj::object compare_data(store::database& db, const std::vector<std::int64_t>& run_ids,
+                        const std::map<std::string, double>& prices);
+
+// Keeps at most `target` of `medians` (first, last, every index in `keep`, and per bucket the lowest and highest),
+// so a chart of thousands of runs still shows every spike. Returns sorted indices.
+std::vector<std::size_t> downsample(const std::vector<double>& medians, const std::vector<bool>& keep,
+                                    std::size_t target);
+
+// --- HTML ---
+// Where links point: rnx-server URLs, or anchors inside one report file (only to pages it holds).
+struct link_style {
+  bool report = false;
+  std::vector<std::string> anchors;  // report: the anchors present
+  std::string project(std::string_view name) const;
+  std::string config(std::string_view project, const config_key& key) const;
+  std::string run(std::string_view id) const;  // "" when the report does not hold that run
+};
+
+struct page {
+  std::string kind;    // overview | history | run | compare | error
+  std::string title;
+  std::string anchor;  // the section's id in a report
+  std::string body;    // HTML
+  bj::object data;     // drawn by rnx-pages.js
+};
+
+page overview_page(const bj::object& data, const link_style& links);
+page history_page(const bj::object& data, const link_style& links, bool log_scale);
+page run_page(const bj::object& data, const link_style& links);
+page compare_page(const bj::object& data, const link_style& links);
+page error_page(int status, std::string_view message);
+
+// A whole HTML document served by rnx-server: assets from /assets/.
+std::string render_page(const page& p);
+// One self-contained file: every page as a section, the chart library, script and style inlined.
+std::string render_report(const std::vector<page>& pages, std::string_view title);
+
+// Pages of a project for a report: the overview, the history of every configuration in the newest run (or
+// `run_id`), and that run's evidence. not_found for an unknown project or run.
+std::vector<page> report_pages(store::database& db, const store::project_info& project,
+                               std::optional<std::int64_t> run_id);
+
+// The embedded assets (chart.min.js, rnx-pages.js, rnx-pages.css): nullopt for any other name.
+struct asset {
+  std::string_view content_type;
+  std::string_view body;
+};
+std::optional<asset> find_asset(std::string_view name);
+
+std::string escape_html(std::string_view text);
+// A JSON text that is safe inside <script type="application/json"> ("<" written as \u003c).
+std::string script_json(const bj::value& v);
+
+}  // namespace rnx::pages

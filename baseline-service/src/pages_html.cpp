@@ -1,0 +1,538 @@
+// HTML of the pages: the overview, history, run and comparison bodies, the served document and the report file.
+// Charts are drawn by rnx-pages.js from the JSON each section carries; everything textual is rendered here.
+#include "rnx/service/pages.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace rnx::pages {
+
+namespace {
+
+std::string str(const bj::value& v) {
+  if (v.is_string()) return std::string(v.as_string());
+  if (v.is_int64()) return std::to_string(v.as_int64());
+  return "";
+}
+
+const bj::value& at(const bj::object& o, std::string_view key) {
+  static const bj::value null_value;
+  auto it = o.find(key);
+  return it == o.end() ? null_value : it->value();
+}
+
+std::string s(const bj::object& o, std::string_view key) { return str(at(o, key)); }
+std::string e(const bj::object& o, std::string_view key) { return escape_html(s(o, key)); }
+
+std::optional<double> num(const bj::value& v) {
+  if (v.is_double()) return v.as_double();
+  if (v.is_int64()) return static_cast<double>(v.as_int64());
+  return std::nullopt;
+}
+
+std::string fmt(std::optional<double> v, const char* format = "%.4g", std::string_view suffix = "") {
+  if (!v) return "&ndash;";
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, format, *v);
+  return std::string(buffer) + std::string(suffix);
+}
+
+std::string percent(std::optional<double> v) { return v ? fmt(*v * 100, "%.1f", "%") : "&ndash;"; }
+
+const bj::array& arr(const bj::object& o, std::string_view key) {
+  static const bj::array empty;
+  const auto& v = at(o, key);
+  return v.is_array() ? v.as_array() : empty;
+}
+
+const bj::object& obj(const bj::value& v) {
+  static const bj::object empty;
+  return v.is_object() ? v.as_object() : empty;
+}
+
+// Path segments and query values: everything but unreserved characters percent-encoded.
+std::string encode(std::string_view text) {
+  static const char* hex = "0123456789ABCDEF";
+  std::string out;
+  for (unsigned char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
+        c == '_' || c == '~') {
+      out += static_cast<char>(c);
+    } else {
+      out += '%';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+// An id attribute and its fragment from any text: [A-Za-z0-9-] kept, anything else as _XX (unique, URL-safe).
+std::string anchor_of(std::string_view prefix, std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out(prefix);
+  for (unsigned char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string short_env(std::string_view env_id) { return std::string(env_id.substr(0, 12)); }
+
+std::string link(const std::string& href, const std::string& text_html) {
+  if (href.empty()) return text_html;
+  return "<a href=\"" + escape_html(href) + "\">" + text_html + "</a>";
+}
+
+std::string chip(std::string_view decision) {
+  std::string d = decision.empty() ? "none" : std::string(decision);
+  return "<span class=\"chip d-" + escape_html(d) + "\">" + escape_html(d) + "</span>";
+}
+
+// A small server-drawn sparkline: no script needed, so the overview stays light with many configurations.
+std::string sparkline(const bj::array& values) {
+  std::vector<double> v;
+  for (const auto& x : values) {
+    if (auto n = num(x)) v.push_back(*n);
+  }
+  if (v.size() < 2) return "";
+  auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
+  double lo = *lo_it;
+  double hi = *hi_it;
+  double span = hi > lo ? hi - lo : 1;
+  std::ostringstream os;
+  os << "<svg class=\"spark\" viewBox=\"0 0 100 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"recent "
+        "medians\"><polyline points=\"";
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    char buffer[48];
+    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f ", 100.0 * static_cast<double>(i) / static_cast<double>(v.size() - 1),
+                  18.0 - 16.0 * (v[i] - lo) / span);
+    os << buffer;
+  }
+  os << "\"/></svg>";
+  return os.str();
+}
+
+std::string verdict_banner(const bj::object& verdict) {
+  std::string overall = s(verdict, "verdict");
+  return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
+         e(verdict, "reason") + "</p>";
+}
+
+}  // namespace
+
+std::string escape_html(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&#39;"; break;
+      default: out += c;
+    }
+  }
+  return out;
+}
+
+std::string script_json(const bj::value& v) {
+  std::string text = json::serialize(v);
+  std::string out;
+  out.reserve(text.size());
+  for (char c : text) {
+    // Only inside JSON strings can '<' occur; \u003c keeps "</script>" in a name from closing the element.
+    if (c == '<') {
+      out += "\\u003c";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string link_style::project(std::string_view name) const {
+  if (report) return std::find(anchors.begin(), anchors.end(), "overview") != anchors.end() ? "#overview" : "";
+  return "/projects/" + encode(name);
+}
+
+std::string link_style::config(std::string_view project_name, const config_key& key) const {
+  if (report) {
+    auto a = anchor_of("config-", key.label());
+    return std::find(anchors.begin(), anchors.end(), a) != anchors.end() ? "#" + a : "";
+  }
+  return "/projects/" + encode(project_name) + "/configs/" + encode(key.label());
+}
+
+std::string link_style::run(std::string_view id) const {
+  if (id.empty()) return "";
+  if (report) {
+    auto a = anchor_of("run-", id);
+    return std::find(anchors.begin(), anchors.end(), a) != anchors.end() ? "#" + a : "";
+  }
+  return "/runs/" + encode(id);
+}
+
+page overview_page(const bj::object& data, const link_style& links) {
+  const std::string project = s(data, "project");
+  std::ostringstream os;
+  os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
+     << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
+
+  os << "<h2>Environments</h2>\n<table class=\"envs\"><thead><tr><th>env_id</th><th>device</th><th>cpu</th>"
+        "<th class=\"num\">runs</th><th>last run</th></tr></thead><tbody>\n";
+  std::vector<std::string> newest_runs;
+  for (const auto& ev : arr(data, "environments")) {
+    const auto& env = obj(ev);
+    os << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(s(env, "env_id")))
+       << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
+       << s(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
+    if (!s(env, "newest_run_id").empty()) newest_runs.push_back(s(env, "newest_run_id"));
+  }
+  os << "</tbody></table>\n";
+  if (newest_runs.size() >= 2 && !links.report) {
+    std::string ids;
+    for (std::size_t i = 0; i < newest_runs.size() && i < static_cast<std::size_t>(max_compare_runs); ++i) {
+      ids += (i ? "," : "") + newest_runs[i];
+    }
+    os << "<p>" << link("/compare?runs=" + ids, "Compare the newest run of each environment") << "</p>\n";
+  }
+
+  os << "<h2>Configurations</h2>\n<table class=\"configs\"><thead><tr><th>configuration</th><th>environment</th>"
+        "<th class=\"num\">baseline median</th><th>trend</th><th>recent runs</th><th>last verdicts</th></tr></thead>"
+        "<tbody>\n";
+  for (const auto& cv : arr(data, "configs")) {
+    const auto& c = obj(cv);
+    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    const auto& series = arr(c, "series");
+    bool first = true;
+    for (const auto& sv : series) {
+      const auto& se = obj(sv);
+      os << "<tr class=\"config-row\">";
+      if (first) {
+        os << "<td rowspan=\"" << series.size() << "\">"
+           << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
+      }
+      const auto& baseline = obj(at(se, "baseline"));
+      std::string trend = s(se, "trend");
+      std::string arrow = trend == "slower" ? "&#9650;" : trend == "faster" ? "&#9660;" : trend == "flat" ? "&#8594;" : "";
+      os << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(s(se, "env_id"))) << "</code></td>"
+         << "<td class=\"num\">"
+         << (baseline.empty() ? std::string("&ndash;")
+                              : link(links.run(s(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms")) +
+                                    (s(baseline, "source") == "accepted" ? " <span class=\"badge acc\">accepted</span>" : ""))
+         << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend) << "\" title=\"newest baseline / previous: "
+         << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow << "</td><td>" << sparkline(arr(se, "recent"))
+         << "</td>";
+      if (first) {
+        os << "<td rowspan=\"" << series.size() << "\">";
+        for (const auto& dv : arr(c, "verdicts")) {
+          const auto& d = obj(dv);
+          std::string chip_html = chip(s(d, "decision"));
+          os << link(links.run(s(d, "run_id")), chip_html) << " ";
+        }
+        os << "</td>";
+      }
+      os << "</tr>\n";
+      first = false;
+    }
+  }
+  os << "</tbody></table>\n";
+
+  os << "<h2>Last verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
+        "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead><tbody>\n";
+  for (const auto& vv : arr(data, "verdicts")) {
+    const auto& v = obj(vv);
+    std::string counts;
+    for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
+    os << "<tr><td>" << link(links.run(s(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-" << e(v, "verdict")
+       << "\">" << e(v, "verdict") << "</span></td><td>" << e(v, "branch") << "</td><td>"
+       << (at(v, "pull_request").is_int64() ? "#" + s(v, "pull_request") : std::string()) << "</td><td><code>"
+       << escape_html(s(v, "commit").substr(0, 10)) << "</code></td><td><code>"
+       << escape_html(short_env(s(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
+       << "</td></tr>\n";
+  }
+  os << "</tbody></table>\n";
+  return {"overview", project + " overview", "overview", os.str(), data};
+}
+
+page history_page(const bj::object& data, const link_style& links, bool log_scale) {
+  const std::string project = s(data, "project");
+  const std::string config = s(data, "config");
+  const auto& range = obj(at(data, "range"));
+  std::ostringstream os;
+  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
+  os << "<h1><code>" << escape_html(config) << "</code></h1>\n";
+  if (!links.report) {
+    // A GET form: every choice is a URL people can share.
+    os << "<form class=\"controls\" method=\"get\"><label>environment <select name=\"env_id\"><option value=\"\">all"
+          "</option>";
+    for (const auto& sv : arr(data, "series")) {
+      const auto& se = obj(sv);
+      os << "<option value=\"" << e(se, "env_id") << "\""
+         << (s(range, "env_id") == s(se, "env_id") ? " selected" : "") << ">"
+         << escape_html(short_env(s(se, "env_id"))) << " " << e(se, "device") << "</option>";
+    }
+    os << "</select></label> <label>from <input name=\"from\" placeholder=\"YYYY-MM-DD\" size=\"10\" value=\""
+       << escape_html(s(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
+       << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(s(range, "to").substr(0, 10))
+       << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option value=\"log\""
+       << (log_scale ? " selected" : "") << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
+  }
+  os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
+     << "\" aria-label=\"median per run over time\"></canvas></div>\n";
+  os << "<p class=\"legend\">One series per environment. Dot: a run's median; bar: 95% interval of that median; "
+        "diamond: a baseline; red triangle: an accepted slowdown. Click a point to open its run.</p>\n";
+  os << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
+        "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
+  for (const auto& sv : arr(data, "series")) {
+    const auto& se = obj(sv);
+    os << "<tr><td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(s(se, "env_id")))
+       << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << s(se, "n_total")
+       << "</td><td class=\"num\">" << s(se, "n_shown") << "</td></tr>\n";
+  }
+  os << "</tbody></table>\n";
+  const auto& accepted = arr(data, "accepted");
+  os << "<h2>Accepted slowdowns</h2>\n";
+  if (accepted.empty()) {
+    os << "<p>None in this range.</p>\n";
+  } else {
+    os << "<table class=\"accepted\"><thead><tr><th>run</th><th>environment</th><th>when</th><th>accepted by</th>"
+          "<th>reason</th></tr></thead><tbody>\n";
+    for (const auto& av : accepted) {
+      const auto& a = obj(av);
+      os << "<tr><td>" << link(links.run(s(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
+         << escape_html(short_env(s(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
+         << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
+    }
+    os << "</tbody></table>\n";
+  }
+  config_key key{s(data, "kernel"), s(data, "runtime"), s(data, "dtype"),
+                 at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
+  return {"history", config + " history", anchor_of("config-", key.label()), os.str(), data};
+}
+
+page run_page(const bj::object& data, const link_style& links) {
+  const std::string project = s(data, "project");
+  const auto& run = obj(at(data, "run"));
+  const auto& env = obj(at(data, "environment"));
+  const auto& base = obj(at(data, "base_run"));
+  std::ostringstream os;
+  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / run</p>\n";
+  os << "<h1>Run " << e(run, "id") << "</h1>\n<dl class=\"facts\"><dt>commit</dt><dd><code>" << e(run, "commit")
+     << "</code></dd><dt>branch</dt><dd>" << e(run, "branch")
+     << (at(run, "pull_request").is_int64() ? " (pull request #" + s(run, "pull_request") + ")" : std::string())
+     << "</dd><dt>environment</dt><dd><code>" << e(env, "env_id") << "</code> " << e(env, "device") << " "
+     << e(env, "cpu") << "</dd><dt>created</dt><dd>" << e(run, "created_at") << "</dd><dt>compared with</dt><dd>"
+     << (base.empty() ? std::string("no stored base run")
+                      : link(links.run(s(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
+                            escape_html(s(base, "commit").substr(0, 12)) + "</code>)")
+     << "</dd></dl>\n";
+  const auto& verdict = obj(at(data, "verdict"));
+  if (verdict.empty()) {
+    os << "<p class=\"banner v-none\">No verdict is stored for this run; its samples are below.</p>\n";
+  } else {
+    os << verdict_banner(verdict) << "\n";
+  }
+  os << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th>decision</th><th class=\"num\">head/base"
+        "</th><th class=\"num\">95% interval</th><th class=\"num\">P(slower)</th><th class=\"num\">P(faster)</th>"
+        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
+        "<th>reason</th></tr></thead><tbody>\n";
+  std::ostringstream charts;
+  std::size_t index = 0;
+  for (const auto& cv : arr(data, "configs")) {
+    const auto& c = obj(cv);
+    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    const auto& ci = arr(c, "ci95");
+    std::string decision = s(c, "decision");
+    const auto& head = obj(at(c, "head"));
+    const auto& base_side = obj(at(c, "base"));
+    os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td><td>"
+       << chip(decision) << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
+       << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
+       << "</td><td class=\"num\">" << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">"
+       << fmt(num(at(c, "p_faster")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f")
+       << "</td><td class=\"num\">" << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
+       << (base_side.empty() ? "&ndash;" : s(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : s(head, "n"))
+       << "</td><td>" << e(c, "reason") << (head.empty() || s(head, "message").empty() ? "" : " " + e(head, "message"))
+       << "</td></tr>\n";
+    // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
+    bool open = decision == "slower" || decision == "abstain" || decision == "broken" || index < 2;
+    charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
+           << escape_html(key.label()) << "</code> " << chip(decision) << " base "
+           << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) + " in " +
+                  std::to_string(arr(base_side, "processes").size()) + " processes"
+           << ", head "
+           << (head.empty() ? std::string("&ndash;") : fmt(num(at(head, "median_ms")), "%.4g", " ms")) + " in " +
+                  std::to_string(arr(head, "processes").size()) + " processes"
+           << "</summary><div class=\"chart-box small\"><canvas class=\"strip-chart\" aria-label=\"samples per worker "
+              "process\"></canvas></div></details>\n";
+    ++index;
+  }
+  os << "</tbody></table>\n<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
+        "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, head "
+        "in orange.</p>\n"
+     << charts.str();
+  return {"run", "run " + s(run, "id"), anchor_of("run-", s(run, "id")), os.str(), data};
+}
+
+page compare_page(const bj::object& data, const link_style& links) {
+  const std::string project = s(data, "project");
+  const auto& runs = arr(data, "runs");
+  std::ostringstream os;
+  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
+  os << "<h1>Hardware comparison</h1>\n<table class=\"runs\"><thead><tr><th>run</th><th>environment</th><th>device"
+        "</th><th>cpu</th><th>commit</th><th>created</th><th class=\"num\">price per hour</th></tr></thead><tbody>\n";
+  std::string ids;
+  std::string prices;
+  for (const auto& rv : runs) {
+    const auto& r = obj(rv);
+    ids += (ids.empty() ? "" : ",") + s(r, "id");
+    auto price = num(at(r, "price_per_hour"));
+    if (price) prices += (prices.empty() ? "" : ",") + s(r, "env_id") + ":" + fmt(price, "%g");
+    os << "<tr><td>" << link(links.run(s(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
+       << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
+       << escape_html(s(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
+       << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
+  }
+  os << "</tbody></table>\n";
+  if (!links.report) {
+    os << "<form class=\"controls\" method=\"get\"><input type=\"hidden\" name=\"runs\" value=\"" << escape_html(ids)
+       << "\"><label>prices (ENV_ID:USD per hour, comma-separated) <input name=\"prices\" size=\"60\" value=\""
+       << escape_html(prices) << "\"></label> <button type=\"submit\">cost per million items</button></form>\n";
+  }
+  os << "<div class=\"chart-box\"><canvas class=\"compare-chart\" aria-label=\"time relative to the first run\">"
+        "</canvas></div>\n<table class=\"ratios\"><thead><tr><th>configuration</th>";
+  for (const auto& rv : runs) os << "<th class=\"num\">run " << e(obj(rv), "id") << " ms</th>";
+  for (std::size_t i = 1; i < runs.size(); ++i) os << "<th class=\"num\">run " << e(obj(runs[i]), "id") << " / first</th>";
+  for (const auto& rv : runs) {
+    if (num(at(obj(rv), "price_per_hour"))) os << "<th class=\"num\">run " << e(obj(rv), "id") << " $ per M items</th>";
+  }
+  os << "</tr></thead><tbody>\n";
+  for (const auto& cv : arr(data, "configs")) {
+    const auto& c = obj(cv);
+    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
+    const auto& ms = arr(c, "median_ms");
+    const auto& ratio = arr(c, "ratio");
+    const auto& cost = arr(c, "cost_per_million");
+    for (const auto& v : ms) os << "<td class=\"num\">" << fmt(num(v)) << "</td>";
+    for (std::size_t i = 1; i < ratio.size(); ++i) os << "<td class=\"num\">" << fmt(num(ratio[i]), "%.3f", "&times;") << "</td>";
+    for (std::size_t i = 0; i < runs.size() && i < cost.size(); ++i) {
+      if (num(at(obj(runs[i]), "price_per_hour"))) os << "<td class=\"num\">" << fmt(num(cost[i]), "$%.4g") << "</td>";
+    }
+    os << "</tr>\n";
+  }
+  os << "</tbody></table>\n<p class=\"legend\">Cost per million items = price per hour &times; median ms per call / "
+        "(3.6 &times; batch). A ratio below 1 is faster than the first run.</p>\n";
+  return {"compare", "hardware comparison", "compare", os.str(), data};
+}
+
+page error_page(int status, std::string_view message) {
+  std::string title = status == 404   ? "Not found"
+                      : status == 401 ? "Sign in needed"
+                      : status == 403 ? "Not allowed"
+                      : status == 405 ? "Method not allowed"
+                                      : "Bad request";
+  std::ostringstream os;
+  os << "<h1>" << status << " " << title << "</h1>\n<p class=\"error-message\">" << escape_html(message) << "</p>\n";
+  if (status == 401) {
+    os << "<form class=\"controls\" method=\"post\" action=\"/login\"><label>project token <input type=\"password\" "
+          "name=\"token\" autocomplete=\"off\" size=\"50\"></label> <button type=\"submit\">sign in</button></form>\n"
+          "<p class=\"legend\">The token is kept in a cookie for this site only (HttpOnly, SameSite=Strict).</p>\n";
+  }
+  return {"error", std::to_string(status) + " " + title, "error", os.str(), bj::object{}};
+}
+
+namespace {
+
+std::string section(const page& p) {
+  return "<section class=\"rnx-page\" data-kind=\"" + escape_html(p.kind) + "\" id=\"" + escape_html(p.anchor) +
+         "\">\n" + p.body + "<script type=\"application/json\" class=\"rnx-data\">" + script_json(p.data) +
+         "</script>\n</section>\n";
+}
+
+constexpr std::string_view head_common =
+    "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+
+}  // namespace
+
+std::string render_page(const page& p) {
+  std::string out(head_common);
+  out += "<title>" + escape_html(p.title) + " &middot; rnx</title>\n<link rel=\"stylesheet\" href=\"/assets/rnx-pages.css\">\n"
+         "</head>\n<body>\n<header class=\"top\"><span class=\"brand\">rnx</span></header>\n<main>\n";
+  out += section(p);
+  out += "</main>\n";
+  if (p.kind != "error") {
+    out += "<script src=\"/assets/chart.min.js\"></script>\n<script src=\"/assets/rnx-pages.js\"></script>\n";
+  }
+  out += "</body>\n</html>\n";
+  return out;
+}
+
+std::string render_report(const std::vector<page>& pages, std::string_view title) {
+  std::string out(head_common);
+  out += "<title>" + escape_html(title) + " &middot; rnx report</title>\n<style>\n";
+  out += find_asset("rnx-pages.css")->body;
+  out += "</style>\n</head>\n<body class=\"report\">\n<header class=\"top\"><span class=\"brand\">rnx report</span> "
+         "<nav>";
+  for (const auto& p : pages) out += "<a href=\"#" + escape_html(p.anchor) + "\">" + escape_html(p.title) + "</a> ";
+  out += "</nav></header>\n<main>\n";
+  for (const auto& p : pages) out += section(p);
+  out += "</main>\n<script>\n";
+  out += find_asset("chart.min.js")->body;
+  out += "\n</script>\n<script>\n";
+  out += find_asset("rnx-pages.js")->body;
+  out += "\n</script>\n</body>\n</html>\n";
+  return out;
+}
+
+std::vector<page> report_pages(store::database& db, const store::project_info& project,
+                               std::optional<std::int64_t> run_id) {
+  if (!run_id) {
+    auto newest = db.list_runs(project.id, store::run_filter{std::nullopt, std::nullopt, std::nullopt, 1});
+    if (newest.empty()) throw error(errc::not_found, "project " + project.name + " has no runs to report");
+    run_id = newest.front().id;
+  }
+  auto summary = db.find_run_summary(*run_id);
+  if (!summary || summary->project != project.name) {
+    throw error(errc::not_found, "run " + std::to_string(*run_id) + " does not exist in project " + project.name);
+  }
+  auto overview = overview_data(db, project);
+  auto run = run_data(db, *run_id);
+  std::vector<bj::object> histories;
+  for (const auto& cv : arr(run, "configs")) {
+    const auto& c = obj(cv);
+    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    try {
+      histories.push_back(history_data(db, project, key, history_query{}));
+    } catch (const error& err) {
+      if (err.code() != errc::not_found) throw;  // a configuration only the verdict knows has no history
+    }
+  }
+  link_style links;
+  links.report = true;
+  links.anchors.push_back("overview");
+  links.anchors.push_back(anchor_of("run-", std::to_string(*run_id)));
+  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", s(h, "config")));
+  std::vector<page> pages;
+  pages.push_back(overview_page(overview, links));
+  pages.push_back(run_page(run, links));
+  for (const auto& h : histories) pages.push_back(history_page(h, links, false));
+  return pages;
+}
+
+}  // namespace rnx::pages

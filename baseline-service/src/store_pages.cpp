@@ -1,0 +1,169 @@
+// The store's read queries behind the pages: one configuration's history, environments, recent baselines,
+// recent results and stored verdicts. Each reads only indexed rows, so a page stays fast with thousands of runs.
+#include "rnx/service/store.hpp"
+
+#include "store_statement.hpp"
+
+namespace rnx::store {
+
+std::vector<config_point> database::config_history(std::int64_t project_id, const config_key& key,
+                                                   const config_range& range) {
+  std::lock_guard lock(mutex_);
+  // results_by_config finds the configuration's rows; the run filter and the baseline look-up are per row.
+  auto& st = prepare(
+      "SELECT r.id, r.commit_sha, r.branch, r.pull_request, r.created_at, r.env_id, x.status, x.median_ms, x.lo_ms, "
+      "x.hi_ms, x.n, (SELECT b.source FROM baselines b WHERE b.run_id = r.id ORDER BY b.source = 'accepted' DESC "
+      "LIMIT 1) FROM results x JOIN runs r ON r.id = x.run_id "
+      "WHERE x.kernel = ?2 AND x.runtime = ?3 AND x.dtype = ?4 AND x.batch = ?5 AND r.project_id = ?1 "
+      "AND (?6 IS NULL OR r.env_id = ?6) AND (?7 IS NULL OR r.created_at >= ?7) AND (?8 IS NULL OR r.created_at < ?8) "
+      "ORDER BY r.env_id, r.id");
+  st.bind(1, project_id).bind(2, std::string_view(key.kernel)).bind(3, std::string_view(key.runtime));
+  st.bind(4, std::string_view(key.dtype)).bind(5, key.batch).bind(6, range.env_id).bind(7, range.from);
+  st.bind(8, range.to);
+  std::vector<config_point> out;
+  while (st.step()) {
+    config_point p;
+    p.run_id = st.integer(0);
+    p.commit = st.text(1);
+    p.branch = st.text(2);
+    if (!st.is_null(3)) p.pull_request = st.integer(3);
+    p.created_at = st.text(4);
+    p.env_id = st.text(5);
+    p.status = st.text(6);
+    if (!st.is_null(7)) p.median_ms = st.real(7);
+    if (!st.is_null(8)) p.lo_ms = st.real(8);
+    if (!st.is_null(9)) p.hi_ms = st.real(9);
+    p.n = st.integer(10);
+    if (!st.is_null(11)) p.baseline_source = st.text(11);
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+std::vector<environment_summary> database::environments(std::int64_t project_id) {
+  std::lock_guard lock(mutex_);
+  // The device and CPU come from each environment's newest document only: parsing every document would cost
+  // milliseconds per run.
+  auto& st = prepare(
+      "SELECT e.env_id, e.n, e.last_at, e.newest, json_extract(r.document, '$.environment.device'), "
+      "json_extract(r.document, '$.environment.cpu') FROM (SELECT env_id, count(*) AS n, max(created_at) AS last_at, "
+      "max(id) AS newest FROM runs WHERE project_id = ?1 GROUP BY env_id) e JOIN runs r ON r.id = e.newest "
+      "ORDER BY e.env_id");
+  st.bind(1, project_id);
+  std::vector<environment_summary> out;
+  while (st.step()) {
+    environment_summary e;
+    e.env_id = st.text(0);
+    e.n_runs = st.integer(1);
+    e.last_run_at = st.text(2);
+    e.newest_run_id = st.integer(3);
+    if (!st.is_null(4)) e.device = st.text(4);
+    if (!st.is_null(5)) e.cpu = st.text(5);
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+std::vector<baseline_result> database::recent_baseline_results(std::int64_t project_id, int baselines) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, x.median_ms "
+      "FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
+      "JOIN results x ON x.run_id = b.run_id ORDER BY b.id DESC");
+  st.bind(1, project_id).bind(2, std::int64_t{baselines});
+  std::vector<baseline_result> out;
+  while (st.step()) {
+    baseline_result b;
+    b.env_id = st.text(0);
+    b.run_id = st.integer(1);
+    b.source = st.text(2);
+    b.created_at = st.text(3);
+    b.key = {st.text(4), st.text(5), st.text(6), st.integer(7)};
+    if (!st.is_null(8)) b.median_ms = st.real(8);
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::vector<std::pair<config_key, config_point>> database::recent_results(std::int64_t project_id, int runs) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT r.id, r.commit_sha, r.branch, r.pull_request, r.created_at, r.env_id, x.status, x.median_ms, x.n, "
+      "x.kernel, x.runtime, x.dtype, x.batch FROM (SELECT * FROM runs WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) "
+      "r JOIN results x ON x.run_id = r.id ORDER BY r.id");
+  st.bind(1, project_id).bind(2, std::int64_t{runs});
+  std::vector<std::pair<config_key, config_point>> out;
+  while (st.step()) {
+    config_point p;
+    p.run_id = st.integer(0);
+    p.commit = st.text(1);
+    p.branch = st.text(2);
+    if (!st.is_null(3)) p.pull_request = st.integer(3);
+    p.created_at = st.text(4);
+    p.env_id = st.text(5);
+    p.status = st.text(6);
+    if (!st.is_null(7)) p.median_ms = st.real(7);
+    p.n = st.integer(8);
+    out.emplace_back(config_key{st.text(9), st.text(10), st.text(11), st.integer(12)}, std::move(p));
+  }
+  return out;
+}
+
+namespace {
+
+// Columns: v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id,
+// r.created_at.
+#define RNX_VERDICT_ROW_COLUMNS \
+  "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at"
+
+}  // namespace
+
+std::vector<stored_verdict_row> database::recent_verdicts(std::int64_t project_id, int limit) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
+                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE r.project_id = ?1 AND v.kind = 'request' "
+                     "ORDER BY v.id DESC LIMIT ?2");
+  st.bind(1, project_id).bind(2, std::int64_t{limit});
+  std::vector<stored_verdict_row> out;
+  while (st.step()) {
+    stored_verdict_row v;
+    v.id = st.integer(0);
+    v.run_id = st.integer(1);
+    v.kind = st.text(2);
+    v.document = st.text(3);
+    v.created_at = st.text(4);
+    v.run.id = v.run_id;
+    v.run.commit = st.text(5);
+    v.run.branch = st.text(6);
+    if (!st.is_null(7)) v.run.pull_request = st.integer(7);
+    v.run.env_id = st.text(8);
+    v.run.created_at = st.text(9);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::optional<stored_verdict_row> database::verdict_of_run(std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
+                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?1 "
+                     "ORDER BY v.kind = 'request' DESC, v.id DESC LIMIT 1");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  stored_verdict_row v;
+  v.id = st.integer(0);
+  v.run_id = st.integer(1);
+  v.kind = st.text(2);
+  v.document = st.text(3);
+  v.created_at = st.text(4);
+  v.run.id = v.run_id;
+  v.run.commit = st.text(5);
+  v.run.branch = st.text(6);
+  if (!st.is_null(7)) v.run.pull_request = st.integer(7);
+  v.run.env_id = st.text(8);
+  v.run.created_at = st.text(9);
+  st.restart();
+  return v;
+}
+
+}  // namespace rnx::store

@@ -1,0 +1,203 @@
+// The pages through api::handle_request (no socket): statuses and messages of bad input, escaping of user text,
+// public and private projects, the JSON behind the charts, downsampling and `rnx report`'s self-contained file.
+#include "service_test_support.hpp"
+
+#include "rnx/common/error.hpp"
+#include "rnx/service/api.hpp"
+#include "rnx/service/pages.hpp"
+#include "rnx/service/verdicts.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rnx;
+using namespace rnx::test;
+namespace http = boost::beast::http;
+
+namespace {
+
+struct fixture {
+  temp_dir dir;
+  std::string db_path = dir.file("rnx.sqlite");
+  std::string token = make_token(db_path, "demo");
+  std::string other_token = make_token(db_path, "other");
+  store::database db{db_path};
+  service::metrics metrics;
+  service::api api{db, metrics, nullptr};
+  std::vector<std::int64_t> runs;
+
+  fixture() {
+    auto project = db.find_project("demo")->id;
+    for (int i = 0; i < 6; ++i) {
+      run_spec s;
+      s.commit = "main" + std::to_string(i);
+      s.seed = static_cast<unsigned>(i + 1);
+      s.env_id = i % 2 ? "env-b" : "env-a";
+      runs.push_back(store::upload_run(db, project, make_run(s)).run.id);
+    }
+    run_spec pr;
+    pr.branch = "feature";
+    pr.pull_request = 7;
+    pr.commit = "head";
+    pr.scale = 1.2;
+    pr.seed = 99;
+    auto doc = make_run(pr);
+    doc.results[0].kernel = "<script>alert(1)</script>";  // user-chosen names reach the pages
+    auto id = store::upload_run(db, project, doc).run.id;
+    store::judge_stored_run(db, id, gate_policy{});
+    runs.push_back(id);
+  }
+
+  service::response get(const std::string& target, const std::string& bearer = "", const std::string& cookie = "") {
+    service::request req{http::verb::get, target, 11};
+    if (!bearer.empty()) req.set(http::field::authorization, "Bearer " + bearer);
+    if (!cookie.empty()) req.set(http::field::cookie, cookie);
+    return api.handle_request(req);
+  }
+};
+
+bool is_html(const service::response& r) { return r.at(http::field::content_type).starts_with("text/html"); }
+
+}  // namespace
+
+TEST_CASE("pages: private projects need a token of theirs; public ones are readable by all") {
+  fixture f;
+  auto anonymous = f.get("/projects/demo");
+  CHECK(anonymous.result_int() == 401);
+  CHECK(is_html(anonymous));
+  CHECK(anonymous.body().find("action=\"/login\"") != std::string::npos);
+  CHECK(f.get("/projects/demo", f.other_token).result_int() == 403);
+  auto owner = f.get("/projects/demo", f.token);
+  CHECK(owner.result_int() == 200);
+  CHECK(f.get("/projects/demo", "", "theme=dark; rnx_token=" + f.token).result_int() == 200);
+  CHECK(owner.at("Content-Security-Policy").find("script-src 'self'") != std::string::npos);
+  f.db.set_project_public("demo", true);
+  CHECK(f.get("/projects/demo").result_int() == 200);
+  CHECK(f.get("/api/v1/projects/demo/overview").result_int() == 200);
+  CHECK(f.get("/projects/other").result_int() == 401);
+}
+
+TEST_CASE("pages: bad input is a clear 4xx page (HTML) or error (JSON), never 500") {
+  fixture f;
+  f.db.set_project_public("demo", true);
+  const std::string config = "/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1";
+  struct bad_case {
+    std::string target;
+    int status;
+    std::string says;
+  };
+  const bad_case cases[] = {
+      {"/projects/nope", 404, "project \"nope\" does not exist"},
+      {"/projects/bad%20name", 400, "project name"},
+      {"/runs/424242", 404, "run 424242 does not exist"},
+      {"/runs/abc", 400, "run id \"abc\" is not valid"},
+      {"/runs/1?x=1", 400, "unknown query parameter \"x\""},
+      {"/projects/demo/configs/nokernel", 400, "KERNEL/RUNTIME/DTYPE/bBATCH"},
+      {"/projects/demo/configs/k%2Feager%2Ffloat32%2Fb1", 404, "has no runs in project demo"},
+      {config + "?env_id=env-zzz", 404, "environment \"env-zzz\" has no runs"},
+      {config + "?points=5", 400, "points=5 is out of range"},
+      {config + "?points=99999999999", 400, "points"},
+      {config + "?from=yesterday", 400, "from=\"yesterday\" is not a date"},
+      {config + "?from=2026-13-01", 400, "is not a date"},
+      {config + "?from=2026-12-02&to=2026-12-01", 400, "empty range"},
+      {config + "?from=1990-01-01&to=2026-12-01", 400, "longer than 3660 days"},
+      {config + "?scale=cubic", 400, "scale=\"cubic\" must be linear or log"},
+      {config + "?points=10&points=20", 400, "given twice"},
+      {"/compare", 400, "runs is missing"},
+      {"/compare?runs=1", 400, "needs 2 to 6 runs"},
+      {"/compare?runs=1,1", 400, "names run 1 twice"},
+      {"/compare?runs=1,2,3,4,5,6,7", 400, "more than 6 runs"},
+      {"/compare?runs=1,x", 400, "\"x\" is not a run id"},
+      {"/compare?runs=1,3", 400, "same environment"},
+      {"/compare?runs=1,424242", 404, "run 424242 does not exist"},
+      {"/compare?runs=1,2&prices=env-a:free", 400, "ENV_ID:USD_PER_HOUR"},
+      {"/compare?runs=1,2&prices=env-q:1", 400, "not one of the compared runs"},
+      {"/assets/secret.txt", 404, "no asset named"},
+      {"/projects/demo/nothing", 404, "no page at"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.target);
+    auto page = f.get(c.target);
+    CHECK(page.result_int() == c.status);
+    CHECK(is_html(page));
+    CHECK(page.body().find(pages::escape_html(c.says)) != std::string::npos);
+  }
+  // The JSON endpoints answer the same mistakes in the API's error shape.
+  auto json = f.get("/api/v1/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1/history?points=5");
+  CHECK(json.result_int() == 400);
+  CHECK(json.body().find("\"code\":\"bad_input\"") != std::string::npos);
+  CHECK(f.get("/api/v1/runs/424242/evidence").result_int() == 404);
+  CHECK(f.get("/api/v1/compare?runs=1").result_int() == 400);
+  service::request post{http::verb::post, "/api/v1/projects/demo/overview", 11};
+  auto not_allowed = f.api.handle_request(post);
+  CHECK(not_allowed.result_int() == 405);
+  CHECK(not_allowed.at(http::field::allow) == "GET");
+}
+
+TEST_CASE("pages: names from users are escaped, also inside the embedded JSON") {
+  fixture f;
+  auto run = f.get("/runs/" + std::to_string(f.runs.back()), f.token);
+  REQUIRE(run.result_int() == 200);
+  CHECK(run.body().find("<script>alert(1)") == std::string::npos);
+  CHECK(run.body().find("&lt;script&gt;alert(1)&lt;/script&gt;") != std::string::npos);
+  CHECK(run.body().find("\\u003cscript>alert(1)\\u003c/script>") != std::string::npos);
+  // Its history link carries the name percent-encoded as one path segment, and that page opens.
+  auto history = f.get("/projects/demo/configs/%3Cscript%3Ealert(1)%3C%2Fscript%3E%2Feager%2Ffloat32%2Fb1", f.token);
+  CHECK(history.result_int() == 200);
+  CHECK(run.body().find("/projects/demo/configs/%3Cscript%3Ealert%281%29%3C%2Fscript%3E%2Feager%2Ffloat32%2Fb1") !=
+        std::string::npos);
+}
+
+TEST_CASE("pages: the JSON behind the charts") {
+  fixture f;
+  auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "overview");
+  CHECK(overview.at("environments").as_array().size() == 2);
+  CHECK(overview.at("configs").as_array().size() == 5);  // 4 on main, the renamed one of the pull request
+  auto history = json::parse(
+      f.get("/api/v1/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1/history?env_id=env-a", f.token).body(), "h");
+  const auto& series = history.at("series").as_array();
+  REQUIRE(series.size() == 1);
+  const auto& points = series[0].at("points").as_array();
+  CHECK(points.size() == 4);  // three pushes to main in env-a and the pull request
+  CHECK(points[0].at("baseline") == "push");
+  CHECK(points[0].at("lo_ms").as_double() <= points[0].at("median_ms").as_double());
+  CHECK(points[0].at("hi_ms").as_double() >= points[0].at("median_ms").as_double());
+  auto evidence = json::parse(f.get("/api/v1/runs/" + std::to_string(f.runs.back()) + "/evidence", f.token).body(), "e");
+  CHECK(evidence.at("verdict").at("verdict") == "BLOCK");
+  const auto& config = evidence.at("configs").as_array()[1];
+  CHECK(config.at("decision") == "slower");
+  CHECK(config.at("head").at("processes").as_array().size() == 1);
+  CHECK(config.at("base").at("n") == 30);
+  auto compare = json::parse(f.get("/api/v1/compare?runs=1,2&prices=env-a:2,env-b:4", f.token).body(), "c");
+  const auto& row = compare.at("configs").as_array()[0];
+  CHECK(row.at("ratio").as_array()[0].as_double() == doctest::Approx(1.0));
+  // $2/h at 1 ms per call of batch 1: 2 * 1 / 3.6 dollars per million items, give or take the noise.
+  CHECK(row.at("cost_per_million").as_array()[0].as_double() == doctest::Approx(2.0 / 3.6).epsilon(0.05));
+}
+
+TEST_CASE("pages: downsampling keeps the ends, the kept points and each bucket's extremes") {
+  std::vector<double> values(5000, 1.0);
+  std::vector<bool> keep(5000, false);
+  values[1234] = 9.0;  // a spike
+  values[4321] = 0.1;  // a dip
+  keep[2500] = true;   // an accepted slowdown
+  auto idx = pages::downsample(values, keep, 400);
+  CHECK(idx.size() <= 400);
+  CHECK(idx.front() == 0);
+  CHECK(idx.back() == 4999);
+  for (std::size_t i : {std::size_t{1234}, std::size_t{4321}, std::size_t{2500}}) {
+    CHECK(std::find(idx.begin(), idx.end(), i) != idx.end());
+  }
+  CHECK(pages::downsample(std::vector<double>(50, 1.0), std::vector<bool>(50, false), 400).size() == 50);
+}
+
+TEST_CASE("pages: a report is one file with everything inlined") {
+  fixture f;
+  auto project = f.db.find_project("demo");
+  auto report = pages::render_report(pages::report_pages(f.db, *project, f.runs.back()), "demo");
+  CHECK(report.find("src=\"/assets") == std::string::npos);
+  CHECK(report.find("href=\"/") == std::string::npos);  // every link is an anchor inside the file
+  CHECK(report.find("Chart.js v3") != std::string::npos);
+  CHECK(report.find("id=\"run-" + std::to_string(f.runs.back()) + "\"") != std::string::npos);
+  CHECK(report.find("id=\"overview\"") != std::string::npos);
+  CHECK_THROWS_AS(pages::report_pages(f.db, *project, 424242), error);
+}
