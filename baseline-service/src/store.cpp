@@ -131,13 +131,15 @@ CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
     R"sql(
 ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'legacy';
 )sql",
-    // 2 -> 3: the pages: public projects, an interval beside each median, history by configuration. Results stored
-    // before have no interval (their charts show the median alone).
+    // 2 -> 3: the pages: public projects, an interval beside each median, history by configuration, and a covering
+    // index of the runs' small columns (a run's row holds its whole document: thousands of them are megabytes to
+    // read). Results stored before have no interval (their charts show the median alone).
     R"sql(
 ALTER TABLE projects ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN lo_ms REAL;
 ALTER TABLE results ADD COLUMN hi_ms REAL;
 CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id);
+CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, commit_sha, pull_request);
 )sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
@@ -212,6 +214,8 @@ database::database(const std::filesystem::path& path, open_options options) : pa
     exec("PRAGMA journal_mode=WAL");
     exec(options.synchronous_full ? "PRAGMA synchronous=FULL" : "PRAGMA synchronous=NORMAL");
     exec("PRAGMA foreign_keys=ON");
+    // 32 MiB of page cache (the default is 2 MiB): the pages read the same index and result pages again and again.
+    exec("PRAGMA cache_size=-32768");
     migrate();
   } catch (const error& e) {
     statements_.clear();

@@ -88,6 +88,14 @@ def case_pass_and_comment_in_place(h):
         assert_in(needle, r.summary, "step summary")
     assert_in("### rnx: **PASS**", r.outputs.get("report", ""), "report output")
     check(os.path.exists(h.path(".rnx", "verdict.json")), "verdict.json written")
+    # The summary links the run's evidence page; report.html beside verdict.json is that page, self-contained.
+    assert_in("%s/runs/%s" % (h.service_url, r.outputs.get("run-id")), r.summary, "the summary links the run page")
+    html_path = r.outputs.get("report-html", "")
+    check(html_path.endswith("report.html") and os.path.exists(html_path), "report-html output names report.html")
+    html = open(html_path).read()
+    for needle in ("Chart.js v3", 'id="run-%s"' % r.outputs.get("run-id"), "matmul/eager/float32/b8", "PASS"):
+        assert_in(needle, html, "report.html")
+    check('src="/' not in html and 'href="http' not in html, "report.html loads nothing from elsewhere")
     posts = requests_matching(h, "POST", "/issues/7/comments")
     check(len(posts) == 1, "one comment created, got %d" % len(posts))
     check(statuses(h) and statuses(h)[-1]["state"] == "success", "status success on the head commit")
@@ -128,6 +136,10 @@ def case_block_on_slowdown(h):
     r = push_gate(h, run_file(h, "merged.json", seed=4, scale=1.3), sha=HEAD_SHA, expect=0)
     check(r.outputs.get("verdict") == "BLOCK", "the push reports the regression")
     assert_in("newest baseline of main; against the previous one", r.outputs.get("reason", ""), "push reason")
+    # Two baselines of main now: the summary draws each configuration's recent medians as a text sparkline.
+    assert_in("Recent history (median per run, oldest to newest)", r.summary, "sparkline section")
+    check(any(line.startswith("matmul/eager/float32/b8") and ("\u2581" in line or "\u2588" in line)
+              for line in r.summary.splitlines()), "a sparkline per configuration")
     assert_in("::error title=rnx%3A softmax/eager/float32/b8::", r.stdout, "regression annotations on push")
     check(not requests_matching(h, "POST", "/issues/0/"), "a push comments on no pull request")
     assert_headers(h)
@@ -246,6 +258,17 @@ def case_embedded_store(h):
     assert_in("embedded store", r.summary, "the report names the store")
     r = pr_gate(h, run_file(h, "slow.json", seed=3, scale=1.3), ["--store", store], expect=1)
     check(r.outputs.get("verdict") == "BLOCK", "BLOCK against the embedded baseline")
+    # With the embedded store report.html holds the project's overview, histories and the run's evidence; and
+    # `rnx report` writes the same from the store afterwards.
+    html = open(r.outputs.get("report-html", "")).read()
+    for needle in ('id="overview"', 'id="run-%s"' % r.outputs.get("run-id"), 'data-kind="history"', "slower"):
+        assert_in(needle, html, "report.html from the embedded store")
+    out = h.path("report-again.html")
+    h.run_rnx(["report", "--store", store, "--project", PROJECT, "--run-id", r.outputs.get("run-id"), "-o", out], {},
+              expect=0)
+    check('id="run-%s"' % r.outputs.get("run-id") in open(out).read(), "rnx report writes the run's page")
+    bad = h.run_rnx(["report", "--store", store, "--project", "no-such-project", "-o", out], {}, expect=2)
+    assert_in("project \"no-such-project\" is not in", bad.stderr, "rnx report names the missing project")
     # The default path, .rnx/baselines.db in the working folder, when neither flag is given.
     r = push_gate(h, run_file(h, "base2.json", seed=4))
     check(os.path.exists(h.path(".rnx", "baselines.db")), "the default store is .rnx/baselines.db")

@@ -230,6 +230,18 @@ TEST_CASE("the report names the facts and offers /rnx accept on BLOCK") {
   CHECK(text.find("environment `env42`") != std::string::npos);
   auto comment = render_comment(v, facts, comment_marker("k"));
   CHECK(comment.rfind("<!-- rnx-gate key=k -->\n", 0) == 0);
+  CHECK(text.find("Evidence for this run") == std::string::npos);  // no service URL known
+  facts.run_url = "https://rnx.example/runs/17";
+  facts.history = {{"softmax/eager/float32/b1", {1.0, 1.0, 2.0, 1.5}}};
+  text = render_report(v, facts);
+  CHECK(text.find("[Evidence for this run](https://rnx.example/runs/17)") != std::string::npos);
+  CHECK(text.find("softmax/eager/float32/b1  \u2581\u2581\u2588\u2585  1.5 ms") != std::string::npos);
+}
+
+TEST_CASE("text sparklines scale between the smallest and largest value") {
+  CHECK(text_sparkline({}).empty());
+  CHECK(text_sparkline({1, 2, 3, 4, 5, 6, 7, 8}) == "\u2581\u2582\u2583\u2584\u2585\u2586\u2587\u2588");
+  CHECK(text_sparkline({2, 2, 2}) == "\u2584\u2584\u2584");  // flat: the middle, not the floor
 }
 
 TEST_CASE("policy: [gate], then [gate.runners.LABEL], then flags") {

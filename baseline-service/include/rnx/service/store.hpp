@@ -150,7 +150,7 @@ struct environment_summary {
   std::string device;
   std::string cpu;
   std::int64_t n_runs = 0;
-  std::string last_run_at;
+  std::string last_run_at;  // created_at of its newest run
   std::int64_t newest_run_id = 0;
 };
 
