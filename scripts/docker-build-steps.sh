@@ -40,7 +40,7 @@ distro_packages() {
   if [ "$kind" = build ]; then
     echo build-essential cmake ninja-build pkg-config git ca-certificates \
       "libboost${boost}-dev" "libboost-json${boost}-dev" "libboost-url${boost}-dev" \
-      libsqlite3-dev libssl-dev libeigen3-dev libtomlplusplus-dev libcli11-dev \
+      libsqlite3-dev libssl-dev libeigen3-dev libtomlplusplus-dev libcli11-dev libjs-chart.js \
       python3-dev python3-venv python3-pip
   else
     # The runner compiles .cpp/.cu kernels at run time (g++, nvcc from the CUDA base) and embeds CPython.

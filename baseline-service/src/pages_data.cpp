@@ -12,7 +12,7 @@ namespace rnx::pages {
 
 namespace {
 
-constexpr int overview_baselines = 400;  // newest baseline records read for the overview
+constexpr int overview_baselines = 60;  // newest baseline records read: two per environment for up to 30
 constexpr int overview_runs = 60;        // newest runs whose medians make the overview's sparklines
 constexpr int overview_verdicts = 8;
 constexpr std::size_t samples_per_process = 100;  // strip charts show at most this many quantiles per process

@@ -285,6 +285,9 @@ def case_paired_mode(h):
     check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK on the slowdown")
     assert_in("not stored for history", r.summary, "the note about the failed upload")
     assert_in("mode paired", r.summary, "the report names the mode")
+    # Nothing was stored: report.html is the evidence page drawn from this job's base and head documents.
+    html = open(r.outputs.get("report-html", "")).read()
+    check('id="run-local"' in html and '"base":{"status":"ok"' in html, "report.html holds base and head samples")
     r = pr_gate(h, run_file(h, "pair-same.json", seed=3), ["--mode", "paired", "--base-results", base, "--service-url", url],
                 expect=0)
     check(r.outputs.get("verdict") == "PASS", "paired PASS on identical code")
