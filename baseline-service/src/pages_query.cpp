@@ -6,7 +6,7 @@
 
 #include <charconv>
 #include <cmath>
-#include <ctime>
+#include <cstdlib>
 #include <set>
 
 namespace rnx::pages {

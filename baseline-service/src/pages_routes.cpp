@@ -11,6 +11,7 @@
 #include <boost/url/parse.hpp>
 #include <boost/url/parse_query.hpp>
 
+#include <cctype>
 #include <charconv>
 #include <map>
 #include <vector>
