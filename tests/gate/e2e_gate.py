@@ -88,9 +88,8 @@ def case_pass_and_comment_in_place(h):
         assert_in(needle, r.summary, "step summary")
     assert_in("### rnx: **PASS**", r.outputs.get("report", ""), "report output")
     check(os.path.exists(h.path(".rnx", "verdict.json")), "verdict.json written")
-    # The summary links the run's evidence page; report.html beside verdict.json is that page, self-contained.
-    assert_in("%s/runs/%s" % (h.service_url, r.outputs.get("run-id")), r.summary, "the summary links the run page")
-    html_path = r.outputs.get("report-html", "")
+    # report.html beside verdict.json: the run's evidence, self-contained.
+    html_path = h.path(r.outputs.get("report-html", ""))
     check(html_path.endswith("report.html") and os.path.exists(html_path), "report-html output names report.html")
     html = open(html_path).read()
     for needle in ("Chart.js v3", 'id="run-%s"' % r.outputs.get("run-id"), "matmul/eager/float32/b8", "PASS"):
@@ -199,7 +198,14 @@ def case_accept_flow(h):
     # The comment workflow checks out the repository: the project and [service] url come from rnx.toml.
     h.write_manifest(PROJECT, service_url=h.service_url)
     push_gate(h, run_file(h, "base.json", seed=1))
-    pr_gate(h, run_file(h, "slow1.json", seed=2, scale=1.3), expect=1)
+    r = pr_gate(h, run_file(h, "slow1.json", seed=2, scale=1.3), expect=1)
+    # With a service the summary and the comment link the run's page there, and report.html is its evidence.
+    run_url = "%s/runs/%s" % (h.service_url, r.outputs.get("run-id"))
+    assert_in(run_url, r.summary, "the summary links the run page")
+    assert_in(run_url, [q["body"]["body"] for q in requests_matching(h, "POST", "/issues/7/comments")][-1],
+              "the PR comment links the run page")
+    html = open(h.path(r.outputs.get("report-html", ""))).read()
+    check('id="run-%s"' % r.outputs.get("run-id") in html and "slower" in html, "report.html from the service")
 
     def comment_event(comment_id, body, login):
         return h.event_env("issue_comment", issue_comment_payload(7, body, login, comment_id), "refs/heads/main",
@@ -260,7 +266,7 @@ def case_embedded_store(h):
     check(r.outputs.get("verdict") == "BLOCK", "BLOCK against the embedded baseline")
     # With the embedded store report.html holds the project's overview, histories and the run's evidence; and
     # `rnx report` writes the same from the store afterwards.
-    html = open(r.outputs.get("report-html", "")).read()
+    html = open(h.path(r.outputs.get("report-html", ""))).read()
     for needle in ('id="overview"', 'id="run-%s"' % r.outputs.get("run-id"), 'data-kind="history"', "slower"):
         assert_in(needle, html, "report.html from the embedded store")
     out = h.path("report-again.html")
@@ -286,7 +292,7 @@ def case_paired_mode(h):
     assert_in("not stored for history", r.summary, "the note about the failed upload")
     assert_in("mode paired", r.summary, "the report names the mode")
     # Nothing was stored: report.html is the evidence page drawn from this job's base and head documents.
-    html = open(r.outputs.get("report-html", "")).read()
+    html = open(h.path(r.outputs.get("report-html", ""))).read()
     check('id="run-local"' in html and '"base":{"status":"ok"' in html, "report.html holds base and head samples")
     r = pr_gate(h, run_file(h, "pair-same.json", seed=3), ["--mode", "paired", "--base-results", base, "--service-url", url],
                 expect=0)
