@@ -2,7 +2,9 @@
 """Page load of rnx-server's pages for a big project: 5,000 runs of 48 configurations in three environments
 (pull requests judged, an accepted slowdown, an abstain; tests/service/pages_seed.py), then each page and the JSON
 behind it asked for again and again over one keep-alive connection. A load is the time from sending the request to
-having read the whole body (server time + transfer). Prints a table and writes bench/results/pages_load.json.
+having read the whole body (server time + transfer). Server CPU ms is the server
+process's own CPU time (utime + stime) per load, which other work on the machine does not change. Prints a table
+and writes bench/results/pages_load.json.
 
   python3 bench/pages_load.py --server build-lite/bin/rnx-server [--runs 5000] [--requests 200]
 """
@@ -81,10 +83,16 @@ def main():
             "run evidence JSON": lambda i: "/api/v1/runs/%s/evidence" % runs[i % len(runs)],
             "chart.min.js (cached by browsers)": lambda i: "/assets/chart.min.js",
         }
+        def server_cpu_s():
+            # utime + stime of the server process: its own work, whatever else runs on the machine.
+            fields = open("/proc/%d/stat" % server.pid).read().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
         rows = []
         for name, path_of in kinds.items():
             times = []
             sizes = []
+            cpu_before = None
             for i in range(a.requests + 5):
                 path = path_of(i)
                 t0 = time.perf_counter()
@@ -94,19 +102,23 @@ def main():
                 elapsed = (time.perf_counter() - t0) * 1000
                 if res.status != 200:
                     sys.exit("pages_load: %s answered %d: %s" % (path, res.status, body[:200]))
+                if i == 4:
+                    cpu_before = server_cpu_s()
                 if i >= 5:  # the first few warm the page cache of SQLite and the OS
                     times.append(elapsed)
                     sizes.append(len(body))
-            rows.append({"page": name, "requests": len(times), "p50_ms": percentile(times, 0.5),
+            cpu_ms = (server_cpu_s() - cpu_before) * 1000 / len(times)
+            rows.append({"page": name, "requests": len(times), "server_cpu_ms": cpu_ms, "p50_ms": percentile(times, 0.5),
                          "p95_ms": percentile(times, 0.95), "p99_ms": percentile(times, 0.99), "max_ms": max(times),
                          "mean_kb": statistics.mean(sizes) / 1024})
         print("\n%d runs, %d configurations, %d environments; %d loads per page, one keep-alive connection"
               % (len(facts["runs"]), len(facts["configs"]), len(envs), a.requests))
-        print("| page | p50 ms | p95 ms | p99 ms | max ms | size kB |")
-        print("| --- | ---: | ---: | ---: | ---: | ---: |")
+        print("load average at the end: %.1f" % os.getloadavg()[0])
+        print("| page | p50 ms | p95 ms | p99 ms | max ms | server CPU ms | size kB |")
+        print("| --- | ---: | ---: | ---: | ---: | ---: | ---: |")
         for r in rows:
-            print("| %s | %.1f | %.1f | %.1f | %.1f | %.0f |" % (r["page"], r["p50_ms"], r["p95_ms"], r["p99_ms"],
-                                                                r["max_ms"], r["mean_kb"]))
+            print("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %.0f |" % (r["page"], r["p50_ms"], r["p95_ms"], r["p99_ms"],
+                                                                       r["max_ms"], r["server_cpu_ms"], r["mean_kb"]))
         os.makedirs(os.path.join(root, "bench", "results"), exist_ok=True)
         with open(os.path.join(root, "bench", "results", "pages_load.json"), "w") as f:
             json.dump({"runs": len(facts["runs"]), "configs": len(facts["configs"]), "environments": len(envs),

@@ -131,14 +131,15 @@ CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
     R"sql(
 ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'legacy';
 )sql",
-    // 2 -> 3: the pages: public projects, an interval beside each median, history by configuration, and a covering
-    // index of the runs' small columns (a run's row holds its whole document: thousands of them are megabytes to
-    // read). Results stored before have no interval (their charts show the median alone).
+    // 2 -> 3: the pages: public projects, an interval beside each median, and covering indexes for a
+    // configuration's history (its results; the runs' small columns): a run's row holds its whole document, and
+    // thousands of them are megabytes to read. Results stored before have no interval
+    // (their charts show the median alone).
     R"sql(
 ALTER TABLE projects ADD COLUMN public INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE results ADD COLUMN lo_ms REAL;
 ALTER TABLE results ADD COLUMN hi_ms REAL;
-CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id);
+CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n);
 CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, commit_sha, pull_request);
 )sql",
 };
