@@ -18,11 +18,13 @@ struct import_cli_options {
   std::string out;
   importers::import_options o;
   std::int64_t pull_request = 0;
+  std::string gbench_time = "real";
 };
 
 void run_import(import_cli_options& cli) {
   cli.o.fmt = *importers::format_from_string(cli.format);
   cli.o.files = cli.files;
+  cli.o.gbench_cpu_time = cli.gbench_time == "cpu";
   if (cli.pull_request > 0) cli.o.pull_request = cli.pull_request;
   importers::import_summary summary;
   const run_document run = importers::import_run(cli.o, &summary);
@@ -59,6 +61,10 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--pull-request", cli->pull_request, "The pull request's number")->check(CLI::PositiveNumber);
   cmd->add_flag("--allow-aggregates", cli->o.allow_aggregates,
                 "Keep configurations with only summaries (mean, median, ...), marked; the verdict abstains on them");
+  cmd->add_option("--gbench-time", cli->gbench_time,
+                  "gbench: each repetition's real_time (wall clock) or cpu_time (for CPU-bound code on a busy machine)")
+      ->check(CLI::IsMember({"real", "cpu"}))
+      ->capture_default_str();
   cmd->callback([cli] { run_import(*cli); });
 }
 

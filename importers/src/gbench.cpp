@@ -68,7 +68,7 @@ struct gathered {
 
 }  // namespace
 
-parsed_file parse_gbench(const std::string& file, const bj::value& doc) {
+parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu_time) {
   const bj::object* top = doc.if_object();
   if (!top || !top->contains("context") || !top->contains("benchmarks")) {
     wrong_format(file, doc, "Google Benchmark JSON", "\"context\" and \"benchmarks\"");
@@ -83,6 +83,7 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc) {
   ctx.harness = "gbench";
   if (auto v = context.maybe("library_version")) ctx.harness += " " + v->string();
   if (auto b = context.maybe("library_build_type")) ctx.harness += " (" + b->string() + " build)";
+  if (cpu_time) ctx.harness += ", cpu_time";
   if (auto n = context.maybe("num_cpus")) ctx.threads = n->integer();
   if (auto mhz = context.maybe("mhz_per_cpu")) ctx.clocks["cpu_mhz"] = mhz->number();
   if (auto date = context.maybe("date")) ctx.created_at = utc_timestamp(date->string());
@@ -127,7 +128,7 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc) {
                                          " says \"" + g.unit + "\": mixed units in one benchmark (were two outputs "
                                          "joined into one file?)");
     }
-    auto time = entry.at("real_time");
+    auto time = entry.at(cpu_time ? "cpu_time" : "real_time");
     const double ms = time.number() * *factor;
     if (!(ms >= 0)) time.fail("a non-negative time");
     if (run_type == "aggregate") {

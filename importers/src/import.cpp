@@ -164,6 +164,10 @@ run_document import_run(const import_options& options, import_summary* summary) 
     throw error(errc::usage, "--project is empty: name the project the run belongs to (as rnx gate stores it)");
   }
   const std::string runtime(to_string(options.fmt));
+  if (options.gbench_cpu_time && options.fmt != format::gbench) {
+    throw error(errc::usage, "--gbench-time cpu applies to --format gbench only (" + runtime +
+                                 " output has one timer per file; see docs/import.md)");
+  }
   std::vector<parsed_file> files;
   for (const auto& file : options.files) {
     bj::value doc;
@@ -175,7 +179,7 @@ run_document import_run(const import_options& options, import_summary* summary) 
                                                            "while writing it)");
     }
     switch (options.fmt) {
-      case format::gbench: files.push_back(detail::parse_gbench(file, doc)); break;
+      case format::gbench: files.push_back(detail::parse_gbench(file, doc, options.gbench_cpu_time)); break;
       case format::pytest_benchmark: files.push_back(detail::parse_pytest_benchmark(file, doc)); break;
       case format::nvbench: files.push_back(detail::parse_nvbench(file, doc)); break;
     }

@@ -52,7 +52,7 @@ struct parsed_file {
   std::vector<measured_case> cases;
 };
 
-parsed_file parse_gbench(const std::string& file, const boost::json::value& doc);
+parsed_file parse_gbench(const std::string& file, const boost::json::value& doc, bool cpu_time);
 parsed_file parse_pytest_benchmark(const std::string& file, const boost::json::value& doc);
 parsed_file parse_nvbench(const std::string& file, const boost::json::value& doc);
 

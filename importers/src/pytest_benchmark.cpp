@@ -66,6 +66,13 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
       // Parametrized with ids only: the id is all there is.
       c.params.emplace_back("id", param);
     }
+    if (i == 0) {
+      // A timer other than the default wall clock measures something else: runs with different timers never compare.
+      if (auto options = entry.maybe("options")) {
+        const std::string timer = options->string_or("timer", "perf_counter");
+        if (timer != "perf_counter" && timer != "time.perf_counter") ctx.harness += ", timer " + timer;
+      }
+    }
     auto stats = entry.at("stats");
     if (auto data = stats.maybe("data")) {
       const auto& rounds = data->array();

@@ -38,6 +38,10 @@ struct import_options {
   // Keep configurations the harness kept only summaries of (mean, median, ...), marked as such; the verdict abstains
   // on them. Without it such a configuration is an error.
   bool allow_aggregates = false;
+  // Google Benchmark only: take each repetition's cpu_time instead of its real_time (wall clock). On a shared, busy
+  // machine the wall clock of a CPU-bound benchmark includes the time it waited for a core. Recorded in the
+  // environment's harness, so runs with different timers are never compared.
+  bool gbench_cpu_time = false;
 };
 
 // What an import found, for the command's summary line.
