@@ -47,16 +47,17 @@ double number_of(const json::reader& value) {
   value.fail("a number (as nvbench writes it, in a string)");
 }
 
-// The sidecar file of a sample-times summary: relative to the JSON's folder (nvbench's documented rule), else where
-// an older nvbench put it (relative to its working directory, which was the JSON's folder's parent path as given).
+// The sidecar file of a sample-times summary: relative to the JSON's folder (nvbench's documented rule), else in
+// FILE-bin/ beside the JSON, where nvbench writes it (older versions named it relative to their working directory).
+// An absolute name that no longer exists (the output was copied from the machine that ran it) is looked for there too.
 fs::path sidecar_path(const std::string& json_file, const std::string& name) {
   const fs::path given(name);
-  if (given.is_absolute()) return given;
   const fs::path folder = fs::path(json_file).parent_path();
-  if (fs::exists(folder / given)) return folder / given;
+  const fs::path named = given.is_absolute() ? given : folder / given;
+  if (fs::exists(named)) return named;
   const fs::path beside = fs::path(json_file + "-bin") / given.filename();
   if (fs::exists(beside)) return beside;
-  return folder / given;
+  return named;
 }
 
 std::vector<double> read_sample_times(const std::string& file, const json::reader& summary) {
