@@ -9,6 +9,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <string>
 #include <vector>
@@ -319,6 +320,15 @@ TEST_CASE("nvbench: --json output has only summaries; sample files must be whole
   scratch s;
   fs::copy(fixtures / "nvbench", s.dir, fs::copy_options::recursive);
   const std::string copy = (s.dir / "copy.json").string();
+  // Copied from the machine that ran it: an absolute name from there is found in copy.json-bin/ beside the JSON.
+  {
+    std::ifstream in(copy);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string relative = "\"copy.json-bin/0.bin\"";
+    text.replace(text.find(relative), relative.size(), "\"/gone/machine/copy.json-bin/0.bin\"");
+    std::ofstream(copy, std::ios::trunc) << text;
+  }
+  CHECK(import_files(format::nvbench, {copy}).results[0].samples_ms.size() == 12);
   fs::resize_file(s.dir / "copy.json-bin" / "1.bin", 40);
   CHECK(error_of(format::nvbench, {copy}) ==
         copy + ": $.benchmarks[0].states[1].summaries[5].data[1].value: sample-time file " +
