@@ -2,7 +2,8 @@
 """`rnx import` as a command: bad input exits 2 with one line naming the file and JSON path and writes nothing;
 the nvbench fixtures (written to nvbench's documented JSON format 1.0, since nvbench cannot be built here) convert
 to documents that check-jsonschema accepts; aggregates-only configurations make the verdict abstain with the reason;
-and `rnx gate --results` gates imported runs against a baseline in the embedded store.
+`rnx gate --results` gates imported runs against a baseline in the embedded store; and the GitHub Action's
+entrypoint imports before it gates (import-format / import-files inputs).
 
   cli_check.py RNX SCHEMA_DIR FIXTURES_DIR
 """
@@ -121,10 +122,42 @@ def nvbench_and_gate(rnx, schema, fixtures, tmp):
     pr = ["--branch", "feature", "--base-branch", "main", "--pull-request", "1", "--mode", "stored"]
     r = rnx_run(rnx, "gate", "--results", str(docs["base"]), "--commit", "c2", *pr, *common, cwd=tmp)
     expect(r.returncode == 0 and "PASS" in r.stdout, f"gate identical: {r.returncode} {r.stdout} {r.stderr}")
-    print("gate, identical imported run:", r.stdout.strip().splitlines()[-1] if r.stdout.strip() else r.stderr)
+    print("gate, identical imported run:", next((l for l in r.stdout.splitlines() if "PASS" in l), r.stderr.strip()))
     r = rnx_run(rnx, "gate", "--results", str(docs["slow"]), "--commit", "c3", *pr, *common, cwd=tmp)
     expect(r.returncode == 1 and "BLOCK" in r.stdout, f"gate slowed: {r.returncode} {r.stdout} {r.stderr}")
     print("gate, slowed imported run: exit", r.returncode)
+
+
+def action_entrypoint(rnx, gbench_file, tmp):
+    """The GitHub Action's entrypoint, installed beside rnx as the image installs it, imports before gating."""
+    root = pathlib.Path(__file__).resolve().parents[2]
+    bin_dir = tmp / "action-bin"
+    bin_dir.mkdir()
+    shutil.copy(root / "scripts" / "action-entrypoint.sh", bin_dir / "rnx-action")
+    (bin_dir / "rnx").symlink_to(rnx)
+    work = tmp / "action-work"
+    work.mkdir()
+    shutil.copy(gbench_file, work / "gbench-1.json")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_")}
+    # A push to main, as GitHub describes it to the action (no token: no status or comment is posted).
+    (work / "event.json").write_text("{}")
+    env.update(GITHUB_EVENT_NAME="push", GITHUB_REF="refs/heads/main", GITHUB_SHA="c0ffee",
+               GITHUB_EVENT_PATH=str(work / "event.json"),
+               GITHUB_REPOSITORY="someone/kernels")  # the project name when the input is blank
+    run = lambda *args: subprocess.run(["bash", str(bin_dir / "rnx-action"), *args], capture_output=True, text=True,
+                                       timeout=60, cwd=work, env=env)
+    r = run("gate", "--import-format=gbench", "--import-files=gbench-*.json", "--project=", "--store=.rnx/db")
+    imported = work / ".rnx" / "imported-run.json"
+    expect(r.returncode == 0 and imported.exists() and "rnx gate: stored run" in r.stdout,
+           f"action entrypoint import: {r.returncode} {r.stdout} {r.stderr}")
+    if imported.exists():
+        expect(json.loads(imported.read_text())["project"] == "kernels", "action entrypoint: project not defaulted")
+    print("action entrypoint:", r.stdout.strip().splitlines()[0] if r.stdout.strip() else r.stderr.strip())
+    r = run("gate", "--import-format=gbench", "--import-files=")
+    expect(r.returncode == 2 and "import-format needs import-files" in r.stderr, f"no files: {r.returncode} {r.stderr}")
+    r = run("accept", "--import-format=gbench", "--import-files=x.json")
+    expect(r.returncode == 2 and "applies to the gate and report-only modes" in r.stderr,
+           f"accept with import: {r.returncode} {r.stderr}")
 
 
 def main():
@@ -133,6 +166,8 @@ def main():
         tmp = pathlib.Path(tmp)
         bad_inputs(rnx, tmp)
         nvbench_and_gate(rnx, schema, fixtures, tmp)
+        if "gate" in rnx_run(rnx, "--help").stdout:
+            action_entrypoint(rnx, tmp / "good.json", tmp)
     for f in failures:
         print("FAIL " + f)
     return 1 if failures else 0
