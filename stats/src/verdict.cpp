@@ -41,7 +41,6 @@ std::string aggregates_only(const run_result& r, std::string_view side) {
 
 config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy,
                                const std::optional<pairing_info>& pairing) {
-  const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
   config_verdict v;
   v.key = head.key();
   v.n_base = static_cast<std::int64_t>(base.samples_ms.size());
@@ -84,6 +83,7 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
                      "output instead (docs/import.md)";
     return v;
   }
+  const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
   comparison c = compare_measured(base, head, policy, pairing);
   if (looks) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
   if (v.pairing == "process" && !head.pairing_reason.empty()) {
