@@ -83,14 +83,13 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
                      "output instead (docs/import.md)";
     return v;
   }
-  const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
   comparison c = compare_measured(base, head, policy, pairing);
-  if (looks) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
+  if (pairing) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
   if (v.pairing == "process" && !head.pairing_reason.empty()) {
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
   }
   v.mde = c.mde;
-  if (looks && *looks > 1) v.threshold = c.threshold;
+  if (pairing && pairing->looks > 1) v.threshold = c.threshold;
   v.result = c.result;
   v.ratio = c.ratio;
   v.ci_lo = c.ci_lo;
