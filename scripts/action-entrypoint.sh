@@ -3,6 +3,9 @@
 #
 #   rnx-action MODE --flag=value ...   (MODE: gate | report-only | accept | optimize)
 #
+# In gate and report-only mode, --import-format=F with --import-files="A.json B.json" first converts another
+# harness's output with `rnx import` (docs/import.md) and gates that run (rnx gate --results).
+#
 # action.yml passes every input as --flag=value; inputs left blank arrive as "--flag=" and are dropped,
 # so rnx.toml's values stand. Each mode gets only the flags its command takes.
 set -euo pipefail
@@ -11,7 +14,7 @@ mode="${1:-gate}"
 [ "$#" -gt 0 ] && shift
 
 gate_flags="--config --service-url --store --mode --pair-ref --rope --probability --min-samples --on-abstain --runner
-  --results --out-dir --report-key --status-context"
+  --results --out-dir --report-key --status-context --project"
 accept_flags="--config --service-url --store --status-context"
 optimize_flags="--config --kernel --budget --rewriter"
 
@@ -34,6 +37,9 @@ flag_allowed() {
 }
 
 args=()
+import_format=""
+import_files=""
+project=""
 for arg in "$@"; do
   case "$arg" in
     --*=*) ;;
@@ -47,6 +53,11 @@ for arg in "$@"; do
   [ -n "$value" ] || continue
   # The comparison input is called `comparison` in action.yml (stored | paired | confirmed) and --mode in rnx gate.
   [ "$name" = "--comparison" ] && name="--mode"
+  case "$name" in
+    --import-format) import_format="$value"; continue ;;
+    --import-files) import_files="$value"; continue ;;
+    --project) project="$value" ;;
+  esac
   # An input that this mode does not use (e.g. thresholds in accept mode) is left out.
   if flag_allowed "$name"; then args+=("$name" "$value"); fi
 done
@@ -57,6 +68,27 @@ if [ -n "${GITHUB_WORKSPACE:-}" ] && command -v git >/dev/null; then
 fi
 
 rnx="$(dirname "$(readlink -f "${BASH_SOURCE[0]}")")/rnx"
+
+if [ -n "$import_format" ]; then
+  case "$mode" in
+    gate | report-only) ;;
+    *)
+      echo "::error title=rnx::import-format applies to the gate and report-only modes, not $mode" >&2
+      exit 2
+      ;;
+  esac
+  if [ -z "$import_files" ]; then
+    echo "::error title=rnx::import-format needs import-files (the harness's JSON output, space-separated)" >&2
+    exit 2
+  fi
+  # Space-separated paths; shell patterns (bench-*.json) are expanded on purpose.
+  # shellcheck disable=SC2206
+  files=($import_files)
+  [ -n "$project" ] || project="${GITHUB_REPOSITORY##*/}"
+  mkdir -p .rnx
+  "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json --project "$project"
+  args+=(--results .rnx/imported-run.json)
+fi
 case "$mode" in
   gate) exec "$rnx" gate "${args[@]}" ;;
   report-only) exec "$rnx" gate --report-only "${args[@]}" ;;

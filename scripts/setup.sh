@@ -12,6 +12,7 @@ debian_packages=(
   libtomlplusplus-dev libcli11-dev doctest-dev
   clang-14 libclang-rt-14-dev
   python3-dev wrk shellcheck
+  libbenchmark-dev  # tests/importers: a Google Benchmark program whose output rnx import converts
   python3-venv python3-pip  # scripts/docker-build-steps.sh (the Docker image's steps, run by tests/lint)
   libjs-chart.js  # Chart.js 3, embedded into rnx-server's pages and `rnx report` at build time
   chromium        # tests/service/browser_pages.py: the pages in a real headless browser

@@ -43,6 +43,7 @@ std::string compute_env_id(const environment& env) {
     canonical += '\x1f';
   }
   canonical += std::to_string(env.threads);
+  if (!env.harness.empty()) canonical += '\x1f' + env.harness;
   unsigned char digest[EVP_MAX_MD_SIZE];
   unsigned int length = 0;
   EVP_Digest(canonical.data(), canonical.size(), digest, &length, EVP_sha256(), nullptr);
@@ -57,8 +58,11 @@ std::string compute_env_id(const environment& env) {
 
 namespace {
 
-const std::set<std::string> known_runtimes = {"eager", "compile", "torchscript", "onnxruntime", "tensorrt", "cpp"};
-const std::set<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64"};
+// gbench, pytest-benchmark and nvbench are the harnesses of imported runs (rnx import); "none" is the dtype of an
+// imported configuration whose parameters name none.
+const std::set<std::string> known_runtimes = {"eager",    "compile", "torchscript",      "onnxruntime",
+                                              "tensorrt", "cpp",     "gbench", "pytest-benchmark", "nvbench"};
+const std::set<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64", "none"};
 
 result_status status_from(const json::reader& r) {
   std::string s = r.string();
@@ -77,7 +81,7 @@ std::string non_empty(const json::reader& r) {
 
 environment environment_from(const json::reader& r) {
   r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads",
-               "os", "image", "clocks"});
+               "os", "image", "harness", "clocks"});
   environment env;
   env.env_id = non_empty(r.at("env_id"));
   env.device = non_empty(r.at("device"));
@@ -93,6 +97,7 @@ environment environment_from(const json::reader& r) {
   }
   env.os = r.string_or("os", "");
   env.image = r.string_or("image", "none");
+  env.harness = r.string_or("harness", "");
   if (auto clocks = r.maybe("clocks")) {
     for (const auto& [name, value] : clocks->object()) {
       env.clocks[std::string(name)] = clocks->at(std::string_view(name)).number();
@@ -103,17 +108,18 @@ environment environment_from(const json::reader& r) {
 
 run_result result_from(const json::reader& r) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
-               "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason"});
+               "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
+               "aggregates"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
   res.runtime = runtime.string();
   if (!known_runtimes.count(res.runtime)) {
-    runtime.fail("one of eager, compile, torchscript, onnxruntime, tensorrt, cpp");
+    runtime.fail("one of eager, compile, torchscript, onnxruntime, tensorrt, cpp, gbench, pytest-benchmark, nvbench");
   }
   auto dtype = r.at("dtype");
   res.dtype = dtype.string();
-  if (!known_dtypes.count(res.dtype)) dtype.fail("one of float32, float16, bfloat16, float64");
+  if (!known_dtypes.count(res.dtype)) dtype.fail("one of float32, float16, bfloat16, float64, none");
   auto batch = r.at("batch");
   res.batch = batch.integer();
   if (res.batch < 1) batch.fail("a batch size of at least 1");
@@ -160,6 +166,36 @@ run_result result_from(const json::reader& r) {
     if (res.pairing != "in-process" && res.pairing != "process") p->fail("\"in-process\" or \"process\"");
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
+  if (auto params = r.maybe("params")) {
+    for (const auto& [name, value] : params->object()) {
+      res.params.emplace_back(std::string(name), params->at(std::string_view(name)).string());
+    }
+  }
+  res.origin = r.string_or("origin", "");
+  if (auto a = r.maybe("aggregates")) {
+    a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
+    aggregate_summary summary;
+    auto count = a->at("count");
+    summary.count = count.integer();
+    if (summary.count < 1) count.fail("a positive number of summarized samples");
+    auto time = [&](std::string_view key) -> std::optional<double> {
+      auto member = a->maybe(key);
+      if (!member) return std::nullopt;
+      const double ms = member->number();
+      if (!(ms >= 0)) member->fail("a non-negative time in milliseconds");
+      return ms;
+    };
+    summary.mean_ms = time("mean_ms");
+    summary.median_ms = time("median_ms");
+    summary.stddev_ms = time("stddev_ms");
+    summary.min_ms = time("min_ms");
+    summary.max_ms = time("max_ms");
+    if (!res.samples_ms.empty()) {
+      throw error(errc::invalid, a->source() + ": " + a->path() + ": a result has samples_ms or aggregates, not both "
+                                 "(aggregates stand in for samples a harness did not keep)");
+    }
+    res.aggregates = summary;
+  }
   return res;
 }
 
@@ -239,6 +275,7 @@ bj::value to_json(const run_document& run) {
   env["threads"] = run.env.threads;
   env["os"] = run.env.os;
   env["image"] = run.env.image;
+  if (!run.env.harness.empty()) env["harness"] = run.env.harness;
   bj::object clocks;
   for (const auto& [name, value] : run.env.clocks) clocks[name] = value;
   env["clocks"] = std::move(clocks);
@@ -265,6 +302,24 @@ bj::value to_json(const run_document& run) {
     o["message"] = res.message;
     if (!res.pairing.empty()) o["pairing"] = res.pairing;
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
+    if (!res.params.empty()) {
+      bj::object params;
+      for (const auto& [name, value] : res.params) params[name] = value;
+      o["params"] = std::move(params);
+    }
+    if (!res.origin.empty()) o["origin"] = res.origin;
+    if (res.aggregates) {
+      bj::object a;
+      a["count"] = res.aggregates->count;
+      const std::pair<const char*, const std::optional<double>*> times[] = {
+          {"mean_ms", &res.aggregates->mean_ms},     {"median_ms", &res.aggregates->median_ms},
+          {"stddev_ms", &res.aggregates->stddev_ms}, {"min_ms", &res.aggregates->min_ms},
+          {"max_ms", &res.aggregates->max_ms}};
+      for (const auto& [name, value] : times) {
+        if (*value) a[name] = **value;
+      }
+      o["aggregates"] = std::move(a);
+    }
     results.push_back(std::move(o));
   }
 

@@ -8,6 +8,7 @@ namespace rnx::cli {
 // Each adds one subcommand to `app`; the subcommand's callback throws rnx::error on failure
 // and sets the process exit code through exit_code().
 void add_compare_command(CLI::App& app);
+void add_import_command(CLI::App& app);
 #ifdef RNX_HAVE_GATE
 void add_gate_command(CLI::App& app);
 void add_accept_command(CLI::App& app);

@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", "rnx 0.1.0");
   rnx::cli::add_compare_command(app);
+  rnx::cli::add_import_command(app);
 #ifdef RNX_HAVE_GATE
   rnx::cli::add_gate_command(app);
   rnx::cli::add_accept_command(app);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <iomanip>
 #include <sstream>
+#include <string_view>
 
 namespace rnx::stats {
 
@@ -25,9 +26,21 @@ bool in_process(const run_result& base, const run_result& head, const std::optio
   return pairing && base.pairing == "in-process" && head.pairing == "in-process" && base.groups == head.groups;
 }
 
+// Why an imported result that kept only a harness's summaries cannot be judged ("" when it has samples).
+std::string aggregates_only(const run_result& r, std::string_view side) {
+  if (!r.aggregates) return "";
+  std::ostringstream os;
+  os << side << " has only aggregates";
+  if (r.aggregates->median_ms || r.aggregates->mean_ms) {
+    os << " (" << (r.aggregates->median_ms ? "median " : "mean ") << std::setprecision(4)
+       << (r.aggregates->median_ms ? *r.aggregates->median_ms : *r.aggregates->mean_ms) << " ms";
+    os << " of " << r.aggregates->count << ")";
+  }
+  return os.str();
+}
+
 config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy,
                                const std::optional<pairing_info>& pairing) {
-  const std::optional<std::int64_t> looks = pairing ? std::optional<std::int64_t>(pairing->looks) : std::nullopt;
   config_verdict v;
   v.key = head.key();
   v.n_base = static_cast<std::int64_t>(base.samples_ms.size());
@@ -60,13 +73,23 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
                std::string(to_string(head.status)) + ": " + head.message;
     return v;
   }
+  if (base.aggregates || head.aggregates) {
+    // A mean and a spread say nothing about the shape of the samples, and the posterior is over samples.
+    std::string why = aggregates_only(base, "baseline");
+    const std::string head_why = aggregates_only(head, "head");
+    why += (why.empty() || head_why.empty() ? "" : "; ") + head_why;
+    v.result = decision::abstain;
+    v.reason = why + ": the harness kept no per-sample times, so no posterior can be formed; import its per-sample "
+                     "output instead (docs/import.md)";
+    return v;
+  }
   comparison c = compare_measured(base, head, policy, pairing);
-  if (looks) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
+  if (pairing) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
   if (v.pairing == "process" && !head.pairing_reason.empty()) {
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
   }
   v.mde = c.mde;
-  if (looks && *looks > 1) v.threshold = c.threshold;
+  if (pairing && pairing->looks > 1) v.threshold = c.threshold;
   v.result = c.result;
   v.ratio = c.ratio;
   v.ci_lo = c.ci_lo;

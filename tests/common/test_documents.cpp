@@ -175,3 +175,41 @@ TEST_CASE("errors render as the service's JSON error body") {
   CHECK(e.http_status() == 413);
   CHECK(error(errc::usage, "x").exit_code() == 2);
 }
+
+TEST_CASE("imported results keep params in order, origin and aggregates; the harness joins env_id only when set") {
+  run_document run = sample_run();
+  const std::string plain_id = compute_env_id(run.env);
+  run.env.harness = "gbench 1.7.1";
+  CHECK(compute_env_id(run.env) != plain_id);
+  run.env.env_id = compute_env_id(run.env);
+  run_result r;
+  r.kernel = "BM_copy[size=1024,align=64]";
+  r.runtime = "gbench";
+  r.dtype = "none";
+  r.batch = 1;
+  r.params = {{"size", "1024"}, {"align", "64"}};
+  r.origin = "BM_copy/size:1024/align:64";
+  r.aggregates = aggregate_summary{12, 0.5, 0.49, 0.01, std::nullopt, std::nullopt};
+  run.results.push_back(r);
+  const run_document back = run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "x");
+  CHECK(back.env.harness == "gbench 1.7.1");
+  CHECK(back.env.env_id == run.env.env_id);
+  const run_result& got = back.results.back();
+  CHECK(got.params == r.params);
+  CHECK(got.origin == r.origin);
+  REQUIRE(got.aggregates);
+  CHECK(got.aggregates->count == 12);
+  CHECK(got.aggregates->median_ms == 0.49);
+  CHECK(!got.aggregates->min_ms);
+  CHECK(got.samples_ms.empty());
+
+  auto doc = to_json(run);
+  doc.at("results").as_array().back().as_object()["samples_ms"] = boost::json::array{1.0};
+  try {
+    run_from_json(doc, "imported.json");
+    FAIL("samples and aggregates together were accepted");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()) == "imported.json: $.results[1].aggregates: a result has samples_ms or aggregates, "
+                                   "not both (aggregates stand in for samples a harness did not keep)");
+  }
+}

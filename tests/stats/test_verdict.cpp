@@ -156,3 +156,45 @@ TEST_CASE("a kernel new in the head that errors or diverges is broken (BLOCK), w
   CHECK(find(fine, "fresh").result == decision::new_config);
   CHECK(fine.verdict == overall::warn);
 }
+
+TEST_CASE("an imported configuration with only aggregates abstains, with the reason, on either side") {
+  auto summarized = [](std::string kernel, double mean) {
+    run_result r = result(std::move(kernel), mean);
+    r.runtime = "gbench";
+    r.dtype = "none";
+    r.samples_ms.clear();
+    r.aggregates = aggregate_summary{10, mean, mean, 0.01 * mean, std::nullopt, std::nullopt};
+    return r;
+  };
+  auto gbench = [](run_result r) {
+    r.runtime = "gbench";
+    r.dtype = "none";
+    return r;
+  };
+  // Even a threefold change is not called: the summaries carry no samples to form a posterior from.
+  auto base = run({summarized("both", 1.0), gbench(result("head_only", 1.0)), summarized("base_only", 1.0),
+                   gbench(result("plain", 1.0))});
+  auto head = run({summarized("both", 3.0), summarized("head_only", 3.0), gbench(result("base_only", 3.0)),
+                   gbench(result("plain", 1.0))});
+  auto v = stats::judge_runs(base, head, {});
+  for (const char* kernel : {"both", "head_only", "base_only"}) {
+    CAPTURE(kernel);
+    const auto& c = find(v, kernel);
+    CHECK(c.result == decision::abstain);
+    CHECK(!c.ratio);
+    CHECK(c.reason.find("no per-sample times") != std::string::npos);
+  }
+  CHECK(find(v, "both").reason.rfind("baseline has only aggregates (median 1 ms of 10); head has only aggregates "
+                                     "(median 3 ms of 10)", 0) == 0);
+  CHECK(find(v, "head_only").reason.rfind("head has only aggregates", 0) == 0);
+  CHECK(find(v, "base_only").reason.rfind("baseline has only aggregates", 0) == 0);
+  CHECK(find(v, "plain").result == decision::equivalent);
+  CHECK(v.verdict == overall::warn);  // abstain follows on_abstain (warn), never BLOCK on a summary
+  gate_policy strict;
+  strict.on_abstain = overall::block;
+  CHECK(stats::judge_runs(base, head, strict).verdict == overall::block);
+  // A configuration new in the head is new whatever it carries.
+  auto added = stats::judge_runs(run({gbench(result("plain", 1.0))}),
+                                 run({gbench(result("plain", 1.0)), summarized("added", 1.0)}), {});
+  CHECK(find(added, "added").result == decision::new_config);
+}

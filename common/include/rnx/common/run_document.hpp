@@ -27,6 +27,9 @@ struct environment {
   std::int64_t threads = 0;
   std::string os;
   std::string image = "none";
+  // The benchmark harness an imported run came from, with its version ("gbench 1.7.1 (debug build)");
+  // empty for rnx bench. Part of env_id only when set, so runs of rnx bench keep their ids.
+  std::string harness;
   std::map<std::string, double> clocks;  // e.g. sm_mhz; recorded, not part of env_id (they move)
 };
 
@@ -52,6 +55,17 @@ struct config_key {
   std::string label() const;  // "attention/eager/float32/b8"
 };
 
+// What a harness reported for a configuration whose per-sample times it did not keep (rnx import
+// --allow-aggregates): the verdict abstains on such a result, since no posterior can be formed from them.
+struct aggregate_summary {
+  std::int64_t count = 0;  // samples (repetitions, rounds) the harness summarized
+  std::optional<double> mean_ms;
+  std::optional<double> median_ms;
+  std::optional<double> stddev_ms;
+  std::optional<double> min_ms;
+  std::optional<double> max_ms;
+};
+
 struct run_result {
   std::string kernel;
   std::string runtime;
@@ -71,6 +85,11 @@ struct run_result {
   // processes, interleaved; `pairing_reason` says why it could not share one). Empty outside paired runs.
   std::string pairing;
   std::string pairing_reason;
+  // Imported runs (rnx import, docs/import.md): the harness's parameters of this configuration in the harness's
+  // order, the harness's own name for it, and its summaries when it kept no samples (samples_ms then empty).
+  std::vector<std::pair<std::string, std::string>> params;
+  std::string origin;
+  std::optional<aggregate_summary> aggregates;
 
   config_key key() const { return {kernel, runtime, dtype, batch}; }
 };
