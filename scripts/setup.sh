@@ -13,6 +13,7 @@ debian_packages=(
   clang-14 libclang-rt-14-dev
   python3-dev wrk shellcheck
   python3-venv python3-pip  # scripts/docker-build-steps.sh (the Docker image's steps, run by tests/lint)
+  systemd  # systemd-analyze: tests/lint checks deploy/rnx-server.service (verify, security exposure)
 )
 missing=()
 for p in "${debian_packages[@]}"; do

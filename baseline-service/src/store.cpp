@@ -114,6 +114,11 @@ CREATE INDEX deliveries_by_webhook ON webhook_deliveries (webhook_id, id);
     R"sql(
 ALTER TABLE tokens ADD COLUMN scope TEXT NOT NULL DEFAULT 'legacy';
 )sql",
+    // 2 -> 3: when a token was revoked, and the end of a rotated token's grace period.
+    R"sql(
+ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
+ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 
@@ -140,36 +145,7 @@ std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-
-// Rolls back unless committed, so an exception half way leaves nothing half-written.
-class transaction {
- public:
-  explicit transaction(sqlite3* db) : db_(db) { run("BEGIN IMMEDIATE"); }
-  ~transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void commit() {
-    run("COMMIT");
-    done_ = true;
-  }
-
- private:
-  void run(const char* sql) {
-    char* message = nullptr;
-    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
-    if (rc != SQLITE_OK) {
-      std::string text = message ? message : "unknown error";
-      sqlite3_free(message);
-      if (rc == SQLITE_BUSY) throw error(errc::unavailable, "the database is busy; retry the request");
-      throw error(errc::internal, std::string("SQLite ") + sql + " failed: " + text);
-    }
-  }
-  sqlite3* db_;
-  bool done_ = false;
-};
-
-}  // namespace
+using detail::transaction;
 
 database::database(const std::filesystem::path& path, open_options options) : path_(path) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
