@@ -173,8 +173,11 @@ int admin_commands::run_backup() {
   store::backup_options options;
   options.overwrite = overwrite_;
   auto b = store::backup_database(db_path_, backup_dest_, options);
+  auto count = [](std::int64_t n, const char* what) {
+    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+  };
   std::cout << "backed up " << db_path_ << " to " << b.path.string() << ": " << b.bytes << " bytes, schema version "
-            << b.schema_version << ", " << b.projects << " projects, " << b.runs << " runs\n";
+            << b.schema_version << ", " << count(b.projects, "project") << ", " << count(b.runs, "run") << "\n";
   return 0;
 }
 
