@@ -65,8 +65,7 @@ class temp_file {
   ~temp_file() {
     if (!kept_) {
       std::error_code ec;
-      fs::remove(path_, ec);
-      fs::remove(fs::path(path_.string() + "-journal"), ec);
+      for (const char* suffix : {"", "-journal", "-wal", "-shm"}) fs::remove(fs::path(path_.string() + suffix), ec);
     }
   }
   temp_file(const temp_file&) = delete;
@@ -130,6 +129,9 @@ backup_result backup_database(const fs::path& source, const fs::path& dest, back
     } while ((rc == SQLITE_BUSY || rc == SQLITE_LOCKED || rc == SQLITE_OK) &&
              std::chrono::steady_clock::now() < deadline);
     sqlite3_backup_finish(backup);
+    if ((rc & 0xff) == SQLITE_NOTADB) {
+      throw error(errc::invalid, source.string() + " is not an SQLite database; give the --db that rnx-server serve uses");
+    }
     if (rc != SQLITE_DONE) {
       throw error(rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? errc::unavailable : errc::internal,
                   source.string() + ": the backup did not complete: " + sqlite3_errstr(rc));
@@ -141,9 +143,11 @@ backup_result backup_database(const fs::path& source, const fs::path& dest, back
     std::string version = to.scalar("SELECT max(version) FROM schema_version",
                                     source.string() + " is not an rnx database (it has no schema_version table)");
     result.schema_version = version.empty() ? 0 : std::stoi(version);
-    result.projects = std::stoll("0" + to.scalar("SELECT count(*) FROM projects", "backup file"));
-    result.runs = std::stoll("0" + to.scalar("SELECT count(*) FROM runs", "backup file"));
+    result.projects = std::stoll(to.scalar("SELECT count(*) FROM projects", "backup file"));
+    result.runs = std::stoll(to.scalar("SELECT count(*) FROM runs", "backup file"));
   }
+  // The copy is as private as the database it copies (tokens' digests, every run).
+  fs::permissions(temp.path(), fs::status(source).permissions() & fs::perms::all, ec);
   fsync_path(temp.path(), false);
   fs::rename(temp.path(), dest, ec);
   if (ec) throw error(errc::internal, dest.string() + ": cannot move the backup into place: " + ec.message());

@@ -199,7 +199,9 @@ TEST_CASE("admin backup: a consistent copy while the server takes uploads; the r
     CHECK(backup.out.find("schema version " + std::to_string(store::current_schema_version)) != std::string::npos);
     CHECK(during >= 3);
   }
-  // One self-contained file: no WAL beside it, no temp file left behind.
+  // As private as the database, one self-contained file: no WAL beside it, no temp file left behind.
+  CHECK(std::filesystem::status(dir.file("backup.sqlite")).permissions() ==
+        std::filesystem::status(db).permissions());
   CHECK_FALSE(std::filesystem::exists(dir.file("backup.sqlite-wal")));
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
@@ -252,8 +254,13 @@ TEST_CASE("admin backup: refuses what would lose data or create a database by mi
   CHECK(itself.err.find("is the database itself") != std::string::npos);
 
   {
-    std::ofstream not_rnx(dir.file("other.sqlite"));
+    std::ofstream text(dir.file("notes.txt"));
+    text << "not a database, but long enough to have a first page header: " << std::string(200, 'x') << "\n";
   }
+  auto not_sqlite = rnx_server({"admin", "backup", dir.file("c.sqlite"), "--db", dir.file("notes.txt")});
+  CHECK(not_sqlite.exit_code == 2);
+  CHECK(not_sqlite.err.find(dir.file("notes.txt") + " is not an SQLite database") != std::string::npos);
+
   sqlite3* raw = nullptr;
   REQUIRE(sqlite3_open(dir.file("other.sqlite").c_str(), &raw) == SQLITE_OK);
   REQUIRE(sqlite3_exec(raw, "CREATE TABLE t (x)", nullptr, nullptr, nullptr) == SQLITE_OK);
