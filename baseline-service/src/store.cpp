@@ -245,8 +245,11 @@ baseline_record database::baseline_from_row(statement& st) {
 #define RNX_BASELINE_COLUMNS "b.id, b.run_id, b.branch, b.env_id, b.source, b.accepted_by, b.reason, b.created_at"
 
 database::insert_result database::insert_run(std::int64_t project_id, const run_document& run) {
-  std::string document = json::serialize(to_json(run));
-  std::string digest = sha256_hex(document);
+  const auto doc_json = to_json(run);
+  std::string document = json::serialize(doc_json);
+  // The duplicate check's digest is over Boost.JSON's own serialization, which is what stored runs were hashed
+  // with before documents were written with plain decimals: a run re-sent across an upgrade is still 409.
+  std::string digest = sha256_hex(boost::json::serialize(doc_json));
   std::string now = utc_now_rfc3339();
   std::lock_guard lock(mutex_);
   transaction tx(db_);

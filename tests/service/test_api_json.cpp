@@ -2,10 +2,13 @@
 // numbers are plain decimals (no exponent), and an id given as an integer by an older client still works.
 #include "service_test_support.hpp"
 
+#include "rnx/common/error.hpp"
 #include "rnx/common/http_client.hpp"
 #include "rnx/common/json.hpp"
 
 #include <doctest/doctest.h>
+
+#include <sqlite3.h>
 
 using namespace rnx;
 using rnx::test::run_json;
@@ -128,4 +131,31 @@ TEST_CASE("API JSON: ids are decimal strings in every response and numbers are p
   auto payload = json::parse(got[0].body, "webhook");
   check_ids(payload, "$");
   CHECK(payload.at("verdict").at("baseline").at("id").as_string() == base_id);
+}
+
+TEST_CASE("stored runs: plain-decimal documents, duplicate digests as before, so a re-upload across an upgrade is 409") {
+  test::temp_dir dir;
+  store::database db(dir.file("rnx.sqlite"));
+  auto project = db.ensure_project("demo");
+  run_document run = test::make_run({.commit = "digest"});
+  auto stored = db.insert_run(project.id, run);
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(dir.file("rnx.sqlite").c_str(), &raw) == SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  REQUIRE(sqlite3_prepare_v2(raw, "SELECT digest, document FROM runs WHERE id = ?1", -1, &st, nullptr) == SQLITE_OK);
+  sqlite3_bind_int64(st, 1, stored.run.id);
+  REQUIRE(sqlite3_step(st) == SQLITE_ROW);
+  std::string digest(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  std::string document(reinterpret_cast<const char*>(sqlite3_column_text(st, 1)));
+  sqlite3_finalize(st);
+  sqlite3_close(raw);
+  // The digest rows written before this version hold: Boost.JSON's serialization of the same document.
+  CHECK(digest == store::sha256_hex(boost::json::serialize(to_json(run))));
+  check_plain_numbers(document);
+  try {
+    db.insert_run(project.id, run);
+    FAIL("a duplicate was stored");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()).find("already stored as run " + std::to_string(stored.run.id)) != std::string::npos);
+  }
 }
