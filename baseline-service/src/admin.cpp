@@ -84,7 +84,7 @@ admin_commands::admin_commands(CLI::App& app) {
   token_rotate_
       ->add_option("--grace", grace_s_,
                    "Seconds the old token keeps working, to swap the CI secret without failed uploads (0: revoked now)")
-      ->check(CLI::Range(0.0, 90.0 * 86400))
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{90} * 86400))
       ->capture_default_str();
   token_rotate_
       ->add_option("--scope", scope_, "Scope of the new token (default: the old one's; needed for a legacy token)")
@@ -158,7 +158,7 @@ int admin_commands::run_token() {
               << t.scope << " scope) at " << t.revoked_at << "; requests with it now get 401\n";
   } else if (token_rotate_->parsed()) {
     bool scope_given = token_rotate_->count("--scope") > 0;
-    auto r = db.rotate_token(token_, std::chrono::seconds(static_cast<long>(grace_s_)), scope_given ? scope_ : "");
+    auto r = db.rotate_token(token_, std::chrono::seconds(grace_s_), scope_given ? scope_ : "");
     std::cerr << "token " << r.old.public_id << " (project " << r.old.project << ", label " << r.old.label
               << ") is replaced by " << r.replacement.scope << " token "
               << r.replacement.token.substr(4, 12) << "; the old one "

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 
 namespace rnx::service {
@@ -29,7 +30,7 @@ class admin_commands {
   std::string label_ = "ci";
   std::string scope_ = "upload";
   std::string token_;
-  double grace_s_ = 0;
+  std::int64_t grace_s_ = 0;
   std::string url_;
   std::string format_ = "generic";
   std::string backup_dest_;
