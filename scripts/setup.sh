@@ -16,6 +16,7 @@ debian_packages=(
   python3-venv python3-pip  # scripts/docker-build-steps.sh (the Docker image's steps, run by tests/lint)
   libjs-chart.js  # Chart.js 3, embedded into rnx-server's pages and `rnx report` at build time
   chromium        # tests/service/browser_pages.py: the pages in a real headless browser
+  systemd  # systemd-analyze: tests/lint checks deploy/rnx-server.service (verify, security exposure)
 )
 missing=()
 for p in "${debian_packages[@]}"; do

@@ -1,4 +1,6 @@
-// rnx-server: `serve` runs the verdict service; `admin` manages projects, tokens and webhooks in the database.
+// rnx-server: `serve` runs the verdict service; `admin` manages the database, `health` probes a server (admin.cpp).
+#include "admin.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/service/api.hpp"
 #include "rnx/service/notifier.hpp"
@@ -96,7 +98,9 @@ int main(int argc, char** argv) {
 
   serve_flags flags;
   auto* serve_cmd = app.add_subcommand("serve", "Run the HTTP service");
-  serve_cmd->add_option("--db", flags.db, "SQLite database file (created if missing)")->required();
+  serve_cmd->add_option("--db", flags.db, "SQLite database file (created if missing; or set RNX_DB)")
+      ->envname("RNX_DB")
+      ->required();
   serve_cmd->add_option("--listen", flags.listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->capture_default_str();
   serve_cmd->add_option("--threads", flags.threads, "threads for network I/O, and as many again answering requests (in arrival order)")->check(CLI::Range(1, 256))->capture_default_str();
@@ -128,88 +132,15 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(0.0, 300.0))
       ->capture_default_str();
 
-  auto* admin = app.add_subcommand("admin", "Manage projects, tokens and webhooks in the database");
-  admin->require_subcommand(1);
-  std::string db_path;
-  std::string project;
-  std::string label = "ci";
-  std::string scope = "upload";
-  std::string url;
-  std::string format = "generic";
-
-  auto* project_cmd = admin->add_subcommand("project", "Projects")->require_subcommand(1);
-  auto* project_create = project_cmd->add_subcommand("create", "Create a project");
-  project_create->add_option("name", project, "Project name (as in rnx.toml [project] name)")->required();
-  project_create->add_option("--db", db_path, "SQLite database file")->required();
-  std::string visibility;
-  auto* project_visibility = project_cmd->add_subcommand(
-      "visibility", "public: anyone may read the project's pages and their JSON; private (the default): its tokens only");
-  project_visibility->add_option("name", project, "Project name")->required();
-  project_visibility->add_option("visibility", visibility, "public or private")
-      ->required()
-      ->check(CLI::IsMember({"public", "private"}));
-  project_visibility->add_option("--db", db_path, "SQLite database file")->required();
-
-  auto* token_cmd = admin->add_subcommand("token", "API tokens")->require_subcommand(1);
-  auto* token_create = token_cmd->add_subcommand("create", "Create a token; prints it once, stores only its SHA-256");
-  token_create->add_option("--project", project, "Project the token may act for")->required();
-  token_create->add_option("--label", label, "A note on what uses the token")->capture_default_str();
-  token_create
-      ->add_option("--scope", scope,
-                   "upload: runs and verdicts (a CI token); accept: accepting baselines (a maintainer's or the "
-                   "accept workflow's); admin: both")
-      ->check(CLI::IsMember({"upload", "accept", "admin"}))
-      ->capture_default_str();
-  token_create->add_option("--db", db_path, "SQLite database file")->required();
-
-  auto* webhook_cmd = admin->add_subcommand("webhook", "Regression webhooks")->require_subcommand(1);
-  auto* webhook_add = webhook_cmd->add_subcommand("add", "Notify URL when a baseline run is slower than the previous");
-  webhook_add->add_option("--project", project, "Project")->required();
-  webhook_add->add_option("--url", url, "http:// or https:// URL to POST to")->required();
-  webhook_add->add_option("--format", format, "Payload shape")
-      ->check(CLI::IsMember({"generic", "slack", "teams"}))
-      ->capture_default_str();
-  webhook_add->add_option("--db", db_path, "SQLite database file")->required();
-  auto* webhook_log = webhook_cmd->add_subcommand("log", "Show the delivery log of a project's webhooks");
-  webhook_log->add_option("--project", project, "Project")->required();
-  webhook_log->add_option("--db", db_path, "SQLite database file")->required();
+  rnx::service::admin_commands admin(app);
 
   int code = 0;
   try {
     app.parse(argc, argv);
     if (serve_cmd->parsed()) {
       code = serve(flags);
-    } else if (project_create->parsed()) {
-      rnx::store::database db(db_path);
-      auto p = db.create_project(project);
-      std::cout << "created project " << p.name << " (id " << p.id << ")\n";
-    } else if (project_visibility->parsed()) {
-      rnx::store::database db(db_path);
-      db.set_project_public(project, visibility == "public");
-      std::cout << "project " << project << " is " << visibility << "\n";
-    } else if (token_create->parsed()) {
-      rnx::store::database db(db_path);
-      auto grant = db.create_token(project, label, scope);
-      std::cerr << "token for project " << grant.project << " (label " << grant.label << ", " << grant.scope
-                << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
-      std::cout << grant.token << "\n";
-    } else if (webhook_add->parsed() || webhook_log->parsed()) {
-      rnx::store::database db(db_path);
-      auto p = db.find_project(project);
-      if (!p) throw rnx::error(rnx::errc::not_found, "project \"" + project + "\" does not exist in " + db_path);
-      if (webhook_add->parsed()) {
-        auto hook = db.add_webhook(p->id, url, *rnx::store::webhook_format_from_string(format));
-        std::cout << "added webhook " << hook.id << " (" << format << ") for project " << p->name << "\n";
-      } else {
-        for (const auto& hook : db.webhooks(p->id)) {
-          std::cout << "webhook " << hook.id << " " << to_string(hook.format) << " " << hook.url << "\n";
-          for (const auto& d : db.deliveries(hook.id)) {
-            std::cout << "  " << d.created_at << " run " << d.run_id << " attempt " << d.attempt << " "
-                      << (d.ok ? "ok" : "failed") << " http " << d.http_status
-                      << (d.error.empty() ? "" : " " + d.error) << "\n";
-          }
-        }
-      }
+    } else if (admin.parsed()) {
+      code = admin.run();
     }
   } catch (const CLI::ParseError& e) {
     int exit = app.exit(e);

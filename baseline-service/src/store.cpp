@@ -142,6 +142,11 @@ ALTER TABLE results ADD COLUMN hi_ms REAL;
 CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n);
 CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, commit_sha, pull_request);
 )sql",
+    // 3 -> 4: when a token was revoked, and the end of a rotated token's grace period.
+    R"sql(
+ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
+ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 
@@ -168,36 +173,7 @@ std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
   return std::nullopt;
 }
 
-namespace {
-
-// Rolls back unless committed, so an exception half way leaves nothing half-written.
-class transaction {
- public:
-  explicit transaction(sqlite3* db) : db_(db) { run("BEGIN IMMEDIATE"); }
-  ~transaction() {
-    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-  }
-  void commit() {
-    run("COMMIT");
-    done_ = true;
-  }
-
- private:
-  void run(const char* sql) {
-    char* message = nullptr;
-    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
-    if (rc != SQLITE_OK) {
-      std::string text = message ? message : "unknown error";
-      sqlite3_free(message);
-      if (rc == SQLITE_BUSY) throw error(errc::unavailable, "the database is busy; retry the request");
-      throw error(errc::internal, std::string("SQLite ") + sql + " failed: " + text);
-    }
-  }
-  sqlite3* db_;
-  bool done_ = false;
-};
-
-}  // namespace
+using detail::transaction;
 
 database::database(const std::filesystem::path& path, open_options options) : path_(path) {
   int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
@@ -299,8 +275,11 @@ baseline_record database::baseline_from_row(statement& st) {
 #define RNX_BASELINE_COLUMNS "b.id, b.run_id, b.branch, b.env_id, b.source, b.accepted_by, b.reason, b.created_at"
 
 database::insert_result database::insert_run(std::int64_t project_id, const run_document& run) {
-  std::string document = json::serialize(to_json(run));
-  std::string digest = sha256_hex(document);
+  const auto doc_json = to_json(run);
+  std::string document = json::serialize(doc_json);
+  // The duplicate check's digest is over Boost.JSON's own serialization, which is what stored runs were hashed
+  // with before documents were written with plain decimals: a run re-sent across an upgrade is still 409.
+  std::string digest = sha256_hex(boost::json::serialize(doc_json));
   std::string now = utc_now_rfc3339();
   std::lock_guard lock(mutex_);
   transaction tx(db_);

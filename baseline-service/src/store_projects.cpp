@@ -1,12 +1,9 @@
-// The store's projects, their tokens (scoped, kept as SHA-256 digests) and their webhooks.
+// The store's projects and their webhooks (tokens are in store_tokens.cpp).
 #include "rnx/service/store.hpp"
 
 #include "store_statement.hpp"
 
 namespace rnx::store {
-
-using detail::random_hex;
-using detail::sha256_raw;
 
 void database::validate_project_name(std::string_view name) {
   bool ok = !name.empty() && name.size() <= 64 && name.front() != '.' && name.front() != '-';
@@ -80,50 +77,6 @@ project_info database::ensure_project(std::string_view name) {
     if (auto found = find_project(name)) return *found;
     throw;
   }
-}
-
-token_grant database::create_token(std::string_view project, std::string_view label, std::string_view scope) {
-  if (scope != "upload" && scope != "accept" && scope != "admin") {
-    throw error(errc::usage, "token scope \"" + std::string(scope) + "\" is not one of upload (CI: runs and "
-                             "verdicts), accept (accepting baselines) or admin (both)");
-  }
-  auto found = find_project(project);
-  if (!found) {
-    throw error(errc::not_found, "project \"" + std::string(project) +
-                                     "\" does not exist; create it first with `rnx-server admin project create " +
-                                     std::string(project) + " --db " + path_.string() + "`");
-  }
-  // The public id lets authenticate() find the row without comparing secrets in SQL.
-  std::string public_id = random_hex(6);
-  std::string token = "rnx_" + public_id + "_" + random_hex(24);
-  auto digest = sha256_raw(token);
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "INSERT INTO tokens (project_id, public_id, digest, label, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  std::string now = utc_now_rfc3339();
-  st.bind(1, found->id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
-  st.bind(4, label).bind(5, std::string_view(now)).bind(6, scope).run();
-  return {sqlite3_last_insert_rowid(db_), found->name, std::string(label), std::string(scope), token};
-}
-
-std::optional<auth_result> database::authenticate(std::string_view token) {
-  // Shape: rnx_<12 hex>_<48 hex>.
-  if (token.size() != 4 + 12 + 1 + 48 || token.substr(0, 4) != "rnx_" || token[16] != '_') return std::nullopt;
-  std::string_view public_id = token.substr(4, 12);
-  auto digest = sha256_raw(token);
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = t.project_id "
-      "WHERE t.public_id = ?1 AND t.revoked = 0");
-  st.bind(1, public_id);
-  if (!st.step()) return std::nullopt;
-  std::string stored = st.blob(4);
-  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(5)};
-  st.restart();
-  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
-    return std::nullopt;
-  }
-  return result;
 }
 
 webhook database::add_webhook(std::int64_t project_id, std::string_view url, webhook_format format) {

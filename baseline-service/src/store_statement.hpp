@@ -1,4 +1,5 @@
-// Inside rnx::store: the cached prepared statement of database, and the hashing helpers tokens and digests share.
+// Inside rnx::store: the cached prepared statement of database, transactions, and the hashing helpers tokens and
+// digests share.
 #pragma once
 
 #include "rnx/common/error.hpp"
@@ -46,6 +47,33 @@ inline std::string random_hex(std::size_t bytes) {
   }
   return to_hex(buffer.data(), buffer.size());
 }
+
+// Rolls back unless committed, so an exception half way leaves nothing half-written.
+class transaction {
+ public:
+  explicit transaction(sqlite3* db) : db_(db) { run("BEGIN IMMEDIATE"); }
+  ~transaction() {
+    if (!done_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  }
+  void commit() {
+    run("COMMIT");
+    done_ = true;
+  }
+
+ private:
+  void run(const char* sql) {
+    char* message = nullptr;
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &message);
+    if (rc != SQLITE_OK) {
+      std::string text = message ? message : "unknown error";
+      sqlite3_free(message);
+      if (rc == SQLITE_BUSY) throw error(errc::unavailable, "the database is busy; retry the request");
+      throw error(errc::internal, std::string("SQLite ") + sql + " failed: " + text);
+    }
+  }
+  sqlite3* db_;
+  bool done_ = false;
+};
 
 }  // namespace detail
 

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -25,24 +26,84 @@ std::pair<std::size_t, std::size_t> line_column(std::string_view text, std::size
   return {line, column};
 }
 
-void pretty_print(std::ostream& os, const bj::value& v, int indent) {
+// Boost.JSON writes every double in exponent form (0.02 as 2E-2, 1.0 as 1E0); rnx writes the shortest decimal
+// that reads back as the same double, with a fraction so it stays a double (2.0, 0.02, 0.00001), which is
+// what people, diffs and the documented examples expect. JSON has no NaN or infinity: those are null.
+void write_double(std::string& out, double d) {
+  if (!std::isfinite(d)) {
+    out += "null";
+    return;
+  }
+  char buffer[512];  // the longest fixed form of a double (the smallest subnormal) is about 330 characters
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, d, std::chars_format::fixed);
+  if (ec != std::errc()) {
+    out += bj::serialize(bj::value(d));  // cannot happen with this buffer; still a valid JSON number
+    return;
+  }
+  std::string_view text(buffer, static_cast<std::size_t>(end - buffer));
+  out += text;
+  if (text.find('.') == std::string_view::npos) out += ".0";
+}
+
+void write_compact(std::string& out, const bj::value& v);
+
+void write_scalar(std::string& out, const bj::value& v) {
+  if (v.is_double()) {
+    write_double(out, v.get_double());
+  } else {
+    out += bj::serialize(v);
+  }
+}
+
+void write_compact(std::string& out, const bj::value& v) {
+  switch (v.kind()) {
+    case bj::kind::object: {
+      out += '{';
+      bool first = true;
+      for (const auto& [key, member] : v.get_object()) {
+        if (!first) out += ',';
+        first = false;
+        out += bj::serialize(bj::string_view(key));
+        out += ':';
+        write_compact(out, member);
+      }
+      out += '}';
+      return;
+    }
+    case bj::kind::array: {
+      out += '[';
+      bool first = true;
+      for (const auto& e : v.get_array()) {
+        if (!first) out += ',';
+        first = false;
+        write_compact(out, e);
+      }
+      out += ']';
+      return;
+    }
+    default:
+      write_scalar(out, v);
+  }
+}
+
+void pretty_print(std::string& out, const bj::value& v, int indent) {
   const std::string pad(static_cast<std::size_t>(indent) * 2, ' ');
   switch (v.kind()) {
     case bj::kind::object: {
       const auto& obj = v.get_object();
       if (obj.empty()) {
-        os << "{}";
+        out += "{}";
         return;
       }
-      os << "{\n";
+      out += "{\n";
       bool first = true;
       for (const auto& [key, member] : obj) {
-        if (!first) os << ",\n";
+        if (!first) out += ",\n";
         first = false;
-        os << pad << "  " << bj::serialize(bj::string_view(key)) << ": ";
-        pretty_print(os, member, indent + 1);
+        out += pad + "  " + bj::serialize(bj::string_view(key)) + ": ";
+        pretty_print(out, member, indent + 1);
       }
-      os << "\n" << pad << "}";
+      out += "\n" + pad + "}";
       return;
     }
     case bj::kind::array: {
@@ -51,22 +112,22 @@ void pretty_print(std::ostream& os, const bj::value& v, int indent) {
       bool scalars = true;
       for (const auto& e : arr) scalars = scalars && !e.is_object() && !e.is_array();
       if (arr.empty() || scalars) {
-        os << bj::serialize(v);
+        write_compact(out, v);
         return;
       }
-      os << "[\n";
+      out += "[\n";
       bool first = true;
       for (const auto& e : arr) {
-        if (!first) os << ",\n";
+        if (!first) out += ",\n";
         first = false;
-        os << pad << "  ";
-        pretty_print(os, e, indent + 1);
+        out += pad + "  ";
+        pretty_print(out, e, indent + 1);
       }
-      os << "\n" << pad << "]";
+      out += "\n" + pad + "]";
       return;
     }
     default:
-      os << bj::serialize(v);
+      write_scalar(out, v);
   }
 }
 
@@ -100,11 +161,14 @@ bj::value parse_file(const std::filesystem::path& path, std::size_t max_depth) {
 }
 
 std::string serialize(const bj::value& v, bool pretty) {
-  if (!pretty) return bj::serialize(v);
-  std::ostringstream os;
-  pretty_print(os, v, 0);
-  os << "\n";
-  return os.str();
+  std::string out;
+  if (!pretty) {
+    write_compact(out, v);
+    return out;
+  }
+  pretty_print(out, v, 0);
+  out += "\n";
+  return out;
 }
 
 std::string_view kind_name(const bj::value& v) {
@@ -125,7 +189,7 @@ void reader::fail(std::string_view expected) const {
   std::ostringstream msg;
   msg << source_ << ": " << path_ << ": expected " << expected << ", got ";
   if (value_->is_string() || value_->is_number()) {
-    std::string shown = bj::serialize(*value_);
+    std::string shown = rnx::json::serialize(*value_);
     if (shown.size() > 40) shown = shown.substr(0, 37) + "...";
     msg << shown;
   } else {

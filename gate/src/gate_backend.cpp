@@ -88,7 +88,7 @@ class service_backend final : public baseline_backend {
 
   verdict_document judge(const std::string& run_id, const gate_policy& policy) override {
     bj::object request{{"policy", policy_json(policy)}};
-    bj::value body = call("POST", "/api/v1/runs/" + run_id + "/verdict", bj::serialize(request));
+    bj::value body = call("POST", "/api/v1/runs/" + run_id + "/verdict", json::serialize(request));
     try {
       return verdict_from_json(body, describe() + " verdict");
     } catch (const error& e) {
@@ -112,7 +112,7 @@ class service_backend final : public baseline_backend {
   accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
                            const std::string& reason) override {
     bj::object request{{"run_id", run_id}, {"accepted_by", accepted_by}, {"reason", reason}};
-    bj::value body = call("POST", "/api/v1/baselines", bj::serialize(request));
+    bj::value body = call("POST", "/api/v1/baselines", json::serialize(request));
     const auto& o = body.as_object();
     return {json_string(o, "run_id"), json_string(o, "branch"), json_string(o, "env_id")};
   }

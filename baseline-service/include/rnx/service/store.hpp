@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 3;
+inline constexpr int current_schema_version = 4;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -53,6 +53,21 @@ struct token_grant {
   std::string label;
   std::string scope;
   std::string token;
+};
+
+// A token as `rnx-server admin token list` shows it. The store never has the secret: only its SHA-256 and the
+// public id, the 12 hex characters after "rnx_" that every token starts with.
+struct token_record {
+  std::int64_t id = 0;
+  std::string public_id;
+  std::int64_t project_id = 0;
+  std::string project;
+  std::string label;
+  std::string scope;       // upload | accept | admin | legacy
+  std::string created_at;
+  bool revoked = false;
+  std::string revoked_at;  // when; empty while the token is not revoked
+  std::string expires_at;  // empty = no end (rotate with a grace period sets one)
 };
 
 // What a token may do: "upload" (runs and verdicts: CI), "accept" (accept a run as a baseline), "admin" (both);
@@ -212,8 +227,22 @@ class database {
 
   // scope: upload | accept | admin; anything else is rnx::error(usage) naming the choices.
   token_grant create_token(std::string_view project, std::string_view label, std::string_view scope = "upload");
-  // nullopt for an unknown, malformed or revoked token; the digest comparison is constant-time.
+  // nullopt for an unknown, malformed, revoked or expired token; the digest comparison is constant-time.
   std::optional<auth_result> authenticate(std::string_view token);
+  // Every token (of one project when given), oldest first; never a secret.
+  std::vector<token_record> list_tokens(std::optional<std::string_view> project = std::nullopt);
+  // `which` names one token: its public id, "rnx_<public id>" or the whole token. The token stops
+  // authenticating at once (the next request with it is 401). not_found when nothing matches, conflict
+  // when it is revoked already.
+  token_record revoke_token(std::string_view which);
+  // A new token for the same project and label, with `scope` (empty: the old token's; a legacy token needs
+  // one). The old token is revoked at once (grace 0) or keeps working until now + grace, so CI secrets can
+  // be swapped without a window of failed uploads.
+  struct rotation {
+    token_grant replacement;
+    token_record old;
+  };
+  rotation rotate_token(std::string_view which, std::chrono::seconds grace, std::string_view scope = {});
 
   // Stores the run and its per-configuration summary in one transaction. A run without a
   // pull_request is a push to `branch` and becomes that branch's newest baseline for its env_id.
@@ -276,6 +305,10 @@ class database {
   void exec(const char* sql);
   void migrate();
   run_summary summary_from_row(statement& st);
+  token_record token_from_row(statement& st);
+  // These two expect mutex_ held. find_token_locked refuses (conflict) a revoked token.
+  token_grant insert_token(const project_info& project, std::string_view label, std::string_view scope);
+  token_record find_token_locked(std::string_view which);
   baseline_record baseline_from_row(statement& st);
 
   std::filesystem::path path_;
@@ -284,6 +317,22 @@ class database {
   // Keyed by the SQL literal's address: every call site passes a string literal.
   std::map<const char*, std::unique_ptr<statement>> statements_;
 };
+
+// A consistent copy of a live database, made with SQLite's online backup API (a reader: a running server
+// keeps serving and writing). Written to a temp file beside `dest`, checked (integrity, schema version),
+// fsynced and renamed into place, so `dest` is either the whole backup or untouched.
+struct backup_options {
+  bool overwrite = false;  // replace an existing dest (the default refuses, so a backup never clobbers one)
+};
+struct backup_result {
+  std::filesystem::path path;
+  std::uintmax_t bytes = 0;
+  int schema_version = 0;
+  std::int64_t projects = 0;
+  std::int64_t runs = 0;
+};
+backup_result backup_database(const std::filesystem::path& source, const std::filesystem::path& dest,
+                              backup_options options = {});
 
 // Lowercase hex SHA-256 of bytes (tokens, document digests).
 std::string sha256_hex(std::string_view bytes);

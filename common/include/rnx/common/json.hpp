@@ -19,7 +19,8 @@ namespace bj = boost::json;
 bj::value parse(std::string_view text, std::string_view source, std::size_t max_depth = 64);
 // Reads and parses a file; a missing file is errc::not_found naming the path.
 bj::value parse_file(const std::filesystem::path& path, std::size_t max_depth = 64);
-// Compact serialization; pretty=true indents by two spaces for people and diffs.
+// Compact serialization; pretty=true indents by two spaces for people and diffs. Numbers are plain decimals:
+// a double is the shortest decimal that reads back as it, with a fraction (0.00001, 2.0, never 1E-5 or 2E0).
 std::string serialize(const bj::value& v, bool pretty = false);
 
 // Walks a document keeping the JSON path ("$.results[3].samples_ms") for error messages.
