@@ -139,7 +139,7 @@ class host {
     std::string why2;
     sealed_ = sealed_ && install_filter(2, why2);
     why_ += why2;
-    send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}});
+    send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}, {"seccomp", sealed_}, {"why", why_}});
   }
 
   // One call of the candidate, with freed memory poisoned first and the globals it patched put back after.

@@ -196,6 +196,8 @@ std::string remote_candidate::load() {
   try {
     reply r = request(bj::object{{"op", "load"}}, {});
     kind_ = text_field(r.header, "kind");
+    sealed_at_load_ = bool_field(r.header, "seccomp");
+    why_at_load_ = text_field(r.header, "why");
     return "";
   } catch (const error& e) {
     return e.what();

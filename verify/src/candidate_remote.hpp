@@ -72,6 +72,9 @@ class remote_candidate final : public verify_kernel {
   host_report finish();
   // Empty while the process runs; otherwise how it ended.
   std::string ended() const;
+  // Its seccomp filters as it reported them once the candidate was imported (for a process that ends early).
+  bool sealed_at_load() const { return sealed_at_load_; }
+  const std::string& why_at_load() const { return why_at_load_; }
 
  private:
   struct reply {
@@ -92,6 +95,8 @@ class remote_candidate final : public verify_kernel {
   call_notes notes_;
   std::vector<std::string> patched_;
   int python_threads_before_ = 0;
+  bool sealed_at_load_ = false;
+  std::string why_at_load_;
 };
 
 // The candidate's side: `rnx-verify-worker --candidate-host --job JOB --channel IN,OUT`. Never returns.

@@ -112,10 +112,13 @@ int main(int argc, char** argv) {
     const int py_threads_before = candidate.python_threads_before();
     auto sealed_event = [&](const host_report* h) {
       bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
-      std::string why = phase1 + phase2;
-      if (!h) why += "the candidate's process ended before reporting its filter (" + candidate.ended() + ")";
-      else why += h->why;
-      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && h && h->sealed}, {"why", why},
+      // A process that ended early has no last word: its filter as it reported it after the import stands.
+      const bool host_sealed = h ? h->sealed : candidate.sealed_at_load();
+      std::string why = phase1 + phase2 + (h ? h->why : candidate.why_at_load());
+      if (!h && !host_sealed && why.empty()) {
+        why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
+      }
+      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why},
                       {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
                       {"io_uring", h ? h->blocked.io_uring : 0}, {"writes_outside", writes}});
     };
