@@ -179,7 +179,7 @@ def case_warn_service_timeout(h):
 def case_warn_no_baseline(h):
     h.start_service(PROJECT)
     h.start_github({})
-    r = pr_gate(h, run_file(h, "head.json", seed=2), expect=0)
+    r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", h.service_url], expect=0)
     check(r.outputs.get("verdict") == "WARN", "no baseline is WARN")
     # The advice names the service's way to make a baseline by hand, for this very run.
     want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
