@@ -11,13 +11,6 @@ namespace rnx::store {
 
 namespace {
 
-std::optional<double> median_ms(std::vector<double> samples) {
-  if (samples.empty()) return std::nullopt;
-  std::sort(samples.begin(), samples.end());
-  std::size_t mid = samples.size() / 2;
-  return samples.size() % 2 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
-}
-
 bool same_policy(const gate_policy& a, const gate_policy& b) {
   return a.rope == b.rope && a.probability == b.probability && a.min_samples == b.min_samples &&
          a.resamples == b.resamples && a.stat == b.stat && a.on_abstain == b.on_abstain &&
@@ -25,7 +18,8 @@ bool same_policy(const gate_policy& a, const gate_policy& b) {
 }
 
 judged_run judge_against(database& db, const stored_run& head, const std::optional<baseline_record>& base,
-                         std::string_view branch, const gate_policy& policy, std::string_view kind) {
+                         std::string_view branch, const gate_policy& policy, std::string_view kind,
+                         const advice_route& route) {
   judged_run out;
   // Verdicts are reproducible (same samples, same policy: same answer), so a repeated request for the
   // same run against the same baseline returns the stored verdict instead of re-running the bootstrap.
@@ -51,7 +45,7 @@ judged_run judge_against(database& db, const stored_run& head, const std::option
                                         base_run->summary.created_at};
     out.baseline_run_id = base_run->summary.id;
   } else {
-    out.verdict = no_baseline_verdict(head.document, head.summary.id, branch, policy);
+    out.verdict = no_baseline_verdict(head.document, head.summary.id, branch, policy, route);
   }
   out.verdict.head_run_id = std::to_string(head.summary.id);
   out.verdict.env_id = head.summary.env_id;
@@ -78,13 +72,20 @@ upload_outcome upload_run(database& db, std::int64_t project_id, const run_docum
   return db.insert_run(project_id, run);
 }
 
+std::string accept_advice(const advice_route& route, std::int64_t run_id) {
+  const std::string id = std::to_string(run_id);
+  if (route.store_path.empty()) return "make run " + id + " the baseline with POST /api/v1/baselines";
+  return "make run " + id + " the baseline with rnx accept --run-id " + id + " --store " + route.store_path +
+         " --reason \"...\"";
+}
+
 verdict_document no_baseline_verdict(const run_document& head, std::int64_t head_run_id, std::string_view branch,
-                                     const gate_policy& policy) {
+                                     const gate_policy& policy, const advice_route& route) {
   verdict_document v;
   v.verdict = overall::warn;
   v.reason = "no baseline of branch \"" + std::string(branch) + "\" in environment " + head.env.env_id +
              " yet: upload a run from \"" + std::string(branch) +
-             "\" measured in this environment (a push build), or accept one with POST /api/v1/baselines";
+             "\" measured in this environment (a push build), or " + accept_advice(route, head_run_id);
   v.head_run_id = std::to_string(head_run_id);
   v.env_id = head.env.env_id;
   v.policy = policy;
@@ -92,7 +93,8 @@ verdict_document no_baseline_verdict(const run_document& head, std::int64_t head
     config_verdict c;
     c.key = r.key();
     c.result = decision::new_config;
-    c.head_ms = median_ms(r.samples_ms);
+    // The statistic a verdict would compare (per process, then the geometric mean), as every table shows it.
+    c.head_ms = stats::observed_statistic({r.samples_ms, r.groups}, policy.stat);
     c.n_head = static_cast<std::int64_t>(r.samples_ms.size());
     c.reason = "no baseline to compare with";
     if (r.status == result_status::error || r.status == result_status::diverged) {
@@ -110,7 +112,7 @@ verdict_document no_baseline_verdict(const run_document& head, std::int64_t head
   return v;
 }
 
-judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy) {
+judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy, const advice_route& route) {
   validate(policy);
   auto head = db.find_run(run_id);
   if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
@@ -120,14 +122,14 @@ judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy
   // A baseline run is judged against the baseline before it, never against itself or later ones.
   auto own = db.baseline_of_run(run_id);
   auto base = db.newest_baseline(project->id, branch, head->summary.env_id, run_id, own ? own->id : INT64_MAX);
-  return judge_against(db, *head, base, branch, policy, "request");
+  return judge_against(db, *head, base, branch, policy, "request", route);
 }
 
 std::optional<judged_run> regression_check(database& db, const upload_outcome& upload, const gate_policy& policy) {
   if (!upload.baseline || !upload.previous_baseline) return std::nullopt;
   auto head = db.find_run(upload.run.id);
   if (!head) return std::nullopt;
-  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy, "regression");
+  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy, "regression", {});
 }
 
 baseline_record accept_run(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view accepted_by,

@@ -41,6 +41,36 @@ std::string mde_cell(const config_verdict& c) {
 
 std::string statistic_name(const verdict_document& v) { return std::string(to_string(v.policy.stat)); }
 
+bool any_in_process(const verdict_document& v) {
+  return std::any_of(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.pairing == "in-process"; });
+}
+
+// What the base and head columns and the ratio are: the statistic the verdict itself compares (stats/), which for
+// samples from several worker processes is not the median of all samples pooled.
+std::string statistic_legend(const verdict_document& v) {
+  const std::string s = statistic_name(v);
+  std::string text = "Base and head " + s + ": the " + s +
+                     " of each worker process's samples, geometric mean over the processes (one process: the " + s +
+                     " of all its samples), the statistic the verdict compares.";
+  if (any_in_process(v)) {
+    text += " Ratio of a paired in-process configuration: the geometric mean over processes of the " + s +
+            " per-block head/base ratio, not head over base of those columns.";
+  } else {
+    text += " Ratio: head over base of it.";
+  }
+  return text;
+}
+
+std::string rule_text(const verdict_document& v) {
+  std::ostringstream os;
+  os << "faster/slower only when P >= " << v.policy.probability << " that the " << statistic_name(v)
+     << " ratio lies outside ±" << v.policy.rope * 100 << "% (" << v.policy.resamples
+     << "-draw Bayesian bootstrap, at least " << v.policy.min_samples
+     << " samples a side): a one-sided rule, so a slower's interval shown (two-sided, 95%) may reach below "
+     << 1 + v.policy.rope << " while its " << 100 * (1 - v.policy.probability) << "% quantile lies above it";
+  return os.str();
+}
+
 std::string markdown_escape(const std::string& s) {
   std::string out;
   for (char ch : s) {
@@ -60,7 +90,10 @@ std::string markdown_escape(const std::string& s) {
 std::string render_verdict_text(const verdict_document& v) {
   std::ostringstream os;
   os << "rnx verdict: " << to_string(v.verdict) << " - " << v.reason << "\n";
-  if (v.baseline) os << "baseline: run " << v.baseline->id << " (commit " << v.baseline->commit << ")\n";
+  if (v.baseline) {
+    os << "baseline: run " << v.baseline->id << " (commit "
+       << (v.baseline->commit.empty() ? "unknown" : v.baseline->commit) << ")\n";
+  }
   char line[512];
   std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s\n", "configuration",
                 ("base " + statistic_name(v)).c_str(), ("head " + statistic_name(v)).c_str(), "ratio [95% CI]",
@@ -74,6 +107,7 @@ std::string render_verdict_text(const verdict_document& v) {
     if (!c.reason.empty()) os << "  (" << c.reason << ")";
     os << "\n";
   }
+  if (!v.configs.empty()) os << statistic_legend(v) << "\nRule: " << rule_text(v) << ".\n";
   return os.str();
 }
 
@@ -81,7 +115,8 @@ std::string render_verdict_markdown(const verdict_document& v) {
   std::ostringstream os;
   os << "### rnx: **" << to_string(v.verdict) << "**\n\n" << markdown_escape(v.reason) << "\n\n";
   if (v.baseline) {
-    os << "Baseline: run `" << v.baseline->id << "` at commit `" << v.baseline->commit << "`";
+    os << "Baseline: run `" << v.baseline->id << "` at "
+       << (v.baseline->commit.empty() ? "an unknown commit" : "commit `" + v.baseline->commit + "`");
     if (!v.baseline->created_at.empty()) os << " (" << v.baseline->created_at << ")";
     os << ".\n\n";
   }
@@ -94,13 +129,9 @@ std::string render_verdict_markdown(const verdict_document& v) {
     if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
     os << " |\n";
   }
-  os << "\nRule: *faster*/*slower* only when P >= " << v.policy.probability << " that the " << statistic_name(v)
-     << " ratio lies outside ±" << v.policy.rope * 100 << "% (" << v.policy.resamples
-     << "-draw Bayesian bootstrap, at least " << v.policy.min_samples << " samples a side). MDE: the smallest "
-     << "slowdown this run could have called slower.\n";
-  const bool in_process = std::any_of(v.configs.begin(), v.configs.end(), [](const auto& c) {
-    return c.pairing == "in-process";
-  });
+  os << "\n" << statistic_legend(v) << "\n\nRule: " << rule_text(v)
+     << ". MDE: the smallest slowdown this run could have called slower.\n";
+  const bool in_process = any_in_process(v);
   const auto split = std::find_if(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.threshold; });
   if (in_process) {
     os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "

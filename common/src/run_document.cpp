@@ -326,7 +326,8 @@ bj::value to_json(const run_document& run) {
   bj::object doc;
   doc["schema"] = run_schema_id;
   doc["project"] = run.project;
-  doc["commit"] = run.commit;
+  // An unknown commit (rnx bench outside git) is left out: "" would read as a commit.
+  if (!run.commit.empty()) doc["commit"] = run.commit;
   doc["branch"] = run.branch;
   doc["base_branch"] = run.base_branch;
   if (run.pull_request) doc["pull_request"] = *run.pull_request;

@@ -52,6 +52,7 @@ struct bench_args {
   std::string base_branch;
   std::optional<std::int64_t> pull_request;
   bool quiet = false;
+  bool fail_on_error = false;
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -147,6 +148,16 @@ void run(const bench_args& a) {
   std::string branch = !a.branch.empty() ? a.branch
                                          : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
   std::string base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
+  if (commit.empty()) {
+    // An empty string would read as a commit; the document leaves it out and says so here.
+    std::cerr << "rnx bench: the commit is unknown (" << dir.string()
+              << " is not in a git repository, and neither --commit nor GITHUB_SHA is set), so " << a.out
+              << " records none; pass --commit SHA\n";
+  }
+  if (branch.empty()) {
+    std::cerr << "rnx bench: the branch is unknown, so " << a.out
+              << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
+  }
   if (sides.size() > 1) {
     if (sides[0].pairing) sides[0].pairing->partner_commit = base_commit;
     if (sides[1].pairing) sides[1].pairing->partner_commit = commit;
@@ -177,6 +188,22 @@ void run(const bench_args& a) {
     std::cerr << line;
   }
   exit_code() = 0;
+  if (a.fail_on_error) {
+    std::vector<std::string> failed;
+    for (std::size_t s = 0; s < sides.size(); ++s) {
+      for (const auto& r : sides[s].results) {
+        if (r.status != result_status::error && r.status != result_status::diverged) continue;
+        failed.push_back(r.key().label() + (s ? " (base " + a.pair + ")" : "") + " " + std::string(to_string(r.status)));
+      }
+    }
+    if (!failed.empty()) {
+      std::cerr << "rnx bench: " << failed.size() << " configuration" << (failed.size() == 1 ? "" : "s")
+                << " failed (--fail-on-error, exit 1; the run document is written): ";
+      for (std::size_t i = 0; i < failed.size(); ++i) std::cerr << (i ? ", " : "") << failed[i];
+      std::cerr << "\n";
+      exit_code() = 1;
+    }
+  }
 }
 
 }  // namespace
@@ -221,6 +248,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--base-branch", args->base_branch, "Base branch recorded in the run (default: $GITHUB_BASE_REF)");
   cmd->add_option("--pull-request", args->pull_request, "Pull request number")->check(CLI::PositiveNumber);
   cmd->add_flag("--quiet", args->quiet, "No progress or summary on stderr");
+  cmd->add_flag("--fail-on-error", args->fail_on_error,
+                "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "
+                "still written)");
   cmd->callback([args] {
     if (args->device.size() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
       throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");

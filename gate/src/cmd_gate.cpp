@@ -78,6 +78,23 @@ void stamp_run(run_document& run, const github_context& ctx, const std::string& 
   }
 }
 
+// The store files a run under its project and branch, and a pull request's run under the branch it merges into.
+// What a run (a prepared one above all) lacks is named with its file, JSON path and the flag that supplies it.
+void check_filing(const run_document& run, const std::string& source, const std::string& config) {
+  if (run.project.empty()) {
+    throw error(errc::usage, source + ": $.project is empty: set [project] name in " + config + " or pass --project NAME");
+  }
+  if (run.branch.empty()) {
+    throw error(errc::usage, source + ": $.branch is empty and nothing else names the branch measured (no git "
+                                      "branch, no GitHub event): pass --branch NAME");
+  }
+  if (run.pull_request && run.base_branch.empty()) {
+    throw error(errc::usage, source + ": $.base_branch is empty for pull request #" +
+                                 std::to_string(*run.pull_request) +
+                                 ": pass --base-branch NAME, the branch it merges into");
+  }
+}
+
 verdict_document warn_verdict(const std::string& reason, const gate_policy& policy, const run_document& head) {
   verdict_document v;
   v.verdict = overall::warn;
@@ -330,9 +347,7 @@ void run_gate(gate_options o) {
     std::filesystem::create_directories(out_dir, ec);
     if (ec) throw error(errc::usage, "cannot create --out-dir " + o.out_dir + ": " + ec.message());
   }
-  if (head.project.empty()) {
-    throw error(errc::usage, "the run names no project: set [project] name in " + o.config + " or pass --project");
-  }
+  check_filing(head, o.results.empty() ? "the run rnx bench measured" : o.results, o.config);
   write_run_file(head, (out_dir / "run.json").string());
 
   report_facts facts;
@@ -340,7 +355,6 @@ void run_gate(gate_options o) {
   facts.event = std::string(to_string(ctx.event));
   facts.commit = head.commit;
   facts.runner_label = policy.runner_label;
-  facts.offer_accept = ctx.event == event_kind::pull_request && !paired;
 
   verdict_document verdict;
   std::unique_ptr<baseline_backend> backend;
@@ -372,6 +386,13 @@ void run_gate(gate_options o) {
                                  : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
                              policy.policy, head);
     }
+  }
+  // A paired verdict is against the base revision itself, which no accepted baseline changes.
+  const bool pull_request = ctx.event == event_kind::pull_request || (ctx.event == event_kind::local && ctx.pull_request);
+  if (pull_request && !paired) {
+    const std::string location = embedded ? (o.backend.store.empty() ? ".rnx/baselines.db" : o.backend.store)
+                                          : resolve_service_url(o.backend, m ? &*m : nullptr).url;
+    facts.accept_hint = accept_hint({ctx.event == event_kind::pull_request, embedded, location, facts.run_id});
   }
   if (o.mode == "confirmed" && ctx.event == event_kind::pull_request) {
     if (auto note = confirm_slower(verdict, o, policy, out_dir); !note.empty()) {
@@ -422,6 +443,7 @@ void run_gate(gate_options o) {
   }
   const std::string report = render_report(verdict, facts);
   std::cout << render_verdict_text(verdict);
+  if (verdict.verdict == overall::block && !facts.accept_hint.empty()) std::cout << facts.accept_hint << "\n";
   if (ctx.in_actions) {
     for (const auto& line : annotations(verdict)) std::cout << line << "\n";
   }

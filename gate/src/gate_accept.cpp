@@ -110,9 +110,15 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
   try {
     runs = pull_request_runs(*choice.backend, project, pr.head_ref, number, pr.head_sha);
     if (runs.empty()) {
-      const std::string why = "no run of pull request #" + std::to_string(number) + " at its head commit `" +
-                              pr.head_sha.substr(0, 12) + "` is stored in the " + choice.backend->describe() +
-                              "; let the rnx gate job finish on that commit, then comment `/rnx accept` again";
+      // The pull request's gate job kept its run in its own cached store, which this workflow cannot restore:
+      // waiting would not help, the service would.
+      const std::string why =
+          "no run of pull request #" + std::to_string(number) + " at its head commit `" + pr.head_sha.substr(0, 12) +
+          "` is stored in the " + choice.backend->describe() +
+          (choice.embedded ? "; the gate job of a pull request keeps its run in its own cached embedded store, which "
+                             "this comment's workflow cannot reach, so `/rnx accept` needs the service: set "
+                             "[service] url in rnx.toml (or the service-url input) in both workflows"
+                           : "; let the rnx gate job finish on that commit, then comment `/rnx accept` again");
       best_effort("reply in the thread", [&] { github.create_comment(number, "@" + author + ": " + why + "."); });
       best_effort("react to the comment", [&] { github.react_to_comment(ctx.comment_id, "confused"); });
       set_outputs(ctx, false, "");

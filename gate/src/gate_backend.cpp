@@ -238,7 +238,7 @@ class embedded_backend final : public baseline_backend {
   }
 
   verdict_document judge(const std::string& run_id, const gate_policy& policy) override {
-    return store::judge_stored_run(db_, to_id(run_id), policy).verdict;
+    return store::judge_stored_run(db_, to_id(run_id), policy, store::advice_route{path_}).verdict;
   }
 
   std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,

@@ -65,10 +65,7 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   } else {
     os << render_verdict_markdown(verdict) << "\n";
   }
-  if (verdict.verdict == overall::block && facts.offer_accept) {
-    os << "> If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` "
-          "to make this run the new baseline.\n\n";
-  }
+  if (verdict.verdict == overall::block && !facts.accept_hint.empty()) os << "> " << facts.accept_hint << "\n\n";
   if (!facts.note.empty()) os << "> Note: " << facts.note << "\n\n";
   if (!facts.run_url.empty()) {
     os << "[Evidence for this run](" << facts.run_url
@@ -88,7 +85,7 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   }
   os << "<sub>";
   std::vector<std::string> parts;
-  if (!facts.commit.empty()) parts.push_back("commit `" + facts.commit.substr(0, 12) + "`");
+  parts.push_back(facts.commit.empty() ? "commit unknown" : "commit `" + facts.commit.substr(0, 12) + "`");
   if (!facts.run_id.empty()) parts.push_back("run `" + facts.run_id + "`");
   if (!facts.mode.empty()) parts.push_back("mode " + facts.mode);
   if (!verdict.env_id.empty()) parts.push_back("environment `" + verdict.env_id + "`");
@@ -97,6 +94,22 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   for (std::size_t i = 0; i < parts.size(); ++i) os << (i ? " · " : "") << parts[i];
   os << "</sub>\n";
   return os.str();
+}
+
+std::string accept_hint(const accept_route& route) {
+  if (route.run_id.empty()) return {};
+  if (route.pull_request_event && !route.embedded) {
+    return "If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` to make "
+           "this run the new baseline.";
+  }
+  if (route.pull_request_event) {
+    return "If this slowdown is intended: this run is in the embedded store of this job's cache, which a "
+           "`/rnx accept` comment cannot reach (that needs the service, `[service] url`). Merged anyway, the push "
+           "build stores the merged code as the new baseline.";
+  }
+  const std::string where = route.embedded ? "--store " + route.location : "--service-url " + route.location;
+  return "If this slowdown is intended, make this run the new baseline: `rnx accept --run-id " + route.run_id + " " +
+         where + " --reason \"...\"`.";
 }
 
 std::string render_comment(const verdict_document& verdict, const report_facts& facts, std::string_view marker) {

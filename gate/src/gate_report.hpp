@@ -20,11 +20,23 @@ struct report_facts {
   std::string backend;      // "service http://..." / "embedded store ..." / ""
   std::string runner_label; // the [gate.runners] label in force, "" for [gate]
   std::string note;         // e.g. why the history upload failed in paired mode
-  bool offer_accept = false;  // BLOCK on a PR: say how `/rnx accept` works
-  std::string run_url;        // the run's evidence page on rnx-server; "" when no service URL is known
+  std::string accept_hint;  // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
+  std::string run_url;      // the run's evidence page on rnx-server; "" when no service URL is known
   // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
   std::vector<std::pair<std::string, std::vector<double>>> history;
 };
+
+// Where a blocked run is stored, for the advice on accepting it.
+struct accept_route {
+  bool pull_request_event = false;  // a pull_request event in GitHub Actions (the comment flow exists)
+  bool embedded = false;            // the embedded store rather than rnx-server
+  std::string location;             // the store's path or the service's URL
+  std::string run_id;
+};
+// The command that accepts the run in the mode in use: a `/rnx accept` comment with a service; `rnx accept --store`
+// for the embedded store outside GitHub; on a pull request's embedded store (a cache of its own job, which the
+// comment workflow cannot restore) what to do instead. "" when the run was not stored.
+std::string accept_hint(const accept_route& route);
 
 // "▁▃▅█"-style: one block character per value, scaled between the smallest and the largest; "" for no values.
 std::string text_sparkline(const std::vector<double>& values);

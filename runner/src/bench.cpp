@@ -505,8 +505,12 @@ run_document make_run_document(const bench_side& side, std::string commit, std::
 }
 
 void print_summary(std::ostream& os, const run_document& run) {
+  // The note column holds one short line; a message that does not fit is printed whole below the table, so an
+  // error's fix (often at its end) is never cut off.
+  constexpr std::size_t note_width = 110;
   os << std::left << std::setw(44) << "configuration" << std::setw(10) << "status" << std::right << std::setw(12)
      << "median ms" << std::setw(10) << "spread" << std::setw(10) << "samples" << "  note\n";
+  std::vector<const run_result*> cut;
   for (const auto& r : run.results) {
     os << std::left << std::setw(44) << r.key().label() << std::setw(10) << to_string(r.status) << std::right;
     if (r.status == result_status::ok && !r.samples_ms.empty()) {
@@ -514,13 +518,26 @@ void print_summary(std::ostream& os, const run_document& run) {
       spread << std::fixed << std::setprecision(1) << 100 * relative_mad(r.samples_ms) << "%";
       std::string groups;
       for (auto g : r.groups) groups += (groups.empty() ? "" : "+") + std::to_string(g);
-      os << std::setw(12) << fmt_ms(median(r.samples_ms)) << std::setw(10) << spread.str() << std::setw(10) << groups;
+      // The statistic the verdict compares (rnx compare, rnx gate), not the median of the pooled samples.
+      const auto centre = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+      os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
+         << std::setw(10) << groups;
     } else {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-";
     }
     std::string note = r.message.substr(0, r.message.find('\n'));
-    if (note.size() > 110) note = note.substr(0, 107) + "...";
+    if (note.size() > note_width || note.size() < r.message.size()) {
+      note = note.substr(0, std::min(note.size(), note_width - 20)) + "... (in full below)";
+      cut.push_back(&r);
+    }
     os << "  " << note << "\n";
+  }
+  os << "median ms: the median of each worker process's samples, geometric mean over the processes (the statistic "
+        "the verdict compares); spread: MAD / median of all samples\n";
+  for (const auto* r : cut) {
+    os << r->key().label() << " " << to_string(r->status) << ":\n";
+    std::istringstream lines(r->message);
+    for (std::string line; std::getline(lines, line);) os << "    " << line << "\n";
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -387,10 +388,39 @@ void decide(comparison& out, std::vector<double>& log_ratios, const comparison_o
   const double lower_tail = central_interval(log_ratios, std::min(1 - out.threshold, 0.5)).first;
   out.mde = std::max(opt.rope, (1 + opt.rope) * std::exp(centre - lower_tail) - 1);
 
+  // The rule is one-sided: a slower needs the (1 - threshold) quantile of the ratio above 1 + rope, not the
+  // two-sided interval. Where the shown 95% interval reaches into the band (or past 1.0) the decision looks
+  // contradicted by it, so the reason shows the bound the rule used.
+  // The bound is an order statistic of the draws, not an interpolated quantile, so that it agrees exactly with the
+  // counted probability: P(ratio > edge) >= threshold exactly when the `need`-th largest draw lies above the edge.
+  const auto n = static_cast<std::int64_t>(log_ratios.size());
+  auto need = static_cast<std::int64_t>(std::ceil(out.threshold * static_cast<double>(n) - 1e-9));
+  while (need > 1 && static_cast<double>(need - 1) / total >= out.threshold) --need;
+  while (need < n && static_cast<double>(need) / total < out.threshold) ++need;
+  auto order_statistic = [&](std::int64_t index) {
+    std::nth_element(log_ratios.begin(), log_ratios.begin() + index, log_ratios.end());
+    return std::exp(log_ratios[static_cast<std::size_t>(index)]);
+  };
+  auto one_sided = [&](const char* side, double edge, double p, double quantile_at, double bound, const char* end,
+                       double interval_end) {
+    char text[320];
+    std::snprintf(text, sizeof text,
+                  "one-sided rule: P(ratio %s %.3f) = %.3f >= %.4g, so the ratio's %.4g%% quantile %.3f is %s %.3f; "
+                  "the two-sided 95%% interval shown (%s end %.3f) is not what decides",
+                  side, edge, p, out.threshold, 100 * quantile_at, bound, *side == '>' ? "above" : "below", edge, end,
+                  interval_end);
+    out.reason = text;
+  };
   if (*out.p_slower >= out.threshold) {
     out.result = decision::slower;
+    if (*out.ci_lo <= 1 + opt.rope) {
+      one_sided(">", 1 + opt.rope, *out.p_slower, 1 - out.threshold, order_statistic(n - need), "low", *out.ci_lo);
+    }
   } else if (*out.p_faster >= out.threshold) {
     out.result = decision::faster;
+    if (*out.ci_hi >= 1 - opt.rope) {
+      one_sided("<", 1 - opt.rope, *out.p_faster, out.threshold, order_statistic(need - 1), "high", *out.ci_hi);
+    }
   } else if (*out.p_equivalent >= out.threshold) {
     out.result = decision::equivalent;
   } else {
@@ -446,7 +476,8 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
     note << name << " is unstable" << (why.empty() ? "" : " (" + why + ")") << "; head 5-95% [" << head_low << ", "
          << head_high << "] vs base [" << base_low << ", " << base_high << "]";
     if (beyond) {
-      out.reason = note.str() + ": the change is larger than the instability";
+      out.reason = note.str() + ": the change is larger than the instability" +
+                   (out.reason.empty() ? std::string() : "; " + out.reason);
     } else {
       out.result = decision::abstain;
       out.reason = note.str() + " overlap beyond the rope, so the change is not larger than the instability; to "

@@ -67,6 +67,13 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
     v.reason = std::string(to_string(base.status)) + " in baseline (" + base.message + "), ok in head";
     return v;
   }
+  if (!base_ok && (head.status == result_status::diverged || head.status == result_status::error)) {
+    // Failing before as well does not make a failing kernel fine: the gate's answer must not pass it by.
+    v.result = decision::broken;
+    v.reason = std::string(to_string(head.status)) + " in head, and " + std::string(to_string(base.status)) +
+               " in the baseline already: " + head.message;
+    return v;
+  }
   if (!base_ok && !head_ok) {
     v.result = decision::abstain;
     v.reason = "not ok on either side: baseline " + std::string(to_string(base.status)) + ", head " +

@@ -1,6 +1,7 @@
 // Run and verdict documents: JSON round trips, atomic writes, and error messages that name the JSON path.
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/verdict_document.hpp"
 
@@ -212,4 +213,47 @@ TEST_CASE("imported results keep params in order, origin and aggregates; the har
     CHECK(std::string(e.what()) == "imported.json: $.results[1].aggregates: a result has samples_ms or aggregates, "
                                    "not both (aggregates stand in for samples a harness did not keep)");
   }
+}
+
+TEST_CASE("a run with an unknown commit leaves the key out, and reports say unknown") {
+  run_document run = sample_run();
+  run.commit.clear();
+  const auto doc = to_json(run);
+  CHECK_FALSE(doc.as_object().contains("commit"));
+  CHECK(run_from_json(doc, "run.json").commit.empty());
+
+  verdict_document v;
+  v.verdict = overall::pass;
+  v.reason = "1 configurations: 1 equivalent, 0 faster";
+  v.baseline = baseline_ref{"3", "", ""};
+  CHECK(render_verdict_text(v).find("baseline: run 3 (commit unknown)\n") != std::string::npos);
+  CHECK(render_verdict_markdown(v).find("Baseline: run `3` at an unknown commit.") != std::string::npos);
+}
+
+TEST_CASE("every verdict table names its statistic and the one-sided rule") {
+  verdict_document v;
+  v.verdict = overall::block;
+  v.reason = "1 slower";
+  config_verdict c;
+  c.key = {"k", "eager", "float32", 8};
+  c.result = decision::slower;
+  c.base_ms = 1.0;
+  c.head_ms = 1.1;
+  c.ratio = 1.1;
+  v.configs.push_back(c);
+  const std::string legend =
+      "Base and head median: the median of each worker process's samples, geometric mean over the processes (one "
+      "process: the median of all its samples), the statistic the verdict compares.";
+  const std::string rule =
+      "Rule: faster/slower only when P >= 0.95 that the median ratio lies outside ±2% (2000-draw Bayesian "
+      "bootstrap, at least 8 samples a side): a one-sided rule, so a slower's interval shown (two-sided, 95%) may "
+      "reach below 1.02 while its 5% quantile lies above it";
+  const std::string text = render_verdict_text(v);
+  CHECK(text.find(legend + " Ratio: head over base of it.\n" + rule + ".\n") != std::string::npos);
+  const std::string markdown = render_verdict_markdown(v);
+  CHECK(markdown.find(legend + " Ratio: head over base of it.\n\n" + rule) != std::string::npos);
+  v.configs[0].pairing = "in-process";
+  CHECK(render_verdict_text(v).find(" Ratio of a paired in-process configuration: the geometric mean over processes "
+                                    "of the median per-block head/base ratio, not head over base of those columns.") !=
+        std::string::npos);
 }

@@ -9,8 +9,10 @@ documents (`--results`), because their point is the gate's logic; e2e_runner.py 
 """
 import argparse
 import json
+import math
 import os
 import shutil
+import statistics
 import sys
 import time
 import traceback
@@ -177,10 +179,22 @@ def case_warn_service_timeout(h):
 def case_warn_no_baseline(h):
     h.start_service(PROJECT)
     h.start_github({})
-    r = pr_gate(h, run_file(h, "head.json", seed=2), expect=0)
+    r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", h.service_url], expect=0)
     check(r.outputs.get("verdict") == "WARN", "no baseline is WARN")
-    assert_in("no baseline", r.outputs.get("reason", "").lower(), "reason")
+    # The advice names the service's way to make a baseline by hand, for this very run.
+    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+            'this environment (a push build), or make run %s the baseline with POST /api/v1/baselines'
+            % r.outputs.get("run-id"))
+    check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     assert_in("new", r.summary, "configurations are new")
+    # The head column is the statistic a verdict compares (per process, then the geometric mean), and says so.
+    verdict = json.load(open(h.path(".rnx", "verdict.json")))
+    run = json.load(open(h.path("head.json")))
+    for c, res in zip(verdict["configs"], run["results"]):
+        medians = [statistics.median(res["samples_ms"][i * 12:(i + 1) * 12]) for i in range(3)]
+        want_ms = math.exp(sum(math.log(m) for m in medians) / 3)
+        check(abs(c["head_ms"] - want_ms) < 1e-9 * want_ms, "head_ms %r is not the geometric mean of process "
+              "medians %r" % (c["head_ms"], want_ms))
 
 
 def case_accept_flow(h):
@@ -254,9 +268,19 @@ def case_report_only(h):
 
 
 def case_embedded_store(h):
-    """No service configured: the embedded SQLite store holds baselines across invocations."""
-    h.start_github({})
+    """No service configured: the embedded SQLite store holds baselines across invocations, and every piece of
+    advice names the embedded store's command, not the service's API or a comment flow it cannot reach."""
+    h.start_github({
+        "permissions": {"maintainer": "maintain"},
+        "pulls": {"7": {"head_ref": "faster-softmax", "head_sha": HEAD_SHA, "base_ref": "main", "base_sha": BASE_SHA}},
+        "comments": [{"id": 601, "issue": 7, "body": "/rnx accept intended", "user": "maintainer"}],
+    })
     store = h.path("cache", "baselines.db")
+    r = pr_gate(h, run_file(h, "early.json", seed=5), ["--store", store], expect=0)
+    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+            'this environment (a push build), or make run 1 the baseline with rnx accept --run-id 1 --store %s '
+            '--reason "..."' % store)
+    check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     push_gate(h, run_file(h, "base.json", seed=1), ["--store", store])
     check(os.path.exists(store), "the store file was created")
     r = pr_gate(h, run_file(h, "same.json", seed=2), ["--store", store], expect=0)
@@ -275,6 +299,21 @@ def case_embedded_store(h):
     check('id="run-%s"' % r.outputs.get("run-id") in open(out).read(), "rnx report writes the run's page")
     bad = h.run_rnx(["report", "--store", store, "--project", "no-such-project", "-o", out], {}, expect=2)
     assert_in("project \"no-such-project\" is not in", bad.stderr, "rnx report names the missing project")
+    assert_in("> If this slowdown is intended: this run is in the embedded store of this job's cache, which a "
+              "`/rnx accept` comment cannot reach (that needs the service, `[service] url`). Merged anyway, the push "
+              "build stores the merged code as the new baseline.\n", r.summary, "the accept advice")
+    check("someone with write access can comment" not in r.summary, "no comment flow offered on the embedded store")
+    # The comment's workflow restores main's store, which lacks the pull request's run: it says why, not "wait".
+    h.write_manifest(PROJECT)
+    env = h.event_env("issue_comment", issue_comment_payload(7, "/rnx accept intended", "maintainer", 601),
+                      "refs/heads/main", BASE_SHA)
+    main_store = h.path("main-cache", "baselines.db")
+    r = h.run_rnx(["gate", "--store", main_store], env, expect=2)
+    assert_in("rnx: error: no run of pull request #7 at its head commit `%s` is stored in the embedded store %s; "
+              "the gate job of a pull request keeps its run in its own cached embedded store, which this comment's "
+              "workflow cannot reach, so `/rnx accept` needs the service: set [service] url in rnx.toml (or the "
+              "service-url input) in both workflows\n" % (HEAD_SHA[:12], main_store), r.stderr, "comment on the "
+              "embedded store")
     # The default path, .rnx/baselines.db in the working folder, when neither flag is given.
     r = push_gate(h, run_file(h, "base2.json", seed=4))
     check(os.path.exists(h.path(".rnx", "baselines.db")), "the default store is .rnx/baselines.db")
@@ -378,6 +417,8 @@ def case_local_cli(h):
                            "--base-branch", "main", "--pull-request", "9"], env, 1)
     assert_in("BLOCK", r.stdout, "local verdict")
     run_id = [l for l in r.stdout.splitlines() if l.startswith("rnx gate: stored run ")][0].split()[4]
+    assert_in('If this slowdown is intended, make this run the new baseline: `rnx accept --run-id %s --store %s '
+              '--reason "..."`.\n' % (run_id, store), r.stdout, "the local accept advice")
     r = subprocess_run(h, ["accept", "--run-id", run_id, "--store", store, "--reason", "intended", "--by", "me"], env, 0)
     assert_in("is now the baseline of main", r.stdout, "accept output")
     r = subprocess_run(h, ["gate", "--results", run_file(h, "slow2.json", seed=5, scale=1.3), "--store", store,
@@ -386,6 +427,14 @@ def case_local_cli(h):
     assert_in("PASS", r.stdout, "PASS after accept")
     r = subprocess_run(h, ["accept", "--pull-request", "9", "--branch", "feature", "--store", store, "--reason", "x",
                            "--by", "me", "--project", PROJECT], env, 0)
+    # A prepared run that lacks what the store files it under: the file, the JSON path and the flag that fixes it.
+    r = subprocess_run(h, ["gate", "--results", base, "--store", store], env, 2)
+    check(r.stderr == "rnx: error: %s: $.branch is empty and nothing else names the branch measured (no git branch, "
+          "no GitHub event): pass --branch NAME\n" % base, "error %r" % r.stderr)
+    r = subprocess_run(h, ["gate", "--results", slow, "--store", store, "--branch", "feature", "--pull-request", "9"],
+                       env, 2)
+    check(r.stderr == "rnx: error: %s: $.base_branch is empty for pull request #9: pass --base-branch NAME, the "
+          "branch it merges into\n" % slow, "error %r" % r.stderr)
 
 
 def subprocess_run(h, args, env, expect):

@@ -13,8 +13,10 @@ slowdown is 4x so it is BLOCK however noisy the machine.
 """
 import argparse
 import json
+import math
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -207,7 +209,71 @@ def case_confirmed(h, examples):
           "the real slowdown is confirmed and blocks, got %r:\n%s" % (r.outputs.get("verdict"), r.stdout))
 
 
-CASES = {"stored": case_stored, "paired": case_paired, "confirmed": case_confirmed}
+BROKEN_KERNEL = """
+def run(x):
+    raise RuntimeError("the tile size 96 does not divide the row length 1000 of x, so this kernel cannot run; "
+                       "fix: set TILE to a divisor of the row length, such as 100 or 125")
+"""
+
+
+def case_outside_git(h, examples):
+    """`rnx bench` in a folder that is no git repository: the commit and branch are said to be unknown (the
+    document leaves the commit out), a failing kernel's whole message is printed, the table's median is the
+    verdict's statistic, --fail-on-error exits 1, and `rnx gate` on the run names the file and --branch."""
+    make_project(h, examples, slow=False)
+    with open(h.path("kernels", "broken.py"), "w", encoding="utf-8") as f:
+        f.write(BROKEN_KERNEL)
+    with open(h.path("rnx.toml"), "a", encoding="utf-8") as f:
+        f.write('\n[[kernel]]\nname   = "broken"\npath   = "kernels/broken.py"\ninputs = { x = "B,8" }\n')
+    check(subprocess.run(["git", "rev-parse", "--git-dir"], cwd=h.dir, capture_output=True).returncode != 0,
+          "%s must not be inside a git repository for this case" % h.dir)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_", "CI"))}
+    r = subprocess.run([h.rnx, "bench", "--out", "run.json", "--processes", "2", "--fail-on-error"], cwd=h.dir,
+                       env=env, capture_output=True, text=True, timeout=600)
+    check(r.returncode == 1, "--fail-on-error exits 1 on a failing configuration, got %d:\n%s" % (r.returncode,
+                                                                                                  r.stderr))
+    lines = r.stderr.splitlines()
+    for want in (
+            "rnx bench: the commit is unknown (%s is not in a git repository, and neither --commit nor GITHUB_SHA is "
+            "set), so run.json records none; pass --commit SHA" % os.path.realpath(h.dir),
+            "rnx bench: the branch is unknown, so run.json records none; pass --branch NAME (rnx gate needs one to "
+            "store the run)",
+            "rnx bench: 1 configuration failed (--fail-on-error, exit 1; the run document is written): "
+            "broken/eager/float32/b8 error",
+            "median ms: the median of each worker process's samples, geometric mean over the processes (the "
+            "statistic the verdict compares); spread: MAD / median of all samples",
+            "broken/eager/float32/b8 error:"):
+        check(want in lines, "stderr lacks the line %r:\n%s" % (want, r.stderr))
+    # The table's note is cut, and says so; the whole message, with its fix at the end, follows the table.
+    row = [l for l in lines if l.startswith("broken/eager/float32/b8") and "(in full below)" in l]
+    check(len(row) == 1, "the table row says its note continues below:\n" + r.stderr)
+    detail = lines[lines.index("broken/eager/float32/b8 error:") + 1:]
+    check(any("fix: set TILE to a divisor of the row length, such as 100 or 125" in l for l in detail),
+          "the full message is printed below the table:\n" + r.stderr)
+    run = json.load(open(h.path("run.json")))
+    check("commit" not in run, "an unknown commit is left out of the document, not written empty: %r" % run.get("commit"))
+    softmax = [x for x in run["results"] if x["kernel"] == "softmax"][0]
+    medians, at = [], 0
+    for g in softmax["groups"]:
+        medians.append(statistics.median(softmax["samples_ms"][at:at + g]))
+        at += g
+    centre = "%.4g" % math.exp(sum(math.log(m) for m in medians) / len(medians))
+    row = [l for l in lines if l.startswith("softmax/eager/float32/b8")][-1]
+    check(row.split()[2] == centre, "the median column is the geometric mean of process medians %s: %r" % (centre,
+                                                                                                          row))
+
+    r = subprocess.run([h.rnx, "gate", "--results", "run.json", "--store", "store.db"], cwd=h.dir, env=env,
+                       capture_output=True, text=True, timeout=120)
+    want = ("rnx: error: run.json: $.branch is empty and nothing else names the branch measured (no git branch, no "
+            "GitHub event): pass --branch NAME\n")
+    check(r.returncode == 2 and r.stderr == want, "gate on the prepared run: exit %d, %r" % (r.returncode, r.stderr))
+    # Without the flag a failing kernel is a result, not a failed command.
+    r = subprocess.run([h.rnx, "bench", "--out", "broken.json", "--kernel", "broken", "--quiet"], cwd=h.dir, env=env,
+                       capture_output=True, text=True, timeout=300)
+    check(r.returncode == 0, "without --fail-on-error the run is written and the exit is 0, got %d" % r.returncode)
+
+
+CASES = {"stored": case_stored, "paired": case_paired, "confirmed": case_confirmed, "outside_git": case_outside_git}
 
 
 def main():

@@ -222,9 +222,10 @@ TEST_CASE("the report names the facts and offers /rnx accept on BLOCK") {
   facts.mode = "stored";
   facts.commit = "0123456789abcdef";
   facts.run_id = "17";
-  facts.offer_accept = true;
+  facts.accept_hint = accept_hint({true, false, "https://rnx.example", "17"});
   auto text = render_report(v, facts);
-  CHECK(text.find("/rnx accept") != std::string::npos);
+  CHECK(text.find("> If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` to "
+                  "make this run the new baseline.\n") != std::string::npos);
   CHECK(text.find("run `17`") != std::string::npos);
   CHECK(text.find("commit `0123456789ab`") != std::string::npos);
   CHECK(text.find("environment `env42`") != std::string::npos);
@@ -236,6 +237,28 @@ TEST_CASE("the report names the facts and offers /rnx accept on BLOCK") {
   text = render_report(v, facts);
   CHECK(text.find("[Evidence for this run](https://rnx.example/runs/17)") != std::string::npos);
   CHECK(text.find("softmax/eager/float32/b1  \u2581\u2581\u2588\u2585  1.5 ms") != std::string::npos);
+  facts.commit.clear();
+  CHECK(render_report(v, facts).find("<sub>commit unknown · run `17`") != std::string::npos);
+}
+
+TEST_CASE("the accept advice names the command of the mode in use") {
+  // A pull request whose runs are in a service: the comment flow.
+  CHECK(accept_hint({true, false, "https://rnx.example", "17"}) ==
+        "If this slowdown is intended, someone with write access can comment `/rnx accept <reason>` to make this run "
+        "the new baseline.");
+  // A pull request on the embedded store: the comment's workflow cannot reach the job's cached store.
+  CHECK(accept_hint({true, true, ".rnx/baselines.db", "17"}) ==
+        "If this slowdown is intended: this run is in the embedded store of this job's cache, which a `/rnx accept` "
+        "comment cannot reach (that needs the service, `[service] url`). Merged anyway, the push build stores the "
+        "merged code as the new baseline.");
+  // Outside GitHub: the rnx accept command on the same store or service.
+  CHECK(accept_hint({false, true, "local.db", "4"}) ==
+        "If this slowdown is intended, make this run the new baseline: `rnx accept --run-id 4 --store local.db "
+        "--reason \"...\"`.");
+  CHECK(accept_hint({false, false, "http://127.0.0.1:8722", "4"}) ==
+        "If this slowdown is intended, make this run the new baseline: `rnx accept --run-id 4 --service-url "
+        "http://127.0.0.1:8722 --reason \"...\"`.");
+  CHECK(accept_hint({true, false, "https://rnx.example", ""}).empty());  // not stored: nothing to accept
 }
 
 TEST_CASE("text sparklines scale between the smallest and largest value") {

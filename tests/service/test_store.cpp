@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <sqlite3.h>
 
+#include <cmath>
 #include <fstream>
 #include <functional>
 
@@ -114,6 +115,28 @@ TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are jud
     CHECK_FALSE(judged.verdict.baseline.has_value());
     REQUIRE(judged.verdict.configs.size() == 4);
     for (const auto& c : judged.verdict.configs) CHECK(c.result == decision::new_config);
+    // The service names its API; the embedded store the rnx accept command on its own file.
+    const std::string id = std::to_string(up.run.id);
+    CHECK(judged.verdict.reason == "no baseline of branch \"main\" in environment env-a yet: upload a run from \"main\" "
+                                   "measured in this environment (a push build), or make run " + id +
+                                       " the baseline with POST /api/v1/baselines");
+    auto other = store::upload_run(db, project.id, make_run({.branch = "feature", .pull_request = 4, .seed = 9}));
+    auto embedded = store::judge_stored_run(db, other.run.id, policy, store::advice_route{".rnx/baselines.db"});
+    const std::string other_id = std::to_string(other.run.id);
+    CHECK(embedded.verdict.reason ==
+          "no baseline of branch \"main\" in environment env-a yet: upload a run from \"main\" measured in this "
+          "environment (a push build), or make run " + other_id + " the baseline with rnx accept --run-id " + other_id +
+              " --store .rnx/baselines.db --reason \"...\"");
+  }
+
+  SUBCASE("with no baseline, the head column is the verdict's statistic: process medians, geometric mean") {
+    run_document run = make_run({.branch = "feature", .pull_request = 3});
+    run.results[0].samples_ms = {1.0, 1.1, 1.2, 4.0, 4.1, 4.2};  // a slow second process
+    run.results[0].groups = {3, 3};
+    auto up = store::upload_run(db, project.id, run);
+    auto judged = store::judge_stored_run(db, up.run.id, policy);
+    REQUIRE(judged.verdict.configs[0].head_ms.has_value());
+    CHECK(*judged.verdict.configs[0].head_ms == doctest::Approx(std::sqrt(1.1 * 4.1)));  // not 2.6, the pooled median
   }
 
   SUBCASE("no baseline, and a kernel that errors: broken and BLOCK, with the error, not hidden behind new") {

@@ -287,3 +287,36 @@ TEST_CASE("mean statistic is selectable and sees a shift") {
   CHECK(c.ratio.value() == doctest::Approx(0.8).epsilon(0.02));
   CHECK(c.p_faster.value() > 0.99);
 }
+
+TEST_CASE("a slower whose two-sided interval reaches below 1.0 says which bound decided") {
+  // Three processes a side; the head's process medians spread 5% apart, so the Student-t level has heavy tails:
+  // the 2.5% quantile of the ratio falls below 1.0 while the 5% quantile, which the one-sided rule uses, stays
+  // above 1.02.
+  auto processes = [](std::vector<double> medians) {
+    std::vector<double> samples;
+    for (double m : medians) {
+      for (int i = 0; i < 10; ++i) samples.push_back(m * (1 + 0.003 * std::sin(1.7 * i)));
+    }
+    return samples;
+  };
+  const std::vector<double> base = processes({1.0, 1.0, 1.0});
+  const std::vector<double> head = processes({1.12 * std::exp(-0.05), 1.12, 1.12 * std::exp(0.05)});
+  const std::vector<std::int64_t> groups = {10, 10, 10};
+  const auto slower = compare_samples({base, groups}, {head, groups}, {});
+  CHECK(slower.result == decision::slower);
+  REQUIRE(slower.ci_lo.has_value());
+  CHECK(*slower.ci_lo < 1.0);
+  CHECK(slower.reason ==
+        "one-sided rule: P(ratio > 1.020) = 0.958 >= 0.95, so the ratio's 5% quantile 1.029 is above 1.020; the "
+        "two-sided 95% interval shown (low end 0.988) is not what decides");
+  // The mirror image: faster, with the interval's high end above 1.0.
+  const auto faster = compare_samples({head, groups}, {base, groups}, {});
+  CHECK(faster.result == decision::faster);
+  CHECK(faster.reason ==
+        "one-sided rule: P(ratio < 0.980) = 0.959 >= 0.95, so the ratio's 95% quantile 0.970 is below 0.980; the "
+        "two-sided 95% interval shown (high end 1.010) is not what decides");
+  // A slower whose interval clears the band needs no explanation.
+  const auto clear = compare_samples({base, groups}, {processes({1.3, 1.3, 1.3}), groups}, {});
+  CHECK(clear.result == decision::slower);
+  CHECK(clear.reason.empty());
+}

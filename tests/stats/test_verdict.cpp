@@ -198,3 +198,16 @@ TEST_CASE("an imported configuration with only aggregates abstains, with the rea
                                  run({gbench(result("plain", 1.0)), summarized("added", 1.0)}), {});
   CHECK(find(added, "added").result == decision::new_config);
 }
+
+TEST_CASE("a kernel that errors in the head is broken even when the baseline failed too; a skipped head is not") {
+  run_result crashed = result("k", 1.0, result_status::error);
+  crashed.message = "kernel \"k\" failed: RuntimeError: boom";
+  const verdict_document v = stats::judge_runs(run({result("k", 1.0, result_status::error)}), run({crashed}), {});
+  CHECK(find(v, "k").result == decision::broken);
+  CHECK(find(v, "k").reason == "error in head, and error in the baseline already: kernel \"k\" failed: RuntimeError: boom");
+  CHECK(v.verdict == overall::block);
+  run_result skipped = result("k", 1.0, result_status::skipped);
+  skipped.message = "onnxruntime is not installed";
+  const verdict_document s = stats::judge_runs(run({result("k", 1.0, result_status::error)}), run({skipped}), {});
+  CHECK(find(s, "k").result == decision::abstain);
+}

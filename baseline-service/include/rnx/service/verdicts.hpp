@@ -26,6 +26,14 @@ upload_outcome upload_run(database& db, std::int64_t project_id, const run_docum
 // The branch whose baselines a run is compared with: its base_branch, else (a push) its own branch.
 std::string comparison_branch(const run_document& run);
 
+// Where the verdict is read, for the advice in its reasons: rnx-server names its API, the embedded store
+// (`rnx gate --store PATH`) the `rnx accept` command on that file.
+struct advice_route {
+  std::string store_path;  // "" = the service
+};
+// "make run 12 the baseline with ...": the command that makes run `run_id` a baseline by hand on `route`.
+std::string accept_advice(const advice_route& route, std::int64_t run_id);
+
 struct judged_run {
   verdict_document verdict;
   std::optional<std::int64_t> baseline_run_id;
@@ -35,11 +43,13 @@ struct judged_run {
 // Compares run `run_id` with the newest baseline of its comparison branch in the same env_id
 // (for a run that is itself a baseline: the one before it), stores the verdict and returns it.
 // not_found when the run does not exist.
-judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy);
+judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy& policy,
+                            const advice_route& route = {});
 
-// WARN, every configuration `new`, with a reason naming the branch and environment.
+// WARN, every configuration `new` (or broken, with its error), with a reason naming the branch, the environment
+// and how to get a baseline there.
 verdict_document no_baseline_verdict(const run_document& head, std::int64_t head_run_id, std::string_view branch,
-                                     const gate_policy& policy);
+                                     const gate_policy& policy, const advice_route& route = {});
 
 // After a push upload replaced a baseline: the new baseline judged against the previous one
 // (stored as a "regression" verdict). nullopt when there was no previous baseline.
