@@ -105,7 +105,10 @@ void run(const bench_args& a) {
     const fs::path folder = fs::path(out).parent_path();
     std::error_code ec;
     if (!out.empty() && !folder.empty()) fs::create_directories(folder, ec);
-    if (ec) throw error(errc::usage, "cannot create the folder of " + out + ": " + ec.message() + " (pass a path in a writable folder)");
+    if (ec) {
+      throw error(errc::usage, "cannot create the folder of " + out + ": " + ec.message() +
+                                   " (pass a path in a writable folder)");
+    }
   }
 
   runner::bench_options o;

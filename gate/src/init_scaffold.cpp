@@ -8,6 +8,7 @@
 #include "rnx/common/verdict_document.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -163,6 +164,8 @@ std::string choose_workflow(const scan_result& scan) {
 std::string render_manifest(const std::string& project, const scan_result& scan) {
   const bool gpu = std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
   const gate_policy policy;
+  std::string on_abstain(to_string(policy.on_abstain));  // "WARN": the manifest writes it in lower case
+  for (char& c : on_abstain) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::ostringstream os;
   os << "# rnx.toml: the kernels rnx benchmarks and how it judges a change (docs/manifest.md of rnx lists every\n"
      << "# key). Written by `rnx init` from the kernels it found; check the inputs, then run:\n"
@@ -183,8 +186,7 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "rope        = " << number_text(policy.rope) << "      # a change within this fraction counts as equivalent\n"
      << "probability = " << number_text(policy.probability)
      << "      # faster, slower or equivalent needs this posterior probability\n"
-     << "on_abstain  = \"" << (policy.on_abstain == overall::warn ? "warn" : policy.on_abstain == overall::pass ? "pass" : "block")
-     << "\"    # what an undecided configuration makes the verdict\n";
+     << "on_abstain  = \"" << on_abstain << "\"    # what an undecided configuration makes the verdict\n";
   return os.str();
 }
 

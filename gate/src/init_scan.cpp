@@ -114,7 +114,8 @@ function_def parse_signature(const std::string& name, std::string_view inside) {
     param.name = std::string(trim(p.substr(0, std::min(colon, equals))));
     param.has_default = equals != std::string_view::npos;
     if (colon != std::string_view::npos && (equals == std::string_view::npos || colon < equals)) {
-      param.annotation = std::string(trim(p.substr(colon + 1, equals == std::string_view::npos ? p.npos : equals - colon - 1)));
+      const auto length = equals == std::string_view::npos ? p.npos : equals - colon - 1;
+      param.annotation = std::string(trim(p.substr(colon + 1, length)));
     }
     f.params.push_back(std::move(param));
   }
@@ -146,8 +147,12 @@ python_file read_python(std::string_view source) {
       const std::string name(trim(code.substr(0, paren)));
       // The signature may run over several lines.
       std::string rest(code.substr(paren));
-      for (std::size_t j = i + 1; j < file.lines.size() && j < i + 40 && !bracketed(rest, 0); ++j) rest += "\n" + file.lines[j];
-      if (auto inside = bracketed(rest, 0); inside && is_identifier(name)) file.functions.push_back(parse_signature(name, *inside));
+      for (std::size_t j = i + 1; j < file.lines.size() && j < i + 40 && !bracketed(rest, 0); ++j) {
+        rest += "\n" + file.lines[j];
+      }
+      if (auto inside = bracketed(rest, 0); inside && is_identifier(name)) {
+        file.functions.push_back(parse_signature(name, *inside));
+      }
       continue;
     }
     if (code.rfind("class ", 0) == 0) {
@@ -284,7 +289,8 @@ std::optional<found_kernel> inspect_python_source(std::string_view source, const
       const bool all_tensors = std::all_of(f.params.begin(), f.params.end(), [](const parameter& p) {
         return p.has_default || is_tensor_annotation(p.annotation);
       });
-      const bool any_required = std::any_of(f.params.begin(), f.params.end(), [](const parameter& p) { return !p.has_default; });
+      const bool any_required =
+          std::any_of(f.params.begin(), f.params.end(), [](const parameter& p) { return !p.has_default; });
       if (all_tensors && any_required) candidates.push_back(&f);
     }
     if (candidates.size() > 1 && file.imports_torch) {

@@ -85,7 +85,8 @@ def main():
     if not failed:
         checks = [
             ("rnx.toml", lambda: "[[kernel]]" in open(os.path.join(work, "rnx.toml")).read()),
-            (".github/workflows/rnx.yml", lambda: "rnx-dev/rnx@" in open(os.path.join(work, ".github/workflows/rnx.yml")).read()),
+            (".github/workflows/rnx.yml",
+             lambda: "rnx-dev/rnx@" in open(os.path.join(work, ".github", "workflows", "rnx.yml")).read()),
             (".gitignore has .rnx/", lambda: ".rnx/" in open(os.path.join(work, ".gitignore")).read().split()),
             (".rnx/baselines.db", lambda: os.path.getsize(os.path.join(work, ".rnx", "baselines.db")) > 0),
             ("git ignores .rnx/", lambda: subprocess.run(["git", "status", "--porcelain", "--ignored", ".rnx"], cwd=work,

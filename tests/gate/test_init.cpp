@@ -128,7 +128,8 @@ TEST_CASE("init: KernelBench files, other entry names, and files that are not ke
   CHECK(why.find("several functions take tensors (f, g)") != std::string::npos);
 
   why.clear();
-  CHECK_FALSE(inspect_python_source("import torch\nclass Model:\n    pass\ndef get_inputs():\n    return []\n", "kb.py", &why));
+  const std::string no_init = "import torch\nclass Model:\n    pass\ndef get_inputs():\n    return []\n";
+  CHECK_FALSE(inspect_python_source(no_init, "kb.py", &why));
   CHECK(why.find("get_init_inputs()") != std::string::npos);
 
   why.clear();
