@@ -257,7 +257,7 @@ init_plan plan_init(const init_options& options) {
     std::string line = "# rnx: the embedded baseline store and the run files rnx gate writes\n.rnx/\n";
     if (gitignore && !gitignore->empty() && gitignore->back() != '\n') line = "\n" + line;
     plan.files.push_back({gitignore_file, gitignore ? file_action::append : file_action::create, line,
-                          "ignore .rnx/ (the embedded store and run files)"});
+                          "the line .rnx/: the embedded store and run files"});
   }
   return plan;
 }
