@@ -56,7 +56,7 @@ void run_init(const init_options& options, bool dry_run) {
                                                                                                      : "appended to ";
     std::cout << "rnx init: " << verb << f.path.generic_string() << " (" << f.note << ")\n";
   }
-  std::cout << "rnx init: next, measure the kernels:  rnx bench --out run.json\n";
+  std::cout << "rnx init: next, measure the kernels:  rnx bench --out .rnx/run.json\n";
 }
 
 }  // namespace

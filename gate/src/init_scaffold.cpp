@@ -169,7 +169,7 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
   std::ostringstream os;
   os << "# rnx.toml: the kernels rnx benchmarks and how it judges a change (docs/manifest.md of rnx lists every\n"
      << "# key). Written by `rnx init` from the kernels it found; check the inputs, then run:\n"
-     << "#   rnx bench --out run.json\n"
+     << "#   rnx bench --out .rnx/run.json\n"
      << "\n[project]\n"
      << "name = " << toml_string(project) << "\n"
      << "\n[defaults]\n"
@@ -179,7 +179,7 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
   if (!gpu) {
     os << "\n[bench]\n"
-       << "threads = 1             # one fixed CPU thread: steadier timings on shared CI machines\n";
+       << "threads = 1              # one fixed CPU thread: steadier timings on shared CI machines\n";
   }
   for (const auto& k : scan.kernels) render_kernel(os, k);
   os << "\n[gate]\n"
@@ -246,10 +246,11 @@ init_plan plan_init(const init_options& options) {
     for (std::size_t i = 0; i < existing.size(); ++i) {
       names += (i == 0 ? "" : i + 1 == existing.size() ? " and " : ", ") + existing[i];
     }
-    throw error(errc::conflict, names + (existing.size() == 1 ? " already exists" : " already exist") +
-                                    " in " + options.root.string() +
-                                    "; rnx init does not overwrite it: pass --force to replace it (or --dry-run to see "
-                                    "what it would write)");
+    const bool one = existing.size() == 1;
+    const fs::path where = fs::weakly_canonical(fs::absolute(options.root), ec);
+    throw error(errc::conflict, names + (one ? " already exists" : " already exist") + " in " + where.string() +
+                                    "; rnx init does not overwrite " + (one ? "it" : "them") + ": pass --force to "
+                                    "replace " + (one ? "it" : "them") + " (or --dry-run to see what it would write)");
   }
 
   const auto gitignore = read_text(options.root / gitignore_file);

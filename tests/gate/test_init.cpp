@@ -196,7 +196,8 @@ TEST_CASE("init: refuses to overwrite, names the files and the flag; --force rep
   } catch (const error& e) {
     CHECK(e.exit_code() == 2);
     CHECK(std::string(e.what()).find("rnx.toml and .github/workflows/rnx.yml already exist in ") == 0);
-    CHECK(std::string(e.what()).find("pass --force to replace it") != std::string::npos);
+    CHECK(std::string(e.what()).find("; rnx init does not overwrite them: pass --force to replace them") !=
+          std::string::npos);
   }
   CHECK(repo.read("rnx.toml") == "# mine\n");  // untouched
 
@@ -205,6 +206,13 @@ TEST_CASE("init: refuses to overwrite, names the files and the flag; --force rep
   for (const auto& f : plan.files) CHECK(f.path != fs::path(".gitignore"));  // the line is there already
   apply_init(plan, repo.root);
   CHECK(repo.read("rnx.toml").find("[[kernel]]") != std::string::npos);
+
+  fs::remove_all(repo.root / ".github");
+  options.force = false;
+  CHECK_THROWS_WITH(plan_init(options), ("rnx.toml already exists in " + fs::canonical(repo.root).string() +
+                                         "; rnx init does not overwrite it: pass --force to replace it (or --dry-run "
+                                         "to see what it would write)")
+                                            .c_str());
 }
 
 TEST_CASE("init: GPU kernels get the self-hosted gate; bad --workflow and an empty repository are usage errors") {
