@@ -209,13 +209,14 @@ std::optional<shape_match> shape_from_file(const python_file& file, const std::s
     auto args = bracketed(rest, maker->size() - 1);
     if (!args) continue;
     std::vector<std::string> sizes = split_top_level(*args);
-    if (!sizes.empty() && (sizes.front().front() == '(' || sizes.front().front() == '[')) {
+    if (!sizes.empty() && !sizes.front().empty() && (sizes.front().front() == '(' || sizes.front().front() == '[')) {
       auto inner = bracketed(sizes.front(), 0);
       if (!inner) continue;
       sizes = split_top_level(*inner);
     }
     shape_match match;
     bool ok = true;
+    if (sizes.empty()) continue;  // torch.randn(): no sizes to read
     for (const auto& size : sizes) {
       if (size.find('=') != std::string::npos) break;  // dtype=, device=: the sizes are done
       std::string dim;

@@ -135,6 +135,15 @@ TEST_CASE("init: KernelBench files, other entry names, and files that are not ke
   why.clear();
   CHECK_FALSE(inspect_python_source("def main():\n    print('hello')\n", "tool.py", &why));
   CHECK(why.empty());
+  // Constructions it cannot read leave the shape to the user rather than guessing.
+  auto odd = inspect_python_source("import torch\nn = 3\ndef run(x, y, z):\n    return x\nx = torch.randn(,)\n"
+                                   "y = torch.randn()\nz = torch.randn(n, m)\n", "odd.py");
+  REQUIRE(odd);
+  REQUIRE(odd->inputs.size() == 3);
+  CHECK_FALSE(odd->shapes_complete());
+  CHECK(odd->inputs[0].shape.empty());
+  CHECK(odd->inputs[1].shape.empty());
+  CHECK(odd->inputs[2].shape.empty());
   // A def inside a docstring is text, not a function.
   CHECK_FALSE(inspect_python_source("\"\"\"\ndef run(x):\n\"\"\"\nimport os\n", "doc.py", &why));
 }
