@@ -71,9 +71,19 @@ void render_kernel(std::ostringstream& os, const found_kernel& k) {
     for (const auto& in : k.inputs) os << "# " << in.name << ": from " << in.evidence << "\n";
     return;
   }
-  os << "# rnx init found no shape for every parameter of " << signature(k) << " in " << path << ".\n"
-     << "# Declare one shape per parameter, in this order, with B for the batch size, replacing each ?\n"
-     << "# (e.g. \"B,1024\"), and remove the # of this line:\n"
+  std::string unknown;
+  std::size_t count = 0;
+  for (const auto& in : k.inputs) {
+    if (!in.shape.empty()) continue;
+    unknown += (unknown.empty() ? "" : ", ") + in.name;
+    ++count;
+  }
+  const bool one = count == 1;
+  os << "# rnx init could not infer the shape" << (one ? " of " : "s of ") << unknown << ", of " << signature(k)
+     << ":\n# no line of " << path << " makes " << (one ? "it" : "them") << " (such as " << k.inputs.front().name
+     << " = torch.randn(8, 1024)).\n"
+     << "# Write one shape per parameter, in this order, with B for the batch size (e.g. \"B,1024\"),\n"
+     << "# in place of each ?, and uncomment the line:\n"
      << "# inputs = " << inputs_table(k, true) << "\n";
   for (const auto& in : k.inputs) {
     if (!in.shape.empty()) os << "# " << in.name << ": from " << in.evidence << "\n";
