@@ -3,7 +3,8 @@
 
 Checks README.md and docs/**/*.md for
   * relative Markdown links whose target does not exist (relative to the page);
-  * paths into this repository's folders (`runner/src/x.cpp`, `bench/y.py`, ...) that do not exist;
+  * paths into this repository's folders (`runner/src/x.cpp`, `bench/y.py`, ...) that do not exist (pytest node
+    ids such as `tests/x.py::test_y` name a user's files and are skipped);
   * Markdown files named anywhere (`FOO.md`) that are not in the repository;
   * absolute paths of a developer's machine (/work/..., /home/...) and references to the project's internal
     tracker ("issue 12", "the brief"), which readers of the docs do not have.
@@ -66,8 +67,10 @@ def main():
                 path = os.path.normpath(os.path.join(page_dir, target.split("#")[0]))
                 if not exists(path):
                     problems.append("%s: link to %s, which is not in the repository" % (where, target))
-            for path in repo_path.findall(line):
-                if "*" in path or "..." in path:
+            for m in repo_path.finditer(line):
+                path = m.group(1)
+                # Globs, elisions and pytest node ids (a user's tests/x.py::test_y) name no file of this repository.
+                if "*" in path or "..." in path or line.startswith("::", m.end()):
                     continue
                 if not exists(path):
                     problems.append("%s: %s is not in the repository" % (where, path))
