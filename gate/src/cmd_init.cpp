@@ -70,9 +70,8 @@ void add_init_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("--project", o->project, "Project name (default: the folder's name)");
   cmd->add_option("--workflow", o->workflow,
-                  "The ci-examples workflow to copy: pr-gate, report-only-hosted, self-hosted-gpu, push-baseline, "
-                  "accept-comment, or none (default: pr-gate when a kernel uses CUDA or Triton, else "
-                  "report-only-hosted)");
+                  "The ci-examples workflow to copy, its file name without .yml (e.g. pr-gate, report-only-hosted), "
+                  "or none (default: pr-gate when a kernel uses CUDA or Triton, else report-only-hosted)");
   cmd->add_flag("--force", o->force, "Replace an existing rnx.toml or .github/workflows/rnx.yml");
   cmd->add_flag("--dry-run", *dry_run, "Print what would be written and write nothing");
   cmd->callback([o, dry_run] {
