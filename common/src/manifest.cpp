@@ -2,6 +2,7 @@
 #include "rnx/common/manifest.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/manifest_keys.hpp"
 
 // Debian's toml++ 3.3 ships toml.h; newer releases and the carried copy ship toml.hpp.
 #if __has_include(<toml++/toml.hpp>)
@@ -91,6 +92,9 @@ std::string join(const std::vector<std::string>& items) {
   return out;
 }
 
+// The accepted values of a numeric key, from the one list of keys (rnx/common/manifest_keys.hpp).
+key_range range_of(std::string_view table, std::string_view name) { return manifest_key_range(table, name); }
+
 // Walks the parsed document, remembering the key path so messages can say "kernel[2].batch".
 class walker {
  public:
@@ -117,6 +121,10 @@ class walker {
     fail(&n, key, std::string("expected a string, got ") + type_name(n));
   }
 
+  std::int64_t integer(const toml::node& n, std::string_view key, const key_range& r) const {
+    return integer(n, key, static_cast<std::int64_t>(r.lo), static_cast<std::int64_t>(r.hi));
+  }
+
   std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const {
     auto i = n.as_integer();
     if (!i) fail(&n, key, std::string("expected an integer, got ") + type_name(n));
@@ -125,6 +133,17 @@ class walker {
                         std::to_string(hi) + ")");
     }
     return i->get();
+  }
+
+  double number(const toml::node& n, std::string_view key, const key_range& r) const {
+    if (!r.open) return number(n, key, r.lo, r.hi);
+    double v = number(n, key, r.lo, r.hi);
+    if (v <= r.lo || v >= r.hi) {
+      std::ostringstream os;
+      os << "value " << v << " is out of range (write a number above " << r.lo << " and below " << r.hi << ")";
+      fail(&n, key, os.str());
+    }
+    return v;
   }
 
   double number(const toml::node& n, std::string_view key, double lo, double hi) const {
@@ -169,13 +188,14 @@ class walker {
   std::vector<std::int64_t> batches(const toml::node& n, std::string_view key) const {
     std::vector<std::int64_t> out;
     if (n.is_integer()) {
-      out.push_back(integer(n, key, 1, 1 << 20));
+      out.push_back(integer(n, key, range_of("defaults", "batch")));
       return out;
     }
     auto arr = n.as_array();
     if (!arr || arr->empty()) fail(&n, key, "expected a non-empty array of batch sizes such as [1, 8]");
     for (std::size_t i = 0; i < arr->size(); ++i) {
-      std::int64_t b = integer(*arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", 1, 1 << 20);
+      std::int64_t b =
+          integer(*arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", range_of("defaults", "batch"));
       if (std::find(out.begin(), out.end(), b) != out.end()) {
         fail(arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", "batch " + std::to_string(b) + " is listed twice");
       }
@@ -196,16 +216,22 @@ class walker {
 
   void bench(const toml::table& t, std::string_view prefix, bench_settings& b) const {
     auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
-    if (auto n = t.get("processes")) b.processes = static_cast<int>(integer(*n, key("processes"), 1, 64));
-    if (auto n = t.get("max_processes")) b.max_processes = static_cast<int>(integer(*n, key("max_processes"), 1, 64));
-    if (auto n = t.get("min_samples")) b.min_samples = static_cast<int>(integer(*n, key("min_samples"), 1, 100000));
-    if (auto n = t.get("samples")) b.max_samples = static_cast<int>(integer(*n, key("samples"), 1, 100000));
-    if (auto n = t.get("budget_ms")) b.budget_ms = number(*n, key("budget_ms"), 0, 3.6e6);
-    if (auto n = t.get("warmup_ms")) b.warmup_ms = number(*n, key("warmup_ms"), 0, 3.6e6);
-    if (auto n = t.get("min_sample_ms")) b.min_sample_ms = number(*n, key("min_sample_ms"), 0, 1e4);
-    if (auto n = t.get("noise")) b.noise = number(*n, key("noise"), 0, 1);
-    if (auto n = t.get("timeout_s")) b.timeout_s = number(*n, key("timeout_s"), 0.1, 86400);
-    if (auto n = t.get("threads")) b.threads = static_cast<int>(integer(*n, key("threads"), 0, 4096));
+    auto whole = [&](std::string_view k, int& field) {
+      if (auto n = t.get(k)) field = static_cast<int>(integer(*n, key(k), range_of("bench", k)));
+    };
+    auto real = [&](std::string_view k, double& field) {
+      if (auto n = t.get(k)) field = number(*n, key(k), range_of("bench", k));
+    };
+    whole("processes", b.processes);
+    whole("max_processes", b.max_processes);
+    whole("min_samples", b.min_samples);
+    whole("samples", b.max_samples);
+    real("budget_ms", b.budget_ms);
+    real("warmup_ms", b.warmup_ms);
+    real("min_sample_ms", b.min_sample_ms);
+    real("noise", b.noise);
+    real("timeout_s", b.timeout_s);
+    whole("threads", b.threads);
     if (auto n = t.get("seed")) b.seed = static_cast<std::uint64_t>(integer(*n, key("seed"), 0, INT64_MAX));
     if (b.max_samples < b.min_samples) {
       fail(t.get("samples") ? t.get("samples") : t.get("min_samples"), key("samples"),
@@ -225,10 +251,10 @@ class walker {
       }
       auto inner = value.as_table();
       if (!inner) fail(&value, dkey, "expected { rtol = ..., atol = ... }");
-      only_keys(*inner, dkey, {"rtol", "atol"});
+      only_keys(*inner, dkey, manifest_key_names("tolerance.DTYPE"));
       tolerance tol = default_tolerance(dtype.str());
-      if (auto r = inner->get("rtol")) tol.rtol = number(*r, dkey + ".rtol", 0, 1e6);
-      if (auto a = inner->get("atol")) tol.atol = number(*a, dkey + ".atol", 0, 1e6);
+      if (auto r = inner->get("rtol")) tol.rtol = number(*r, dkey + ".rtol", range_of("tolerance.DTYPE", "rtol"));
+      if (auto a = inner->get("atol")) tol.atol = number(*a, dkey + ".atol", range_of("tolerance.DTYPE", "atol"));
       out[std::string(dtype.str())] = tol;
     }
     (void)dtypes;
@@ -254,10 +280,14 @@ class walker {
 
 gate_policy parse_gate(const walker& w, const toml::table& t, std::string_view prefix, gate_policy p) {
   auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
-  if (auto n = t.get("rope")) p.rope = w.number(*n, key("rope"), 0, 1);
-  if (auto n = t.get("probability")) p.probability = w.number(*n, key("probability"), 0.5, 1);
-  if (auto n = t.get("min_samples")) p.min_samples = static_cast<int>(w.integer(*n, key("min_samples"), 1, 1000000));
-  if (auto n = t.get("resamples")) p.resamples = static_cast<int>(w.integer(*n, key("resamples"), 100, 10000000));
+  if (auto n = t.get("rope")) p.rope = w.number(*n, key("rope"), range_of("gate", "rope"));
+  if (auto n = t.get("probability")) p.probability = w.number(*n, key("probability"), range_of("gate", "probability"));
+  if (auto n = t.get("min_samples")) {
+    p.min_samples = static_cast<int>(w.integer(*n, key("min_samples"), range_of("gate", "min_samples")));
+  }
+  if (auto n = t.get("resamples")) {
+    p.resamples = static_cast<int>(w.integer(*n, key("resamples"), range_of("gate", "resamples")));
+  }
   if (auto n = t.get("statistic")) {
     auto s = statistic_from_string(w.string(*n, key("statistic")));
     if (!s) w.fail(n, key("statistic"), "unknown statistic (use median or mean)");
@@ -287,7 +317,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   }
   walker w(source);
   // [optimize] belongs to `rnx optimize` (optimize/src/config.cpp); it is read there, not here.
-  w.only_keys(doc, "", {"project", "defaults", "bench", "kernel", "gate", "service", "build", "optimize"});
+  w.only_keys(doc, "", manifest_key_names(""));
   manifest m;
   m.source = source;
   m.root = fs::absolute(root).lexically_normal();
@@ -296,7 +326,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (!project) {
     throw error(errc::invalid, source + ": missing table [project] (add:  [project]  name = \"my-project\")");
   }
-  w.only_keys(*project, "project", {"name"});
+  w.only_keys(*project, "project", manifest_key_names("project"));
   auto name = project->get("name");
   if (!name) w.fail(doc.get("project"), "project.name", "missing (add  name = \"my-project\"  under [project])");
   m.project = w.string(*name, "project.name");
@@ -310,7 +340,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (auto n = doc.get("defaults")) {
     auto d = n->as_table();
     if (!d) w.fail(n, "defaults", "expected a table [defaults]");
-    w.only_keys(*d, "defaults", {"runtimes", "dtypes", "batch", "device", "tolerance"});
+    w.only_keys(*d, "defaults", manifest_key_names("defaults"));
     if (auto v = d->get("runtimes")) runtimes = w.choices(*v, "defaults.runtimes", known_runtimes);
     if (auto v = d->get("dtypes")) dtypes = w.choices(*v, "defaults.dtypes", known_dtypes);
     if (auto v = d->get("batch")) batch = w.batches(*v, "defaults.batch");
@@ -320,15 +350,13 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (auto n = doc.get("bench")) {
     auto b = n->as_table();
     if (!b) w.fail(n, "bench", "expected a table [bench]");
-    w.only_keys(*b, "bench", {"processes", "max_processes", "min_samples", "samples", "budget_ms", "warmup_ms",
-                              "min_sample_ms", "noise", "timeout_s", "threads", "seed"});
+    w.only_keys(*b, "bench", manifest_key_names("bench"));
     w.bench(*b, "bench.", m.bench);
   }
   if (auto n = doc.get("gate")) {
     auto g = n->as_table();
     if (!g) w.fail(n, "gate", "expected a table [gate]");
-    w.only_keys(*g, "gate", {"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only",
-                             "runners"});
+    w.only_keys(*g, "gate", manifest_key_names("gate"));
     m.gate = parse_gate(w, *g, "gate.", m.gate);
     if (auto r = g->get("runners")) {
       auto runners = r->as_table();
@@ -337,7 +365,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
         std::string prefix = "gate.runners." + std::string(label.str());
         auto t = value.as_table();
         if (!t) w.fail(&value, prefix, "expected a table of [gate] keys");
-        w.only_keys(*t, prefix, {"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
+        w.only_keys(*t, prefix, manifest_key_names("gate.runners.LABEL"));
         m.gate_runners[std::string(label.str())] = parse_gate(w, *t, prefix + ".", m.gate);
       }
     }
@@ -345,7 +373,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (auto n = doc.get("service")) {
     auto s = n->as_table();
     if (!s) w.fail(n, "service", "expected a table [service]");
-    w.only_keys(*s, "service", {"url"});
+    w.only_keys(*s, "service", manifest_key_names("service"));
     if (auto u = s->get("url")) {
       m.service_url = w.string(*u, "service.url");
       if (m.service_url.rfind("http://", 0) != 0 && m.service_url.rfind("https://", 0) != 0) {
@@ -356,7 +384,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (auto n = doc.get("build")) {
     auto b = n->as_table();
     if (!b) w.fail(n, "build", "expected a table [build]");
-    w.only_keys(*b, "build", {"cuda_arch"});
+    w.only_keys(*b, "build", manifest_key_names("build"));
     if (auto a = b->get("cuda_arch")) {
       m.cuda_arch = w.string(*a, "build.cuda_arch");
       bool ok = m.cuda_arch.rfind("sm_", 0) == 0 && m.cuda_arch.size() > 3;
@@ -376,9 +404,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
     const auto& t = *kernels->get(i)->as_table();
     std::string prefix = "kernel[" + std::to_string(i) + "]";
     auto key = [&](std::string_view k) { return prefix + "." + std::string(k); };
-    w.only_keys(t, prefix, {"name", "path", "entry", "inputs", "runtimes", "dtypes", "batch", "device", "tolerance",
-                            "processes", "max_processes", "min_samples", "samples", "budget_ms", "warmup_ms",
-                            "min_sample_ms", "noise", "timeout_s", "threads", "seed"});
+    w.only_keys(t, prefix, manifest_key_names("kernel"));
     kernel_spec k;
     k.line = t.source().begin.line;
     auto nm = t.get("name");

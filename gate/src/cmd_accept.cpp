@@ -46,7 +46,9 @@ void run_accept(const accept_options& o) {
   }
   std::string by = !o.by.empty() ? o.by : env_or_empty("GITHUB_ACTOR");
   if (by.empty()) by = env_or_empty("USER");
-  if (by.empty()) throw error(errc::usage, "say who accepts the run: --by NAME");
+  if (by.empty()) {
+    throw error(errc::usage, "say who accepts the run: --by NAME (neither GITHUB_ACTOR nor USER is set to default to)");
+  }
   if (o.reason.empty()) throw error(errc::usage, "say why the slowdown is intended: --reason \"...\"");
 
   auto m = load_manifest_if_present(o.config, o.config_given);
@@ -71,7 +73,7 @@ void run_accept(const accept_options& o) {
     try {
       auto accepted = choice.backend->accept(id, by, o.reason);
       std::cout << "rnx accept: run " << id << " (environment " << accepted.env_id << ") is now the baseline of "
-                << accepted.branch << " in the " << choice.backend->describe() << "\n";
+                << accepted.branch << " in the " << choice.backend->describe() << " (accepted by " << by << ")\n";
     } catch (const error& e) {
       if (e.code() != errc::conflict) throw;
       std::cout << "rnx accept: run " << id << " already is the newest baseline (" << e.what() << ")\n";
@@ -91,7 +93,9 @@ void add_accept_command(CLI::App& app) {
   cmd->add_option("--branch", o->branch, "With --pull-request: the PR's head branch");
   cmd->add_option("--commit", o->commit, "With --pull-request: only runs of this commit");
   cmd->add_option("--reason", o->reason, "Why the slowdown is intended (recorded with the baseline)");
-  cmd->add_option("--by", o->by, "Who accepts (default: GITHUB_ACTOR or USER)");
+  cmd->add_option("--by", o->by,
+                  "Who accepts, recorded with the baseline (default: $GITHUB_ACTOR, else $USER; required when "
+                  "neither is set)");
   auto* config = cmd->add_option("--config", o->config, "The manifest (project name, [service] url)")
                      ->capture_default_str();
   cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");

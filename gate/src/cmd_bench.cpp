@@ -101,6 +101,16 @@ void run(const bench_args& a) {
     throw error(errc::not_found, a.config + ": no such manifest (pass --config PATH/rnx.toml)");
   }
   fs::path dir = config.parent_path();
+  // The run documents' folders (e.g. .rnx/), made before the measurement rather than failing after it.
+  for (const std::string& out : {a.out, a.base_out}) {
+    const fs::path folder = fs::path(out).parent_path();
+    std::error_code ec;
+    if (!out.empty() && !folder.empty()) fs::create_directories(folder, ec);
+    if (ec) {
+      throw error(errc::usage, "cannot create the folder of " + out + ": " + ec.message() +
+                                   " (pass a path in a writable folder)");
+    }
+  }
 
   runner::bench_options o;
   o.manifests = {config};

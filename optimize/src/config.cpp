@@ -2,6 +2,7 @@
 #include "rnx/optimize/config.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/manifest_keys.hpp"
 
 #include <toml++/toml.h>
 
@@ -55,6 +56,17 @@ int get_int(const std::string& source, const toml::node& n, std::string_view key
   return static_cast<int>(*i);
 }
 
+// The range comes from the one list of rnx.toml keys (rnx/common/manifest_keys.hpp).
+double get_number(const std::string& source, const toml::node& n, std::string_view key) {
+  const key_range r = manifest_key_range("optimize", key);
+  return get_number(source, n, key, r.lo, r.hi);
+}
+
+int get_int(const std::string& source, const toml::node& n, std::string_view key) {
+  const key_range r = manifest_key_range("optimize", key);
+  return get_int(source, n, key, static_cast<int>(r.lo), static_cast<int>(r.hi));
+}
+
 rewriter_kind parse_kind(std::string_view s, const std::function<void(const std::string&)>& on_bad) {
   if (s == "command") return rewriter_kind::command;
   if (s == "anthropic") return rewriter_kind::anthropic;
@@ -79,13 +91,12 @@ optimize_config parse_optimize_config(std::string_view toml_text, const std::str
   if (!node) return c;
   auto t = node->as_table();
   if (!t) throw error(errc::invalid, source + ": optimize: expected a table [optimize]");
-  static const std::set<std::string> allowed = {"rewriter", "command", "model", "base_url", "api_key_env", "budget",
-                                                "timeout_s", "retries", "backoff_s", "max_tokens", "temperature"};
+  const std::set<std::string> allowed = manifest_key_names("optimize");
   for (const auto& [k, v] : *t) {
     if (!allowed.count(std::string(k.str()))) {
-      fail(source, &v, k.str(),
-           "unknown key (allowed: api_key_env, backoff_s, base_url, budget, command, max_tokens, model, retries, "
-           "rewriter, temperature, timeout_s; check the spelling)");
+      std::string names;
+      for (const auto& name : allowed) names += (names.empty() ? "" : ", ") + name;
+      fail(source, &v, k.str(), "unknown key (allowed: " + names + "; check the spelling)");
     }
   }
   if (auto n = t->get("rewriter")) {
@@ -102,12 +113,12 @@ optimize_config parse_optimize_config(std::string_view toml_text, const std::str
     }
   }
   if (auto n = t->get("api_key_env")) c.api_key_env = get_string(source, *n, "api_key_env");
-  if (auto n = t->get("budget")) c.budget = get_int(source, *n, "budget", 1, 100);
-  if (auto n = t->get("timeout_s")) c.timeout_s = get_number(source, *n, "timeout_s", 0.01, 3600);
-  if (auto n = t->get("retries")) c.retries = get_int(source, *n, "retries", 0, 20);
-  if (auto n = t->get("backoff_s")) c.backoff_s = get_number(source, *n, "backoff_s", 0, 600);
-  if (auto n = t->get("max_tokens")) c.max_tokens = get_int(source, *n, "max_tokens", 1, 1000000);
-  if (auto n = t->get("temperature")) c.temperature = get_number(source, *n, "temperature", 0, 2);
+  if (auto n = t->get("budget")) c.budget = get_int(source, *n, "budget");
+  if (auto n = t->get("timeout_s")) c.timeout_s = get_number(source, *n, "timeout_s");
+  if (auto n = t->get("retries")) c.retries = get_int(source, *n, "retries");
+  if (auto n = t->get("backoff_s")) c.backoff_s = get_number(source, *n, "backoff_s");
+  if (auto n = t->get("max_tokens")) c.max_tokens = get_int(source, *n, "max_tokens");
+  if (auto n = t->get("temperature")) c.temperature = get_number(source, *n, "temperature");
   if (c.rewriter == rewriter_kind::command && c.rewriter_set && c.command.empty()) {
     fail(source, node, "command", "rewriter = \"command\" needs command = \"path/to/executable\"");
   }

@@ -36,7 +36,7 @@ build() {
   sqlite_lib="$(ls /usr/lib/x86_64-linux-gnu/libsqlite3.so* 2>/dev/null | head -1)"
   cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$torch_prefix" \
     -DRNX_EXTRA_INCLUDE_DIR="$root/.devdeps/include" -DSQLite3_INCLUDE_DIR="$root/.devdeps/include" \
-    -DSQLite3_LIBRARY="$sqlite_lib" -DRNX_BUILD_TESTS=ON -DTORCH_CUDA_ARCH_LIST=9.0 >"$out/cmake.log" 2>&1 \
+    -DSQLite3_LIBRARY="$sqlite_lib" -DRNX_CHART_JS="$root/.devdeps/chart.js/chart.min.js" -DRNX_BUILD_TESTS=ON -DTORCH_CUDA_ARCH_LIST=9.0 >"$out/cmake.log" 2>&1 \
     || { tail -30 "$out/cmake.log"; exit 2; }
   # -k 0: a test binary that fails to build must not keep the suite from measuring the rest.
   cmake --build build-gpu -j "$(nproc)" -- -k 0 >"$out/build.log" 2>&1 || grep -E 'error|FAILED' "$out/build.log" | head -20

@@ -409,7 +409,7 @@ def case_fork_without_token(h):
 def case_local_cli(h):
     """Outside GitHub Actions: flags instead of GITHUB_*; rnx accept --run-id with the embedded store."""
     store = h.path("local.db")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_")) and k != "USER"}
     base = run_file(h, "base.json", seed=1)
     slow = run_file(h, "slow.json", seed=2, scale=1.3)
     r = subprocess_run(h, ["gate", "--results", base, "--store", store, "--commit", BASE_SHA, "--branch", "main"], env, 0)
@@ -419,14 +419,21 @@ def case_local_cli(h):
     run_id = [l for l in r.stdout.splitlines() if l.startswith("rnx gate: stored run ")][0].split()[4]
     assert_in('If this slowdown is intended, make this run the new baseline: `rnx accept --run-id %s --store %s '
               '--reason "..."`.\n' % (run_id, store), r.stdout, "the local accept advice")
-    r = subprocess_run(h, ["accept", "--run-id", run_id, "--store", store, "--reason", "intended", "--by", "me"], env, 0)
-    assert_in("is now the baseline of main", r.stdout, "accept output")
+    # --by defaults to GITHUB_ACTOR, else USER; with neither, it is required (as docs/gate.md says).
+    r = subprocess_run(h, ["accept", "--run-id", run_id, "--store", store, "--reason", "intended"], env, 2)
+    assert_in("rnx: error: say who accepts the run: --by NAME (neither GITHUB_ACTOR nor USER is set to default to)",
+              r.stderr, "accept without --by, GITHUB_ACTOR or USER")
+    r = subprocess_run(h, ["accept", "--run-id", run_id, "--store", store, "--reason", "intended"],
+                       dict(env, USER="alice"), 0)
+    assert_in("is now the baseline of main in the embedded store %s (accepted by alice)" % store, r.stdout,
+              "accept defaults --by to USER")
     r = subprocess_run(h, ["gate", "--results", run_file(h, "slow2.json", seed=5, scale=1.3), "--store", store,
                            "--commit", HEAD_SHA, "--branch", "feature", "--base-branch", "main", "--pull-request", "9"],
                        env, 0)
     assert_in("PASS", r.stdout, "PASS after accept")
     r = subprocess_run(h, ["accept", "--pull-request", "9", "--branch", "feature", "--store", store, "--reason", "x",
-                           "--by", "me", "--project", PROJECT], env, 0)
+                           "--by", "me", "--project", PROJECT], dict(env, USER="alice"), 0)
+    assert_in("(accepted by me)", r.stdout, "--by wins over USER")
     # A prepared run that lacks what the store files it under: the file, the JSON path and the flag that fixes it.
     r = subprocess_run(h, ["gate", "--results", base, "--store", store], env, 2)
     check(r.stderr == "rnx: error: %s: $.branch is empty and nothing else names the branch measured (no git branch, "

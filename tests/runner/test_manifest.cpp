@@ -1,12 +1,21 @@
 // rnx.toml parsing: defaults, per-kernel overrides, input order, [gate]/[service], and every bad-input message.
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
+#include "rnx/common/manifest_keys.hpp"
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <string>
+#include <type_traits>
+#include <vector>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -195,4 +204,185 @@ TEST_CASE("the example project's manifest is valid") {
   CHECK(m.find_kernel("saxpy")->kind() == "cuda");
   CHECK(m.find_kernel("relu_scale")->kind() == "cpp");
   CHECK(m.find_kernel("scaled_tanh")->kind() == "torchscript");
+}
+
+// ---- docs/manifest.md and the one list of keys (rnx/common/manifest_keys.hpp) ----
+
+namespace {
+
+struct doc_row {
+  std::string type;
+  std::string default_text;
+};
+
+std::string trim(std::string s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '`')) s.erase(s.begin());
+  while (!s.empty() && (s.back() == ' ' || s.back() == '`')) s.pop_back();
+  return s;
+}
+
+// The rows of the key table between the manifest-keys markers: key -> type, default.
+std::map<std::string, doc_row> documented_keys() {
+  std::ifstream in(std::string(RNX_SOURCE_DIR) + "/docs/manifest.md");
+  REQUIRE(in.good());
+  std::map<std::string, doc_row> rows;
+  std::string line;
+  bool inside = false;
+  while (std::getline(in, line)) {
+    if (line == "<!-- manifest-keys:begin -->") inside = true;
+    if (line == "<!-- manifest-keys:end -->") inside = false;
+    if (!inside || line.rfind("| `", 0) != 0) continue;
+    std::vector<std::string> cells;
+    std::size_t start = 1;
+    for (std::size_t bar = line.find('|', start); bar != std::string::npos; bar = line.find('|', start)) {
+      cells.push_back(trim(line.substr(start, bar - start)));
+      start = bar + 1;
+    }
+    REQUIRE_MESSAGE(cells.size() == 4, "a row of docs/manifest.md has ", cells.size(), " cells: ", line);
+    CHECK_MESSAGE(!rows.count(cells[0]), "docs/manifest.md lists ", cells[0], " twice");
+    rows[cells[0]] = {cells[1], cells[2]};
+  }
+  return rows;
+}
+
+std::string number_text(double v) {
+  std::ostringstream os;
+  os.precision(15);
+  os << v;
+  return os.str();
+}
+
+template <typename T>
+std::string list_text(const std::vector<T>& items) {
+  std::ostringstream os;
+  os << "[";
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    os << (i ? ", " : "");
+    if constexpr (std::is_same_v<T, std::string>) {
+      os << '"' << items[i] << '"';
+    } else {
+      os << items[i];
+    }
+  }
+  os << "]";
+  return os.str();
+}
+
+// A manifest that sets `key` of its table to `value` (TOML text), with whatever else the key needs.
+std::string manifest_setting(const rnx::manifest_key& key, const std::string& value) {
+  const std::string kernel = "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n";
+  const std::string name(key.name);
+  // samples must stay at or above min_samples: move the other one out of the way.
+  std::string partner = name == "min_samples" ? "samples = 100000\n" : name == "samples" ? "min_samples = 1\n" : "";
+  if (key.table == "bench") return project + kernel + "[bench]\n" + name + " = " + value + "\n" + partner;
+  if (key.table == "kernel") return project + kernel + name + " = " + value + "\n" + partner;
+  if (key.table == "defaults") return project + "[defaults]\n" + name + " = " + value + "\n" + kernel;
+  if (key.table == "tolerance.DTYPE") {
+    return project + "[defaults]\ntolerance = { float32 = { " + name + " = " + value + " } }\n" + kernel;
+  }
+  if (key.table == "gate") return project + kernel + "[gate]\n" + name + " = " + value + "\n";
+  if (key.table == "gate.runners.LABEL") return project + kernel + "[gate.runners.x]\n" + name + " = " + value + "\n";
+  return "";
+}
+
+// Whether the parser (and the policy check the gate applies to it) accepts the value.
+bool accepted(const rnx::manifest_key& key, const std::string& value) {
+  try {
+    rnx::manifest m = parse(manifest_setting(key, value));
+    rnx::validate(m.gate);
+    for (const auto& [label, policy] : m.gate_runners) rnx::validate(policy);
+    return true;
+  } catch (const rnx::error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, range and default") {
+  const auto documented = documented_keys();
+  REQUIRE(!documented.empty());
+  std::set<std::string> known;
+  for (const auto& key : rnx::manifest_keys()) {
+    const std::string path = rnx::manifest_key_path(key);
+    known.insert(path);
+    auto row = documented.find(path);
+    if (row == documented.end()) {
+      FAIL_CHECK("docs/manifest.md does not list the key ", path, " that the parser accepts");
+      continue;
+    }
+    CHECK_MESSAGE(row->second.type == rnx::manifest_key_type_text(key), path, ": the docs say type '",
+                  row->second.type, "', the parser '", rnx::manifest_key_type_text(key), "'");
+    CHECK_MESSAGE(row->second.default_text == std::string(key.default_text), path, ": the docs say default '",
+                  row->second.default_text, "', the parser '", std::string(key.default_text), "'");
+  }
+  for (const auto& [path, row] : documented) {
+    CHECK_MESSAGE(known.count(path), "docs/manifest.md lists ", path, ", which the parser does not accept");
+  }
+}
+
+TEST_CASE("the defaults in the list of keys are the parser's") {
+  const rnx::manifest m = parse(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n");
+  const rnx::kernel_spec& k = m.kernels.front();
+  const rnx::bench_settings& b = k.bench;
+  const rnx::gate_policy& g = m.gate;
+  std::string on_abstain(rnx::to_string(g.on_abstain));
+  for (auto& c : on_abstain) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::map<std::string, std::string> actual = {
+      {"defaults.runtimes", list_text(k.runtimes)},
+      {"defaults.dtypes", list_text(k.dtypes)},
+      {"defaults.batch", list_text(k.batch)},
+      {"defaults.device", "\"" + k.device + "\""},
+      {"bench.processes", number_text(b.processes)},
+      {"bench.max_processes", number_text(b.max_processes)},
+      {"bench.min_samples", number_text(b.min_samples)},
+      {"bench.samples", number_text(b.max_samples)},
+      {"bench.budget_ms", number_text(b.budget_ms)},
+      {"bench.warmup_ms", number_text(b.warmup_ms)},
+      {"bench.min_sample_ms", number_text(b.min_sample_ms)},
+      {"bench.noise", number_text(b.noise)},
+      {"bench.timeout_s", number_text(b.timeout_s)},
+      {"bench.threads", number_text(b.threads)},
+      {"bench.seed", number_text(static_cast<double>(b.seed))},
+      {"gate.rope", number_text(g.rope)},
+      {"gate.probability", number_text(g.probability)},
+      {"gate.min_samples", number_text(g.min_samples)},
+      {"gate.resamples", number_text(g.resamples)},
+      {"gate.statistic", "\"" + std::string(rnx::to_string(g.stat)) + "\""},
+      {"gate.on_abstain", "\"" + on_abstain + "\""},
+      {"gate.report_only", g.report_only ? "true" : "false"},
+  };
+  for (const auto& key : rnx::manifest_keys()) {
+    const std::string path = rnx::manifest_key_path(key);
+    if (key.table != "defaults" && key.table != "bench" && key.table != "gate") continue;
+    const char first = key.default_text.empty() ? ' ' : key.default_text.front();
+    const bool literal = std::isdigit(static_cast<unsigned char>(first)) || first == '"' || first == '[' ||
+                         key.default_text == "true" || key.default_text == "false";
+    if (!literal) continue;
+    REQUIRE_MESSAGE(actual.count(path), path, " has a literal default that this test does not check");
+    CHECK_MESSAGE(actual.at(path) == std::string(key.default_text), path, ": the list says ",
+                  std::string(key.default_text), ", the parser gives ", actual.at(path));
+  }
+}
+
+TEST_CASE("the ranges in the list of keys are the ones the parser enforces") {
+  int checked = 0;
+  for (const auto& key : rnx::manifest_keys()) {
+    if (!key.range || manifest_setting(key, "1").empty()) continue;
+    const std::string path = rnx::manifest_key_path(key);
+    const auto& r = *key.range;
+    const bool whole = key.type.find("integer") != std::string_view::npos;
+    const double step = whole ? 1 : std::max(1e-6, std::abs(r.hi) * 1e-9);
+    auto text = [&](double v) { return whole ? std::to_string(static_cast<long long>(v)) : number_text(v); };
+    CHECK_MESSAGE(accepted(key, text(r.lo)) == !r.open, path, " = ", text(r.lo));
+    CHECK_MESSAGE(accepted(key, text(r.hi)) == !r.open, path, " = ", text(r.hi));
+    CHECK_MESSAGE(!accepted(key, text(r.lo - step)), path, " = ", text(r.lo - step), " is accepted");
+    CHECK_MESSAGE(!accepted(key, text(r.hi + step)), path, " = ", text(r.hi + step), " is accepted");
+    if (r.open) {
+      CHECK_MESSAGE(accepted(key, text(r.lo + step)), path, " = ", text(r.lo + step), " is refused");
+      CHECK_MESSAGE(accepted(key, text(r.hi - step)), path, " = ", text(r.hi - step), " is refused");
+    }
+    ++checked;
+  }
+  CHECK(checked >= 30);
 }
