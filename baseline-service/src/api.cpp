@@ -281,15 +281,7 @@ response api::route(const request& req, context& ctx) {
     }
     return std::optional<response>();
   };
-  auto is = [&](std::initializer_list<std::string_view> pattern) {
-    if (parts.size() != pattern.size()) return false;
-    std::size_t i = 0;
-    for (auto p : pattern) {
-      if (p != "*" && parts[i] != p) return false;
-      ++i;
-    }
-    return true;
-  };
+  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(parts, pattern); };
 
   if (is({"healthz"})) {
     ctx.route = "/healthz";
@@ -464,6 +456,16 @@ response api::history(const request& req, context& ctx, const std::string& proje
   }
   return json_response(200, bj::object{{"project", project}, {"series", std::move(series)}}, req.version(),
                        req.keep_alive());
+}
+
+bool path_matches(const std::vector<std::string>& parts, std::initializer_list<std::string_view> pattern) {
+  if (parts.size() != pattern.size()) return false;
+  std::size_t i = 0;
+  for (auto p : pattern) {
+    if (p != "*" && parts[i] != p) return false;
+    ++i;
+  }
+  return true;
 }
 
 }  // namespace rnx::service

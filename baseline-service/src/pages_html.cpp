@@ -1,5 +1,6 @@
 // HTML of the pages: the overview, history, run and comparison bodies, the served document and the report file.
 // Charts are drawn by rnx-pages.js from the JSON each section carries; everything textual is rendered here.
+#include "rnx/common/text.hpp"
 #include "rnx/service/pages.hpp"
 
 #include "rnx/common/error.hpp"
@@ -53,23 +54,6 @@ const bj::array& arr(const bj::object& o, std::string_view key) {
 const bj::object& obj(const bj::value& v) {
   static const bj::object empty;
   return v.is_object() ? v.as_object() : empty;
-}
-
-// Path segments and query values: everything but unreserved characters percent-encoded.
-std::string encode(std::string_view text) {
-  static const char* hex = "0123456789ABCDEF";
-  std::string out;
-  for (unsigned char c : text) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-' || c == '.' ||
-        c == '_' || c == '~') {
-      out += static_cast<char>(c);
-    } else {
-      out += '%';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
 }
 
 // An id attribute and its fragment from any text: [A-Za-z0-9-] kept, anything else as _XX (unique, URL-safe).
@@ -165,7 +149,7 @@ std::string script_json(const bj::value& v) {
 
 std::string link_style::project(std::string_view name) const {
   if (report) return std::find(anchors.begin(), anchors.end(), "overview") != anchors.end() ? "#overview" : "";
-  return "/projects/" + encode(name);
+  return "/projects/" + percent_encode(name);
 }
 
 std::string link_style::config(std::string_view project_name, const config_key& key) const {
@@ -173,7 +157,7 @@ std::string link_style::config(std::string_view project_name, const config_key& 
     auto a = anchor_of("config-", key.label());
     return std::find(anchors.begin(), anchors.end(), a) != anchors.end() ? "#" + a : "";
   }
-  return "/projects/" + encode(project_name) + "/configs/" + encode(key.label());
+  return "/projects/" + percent_encode(project_name) + "/configs/" + percent_encode(key.label());
 }
 
 std::string link_style::run(std::string_view id) const {
@@ -182,7 +166,7 @@ std::string link_style::run(std::string_view id) const {
     auto a = anchor_of("run-", id);
     return std::find(anchors.begin(), anchors.end(), a) != anchors.end() ? "#" + a : "";
   }
-  return "/runs/" + encode(id);
+  return "/runs/" + percent_encode(id);
 }
 
 page overview_page(const bj::object& data, const link_style& links) {

@@ -155,15 +155,7 @@ std::optional<response> page_routes::handle(const request& req, std::string& rou
   }
   call c{req, {}, {}, false, route};
   for (auto segment : target->segments()) c.parts.push_back(segment);
-  auto is = [&](std::initializer_list<std::string_view> pattern) {
-    if (c.parts.size() != pattern.size()) return false;
-    std::size_t i = 0;
-    for (auto p : pattern) {
-      if (p != "*" && c.parts[i] != p) return false;
-      ++i;
-    }
-    return true;
-  };
+  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(c.parts, pattern); };
   c.json = is({"api", "v1", "projects", "*", "overview"}) || is({"api", "v1", "projects", "*", "configs", "*", "history"}) ||
            is({"api", "v1", "runs", "*", "evidence"}) || is({"api", "v1", "compare"});
   if (!page && !c.json) return std::nullopt;
@@ -230,15 +222,7 @@ response page_routes::dispatch(call& c) {
     }
     return std::nullopt;
   };
-  auto is = [&](std::initializer_list<std::string_view> pattern) {
-    if (parts.size() != pattern.size()) return false;
-    std::size_t i = 0;
-    for (auto p : pattern) {
-      if (p != "*" && parts[i] != p) return false;
-      ++i;
-    }
-    return true;
-  };
+  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(parts, pattern); };
   pages::link_style links;
 
   if (is({"assets", "*"})) {

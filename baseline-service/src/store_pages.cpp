@@ -137,41 +137,8 @@ namespace {
 
 }  // namespace
 
-std::vector<stored_verdict_row> database::recent_verdicts(std::int64_t project_id, int limit) {
-  std::lock_guard lock(mutex_);
-  // The newest ids first, walking verdicts backwards (`+run_id` keeps SQLite from going through every run's
-  // verdicts instead); only those rows' documents are read.
-  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
-                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.id IN (SELECT id FROM verdicts WHERE "
-                     "kind = 'request' AND +run_id IN (SELECT id FROM runs WHERE project_id = ?1) ORDER BY id DESC "
-                     "LIMIT ?2) ORDER BY v.id DESC");
-  st.bind(1, project_id).bind(2, std::int64_t{limit});
-  std::vector<stored_verdict_row> out;
-  while (st.step()) {
-    stored_verdict_row v;
-    v.id = st.integer(0);
-    v.run_id = st.integer(1);
-    v.kind = st.text(2);
-    v.document = st.text(3);
-    v.created_at = st.text(4);
-    v.run.id = v.run_id;
-    v.run.commit = st.text(5);
-    v.run.branch = st.text(6);
-    if (!st.is_null(7)) v.run.pull_request = st.integer(7);
-    v.run.env_id = st.text(8);
-    v.run.created_at = st.text(9);
-    out.push_back(std::move(v));
-  }
-  return out;
-}
-
-std::optional<stored_verdict_row> database::verdict_of_run(std::int64_t run_id) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
-                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?1 "
-                     "ORDER BY v.kind = 'request' DESC, v.id DESC LIMIT 1");
-  st.bind(1, run_id);
-  if (!st.step()) return std::nullopt;
+// One row of RNX_VERDICT_ROW_COLUMNS.
+stored_verdict_row database::verdict_row(statement& st) {
   stored_verdict_row v;
   v.id = st.integer(0);
   v.run_id = st.integer(1);
@@ -184,6 +151,33 @@ std::optional<stored_verdict_row> database::verdict_of_run(std::int64_t run_id) 
   if (!st.is_null(7)) v.run.pull_request = st.integer(7);
   v.run.env_id = st.text(8);
   v.run.created_at = st.text(9);
+  return v;
+}
+
+std::vector<stored_verdict_row> database::recent_verdicts(std::int64_t project_id, int limit) {
+  std::lock_guard lock(mutex_);
+  // The newest ids first, walking verdicts backwards (`+run_id` keeps SQLite from going through every run's
+  // verdicts instead); only those rows' documents are read.
+  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
+                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.id IN (SELECT id FROM verdicts WHERE "
+                     "kind = 'request' AND +run_id IN (SELECT id FROM runs WHERE project_id = ?1) ORDER BY id DESC "
+                     "LIMIT ?2) ORDER BY v.id DESC");
+  st.bind(1, project_id).bind(2, std::int64_t{limit});
+  std::vector<stored_verdict_row> out;
+  while (st.step()) {
+    out.push_back(verdict_row(st));
+  }
+  return out;
+}
+
+std::optional<stored_verdict_row> database::verdict_of_run(std::int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
+                     " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?1 "
+                     "ORDER BY v.kind = 'request' DESC, v.id DESC LIMIT 1");
+  st.bind(1, run_id);
+  if (!st.step()) return std::nullopt;
+  stored_verdict_row v = verdict_row(st);
   st.restart();
   return v;
 }

@@ -1,6 +1,7 @@
 // The two baseline backends of the gate: rnx-server over HTTP, and rnx::store in-process.
 #include "gate_backend.hpp"
 
+#include "rnx/common/text.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/http_client.hpp"
 #include "rnx/common/json.hpp"
@@ -99,7 +100,7 @@ class service_backend final : public baseline_backend {
 
   std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
                                              int limit) override {
-    std::string target = "/api/v1/projects/" + encode(project) + "/runs?branch=" + encode(branch) +
+    std::string target = "/api/v1/projects/" + percent_encode(project) + "/runs?branch=" + percent_encode(branch) +
                          "&limit=" + std::to_string(limit);
     bj::value body = call("GET", target, "");
     std::vector<stored_run_ref> out;
@@ -119,8 +120,8 @@ class service_backend final : public baseline_backend {
 
   std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
                                              const std::string& env_id, int limit) override {
-    bj::value body = call("GET", "/api/v1/projects/" + encode(project) + "/history?branch=" + encode(branch) +
-                                     "&env_id=" + encode(env_id) + "&limit=" + std::to_string(limit),
+    bj::value body = call("GET", "/api/v1/projects/" + percent_encode(project) + "/history?branch=" + percent_encode(branch) +
+                                     "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit),
                           "");
     std::vector<config_medians> out;
     const auto* series = body.as_object().if_contains("series");
@@ -143,28 +144,13 @@ class service_backend final : public baseline_backend {
   }
 
   std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {
-    bj::value body = call("GET", "/api/v1/runs/" + encode(run_id) + "/evidence", "");
+    bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id) + "/evidence", "");
     pages::link_style links;
     links.report = true;
     return {pages::run_page(body.as_object(), links)};
   }
 
  private:
-  static std::string encode(std::string_view text) {
-    static constexpr char hex[] = "0123456789ABCDEF";
-    std::string out;
-    for (unsigned char c : text) {
-      if (std::isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
-        out += static_cast<char>(c);
-      } else {
-        out += '%';
-        out += hex[c >> 4];
-        out += hex[c & 15];
-      }
-    }
-    return out;
-  }
-
   // Returns the JSON body of a 2xx answer. 5xx and network failures are `unavailable`; a 4xx keeps
   // the service's own error code and message (they name what to fix).
   bj::value call(std::string_view method, const std::string& target, const std::string& body) {

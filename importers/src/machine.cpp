@@ -1,49 +1,17 @@
 // The importing machine's part of an imported run's environment, read the way rnx bench reads it.
 #include "import_detail.hpp"
 
-#include <sys/utsname.h>
+#include "rnx/common/host.hpp"
 
 #include <cstdlib>
-#include <fstream>
 #include <thread>
 
 namespace rnx::importers::detail {
 
-namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos && colon + 1 < line.size()) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "unknown";
-}
-
-std::string os_name() {
-  std::string pretty = "linux";
-  std::ifstream in("/etc/os-release");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("PRETTY_NAME=", 0) == 0) {
-      pretty = line.substr(12);
-      if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
-    }
-  }
-  struct utsname u {};
-  if (::uname(&u) == 0) pretty += std::string("; ") + u.sysname + " " + u.release + " " + u.machine;
-  return pretty;
-}
-
-}  // namespace
-
 machine_facts this_machine() {
   machine_facts m;
-  m.cpu = cpu_model();
-  m.os = os_name();
+  m.cpu = host::cpu_model();
+  m.os = host::os_name();
   m.threads = static_cast<std::int64_t>(std::thread::hardware_concurrency());
   if (const char* image = std::getenv("RNX_IMAGE"); image && *image) m.image = image;
   return m;

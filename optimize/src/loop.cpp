@@ -1,5 +1,6 @@
 // The optimize loop: candidates from the rewriter, the verifier's verdict, a paired benchmark, the Bayesian
 // verdict, the choice of the best kept rewrite, and its proposal.
+#include "rnx/common/text.hpp"
 #include "rnx/optimize/loop.hpp"
 
 #include "rnx/common/error.hpp"
@@ -43,14 +44,6 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw error(errc::internal, path.string() + ": cannot write it");
 }
 
-std::string toml_string(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 // Byte offset of a toml++ (line, column) position, both 1-based.
 std::size_t offset_of(std::string_view text, const toml::source_position& at) {
@@ -181,7 +174,7 @@ std::string retarget_manifest(std::string_view text, const std::string& source, 
       if (!path || !path->is_string()) continue;
       std::string target = (root / path->value<std::string>().value_or("")).lexically_normal().string();
       if (!candidate.empty() && name && name->value<std::string>() == kernel) target = candidate.string();
-      edits.emplace_back(offset_of(stripped, path->source().begin), toml_string(target));
+      edits.emplace_back(offset_of(stripped, path->source().begin), toml_quoted(target));
     }
   }
   std::sort(edits.begin(), edits.end(), [](const auto& a, const auto& b) { return a.first > b.first; });

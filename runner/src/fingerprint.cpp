@@ -1,6 +1,7 @@
 // Reading the environment fingerprint from the OS, libtorch, the embedded Python and (for CUDA) the driver.
 #include <Python.h>
 
+#include "rnx/common/host.hpp"
 #include "rnx/runner/fingerprint.hpp"
 
 #include "nvml.hpp"
@@ -12,43 +13,13 @@
 #include <ATen/cuda/CUDAContext.h>
 #endif
 
-#include <sys/utsname.h>
-
 #include <cstdio>
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 namespace rnx::runner {
 
 namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("model name", 0) == 0) {
-      auto colon = line.find(':');
-      if (colon != std::string::npos) return line.substr(line.find_first_not_of(' ', colon + 1));
-    }
-  }
-  return "unknown";
-}
-
-std::string os_name() {
-  std::string pretty = "linux";
-  std::ifstream in("/etc/os-release");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.rfind("PRETTY_NAME=", 0) == 0) {
-      pretty = line.substr(12);
-      if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
-    }
-  }
-  struct utsname u {};
-  if (::uname(&u) == 0) pretty += std::string("; ") + u.sysname + " " + u.release + " " + u.machine;
-  return pretty;
-}
 
 std::string support_version(PyObject* versions, const char* key) {
   PyObject* v = PyDict_GetItemString(versions, key);
@@ -59,8 +30,8 @@ std::string support_version(PyObject* versions, const char* key) {
 
 environment collect_environment(at::Device device) {
   environment env;
-  env.cpu = cpu_model();
-  env.os = os_name();
+  env.cpu = host::cpu_model();
+  env.os = host::os_name();
   env.threads = at::get_num_threads();
   if (const char* image = std::getenv("RNX_IMAGE"); image && *image) env.image = image;
   py_ref no_args = py_ref::steal(PyTuple_New(0));

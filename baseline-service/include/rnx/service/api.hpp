@@ -12,7 +12,11 @@
 #include <boost/beast/http/string_body.hpp>
 
 #include <cstddef>
+#include <initializer_list>
 #include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
 
 namespace rnx::service {
 
@@ -59,5 +63,8 @@ class api {
 
 // Builds an error response in the API's JSON form (exposed for the server's transport-level errors).
 response error_response(int status, std::string_view code, std::string_view message, unsigned version, bool keep_alive);
+
+// Whether a request path's segments match `pattern`, segment for segment, "*" matching any one segment.
+bool path_matches(const std::vector<std::string>& parts, std::initializer_list<std::string_view> pattern);
 
 }  // namespace rnx::service

@@ -302,6 +302,7 @@ class database {
  private:
   class statement;
   statement& prepare(const char* sql);
+  static stored_verdict_row verdict_row(statement& st);  // one row of the pages' verdict columns
   void exec(const char* sql);
   void migrate();
   run_summary summary_from_row(statement& st);

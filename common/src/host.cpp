@@ -1,0 +1,39 @@
+// The machine's CPU model and operating system, read from /proc/cpuinfo, /etc/os-release and uname.
+#include "rnx/common/host.hpp"
+
+#include <sys/utsname.h>
+
+#include <fstream>
+
+namespace rnx::host {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("model name", 0) == 0) {
+      auto colon = line.find(':');
+      if (colon != std::string::npos && colon + 1 < line.size()) {
+        return line.substr(line.find_first_not_of(' ', colon + 1));
+      }
+    }
+  }
+  return "unknown";
+}
+
+std::string os_name() {
+  std::string pretty = "linux";
+  std::ifstream in("/etc/os-release");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("PRETTY_NAME=", 0) == 0) {
+      pretty = line.substr(12);
+      if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
+    }
+  }
+  struct utsname u {};
+  if (::uname(&u) == 0) pretty += std::string("; ") + u.sysname + " " + u.release + " " + u.machine;
+  return pretty;
+}
+
+}  // namespace rnx::host
