@@ -67,6 +67,9 @@ bj::object shape_json(const shape_variant& shape) {
 }
 
 std::string status_text(int status) {
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
+    return "was killed by its seccomp filter (SIGSYS: a system call through a foreign ABI, x32 or i386)";
+  }
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
   return "ended";
@@ -167,8 +170,13 @@ remote_candidate::reply remote_candidate::request(bj::object header, const std::
 void remote_candidate::abandon(const std::string& why) {
   // A process that closed its channel, or broke the protocol, is ended here and fails every later request the
   // same way: nothing more it says is read.
+  // A closed channel usually means the process is ending: give it a moment to be reaped, so the report says how
+  // it ended (a seccomp kill, say) rather than that it was ended here.
   int status = 0;
-  if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+  pid_t reaped = 0;
+  for (int i = 0; i < 100 && (reaped = ::waitpid(pid_, &status, WNOHANG)) == 0; ++i) ::usleep(10'000);
+  if (reaped == pid_) {
+    if (WIFSIGNALED(status)) signal_ = WTERMSIG(status);
     gone_ = "the candidate's process " + status_text(status) + ": " + why;
   } else {
     ::kill(pid_, SIGKILL);

@@ -72,6 +72,8 @@ class remote_candidate final : public verify_kernel {
   host_report finish();
   // Empty while the process runs; otherwise how it ended.
   std::string ended() const;
+  // The signal that ended the process on its own (0 while it runs, or when it exited or was ended here).
+  int signal() const { return signal_; }
   // Its seccomp filters as it reported them once the candidate was imported (for a process that ends early).
   bool sealed_at_load() const { return sealed_at_load_; }
   const std::string& why_at_load() const { return why_at_load_; }
@@ -95,6 +97,7 @@ class remote_candidate final : public verify_kernel {
   call_notes notes_;
   std::vector<std::string> patched_;
   int python_threads_before_ = 0;
+  int signal_ = 0;
   bool sealed_at_load_ = false;
   std::string why_at_load_;
 };

@@ -366,6 +366,7 @@ verify_report verify_candidate(const verify_options& o) {
   bool sealed = false;
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
+  std::string killed_by_filter;  // the candidate's process, killed by its seccomp filter (a foreign-ABI call)
   std::string last_started;
   for (const auto& e : w.events) {
     std::string kind = e.contains("event") && e.at("event").is_string() ? std::string(e.at("event").as_string()) : "";
@@ -413,6 +414,7 @@ verify_report verify_candidate(const verify_options& o) {
       sockets = e.at("sockets").as_int64();
       processes = e.at("processes").as_int64();
       io_uring = e.at("io_uring").as_int64();
+      if (const auto* k = e.if_contains("killed"); k && k->is_string()) killed_by_filter = std::string(k->as_string());
       if (e.contains("writes_outside")) {
         const auto& attempts = e.at("writes_outside").as_object();
         writes_outside = attempts.at("count").to_number<std::int64_t>();
@@ -450,6 +452,7 @@ verify_report verify_candidate(const verify_options& o) {
       if (sockets) problems.push_back("the candidate tried to open " + std::to_string(sockets) + " network socket(s)");
       if (processes) problems.push_back("the candidate tried to start " + std::to_string(processes) + " process(es)");
       if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
+      if (!killed_by_filter.empty()) problems.push_back(killed_by_filter);
       if (writes_outside) {
         problems.push_back("the candidate tried " + std::to_string(writes_outside) +
                            " time(s) to write outside its scratch folder or to open another process's /proc entries "

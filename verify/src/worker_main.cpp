@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -118,7 +119,8 @@ int main(int argc, char** argv) {
       if (!h && !host_sealed && why.empty()) {
         why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
       }
-      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why},
+      const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
+      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why}, {"killed", killed},
                       {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
                       {"io_uring", h ? h->blocked.io_uring : 0}, {"writes_outside", writes}});
     };
