@@ -3,10 +3,12 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/stats/summary.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <utility>
 
 namespace rnx::pages {
 
@@ -27,9 +29,7 @@ bj::object key_json(const config_key& k) {
 
 std::optional<double> median(std::vector<double> v) {
   if (v.empty()) return std::nullopt;
-  std::sort(v.begin(), v.end());
-  std::size_t mid = v.size() / 2;
-  return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+  return stats::median(std::move(v));
 }
 
 // Evenly spaced order statistics of one process's samples: the strip chart keeps its shape at any sample count.

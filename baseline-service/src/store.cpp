@@ -5,6 +5,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/stats/summary.hpp"
 
 #include <sqlite3.h>
 
@@ -12,6 +13,7 @@
 #include <array>
 #include <cmath>
 #include <map>
+#include <utility>
 
 namespace rnx::store {
 
@@ -23,22 +25,11 @@ struct median_interval {
   std::optional<double> hi;
 };
 
-// The median and its distribution-free 95% interval: the order statistics n/2 -+ 1.96 sqrt(n)/2 (binomial
-// normal approximation), clamped to the sample; needs no assumption about the shape of the times.
+// The median and its distribution-free 95% interval (rnx::stats::median_with_interval), absent when empty.
 median_interval median_of(std::vector<double> samples) {
   if (samples.empty()) return {};
-  std::sort(samples.begin(), samples.end());
-  const std::size_t n = samples.size();
-  std::size_t mid = n / 2;
-  median_interval out;
-  out.median = n % 2 == 1 ? samples[mid] : (samples[mid - 1] + samples[mid]) / 2;
-  const double half = 1.96 * std::sqrt(static_cast<double>(n)) / 2;
-  const double centre = static_cast<double>(n) / 2;
-  auto lo = static_cast<std::ptrdiff_t>(std::floor(centre - half));
-  auto hi = static_cast<std::ptrdiff_t>(std::ceil(centre + half)) - 1;
-  out.lo = samples[static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(lo, 0, static_cast<std::ptrdiff_t>(n) - 1))];
-  out.hi = samples[static_cast<std::size_t>(std::clamp<std::ptrdiff_t>(hi, 0, static_cast<std::ptrdiff_t>(n) - 1))];
-  return out;
+  const stats::median_interval ci = stats::median_with_interval(std::move(samples));
+  return {ci.median, ci.lo, ci.hi};
 }
 
 // Each step of the schema; index i migrates version i to i + 1. Never edit a shipped step, add one.

@@ -5,29 +5,15 @@
 #include <cmath>
 #include <limits>
 #include <sstream>
+#include <utility>
 
 namespace rnx::runner {
 
-double median(std::vector<double> values) {
-  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
-  std::sort(values.begin(), values.end());
-  std::size_t n = values.size();
-  return n % 2 ? values[n / 2] : 0.5 * (values[n / 2 - 1] + values[n / 2]);
-}
-
 double median_ci_relative_halfwidth(std::vector<double> values) {
-  const double n = static_cast<double>(values.size());
   if (values.size() < 6) return std::numeric_limits<double>::infinity();
-  std::sort(values.begin(), values.end());
-  // Binomial(n, 1/2) normal approximation: ranks n/2 -+ 1.96 sqrt(n)/2 bracket the median with 95%.
-  const double half = 0.98 * std::sqrt(n);
-  auto lo = static_cast<std::ptrdiff_t>(std::floor(n / 2 - half));
-  auto hi = static_cast<std::ptrdiff_t>(std::ceil(n / 2 + half));
-  lo = std::clamp<std::ptrdiff_t>(lo, 0, static_cast<std::ptrdiff_t>(values.size()) - 1);
-  hi = std::clamp<std::ptrdiff_t>(hi, 0, static_cast<std::ptrdiff_t>(values.size()) - 1);
-  double m = median(values);
-  if (!(m > 0)) return std::numeric_limits<double>::infinity();
-  return (values[static_cast<std::size_t>(hi)] - values[static_cast<std::size_t>(lo)]) / (2 * m);
+  const stats::median_interval ci = stats::median_with_interval(std::move(values));
+  if (!(ci.median > 0)) return std::numeric_limits<double>::infinity();
+  return (ci.hi - ci.lo) / (2 * ci.median);
 }
 
 double relative_mad(const std::vector<double>& values) {

@@ -1,5 +1,6 @@
 // Posterior of a per-side statistic (Bayesian bootstrap, two-level over processes) and the ROPE decision.
 #include "rnx/stats/posterior.hpp"
+#include "rnx/stats/summary.hpp"
 
 #include "random.hpp"
 #include "student_t.hpp"
@@ -44,11 +45,6 @@ std::vector<process_samples> split_processes(const sample_view& side, bool flat)
     for (double x : p.sorted) p.log_sorted.push_back(std::log(std::max(x, 1e-300)));
   }
   return out;
-}
-
-double plain_median(const std::vector<double>& sorted) {
-  const std::size_t n = sorted.size();
-  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
 }
 
 double plain_mean(const std::vector<double>& v) {
@@ -298,11 +294,11 @@ std::optional<double> observed_statistic(const sample_view& side, statistic stat
   auto processes = split_processes(side, false);
   if (processes.size() == 1) {
     const auto& v = processes.front().sorted;
-    return stat == statistic::median ? plain_median(v) : plain_mean(v);
+    return stat == statistic::median ? median_of_sorted(v) : plain_mean(v);
   }
   double log_sum = 0;
   for (const auto& p : processes) {
-    const double s = stat == statistic::median ? plain_median(p.sorted) : plain_mean(p.sorted);
+    const double s = stat == statistic::median ? median_of_sorted(p.sorted) : plain_mean(p.sorted);
     if (!(s > 0)) return std::nullopt;
     log_sum += std::log(s);
   }

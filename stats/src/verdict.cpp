@@ -1,4 +1,4 @@
-// Whole-run verdicts: pairs configurations of two runs and applies the gate policy of DESIGN.md.
+// Whole-run verdicts: pairs configurations of two runs and applies the gate policy of docs/statistics.md.
 #include "rnx/stats/verdict.hpp"
 
 #include "rnx/stats/posterior.hpp"

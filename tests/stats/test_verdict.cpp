@@ -1,4 +1,4 @@
-// Whole-run verdicts: configuration matching and the PASS/WARN/BLOCK mapping of DESIGN.md.
+// Whole-run verdicts: configuration matching and the PASS/WARN/BLOCK mapping of docs/statistics.md.
 #include "rnx/stats/verdict.hpp"
 
 #include <doctest/doctest.h>

@@ -1,6 +1,8 @@
 // Robust summaries of timing samples (median, spread, confidence) and the instability tests over processes.
 #pragma once
 
+#include "rnx/stats/summary.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -8,8 +10,8 @@
 
 namespace rnx::runner {
 
-// Median of the values (NaN when empty); the argument is copied because it is partially sorted.
-double median(std::vector<double> values);
+// The one median of the project (NaN when empty).
+using stats::median;
 
 // Relative half-width of a distribution-free 95% confidence interval of the median (order statistics);
 // +inf when there are too few samples to bound it.

@@ -73,8 +73,8 @@ struct comparison {
 std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
                                     bool flat = false);
 
-// The decision rule of DESIGN.md; `flat` as above. An `unstable` side does not veto a decision when the change
-// is larger than the instability (the head's 5-95% range lies beyond the base's, by more than the rope).
+// The decision rule of docs/statistics.md; `flat` as above. An `unstable` side does not veto a decision when the
+// change is larger than the instability (the head's 5-95% range lies beyond the base's, by more than the rope).
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
                            bool flat = false);
 
