@@ -157,14 +157,14 @@ TEST_CASE("token rotate: a legacy token needs a scope for its replacement") {
   auto refused = rnx_server({"admin", "token", "rotate", legacy.substr(4, 12), "--db", db});
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("has no scope (it was made before scopes existed); give the replacement one with --scope "
-                         "upload|accept|admin") != std::string::npos);
+                         "upload|baseline|accept|admin") != std::string::npos);
   auto rotated = rnx_server({"admin", "token", "rotate", legacy.substr(4, 12), "--scope", "upload", "--db", db});
   REQUIRE_MESSAGE(rotated.exit_code == 0, rotated.err);
   store::database d(db);
   CHECK_FALSE(d.authenticate(legacy).has_value());
   auto who = d.authenticate(rotated.out.substr(0, 65));
   REQUIRE(who.has_value());
-  CHECK(who->scope == "upload");
+  CHECK(who->scope == store::token_scope::upload);
 }
 
 TEST_CASE("admin backup: a consistent copy while the server takes uploads; the restored copy serves the runs") {
