@@ -73,15 +73,7 @@ std::string fixed(double v, int digits) {
   return b;
 }
 
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
+std::string md_escape(std::string s) { return markdown_escape(s); }
 
 std::string speedup_cell(const attempt& a) {
   if (!a.speedup) return "-";
@@ -436,7 +428,7 @@ std::string render_attempts_text(const optimize_result& r) {
     std::string dec = a.kept ? "KEPT" : decision_cell(a);
     std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", ("candidate " + std::to_string(a.index)).c_str(),
                   dec.c_str(), yes_no(a, a.correct).c_str(), anti.c_str(), speedup_cell(a).c_str(),
-                  a.reason.substr(0, 160).c_str());
+                  terminal_safe(a.reason.substr(0, 160), false).c_str());
     s << line;
   }
   if (r.best) {
