@@ -154,15 +154,16 @@ int admin_commands::run_token() {
   store::database db(db_path_);
   if (token_create_->parsed()) {
     auto grant = db.create_token(project_, label_, store::parse_token_scope(scope_));
-    std::cerr << "token for project " << grant.project << " (label " << grant.label << ", " << store::to_string(grant.scope)
-              << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
+    std::cerr << "token for project " << grant.project << " (label " << grant.label << ", "
+              << store::to_string(grant.scope) << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
     std::cout << grant.token << "\n";
   } else if (token_list_->parsed()) {
     auto tokens = db.list_tokens(project_.empty() ? std::nullopt : std::optional<std::string_view>(project_));
     std::string now = utc_now_rfc3339();
     std::vector<std::vector<std::string>> rows{{"ID", "PROJECT", "SCOPE", "LABEL", "CREATED", "STATE"}};
     for (const auto& t : tokens) {
-      rows.push_back({t.public_id, t.project, std::string(store::to_string(t.scope)), t.label, t.created_at, token_status(t, now)});
+      rows.push_back({t.public_id, t.project, std::string(store::to_string(t.scope)), t.label, t.created_at,
+                      token_status(t, now)});
     }
     print_table(std::cout, rows);
     if (tokens.empty()) std::cerr << "no tokens; create one with `rnx-server admin token create --project NAME`\n";

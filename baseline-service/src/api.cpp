@@ -251,9 +251,10 @@ void api::require_scope(const store::auth_result& who, store::token_action actio
                        : action == store::token_action::accept_run  ? "accept"
                                                                     : "upload";
   throw error(errc::forbidden, "this token (\"" + who.label + "\") has the " +
-                                   std::string(store::to_string(who.scope)) + " scope; to " + what + " a token needs the " +
-                                   allowed + " scope" + hint + " (`rnx-server admin token create --project " +
-                                   who.project + " --scope " + needed + " --label NAME`)");
+                                   std::string(store::to_string(who.scope)) + " scope; to " + what +
+                                   " a token needs the " + allowed + " scope" + hint +
+                                   " (`rnx-server admin token create --project " + who.project + " --scope " + needed +
+                                   " --label NAME`)");
 }
 
 response api::route(const request& req, context& ctx) {

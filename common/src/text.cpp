@@ -102,6 +102,10 @@ bool is_bidi_control(char32_t cp) {
 
 // Skips the escape sequence that starts at text[i] (ESC, or a C1 introducer already decoded as `introducer`),
 // leaving i past its end. `introducer` is the byte after ESC ('[' for CSI, ']' for OSC, ...).
+bool byte_in(std::string_view text, std::size_t i, unsigned char lo, unsigned char hi) {
+  return i < text.size() && static_cast<unsigned char>(text[i]) >= lo && static_cast<unsigned char>(text[i]) <= hi;
+}
+
 void skip_escape(std::string_view text, std::size_t& i, char32_t introducer) {
   auto at_string_end = [&](std::size_t k) {  // BEL, ESC \, or the 8-bit ST (U+009C)
     if (text[k] == '\a') return std::size_t{1};
@@ -114,8 +118,8 @@ void skip_escape(std::string_view text, std::size_t& i, char32_t introducer) {
   };
   if (introducer == '[') {
     // CSI: parameter and intermediate bytes (0x20-0x3F), then one final byte (0x40-0x7E).
-    while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 && static_cast<unsigned char>(text[i]) <= 0x3F) ++i;
-    if (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x40 && static_cast<unsigned char>(text[i]) <= 0x7E) ++i;
+    while (byte_in(text, i, 0x20, 0x3F)) ++i;
+    if (byte_in(text, i, 0x40, 0x7E)) ++i;
   } else if (introducer == ']' || introducer == 'P' || introducer == 'X' || introducer == '^' || introducer == '_') {
     // OSC, DCS, SOS, PM, APC: a string up to its terminator (or the end of the text).
     while (i < text.size()) {
@@ -127,7 +131,7 @@ void skip_escape(std::string_view text, std::size_t& i, char32_t introducer) {
     }
   } else {
     // Two-byte (ESC x) and three-byte (ESC ( B, ESC # 8) forms: intermediates 0x20-0x2F, then one final byte.
-    while (i < text.size() && static_cast<unsigned char>(text[i]) >= 0x20 && static_cast<unsigned char>(text[i]) <= 0x2F) ++i;
+    while (byte_in(text, i, 0x20, 0x2F)) ++i;
   }
 }
 

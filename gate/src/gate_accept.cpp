@@ -144,7 +144,8 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
     if (e.code() != errc::unavailable) throw;
     // The error quotes the server: data in the comment (markdown_escape).
     const std::string why = "the " + markdown_escape(choice.backend->describe()) + " is unavailable (" +
-                            markdown_escape(e.what()) + "); nothing was accepted. Comment `/rnx accept` again when it is back.";
+                            markdown_escape(e.what()) +
+                            "); nothing was accepted. Comment `/rnx accept` again when it is back.";
     best_effort("reply in the thread", [&] { github.create_comment(number, "@" + author + ": " + why); });
     std::cout << "::warning title=rnx WARN::" << escape_command_data(why) << "\n";
     set_outputs(ctx, false, "");
@@ -153,8 +154,8 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
 
   std::string reply = "Accepted by @" + author + " at commit " + markdown_code(pr.head_sha.substr(0, 12)) + ":\n";
   for (const auto& line : lines) reply += "- " + line + "\n";
-  reply += "\nReason: " + markdown_escape(reason) + "\n\nThe gate compares later runs of " + markdown_code(pr.base_ref) +
-           " and its pull requests with it.";
+  reply += "\nReason: " + markdown_escape(reason) + "\n\nThe gate compares later runs of " +
+           markdown_code(pr.base_ref) + " and its pull requests with it.";
   best_effort("reply in the thread", [&] { github.create_comment(number, reply); });
   best_effort("react to the comment", [&] { github.react_to_comment(ctx.comment_id, "+1"); });
   best_effort("set the commit status", [&] {

@@ -73,7 +73,9 @@ std::string text_sparkline(const std::vector<double>& values) {
 std::string comment_marker(std::string_view key) {
   std::string clean;
   // The key comes from the job name or a flag; keep it from closing the HTML comment.
-  for (char ch : terminal_safe(key, false)) clean += (ch == '-' && !clean.empty() && clean.back() == '-') || ch == '>' ? '_' : ch;
+  for (char ch : terminal_safe(key, false)) {
+    clean += (ch == '-' && !clean.empty() && clean.back() == '-') || ch == '>' ? '_' : ch;
+  }
   return "<!-- rnx-gate key=" + clean + " -->";
 }
 

@@ -457,7 +457,8 @@ std::string render_proposal_body(const optimize_result& r) {
   if (r.best) {
     const attempt& a = r.attempts[*r.best];
     s << "Candidate " << a.index << " from " << markdown_escape(r.rewriter) << " replaces "
-      << markdown_code(r.kernel_file.filename().string()) << ": it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
+      << markdown_code(r.kernel_file.filename().string())
+      << ": it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
          "benchmark (Bayesian verdict, ROPE ±"
       << fixed(100 * r.policy.rope, 1) << "%, P >= " << fixed(r.policy.probability, 2) << ").\n\n";
   }
@@ -473,7 +474,8 @@ std::string render_proposal_body(const optimize_result& r) {
     if (a.audit) s << "### Correctness and anti-cheat audit\n\n" << verify::render_markdown(*a.audit) << "\n";
   }
   if (r.profile) s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
-  s << "_Produced by " << markdown_code("rnx optimize --kernel " + r.kernel) << "; every attempt is recorded in optimize.json._\n";
+  s << "_Produced by " << markdown_code("rnx optimize --kernel " + r.kernel)
+    << "; every attempt is recorded in optimize.json._\n";
   return s.str();
 }
 
