@@ -144,6 +144,29 @@ TEST_CASE("token rotate: a new secret for the same label and scope; the old one 
   CHECK(upload(server, ci2, "g4").status == 201);
 }
 
+TEST_CASE("token create --scope baseline: the push job's token; the listing and the server know the scope") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  REQUIRE(rnx_server({"admin", "project", "create", "demo", "--db", db}).exit_code == 0);
+  std::string ci = create_token(db, "demo", "upload", "ci");
+  std::string main_ci = create_token(db, "demo", "baseline", "ci-main");
+  auto listed = rnx_server({"admin", "token", "list", "--db", db});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  CHECK(list_row(listed.out, main_ci.substr(4, 12)).find("baseline") != std::string::npos);
+  auto legacy = rnx_server({"admin", "token", "create", "--project", "demo", "--scope", "legacy", "--db", db});
+  CHECK(legacy.exit_code == 2);  // not a scope one can create
+  test::server_process server(db);
+  auto push = [&](const std::string& token, const std::string& commit) {
+    return http::request("POST", server.url("/api/v1/runs"),
+                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
+                         run_json({.branch = "main", .commit = commit}), std::chrono::seconds(20));
+  };
+  auto refused = push(ci, "m1");
+  CHECK(refused.status == 403);
+  CHECK(refused.body.find("--scope baseline") != std::string::npos);
+  CHECK(push(main_ci, "m2").status == 201);
+}
+
 TEST_CASE("token rotate: a legacy token needs a scope for its replacement") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
