@@ -162,6 +162,9 @@ class session : public std::enable_shared_from_this<session<Stream>> {
                                   "project's token (Authorization: Bearer ...)",
                                   parser_->get().version(), false);
         res.set(bhttp::field::retry_after, "1");
+        // Counted under its own route label, since the API never saw it.
+        state_.stats.observe_request("unauthenticated-limit", std::string_view(parser_->get().method_string()), 503,
+                                     0.0);
         return send(std::move(res), false);
       }
       unauthenticated_.emplace(state_);
