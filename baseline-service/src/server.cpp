@@ -12,6 +12,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
@@ -99,6 +100,17 @@ class unauthenticated_slot {
  private:
   shared_state& state_;
 };
+
+// The key a client's connections are counted under: its IPv4 address (an IPv4-mapped IPv6 one as IPv4), or for
+// IPv6 its /64 prefix, since one host there is commonly given a whole /64 to pick addresses from.
+std::string address_key(const asio::ip::address& a) {
+  if (!a.is_v6()) return a.to_string();
+  auto v6 = a.to_v6();
+  if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes).to_string() + "/64";
+}
 
 // Whether a request carries credentials: a bearer token or the sign-in cookie. Only their presence is looked at
 // here (the I/O threads do not touch the database); a wrong token is still 401 from the API.
@@ -296,7 +308,7 @@ class listener : public std::enable_shared_from_this<listener> {
     if (!ec) {
       beast::error_code peer_ec;
       auto peer = socket.remote_endpoint(peer_ec);
-      std::string address = peer_ec ? std::string("unknown") : peer.address().to_string();
+      std::string address = peer_ec ? std::string("unknown") : address_key(peer.address());
       if (++state_.connections > state_.options.max_connections) {
         // Over the cap: close at once rather than let a flood of idle sockets starve real clients.
         --state_.connections;
