@@ -69,9 +69,10 @@ admin_commands::admin_commands(CLI::App& app) {
   token_create_->add_option("--label", label_, "A note on what uses the token")->capture_default_str();
   token_create_
       ->add_option("--scope", scope_,
-                   "upload: runs and verdicts (a CI token); accept: accepting baselines (a maintainer's or the "
-                   "accept workflow's); admin: both")
-      ->check(CLI::IsMember({"upload", "accept", "admin"}))
+                   "upload: pull-request runs and verdicts (the CI token of pull requests); baseline: also push runs, "
+                   "which become the branch's baseline (the CI token of pushes to a protected branch); accept: "
+                   "accepting baselines (a maintainer's or the accept workflow's); admin: all")
+      ->check(CLI::IsMember({"upload", "baseline", "accept", "admin"}))
       ->capture_default_str();
   add_db_option(token_create_, db_path_);
 
@@ -95,7 +96,7 @@ admin_commands::admin_commands(CLI::App& app) {
       ->capture_default_str();
   token_rotate_
       ->add_option("--scope", scope_, "Scope of the new token (default: the old one's; needed for a legacy token)")
-      ->check(CLI::IsMember({"upload", "accept", "admin"}));
+      ->check(CLI::IsMember({"upload", "baseline", "accept", "admin"}));
   add_db_option(token_rotate_, db_path_);
 
   auto* webhook_cmd = admin_->add_subcommand("webhook", "Regression webhooks")->require_subcommand(1);
@@ -152,28 +153,30 @@ int admin_commands::run() {
 int admin_commands::run_token() {
   store::database db(db_path_);
   if (token_create_->parsed()) {
-    auto grant = db.create_token(project_, label_, scope_);
-    std::cerr << "token for project " << grant.project << " (label " << grant.label << ", " << grant.scope
-              << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
+    auto grant = db.create_token(project_, label_, store::parse_token_scope(scope_));
+    std::cerr << "token for project " << grant.project << " (label " << grant.label << ", "
+              << store::to_string(grant.scope) << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
     std::cout << grant.token << "\n";
   } else if (token_list_->parsed()) {
     auto tokens = db.list_tokens(project_.empty() ? std::nullopt : std::optional<std::string_view>(project_));
     std::string now = utc_now_rfc3339();
     std::vector<std::vector<std::string>> rows{{"ID", "PROJECT", "SCOPE", "LABEL", "CREATED", "STATE"}};
     for (const auto& t : tokens) {
-      rows.push_back({t.public_id, t.project, t.scope, t.label, t.created_at, token_status(t, now)});
+      rows.push_back({t.public_id, t.project, std::string(store::to_string(t.scope)), t.label, t.created_at,
+                      token_status(t, now)});
     }
     print_table(std::cout, rows);
     if (tokens.empty()) std::cerr << "no tokens; create one with `rnx-server admin token create --project NAME`\n";
   } else if (token_revoke_->parsed()) {
     auto t = db.revoke_token(token_);
     std::cout << "revoked token " << t.public_id << " (project " << t.project << ", label " << t.label << ", "
-              << t.scope << " scope) at " << t.revoked_at << "; requests with it now get 401\n";
+              << store::to_string(t.scope) << " scope) at " << t.revoked_at << "; requests with it now get 401\n";
   } else if (token_rotate_->parsed()) {
     bool scope_given = token_rotate_->count("--scope") > 0;
-    auto r = db.rotate_token(token_, std::chrono::seconds(grace_s_), scope_given ? scope_ : "");
+    auto r = db.rotate_token(token_, std::chrono::seconds(grace_s_), 
+                             scope_given ? std::optional(store::parse_token_scope(scope_)) : std::nullopt);
     std::cerr << "token " << r.old.public_id << " (project " << r.old.project << ", label " << r.old.label
-              << ") is replaced by " << r.replacement.scope << " token "
+              << ") is replaced by " << store::to_string(r.replacement.scope) << " token "
               << r.replacement.token.substr(4, 12) << "; the old one "
               << (r.old.revoked ? "is revoked now" : "stops working at " + r.old.expires_at)
               << ". The new token is shown only this once; put it in the CI secret (RNX_TOKEN):\n";

@@ -231,20 +231,30 @@ store::project_info api::authorize_project(const store::auth_result& who, const 
   return store::project_info{who.project_id, who.project, ""};
 }
 
-void api::require_scope(const store::auth_result& who, std::string_view needed) {
-  if (who.scope == needed || who.scope == "admin") return;
-  if (who.scope == "legacy") {
+void api::require_scope(const store::auth_result& who, store::token_action action) {
+  if (store::scope_allows(who.scope, action) && who.scope != store::token_scope::legacy) return;
+  std::string what(store::to_string(action));
+  if (who.scope == store::token_scope::legacy) {
     std::cerr << "rnx-server: warning: token \"" << who.label << "\" of project " << who.project
-              << " has no scope (made before scopes existed) and was allowed to " << needed
-              << "; re-issue it with `rnx-server admin token create --scope upload|accept|admin`\n";
+              << " has no scope (made before scopes existed) and was allowed to " << what
+              << "; re-issue it with `rnx-server admin token rotate ID --scope upload|baseline|accept|admin`\n";
     return;
   }
-  throw error(errc::forbidden, "this token (\"" + who.label + "\") has the " + who.scope + " scope; " +
-                                   (needed == "accept" ? "accepting a baseline needs a token with the accept scope"
-                                                       : "uploading runs and asking for verdicts needs the upload "
-                                                         "scope") +
-                                   " (`rnx-server admin token create --project " + who.project + " --scope " +
-                                   std::string(needed) + "`)");
+  std::string allowed = store::scopes_allowing(action);
+  std::string hint;
+  if (action == store::token_action::move_baseline) {
+    hint = "; a push run (no pull_request) replaces branch baselines, which is an accept. Upload tokens can upload "
+           "pull-request runs only: give the CI job of pushes to a protected branch a baseline token";
+  }
+  // The scope a fix most likely wants: the narrowest that allows the action.
+  std::string needed = action == store::token_action::move_baseline ? "baseline"
+                       : action == store::token_action::accept_run  ? "accept"
+                                                                    : "upload";
+  throw error(errc::forbidden, "this token (\"" + who.label + "\") has the " +
+                                   std::string(store::to_string(who.scope)) + " scope; to " + what +
+                                   " a token needs the " + allowed + " scope" + hint +
+                                   " (`rnx-server admin token create --project " + who.project + " --scope " + needed +
+                                   " --label NAME`)");
 }
 
 response api::route(const request& req, context& ctx) {
@@ -336,10 +346,13 @@ response api::route(const request& req, context& ctx) {
 
 response api::post_run(const request& req, context&) {
   auto who = authenticate(req);
-  require_scope(who, "upload");
   auto body = parse_body(req, options_.max_json_depth, "a run document (rnx.run/v1)");
   auto run = run_from_json(body, "run document");
   authorize_project(who, run.project);
+  // A push run (no pull request) on a named branch becomes that branch's newest baseline (store::upload_run):
+  // moving a baseline is an accept, so it needs more than the upload scope.
+  require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
+                                                             : store::token_action::move_baseline);
   auto upload = store::upload_run(db_, who.project_id, run);
   metrics_.count_run_stored();
   if (upload.baseline && upload.previous_baseline) {
@@ -374,7 +387,7 @@ response api::get_run(const request& req, context&, std::int64_t run_id) {
 
 response api::post_verdict(const request& req, context&, std::int64_t run_id) {
   auto who = authenticate(req);
-  require_scope(who, "upload");
+  require_scope(who, store::token_action::ask_verdict);
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
   auto stored = db_.find_run_summary(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
@@ -386,7 +399,7 @@ response api::post_verdict(const request& req, context&, std::int64_t run_id) {
 
 response api::post_baseline(const request& req, context&) {
   auto who = authenticate(req);
-  require_scope(who, "accept");
+  require_scope(who, store::token_action::accept_run);
   auto body = parse_body(req, options_.max_json_depth, "{\"run_id\", \"accepted_by\", \"reason\"}");
   json::reader r(body, "request body");
   r.only_keys({"run_id", "accepted_by", "reason"});
@@ -413,7 +426,7 @@ response api::post_baseline(const request& req, context&) {
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   authorize_project(who, stored->project);
   // Who accepted is the token as well as the name given: the name alone is free text.
-  accepted_by += " (token \"" + who.label + "\", " + who.scope + " scope)";
+  accepted_by += " (token \"" + who.label + "\", " + std::string(store::to_string(who.scope)) + " scope)";
   auto record = store::accept_run(db_, who.project_id, run_id, accepted_by, reason, who.token_id);
   return json_response(201, baseline_json(record), req.version(), req.keep_alive());
 }

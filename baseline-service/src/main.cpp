@@ -23,6 +23,9 @@ struct serve_flags {
   std::string tls_key;
   std::size_t body_limit = 16u << 20;
   std::size_t max_connections = 512;
+  std::size_t max_connections_per_address = 64;
+  std::size_t max_unauthenticated = 64;
+  double header_timeout_s = 10;
   double read_timeout_s = 30;
   double write_timeout_s = 30;
   std::string synchronous = "full";
@@ -72,6 +75,9 @@ int serve(const serve_flags& f) {
   options.threads = f.threads;
   options.body_limit = f.body_limit;
   options.max_connections = f.max_connections;
+  options.max_connections_per_address = f.max_connections_per_address;
+  options.max_unauthenticated = f.max_unauthenticated;
+  options.header_timeout = std::chrono::milliseconds(static_cast<long>(f.header_timeout_s * 1000));
   options.read_timeout = std::chrono::milliseconds(static_cast<long>(f.read_timeout_s * 1000));
   options.write_timeout = std::chrono::milliseconds(static_cast<long>(f.write_timeout_s * 1000));
   options.tls_cert = f.tls_cert;
@@ -112,7 +118,22 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--max-connections", flags.max_connections, "Open connections beyond which new ones are closed")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
       ->capture_default_str();
-  serve_cmd->add_option("--read-timeout", flags.read_timeout_s, "Seconds a client has to send one whole request")
+  serve_cmd
+      ->add_option("--max-connections-per-address", flags.max_connections_per_address,
+                   "Open connections from one client address beyond which its new ones are closed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-unauthenticated", flags.max_unauthenticated,
+                   "Requests without a token being read or answered at once; more get 503 with Retry-After")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--header-timeout", flags.header_timeout_s,
+                   "Seconds a client has to send a request's line and headers (and to start one on an idle connection)")
+      ->check(CLI::Range(0.1, 3600.0))
+      ->capture_default_str();
+  serve_cmd->add_option("--read-timeout", flags.read_timeout_s, "Seconds a client has to send a request's body")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   serve_cmd->add_option("--write-timeout", flags.write_timeout_s, "Seconds a client has to take one response")

@@ -112,7 +112,8 @@ std::string metrics::render(std::int64_t runs_in_store) const {
   os << "# HELP rnx_open_connections Client connections open now.\n"
      << "# TYPE rnx_open_connections gauge\n"
      << "rnx_open_connections " << open_connections_.load() << "\n";
-  os << "# HELP rnx_refused_connections_total Connections closed at once because the limit was reached.\n"
+  os << "# HELP rnx_refused_connections_total Connections closed at once because a limit was reached "
+        "(--max-connections, or --max-connections-per-address for their address).\n"
      << "# TYPE rnx_refused_connections_total counter\n"
      << "rnx_refused_connections_total " << refused_connections_.load() << "\n";
   return os.str();

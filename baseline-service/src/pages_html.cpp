@@ -27,8 +27,10 @@ const bj::value& at(const bj::object& o, std::string_view key) {
   return it == o.end() ? null_value : it->value();
 }
 
-std::string s(const bj::object& o, std::string_view key) { return str(at(o, key)); }
-std::string e(const bj::object& o, std::string_view key) { return escape_html(s(o, key)); }
+// A field as HTML text: escaped, the default. raw() is the explicit exception, for a value that is composed
+// further (and escaped there) or that is a number.
+std::string raw(const bj::object& o, std::string_view key) { return str(at(o, key)); }
+std::string e(const bj::object& o, std::string_view key) { return escape_html(raw(o, key)); }
 
 std::optional<double> num(const bj::value& v) {
   if (v.is_double()) return v.as_double();
@@ -109,28 +111,14 @@ std::string sparkline(const bj::array& values) {
 }
 
 std::string verdict_banner(const bj::object& verdict) {
-  std::string overall = s(verdict, "verdict");
+  std::string overall = raw(verdict, "verdict");
   return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
          e(verdict, "reason") + "</p>";
 }
 
 }  // namespace
 
-std::string escape_html(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&': out += "&amp;"; break;
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '"': out += "&quot;"; break;
-      case '\'': out += "&#39;"; break;
-      default: out += c;
-    }
-  }
-  return out;
-}
+std::string escape_html(std::string_view text) { return html_escape(text); }
 
 std::string script_json(const bj::value& v) {
   std::string text = json::serialize(v);
@@ -170,7 +158,7 @@ std::string link_style::run(std::string_view id) const {
 }
 
 page overview_page(const bj::object& data, const link_style& links) {
-  const std::string project = s(data, "project");
+  const std::string project = raw(data, "project");
   std::ostringstream os;
   os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
      << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
@@ -180,10 +168,10 @@ page overview_page(const bj::object& data, const link_style& links) {
   std::vector<std::string> newest_runs;
   for (const auto& ev : arr(data, "environments")) {
     const auto& env = obj(ev);
-    os << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(s(env, "env_id")))
+    os << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(raw(env, "env_id")))
        << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
-       << s(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
-    if (!s(env, "newest_run_id").empty()) newest_runs.push_back(s(env, "newest_run_id"));
+       << raw(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
+    if (!raw(env, "newest_run_id").empty()) newest_runs.push_back(raw(env, "newest_run_id"));
   }
   os << "</tbody></table>\n";
   if (newest_runs.size() >= 2 && !links.report) {
@@ -199,7 +187,7 @@ page overview_page(const bj::object& data, const link_style& links) {
         "<tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     const auto& series = arr(c, "series");
     bool first = true;
     for (const auto& sv : series) {
@@ -210,13 +198,13 @@ page overview_page(const bj::object& data, const link_style& links) {
            << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
       }
       const auto& baseline = obj(at(se, "baseline"));
-      std::string trend = s(se, "trend");
+      std::string trend = raw(se, "trend");
       std::string arrow = trend == "slower" ? "&#9650;" : trend == "faster" ? "&#9660;" : trend == "flat" ? "&#8594;" : "";
-      os << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(s(se, "env_id"))) << "</code></td>"
+      os << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id"))) << "</code></td>"
          << "<td class=\"num\">"
          << (baseline.empty() ? std::string("&ndash;")
-                              : link(links.run(s(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms")) +
-                                    (s(baseline, "source") == "accepted" ? " <span class=\"badge acc\">accepted</span>" : ""))
+                              : link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms")) +
+                                    (raw(baseline, "source") == "accepted" ? " <span class=\"badge acc\">accepted</span>" : ""))
          << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend) << "\" title=\"newest baseline / previous: "
          << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow << "</td><td>" << sparkline(arr(se, "recent"))
          << "</td>";
@@ -224,8 +212,8 @@ page overview_page(const bj::object& data, const link_style& links) {
         os << "<td rowspan=\"" << series.size() << "\">";
         for (const auto& dv : arr(c, "verdicts")) {
           const auto& d = obj(dv);
-          std::string chip_html = chip(s(d, "decision"));
-          os << link(links.run(s(d, "run_id")), chip_html) << " ";
+          std::string chip_html = chip(raw(d, "decision"));
+          os << link(links.run(raw(d, "run_id")), chip_html) << " ";
         }
         os << "</td>";
       }
@@ -241,11 +229,11 @@ page overview_page(const bj::object& data, const link_style& links) {
     const auto& v = obj(vv);
     std::string counts;
     for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
-    os << "<tr><td>" << link(links.run(s(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-" << e(v, "verdict")
+    os << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-" << e(v, "verdict")
        << "\">" << e(v, "verdict") << "</span></td><td>" << e(v, "branch") << "</td><td>"
-       << (at(v, "pull_request").is_int64() ? "#" + s(v, "pull_request") : std::string()) << "</td><td><code>"
-       << escape_html(s(v, "commit").substr(0, 10)) << "</code></td><td><code>"
-       << escape_html(short_env(s(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
+       << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
+       << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
+       << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
        << "</td></tr>\n";
   }
   os << "</tbody></table>\n";
@@ -253,8 +241,8 @@ page overview_page(const bj::object& data, const link_style& links) {
 }
 
 page history_page(const bj::object& data, const link_style& links, bool log_scale) {
-  const std::string project = s(data, "project");
-  const std::string config = s(data, "config");
+  const std::string project = raw(data, "project");
+  const std::string config = raw(data, "config");
   const auto& range = obj(at(data, "range"));
   std::ostringstream os;
   os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
@@ -266,12 +254,12 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
     for (const auto& sv : arr(data, "series")) {
       const auto& se = obj(sv);
       os << "<option value=\"" << e(se, "env_id") << "\""
-         << (s(range, "env_id") == s(se, "env_id") ? " selected" : "") << ">"
-         << escape_html(short_env(s(se, "env_id"))) << " " << e(se, "device") << "</option>";
+         << (raw(range, "env_id") == raw(se, "env_id") ? " selected" : "") << ">"
+         << escape_html(short_env(raw(se, "env_id"))) << " " << e(se, "device") << "</option>";
     }
     os << "</select></label> <label>from <input name=\"from\" placeholder=\"YYYY-MM-DD\" size=\"10\" value=\""
-       << escape_html(s(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
-       << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(s(range, "to").substr(0, 10))
+       << escape_html(raw(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
+       << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(raw(range, "to").substr(0, 10))
        << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option value=\"log\""
        << (log_scale ? " selected" : "") << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
   }
@@ -283,9 +271,9 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
         "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
   for (const auto& sv : arr(data, "series")) {
     const auto& se = obj(sv);
-    os << "<tr><td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(s(se, "env_id")))
-       << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << s(se, "n_total")
-       << "</td><td class=\"num\">" << s(se, "n_shown") << "</td></tr>\n";
+    os << "<tr><td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
+       << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << raw(se, "n_total")
+       << "</td><td class=\"num\">" << raw(se, "n_shown") << "</td></tr>\n";
   }
   os << "</tbody></table>\n";
   const auto& accepted = arr(data, "accepted");
@@ -297,19 +285,19 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
           "<th>reason</th></tr></thead><tbody>\n";
     for (const auto& av : accepted) {
       const auto& a = obj(av);
-      os << "<tr><td>" << link(links.run(s(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
-         << escape_html(short_env(s(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
+      os << "<tr><td>" << link(links.run(raw(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
+         << escape_html(short_env(raw(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
          << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
     }
     os << "</tbody></table>\n";
   }
-  config_key key{s(data, "kernel"), s(data, "runtime"), s(data, "dtype"),
+  config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
                  at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
   return {"history", config + " history", anchor_of("config-", key.label()), os.str(), data};
 }
 
 page run_page(const bj::object& data, const link_style& links) {
-  const std::string project = s(data, "project");
+  const std::string project = raw(data, "project");
   const auto& run = obj(at(data, "run"));
   const auto& env = obj(at(data, "environment"));
   const auto& base = obj(at(data, "base_run"));
@@ -317,12 +305,12 @@ page run_page(const bj::object& data, const link_style& links) {
   os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / run</p>\n";
   os << "<h1>Run " << e(run, "id") << "</h1>\n<dl class=\"facts\"><dt>commit</dt><dd><code>" << e(run, "commit")
      << "</code></dd><dt>branch</dt><dd>" << e(run, "branch")
-     << (at(run, "pull_request").is_int64() ? " (pull request #" + s(run, "pull_request") + ")" : std::string())
+     << (at(run, "pull_request").is_int64() ? " (pull request #" + raw(run, "pull_request") + ")" : std::string())
      << "</dd><dt>environment</dt><dd><code>" << e(env, "env_id") << "</code> " << e(env, "device") << " "
      << e(env, "cpu") << "</dd><dt>created</dt><dd>" << e(run, "created_at") << "</dd><dt>compared with</dt><dd>"
      << (base.empty() ? std::string("no stored base run")
-                      : link(links.run(s(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
-                            escape_html(s(base, "commit").substr(0, 12)) + "</code>)")
+                      : link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
+                            escape_html(raw(base, "commit").substr(0, 12)) + "</code>)")
      << "</dd></dl>\n";
   const auto& verdict = obj(at(data, "verdict"));
   if (verdict.empty()) {
@@ -338,9 +326,9 @@ page run_page(const bj::object& data, const link_style& links) {
   std::size_t index = 0;
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     const auto& ci = arr(c, "ci95");
-    std::string decision = s(c, "decision");
+    std::string decision = raw(c, "decision");
     const auto& head = obj(at(c, "head"));
     const auto& base_side = obj(at(c, "base"));
     os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td><td>"
@@ -349,8 +337,8 @@ page run_page(const bj::object& data, const link_style& links) {
        << "</td><td class=\"num\">" << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">"
        << fmt(num(at(c, "p_faster")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f")
        << "</td><td class=\"num\">" << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
-       << (base_side.empty() ? "&ndash;" : s(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : s(head, "n"))
-       << "</td><td>" << e(c, "reason") << (head.empty() || s(head, "message").empty() ? "" : " " + e(head, "message"))
+       << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
+       << "</td><td>" << e(c, "reason") << (head.empty() || raw(head, "message").empty() ? "" : " " + e(head, "message"))
        << "</td></tr>\n";
     // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
     bool open = decision == "slower" || decision == "abstain" || decision == "broken" || index < 2;
@@ -369,11 +357,11 @@ page run_page(const bj::object& data, const link_style& links) {
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, head "
         "in orange.</p>\n"
      << charts.str();
-  return {"run", "run " + s(run, "id"), anchor_of("run-", s(run, "id")), os.str(), data};
+  return {"run", "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
 }
 
 page compare_page(const bj::object& data, const link_style& links) {
-  const std::string project = s(data, "project");
+  const std::string project = raw(data, "project");
   const auto& runs = arr(data, "runs");
   std::ostringstream os;
   os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
@@ -383,12 +371,12 @@ page compare_page(const bj::object& data, const link_style& links) {
   std::string prices;
   for (const auto& rv : runs) {
     const auto& r = obj(rv);
-    ids += (ids.empty() ? "" : ",") + s(r, "id");
+    ids += (ids.empty() ? "" : ",") + raw(r, "id");
     auto price = num(at(r, "price_per_hour"));
-    if (price) prices += (prices.empty() ? "" : ",") + s(r, "env_id") + ":" + fmt(price, "%g");
-    os << "<tr><td>" << link(links.run(s(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
+    if (price) prices += (prices.empty() ? "" : ",") + raw(r, "env_id") + ":" + fmt(price, "%g");
+    os << "<tr><td>" << link(links.run(raw(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
        << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
-       << escape_html(s(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
+       << escape_html(raw(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
        << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
   }
   os << "</tbody></table>\n";
@@ -407,7 +395,7 @@ page compare_page(const bj::object& data, const link_style& links) {
   os << "</tr></thead><tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
     const auto& ms = arr(c, "median_ms");
     const auto& ratio = arr(c, "ratio");
@@ -500,7 +488,7 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   std::vector<bj::object> histories;
   for (const auto& cv : arr(run, "configs")) {
     const auto& c = obj(cv);
-    config_key key{s(c, "kernel"), s(c, "runtime"), s(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     try {
       histories.push_back(history_data(db, project, key, history_query{}));
     } catch (const error& err) {
@@ -511,7 +499,7 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   links.report = true;
   links.anchors.push_back("overview");
   links.anchors.push_back(anchor_of("run-", std::to_string(*run_id)));
-  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", s(h, "config")));
+  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", raw(h, "config")));
   std::vector<page> pages;
   pages.push_back(overview_page(overview, links));
   pages.push_back(run_page(run, links));

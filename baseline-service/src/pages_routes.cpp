@@ -16,6 +16,20 @@
 #include <map>
 #include <vector>
 
+namespace rnx::pages {
+
+std::optional<std::string> same_origin_path(std::string_view next) {
+  for (unsigned char ch : next) {
+    if (ch <= 0x20 || ch >= 0x7f || ch == '\\') return std::nullopt;
+  }
+  if (next.size() < 2 || next[0] != '/' || next[1] == '/') return std::nullopt;
+  auto parsed = boost::urls::parse_relative_ref(next);
+  if (!parsed || parsed->has_scheme() || parsed->has_authority() || !parsed->is_path_absolute()) return std::nullopt;
+  return std::string(next);
+}
+
+}  // namespace rnx::pages
+
 namespace rnx::service {
 
 namespace bhttp = boost::beast::http;
@@ -314,22 +328,20 @@ response page_routes::login(call& c) {
   std::string token;
   auto form = boost::urls::parse_query(std::string_view(req.body().data(), req.body().size()));
   if (!form) throw error(errc::bad_input, "the sign-in form was not sent as application/x-www-form-urlencoded");
+  // Form values are percent-encoded, "+" for a space: decoded before they are judged.
   for (auto param : *form) {
-    if (param.key == "token") token = param.value;
-    if (param.key == "next") next = param.value;
+    if (param.key == "token") token = param.value.decode(boost::urls::encoding_opts(true));
+    if (param.key == "next") next = param.value.decode(boost::urls::encoding_opts(true));
   }
   // Tokens are "rnx_" and hex: anything else cannot be one, and must not reach a Set-Cookie header.
   bool plausible = token.size() > 4 && token.size() < 200;
   for (char ch : token) plausible = plausible && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
   auto who = plausible ? db_.authenticate(token) : std::nullopt;
   if (!who) throw error(errc::unauthorized, "that token is not valid (unknown, revoked or mistyped)");
-  // Only a path on this server: "//host" or "/\host" would send the browser elsewhere.
-  if (!starts_with(next, "/") || starts_with(next, "//") || next.find('\\') != std::string::npos ||
-      next.find_first_of("\r\n") != std::string::npos) {
-    next = "/projects/" + who->project;
-  }
+  // Only a path on this server; anything else goes to the project's overview.
+  auto target = pages::same_origin_path(next).value_or("/projects/" + who->project);
   response res{bhttp::status::see_other, req.version()};
-  res.set(bhttp::field::location, next);
+  res.set(bhttp::field::location, target);
   res.set(bhttp::field::set_cookie, "rnx_token=" + token + "; Path=/; HttpOnly; SameSite=Strict");
   res.set(bhttp::field::cache_control, "no-store");
   res.keep_alive(req.keep_alive());

@@ -12,11 +12,15 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <iostream>
+#include <mutex>
 #include <optional>
+#include <string>
 #include <type_traits>
+#include <unordered_map>
 
 namespace rnx::service {
 
@@ -37,13 +41,36 @@ struct shared_state {
   // computes for milliseconds, and on the I/O threads it would hold up reads of other connections unevenly.
   asio::thread_pool& workers;
   std::atomic<std::size_t> connections{0};
+  std::atomic<std::size_t> unauthenticated{0};
+  std::mutex per_address_mutex;
+  std::unordered_map<std::string, std::size_t> per_address;  // open connections by client address
+
+  // Counts a new connection from `address`; false (nothing counted) when the address is at its limit.
+  bool open_from(const std::string& address) {
+    std::lock_guard lock(per_address_mutex);
+    auto& n = per_address[address];
+    if (n >= options.max_connections_per_address) {
+      if (n == 0) per_address.erase(address);
+      return false;
+    }
+    ++n;
+    return true;
+  }
+  void close_from(const std::string& address) {
+    std::lock_guard lock(per_address_mutex);
+    auto it = per_address.find(address);
+    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
+  }
 };
 
-// Holds one of the max_connections slots for as long as the session lives.
+// Holds one of the max_connections slots, and one of its address's, for as long as the session lives.
 class connection_slot {
  public:
-  explicit connection_slot(shared_state& state) : state_(state) { state_.stats.connection_opened(); }
+  connection_slot(shared_state& state, std::string address) : state_(state), address_(std::move(address)) {
+    state_.stats.connection_opened();
+  }
   ~connection_slot() {
+    state_.close_from(address_);
     --state_.connections;
     state_.stats.connection_closed();
   }
@@ -52,7 +79,47 @@ class connection_slot {
 
  private:
   shared_state& state_;
+  std::string address_;
 };
+
+// One of the max_unauthenticated slots, held from a credential-less request's headers to its response's end.
+class unauthenticated_slot {
+ public:
+  explicit unauthenticated_slot(shared_state& state) : state_(state) {}
+  ~unauthenticated_slot() { --state_.unauthenticated; }
+  unauthenticated_slot(const unauthenticated_slot&) = delete;
+  unauthenticated_slot& operator=(const unauthenticated_slot&) = delete;
+  static bool try_take(shared_state& state) {
+    if (++state.unauthenticated > state.options.max_unauthenticated) {
+      --state.unauthenticated;
+      return false;
+    }
+    return true;
+  }
+
+ private:
+  shared_state& state_;
+};
+
+// The key a client's connections are counted under: its IPv4 address (an IPv4-mapped IPv6 one as IPv4), or for
+// IPv6 its /64 prefix, since one host there is commonly given a whole /64 to pick addresses from.
+std::string address_key(const asio::ip::address& a) {
+  if (!a.is_v6()) return a.to_string();
+  auto v6 = a.to_v6();
+  if (v6.is_v4_mapped()) return asio::ip::make_address_v4(asio::ip::v4_mapped, v6).to_string();
+  auto bytes = v6.to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return asio::ip::address_v6(bytes).to_string() + "/64";
+}
+
+// Whether a request carries credentials: a bearer token or the sign-in cookie. Only their presence is looked at
+// here (the I/O threads do not touch the database); a wrong token is still 401 from the API.
+bool carries_credentials(const bhttp::request_parser<bhttp::string_body>::value_type& req) {
+  auto auth = req[bhttp::field::authorization];
+  if (auth.size() > 7 && auth.substr(0, 7) == "Bearer ") return true;
+  auto cookie = req[bhttp::field::cookie];
+  return cookie.find("rnx_token=") != boost::beast::string_view::npos;
+}
 
 // One connection. Requests are answered in order with one response in flight: the next read starts
 // when the write finished, so a client that pipelines but never reads is held back by TCP and the
@@ -60,7 +127,8 @@ class connection_slot {
 template <class Stream>
 class session : public std::enable_shared_from_this<session<Stream>> {
  public:
-  session(Stream&& stream, shared_state& state) : stream_(std::move(stream)), state_(state), slot_(state) {}
+  session(Stream&& stream, shared_state& state, std::string address)
+      : stream_(std::move(stream)), state_(state), slot_(state, std::move(address)) {}
 
   void run() {
     // Start on the session's strand so every handler of this connection is serialized.
@@ -72,7 +140,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
 
   void start() {
     if constexpr (std::is_same_v<Stream, tls_stream>) {
-      lowest().expires_after(state_.options.read_timeout);
+      lowest().expires_after(state_.options.header_timeout);
       stream_.async_handshake(asio::ssl::stream_base::server,
                               beast::bind_front_handler(&session::on_handshake, this->shared_from_this()));
     } else {
@@ -85,10 +153,34 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     do_read();
   }
 
+  // Two phases, each with its own deadline: the headers (a client that sends them slowly, or not at all, is cut
+  // off after header_timeout), then the body (read_timeout).
   void do_read() {
+    unauthenticated_.reset();
     parser_.emplace();
     parser_->body_limit(state_.options.body_limit);
     parser_->header_limit(16 * 1024);
+    lowest().expires_after(state_.options.header_timeout);
+    bhttp::async_read_header(stream_, buffer_, *parser_,
+                             beast::bind_front_handler(&session::on_header, this->shared_from_this()));
+  }
+
+  void on_header(beast::error_code ec, std::size_t n) {
+    if (ec) return on_read(ec, n);
+    if (!carries_credentials(parser_->get())) {
+      if (!unauthenticated_slot::try_take(state_)) {
+        auto res = error_response(503, "busy",
+                                  "too many requests without a token at once; retry in a moment, or send the "
+                                  "project's token (Authorization: Bearer ...)",
+                                  parser_->get().version(), false);
+        res.set(bhttp::field::retry_after, "1");
+        // Counted under its own route label, since the API never saw it.
+        state_.stats.observe_request("unauthenticated-limit", std::string_view(parser_->get().method_string()), 503,
+                                     0.0);
+        return send(std::move(res), false);
+      }
+      unauthenticated_.emplace(state_);
+    }
     lowest().expires_after(state_.options.read_timeout);
     bhttp::async_read(stream_, buffer_, *parser_,
                       beast::bind_front_handler(&session::on_read, this->shared_from_this()));
@@ -141,6 +233,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (ec) return do_close();
     bool keep_alive = response_->keep_alive();
     response_.reset();
+    unauthenticated_.reset();
     if (drain_after_) return drain_then_close();
     if (!keep_alive) return do_close();
     do_read();
@@ -188,6 +281,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   Stream stream_;
   shared_state& state_;
   connection_slot slot_;
+  std::optional<unauthenticated_slot> unauthenticated_;
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<response> response_;
@@ -212,20 +306,33 @@ class listener : public std::enable_shared_from_this<listener> {
   void on_accept(beast::error_code ec, tcp::socket socket) {
     if (ec == asio::error::operation_aborted) return;  // the server is stopping
     if (!ec) {
+      beast::error_code peer_ec;
+      auto peer = socket.remote_endpoint(peer_ec);
+      std::string address = peer_ec ? std::string("unknown") : address_key(peer.address());
       if (++state_.connections > state_.options.max_connections) {
         // Over the cap: close at once rather than let a flood of idle sockets starve real clients.
         --state_.connections;
-        state_.stats.connection_refused();
-        beast::error_code ignored;
-        socket.close(ignored);
+        refuse(socket);
+      } else if (!state_.open_from(address)) {
+        // One address at its own cap: the slots stay for everyone else.
+        --state_.connections;
+        refuse(socket);
       } else if (tls_) {
-        std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_)->run();
+        std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_,
+                                              std::move(address))
+            ->run();
       } else {
-        std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_)->run();
+        std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_, std::move(address))->run();
       }
     }
     // Errors such as EMFILE are transient: keep accepting.
     do_accept();
+  }
+
+  void refuse(tcp::socket& socket) {
+    state_.stats.connection_refused();
+    beast::error_code ignored;
+    socket.close(ignored);
   }
 
   asio::io_context& ioc_;

@@ -12,13 +12,76 @@ using detail::sha256_raw;
 using detail::transaction;
 
 namespace {
+constexpr const char* scope_choices =
+    "upload (CI on pull requests: pull-request runs and verdicts), baseline (CI on a protected branch: push runs, "
+    "which become its baseline, and what upload may), accept (accepting baselines and push runs) or admin (all)";
+}  // namespace
+
+std::string_view to_string(token_scope scope) {
+  switch (scope) {
+    case token_scope::upload: return "upload";
+    case token_scope::baseline: return "baseline";
+    case token_scope::accept: return "accept";
+    case token_scope::admin: return "admin";
+    case token_scope::legacy: return "legacy";
+  }
+  return "legacy";
+}
+
+token_scope parse_token_scope(std::string_view text) {
+  for (auto s : {token_scope::upload, token_scope::baseline, token_scope::accept, token_scope::admin,
+                 token_scope::legacy}) {
+    if (to_string(s) == text) return s;
+  }
+  throw error(errc::usage, "token scope \"" + std::string(text) + "\" is not one of " + scope_choices);
+}
+
+std::string_view to_string(token_action action) {
+  switch (action) {
+    case token_action::upload_pull_request_run: return "upload a pull-request run";
+    case token_action::ask_verdict: return "ask for a verdict";
+    case token_action::move_baseline: return "upload a push run (it becomes the branch's baseline)";
+    case token_action::accept_run: return "accept a run as a baseline";
+  }
+  return "act";
+}
+
+bool scope_allows(token_scope scope, token_action action) {
+  switch (scope) {
+    case token_scope::admin:
+    case token_scope::legacy:
+      return true;
+    case token_scope::upload:
+      return action == token_action::upload_pull_request_run || action == token_action::ask_verdict;
+    case token_scope::baseline:
+      return action != token_action::accept_run;
+    case token_scope::accept:
+      return action == token_action::accept_run || action == token_action::move_baseline;
+  }
+  return false;
+}
+
+std::string scopes_allowing(token_action action) {
+  std::vector<std::string_view> names;
+  for (auto s : {token_scope::upload, token_scope::baseline, token_scope::accept, token_scope::admin}) {
+    if (scope_allows(s, action)) names.push_back(to_string(s));
+  }
+  std::string out;
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) out += i + 1 == names.size() ? " or " : ", ";
+    out += names[i];
+  }
+  return out;
+}
+
+namespace {
 
 constexpr std::size_t public_id_length = 12;
 
-void validate_scope(std::string_view scope) {
-  if (scope != "upload" && scope != "accept" && scope != "admin") {
-    throw error(errc::usage, "token scope \"" + std::string(scope) + "\" is not one of upload (CI: runs and "
-                             "verdicts), accept (accepting baselines) or admin (both)");
+void require_creatable(token_scope scope) {
+  if (scope == token_scope::legacy) {
+    throw error(errc::usage, std::string("a new token cannot have the legacy scope (it marks tokens made before "
+                                         "scopes existed); give one of ") + scope_choices);
   }
 }
 
@@ -63,7 +126,7 @@ token_record database::token_from_row(statement& st) {
   t.public_id = st.text(1);
   t.project = st.text(2);
   t.label = st.text(3);
-  t.scope = st.text(4);
+  t.scope = parse_token_scope(st.text(4));
   t.created_at = st.text(5);
   t.revoked = st.integer(6) != 0;
   t.revoked_at = st.text(7);
@@ -72,7 +135,7 @@ token_record database::token_from_row(statement& st) {
   return t;
 }
 
-token_grant database::insert_token(const project_info& project, std::string_view label, std::string_view scope) {
+token_grant database::insert_token(const project_info& project, std::string_view label, token_scope scope) {
   // The public id lets authenticate() find the row without comparing secrets in SQL.
   std::string public_id = random_hex(public_id_length / 2);
   std::string token = "rnx_" + public_id + "_" + random_hex(24);
@@ -81,12 +144,12 @@ token_grant database::insert_token(const project_info& project, std::string_view
       "INSERT INTO tokens (project_id, public_id, digest, label, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   std::string now = utc_now_rfc3339();
   st.bind(1, project.id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
-  st.bind(4, label).bind(5, std::string_view(now)).bind(6, scope).run();
-  return {sqlite3_last_insert_rowid(db_), project.name, std::string(label), std::string(scope), token};
+  st.bind(4, label).bind(5, std::string_view(now)).bind(6, to_string(scope)).run();
+  return {sqlite3_last_insert_rowid(db_), project.name, std::string(label), scope, token};
 }
 
-token_grant database::create_token(std::string_view project, std::string_view label, std::string_view scope) {
-  validate_scope(scope);
+token_grant database::create_token(std::string_view project, std::string_view label, token_scope scope) {
+  require_creatable(scope);
   auto found = find_project(project);
   if (!found) {
     throw error(errc::not_found, "project \"" + std::string(project) +
@@ -115,7 +178,7 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
   st.bind(1, public_id).bind(2, std::string_view(now));
   if (!st.step()) return std::nullopt;
   std::string stored = st.blob(4);
-  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(5)};
+  auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), parse_token_scope(st.text(5))};
   st.restart();
   if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
     return std::nullopt;
@@ -170,9 +233,10 @@ token_record database::revoke_token(std::string_view which) {
   return record;
 }
 
-database::rotation database::rotate_token(std::string_view which, std::chrono::seconds grace, std::string_view scope) {
+database::rotation database::rotate_token(std::string_view which, std::chrono::seconds grace,
+                                          std::optional<token_scope> scope) {
   if (grace.count() < 0) throw error(errc::usage, "the grace period cannot be negative");
-  if (!scope.empty()) validate_scope(scope);
+  if (scope) require_creatable(*scope);
   std::lock_guard lock(mutex_);
   transaction tx(db_);
   rotation out;
@@ -181,11 +245,11 @@ database::rotation database::rotate_token(std::string_view which, std::chrono::s
     throw error(errc::conflict, "token " + out.old.public_id + " was rotated already (it stops working at " +
                                     out.old.expires_at + "); rotate its replacement, or revoke it to end it now");
   }
-  std::string new_scope(scope.empty() ? std::string_view(out.old.scope) : scope);
-  if (new_scope == "legacy") {
+  token_scope new_scope = scope.value_or(out.old.scope);
+  if (new_scope == token_scope::legacy) {
     throw error(errc::usage, "token " + out.old.public_id +
                                  " has no scope (it was made before scopes existed); give the replacement one with "
-                                 "--scope upload|accept|admin");
+                                 "--scope upload|baseline|accept|admin");
   }
   out.replacement = insert_token(project_info{out.old.project_id, out.old.project, ""}, out.old.label, new_scope);
   auto now = std::chrono::system_clock::now();

@@ -1,6 +1,8 @@
 // Text and Markdown renderings of verdict documents.
 #include "rnx/common/report.hpp"
 
+#include "rnx/common/text.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -71,28 +73,15 @@ std::string rule_text(const verdict_document& v) {
   return os.str();
 }
 
-std::string markdown_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '|') {
-      out += "\\|";
-    } else if (ch == '\n') {
-      out += ' ';
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 std::string render_verdict_text(const verdict_document& v) {
   std::ostringstream os;
-  os << "rnx verdict: " << to_string(v.verdict) << " - " << v.reason << "\n";
+  // Names, commits and reasons come from run documents and manifests: printed as data (terminal_safe).
+  os << "rnx verdict: " << to_string(v.verdict) << " - " << terminal_safe(v.reason) << "\n";
   if (v.baseline) {
-    os << "baseline: run " << v.baseline->id << " (commit "
-       << (v.baseline->commit.empty() ? "unknown" : v.baseline->commit) << ")\n";
+    os << "baseline: run " << terminal_safe(v.baseline->id, false) << " (commit "
+       << (v.baseline->commit.empty() ? "unknown" : terminal_safe(v.baseline->commit, false)) << ")\n";
   }
   char line[512];
   std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s\n", "configuration",
@@ -100,11 +89,11 @@ std::string render_verdict_text(const verdict_document& v) {
                 "P(slower)", "MDE", "decision");
   os << line;
   for (const auto& c : v.configs) {
-    std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s", c.key.label().c_str(),
+    std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s", terminal_safe(c.key.label(), false).c_str(),
                   time_ms(c.base_ms).c_str(), time_ms(c.head_ms).c_str(), ratio_cell(c).c_str(),
                   fixed(c.p_slower, 3).c_str(), mde_cell(c).c_str(), std::string(to_string(c.result)).c_str());
     os << line;
-    if (!c.reason.empty()) os << "  (" << c.reason << ")";
+    if (!c.reason.empty()) os << "  (" << terminal_safe(c.reason, false) << ")";
     os << "\n";
   }
   if (!v.configs.empty()) os << statistic_legend(v) << "\nRule: " << rule_text(v) << ".\n";
@@ -115,16 +104,17 @@ std::string render_verdict_markdown(const verdict_document& v) {
   std::ostringstream os;
   os << "### rnx: **" << to_string(v.verdict) << "**\n\n" << markdown_escape(v.reason) << "\n\n";
   if (v.baseline) {
-    os << "Baseline: run `" << v.baseline->id << "` at "
-       << (v.baseline->commit.empty() ? "an unknown commit" : "commit `" + v.baseline->commit + "`");
-    if (!v.baseline->created_at.empty()) os << " (" << v.baseline->created_at << ")";
+    // Everything from a run document is escaped: a commit or a kernel name is data, never Markdown.
+    os << "Baseline: run " << markdown_code(v.baseline->id) << " at "
+       << (v.baseline->commit.empty() ? "an unknown commit" : "commit " + markdown_code(v.baseline->commit));
+    if (!v.baseline->created_at.empty()) os << " (" << markdown_escape(v.baseline->created_at) << ")";
     os << ".\n\n";
   }
   os << "| Configuration | Base " << statistic_name(v) << " (ms) | Head " << statistic_name(v)
      << " (ms) | Ratio [95% CI] | P(slower) | MDE | Decision |\n";
   os << "|---|---:|---:|---|---:|---:|---|\n";
   for (const auto& c : v.configs) {
-    os << "| `" << c.key.label() << "` | " << time_ms(c.base_ms) << " | " << time_ms(c.head_ms) << " | "
+    os << "| " << markdown_code(c.key.label()) << " | " << time_ms(c.base_ms) << " | " << time_ms(c.head_ms) << " | "
        << ratio_cell(c) << " | " << fixed(c.p_slower, 3) << " | " << mde_cell(c) << " | " << to_string(c.result);
     if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
     os << " |\n";

@@ -14,6 +14,7 @@
 #include "rnx/common/json.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <algorithm>
@@ -127,7 +128,7 @@ void write_html_report(const std::filesystem::path& path, baseline_backend* back
     try {
       report = backend->report_pages(head.project, upload->id);
     } catch (const error& e) {
-      std::cout << "rnx gate: report.html shows this job's documents only: " << e.what() << "\n";
+      std::cout << "rnx gate: report.html shows this job's documents only: " << terminal_safe(e.what()) << "\n";
     }
   }
   if (report.empty()) {
@@ -396,7 +397,7 @@ void run_gate(gate_options o) {
   }
   if (o.mode == "confirmed" && ctx.event == event_kind::pull_request) {
     if (auto note = confirm_slower(verdict, o, policy, out_dir); !note.empty()) {
-      std::cout << "rnx gate: " << note << "\n";
+      std::cout << "rnx gate: " << terminal_safe(note) << "\n";
       facts.note = note;
     }
   }
@@ -438,7 +439,7 @@ void run_gate(gate_options o) {
         if (it != recent.end() && it->second.size() >= 2) facts.history.emplace_back(r.key().label(), it->second);
       }
     } catch (const error& e) {
-      std::cout << "rnx gate: no recent history for the sparklines: " << e.what() << "\n";
+      std::cout << "rnx gate: no recent history for the sparklines: " << terminal_safe(e.what()) << "\n";
     }
   }
   const std::string report = render_report(verdict, facts);

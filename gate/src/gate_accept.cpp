@@ -5,6 +5,7 @@
 #include "github_api.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 
 #include <iostream>
 #include <set>
@@ -128,18 +129,22 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
       std::string line;
       try {
         auto accepted = choice.backend->accept(run.id, author, reason);
-        line = "run `" + run.id + "` (environment `" + run.env_id + "`) is now the baseline of `" + accepted.branch + "`";
+        line = "run " + markdown_code(run.id) + " (environment " + markdown_code(run.env_id) +
+               ") is now the baseline of " + markdown_code(accepted.branch);
       } catch (const error& e) {
         if (e.code() != errc::conflict) throw;
-        line = "run `" + run.id + "` (environment `" + run.env_id + "`) already was the newest baseline";
+        line = "run " + markdown_code(run.id) + " (environment " + markdown_code(run.env_id) +
+               ") already was the newest baseline";
       }
       lines.push_back(line);
       ids += (ids.empty() ? "" : ",") + run.id;
-      std::cout << "rnx accept: " << line << "\n";
+      std::cout << "rnx accept: " << terminal_safe(line, false) << "\n";
     }
   } catch (const error& e) {
     if (e.code() != errc::unavailable) throw;
-    const std::string why = "the " + choice.backend->describe() + " is unavailable (" + e.what() +
+    // The error quotes the server: data in the comment (markdown_escape).
+    const std::string why = "the " + markdown_escape(choice.backend->describe()) + " is unavailable (" +
+                            markdown_escape(e.what()) +
                             "); nothing was accepted. Comment `/rnx accept` again when it is back.";
     best_effort("reply in the thread", [&] { github.create_comment(number, "@" + author + ": " + why); });
     std::cout << "::warning title=rnx WARN::" << escape_command_data(why) << "\n";
@@ -147,9 +152,10 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
     return 0;
   }
 
-  std::string reply = "Accepted by @" + author + " at commit `" + pr.head_sha.substr(0, 12) + "`:\n";
+  std::string reply = "Accepted by @" + author + " at commit " + markdown_code(pr.head_sha.substr(0, 12)) + ":\n";
   for (const auto& line : lines) reply += "- " + line + "\n";
-  reply += "\nReason: " + reason + "\n\nThe gate compares later runs of `" + pr.base_ref + "` and its pull requests with it.";
+  reply += "\nReason: " + markdown_escape(reason) + "\n\nThe gate compares later runs of " +
+           markdown_code(pr.base_ref) + " and its pull requests with it.";
   best_effort("reply in the thread", [&] { github.create_comment(number, reply); });
   best_effort("react to the comment", [&] { github.react_to_comment(ctx.comment_id, "+1"); });
   best_effort("set the commit status", [&] {

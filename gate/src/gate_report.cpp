@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/report.hpp"
+#include "rnx/common/text.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -34,6 +35,25 @@ std::string config_evidence(const config_verdict& c) {
   return text;
 }
 
+// A history label inside the ``` block: one line, no backtick (a run of them would close the block early).
+std::string code_block_line(std::string_view text) {
+  std::string out = terminal_safe(text, false);
+  std::replace(out.begin(), out.end(), '`', '\'');
+  return out;
+}
+
+// The evidence link only for a plain http(s) URL; anything that could end the link or start markup is left out.
+bool linkable(std::string_view url) {
+  if (url.substr(0, 7) != "http://" && url.substr(0, 8) != "https://") return false;
+  for (unsigned char ch : url) {
+    if (ch <= 0x20 || ch >= 0x7f || ch == '(' || ch == ')' || ch == '<' || ch == '>' || ch == '[' || ch == ']' ||
+        ch == '"' || ch == '\'' || ch == '`' || ch == '\\') {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string text_sparkline(const std::vector<double>& values) {
@@ -53,7 +73,9 @@ std::string text_sparkline(const std::vector<double>& values) {
 std::string comment_marker(std::string_view key) {
   std::string clean;
   // The key comes from the job name or a flag; keep it from closing the HTML comment.
-  for (char ch : key) clean += (ch == '-' && !clean.empty() && clean.back() == '-') || ch == '>' ? '_' : ch;
+  for (char ch : terminal_safe(key, false)) {
+    clean += (ch == '-' && !clean.empty() && clean.back() == '-') || ch == '>' ? '_' : ch;
+  }
   return "<!-- rnx-gate key=" + clean + " -->";
 }
 
@@ -61,36 +83,38 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   std::ostringstream os;
   if (verdict.configs.empty()) {
     // Nothing was compared (the store was down, or the run was empty): an empty table says nothing.
-    os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n" << verdict.reason << "\n\n";
+    os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n" << markdown_escape(verdict.reason) << "\n\n";
   } else {
     os << render_verdict_markdown(verdict) << "\n";
   }
   if (verdict.verdict == overall::block && !facts.accept_hint.empty()) os << "> " << facts.accept_hint << "\n\n";
-  if (!facts.note.empty()) os << "> Note: " << facts.note << "\n\n";
-  if (!facts.run_url.empty()) {
+  // A note quotes errors of other programs and servers: data, escaped.
+  if (!facts.note.empty()) os << "> Note: " << markdown_escape(facts.note) << "\n\n";
+  if (linkable(facts.run_url)) {
     os << "[Evidence for this run](" << facts.run_url
        << "): every configuration's samples per worker process, base beside head.\n\n";
   }
   if (!facts.history.empty()) {
     std::size_t width = 0;
-    for (const auto& [label, values] : facts.history) width = std::max(width, label.size());
+    for (const auto& [label, values] : facts.history) width = std::max(width, code_block_line(label).size());
     os << "<details><summary>Recent history (median per run, oldest to newest)</summary>\n\n```\n";
     for (const auto& [label, values] : facts.history) {
       if (values.empty()) continue;
       char last[32];
       std::snprintf(last, sizeof last, "%.4g ms", values.back());
-      os << label << std::string(width - label.size() + 2, ' ') << text_sparkline(values) << "  " << last << "\n";
+      std::string line = code_block_line(label);
+      os << line << std::string(width - line.size() + 2, ' ') << text_sparkline(values) << "  " << last << "\n";
     }
     os << "```\n\n</details>\n\n";
   }
   os << "<sub>";
   std::vector<std::string> parts;
-  parts.push_back(facts.commit.empty() ? "commit unknown" : "commit `" + facts.commit.substr(0, 12) + "`");
-  if (!facts.run_id.empty()) parts.push_back("run `" + facts.run_id + "`");
-  if (!facts.mode.empty()) parts.push_back("mode " + facts.mode);
-  if (!verdict.env_id.empty()) parts.push_back("environment `" + verdict.env_id + "`");
-  if (!facts.runner_label.empty()) parts.push_back("thresholds of runner `" + facts.runner_label + "`");
-  if (!facts.backend.empty()) parts.push_back(facts.backend);
+  parts.push_back(facts.commit.empty() ? "commit unknown" : "commit " + markdown_code(facts.commit.substr(0, 12)));
+  if (!facts.run_id.empty()) parts.push_back("run " + markdown_code(facts.run_id));
+  if (!facts.mode.empty()) parts.push_back("mode " + markdown_escape(facts.mode));
+  if (!verdict.env_id.empty()) parts.push_back("environment " + markdown_code(verdict.env_id));
+  if (!facts.runner_label.empty()) parts.push_back("thresholds of runner " + markdown_code(facts.runner_label));
+  if (!facts.backend.empty()) parts.push_back(markdown_escape(facts.backend));
   for (std::size_t i = 0; i < parts.size(); ++i) os << (i ? " · " : "") << parts[i];
   os << "</sub>\n";
   return os.str();
@@ -118,7 +142,8 @@ std::string render_comment(const verdict_document& verdict, const report_facts& 
 
 std::string escape_command_data(std::string_view text) {
   std::string out;
-  for (char ch : text) {
+  // Escape sequences and control characters never reach the log (terminal_safe); newlines are the command's own.
+  for (char ch : terminal_safe(text, true)) {
     switch (ch) {
       case '%': out += "%25"; break;
       case '\r': out += "%0D"; break;
@@ -161,7 +186,7 @@ std::vector<std::string> annotations(const verdict_document& verdict) {
 std::pair<std::string, std::string> commit_status(const verdict_document& verdict) {
   // WARN is "success": it must not block a merge (a down service or a new kernel is no regression).
   std::string state = verdict.verdict == overall::block ? "failure" : "success";
-  return {state, std::string(to_string(verdict.verdict)) + ": " + verdict.reason};
+  return {state, std::string(to_string(verdict.verdict)) + ": " + terminal_safe(verdict.reason, false)};
 }
 
 void append_file(const std::string& path, std::string_view text) {

@@ -73,15 +73,7 @@ std::string fixed(double v, int digits) {
   return b;
 }
 
-std::string md_escape(std::string s) {
-  std::string out;
-  for (char c : s) {
-    if (c == '|') out += "\\|";
-    else if (c == '\n') out += ' ';
-    else out += c;
-  }
-  return out;
-}
+std::string md_escape(std::string s) { return markdown_escape(s); }
 
 std::string speedup_cell(const attempt& a) {
   if (!a.speedup) return "-";
@@ -436,7 +428,7 @@ std::string render_attempts_text(const optimize_result& r) {
     std::string dec = a.kept ? "KEPT" : decision_cell(a);
     std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", ("candidate " + std::to_string(a.index)).c_str(),
                   dec.c_str(), yes_no(a, a.correct).c_str(), anti.c_str(), speedup_cell(a).c_str(),
-                  a.reason.substr(0, 160).c_str());
+                  terminal_safe(a.reason.substr(0, 160), false).c_str());
     s << line;
   }
   if (r.best) {
@@ -461,11 +453,12 @@ std::string proposal_title(const optimize_result& r) {
 
 std::string render_proposal_body(const optimize_result& r) {
   std::ostringstream s;
-  s << "## rnx optimize: `" << r.kernel << "`\n\n";
+  s << "## rnx optimize: " << markdown_code(r.kernel) << "\n\n";
   if (r.best) {
     const attempt& a = r.attempts[*r.best];
-    s << "Candidate " << a.index << " from " << r.rewriter << " replaces `" << r.kernel_file.filename().string()
-      << "`: it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
+    s << "Candidate " << a.index << " from " << markdown_escape(r.rewriter) << " replaces "
+      << markdown_code(r.kernel_file.filename().string())
+      << ": it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
          "benchmark (Bayesian verdict, ROPE ±"
       << fixed(100 * r.policy.rope, 1) << "%, P >= " << fixed(r.policy.probability, 2) << ").\n\n";
   }
@@ -481,7 +474,8 @@ std::string render_proposal_body(const optimize_result& r) {
     if (a.audit) s << "### Correctness and anti-cheat audit\n\n" << verify::render_markdown(*a.audit) << "\n";
   }
   if (r.profile) s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
-  s << "_Produced by `rnx optimize --kernel " << r.kernel << "`; every attempt is recorded in optimize.json._\n";
+  s << "_Produced by " << markdown_code("rnx optimize --kernel " + r.kernel)
+    << "; every attempt is recorded in optimize.json._\n";
   return s.str();
 }
 

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 
 #include <boost/json.hpp>
 
@@ -289,7 +290,8 @@ std::string render_profile_text(const op_profile& p, int top, const std::vector<
   int shown = 0;
   for (const auto& r : p.ops) {
     if (shown++ >= top) break;
-    std::snprintf(line, sizeof line, "%-4d %-48s %-16s %8lld %12.4f %12.4f %6.1f%%\n", shown, r.name.substr(0, 48).c_str(),
+    std::snprintf(line, sizeof line, "%-4d %-48s %-16s %8lld %12.4f %12.4f %6.1f%%\n", shown,
+                  terminal_safe(r.name.substr(0, 48), false).c_str(),
                   r.family.c_str(), static_cast<long long>(r.calls), r.self_ms, r.total_ms, 100 * r.share);
     s << line;
   }
@@ -297,7 +299,7 @@ std::string render_profile_text(const op_profile& p, int top, const std::vector<
   s << "     outside every op: " << fmt("%.1f%%", 100 * (1 - covered_share(p))) << " of the window\n\n";
   s << "what if (Amdahl: whole = 1 / ((1 - share) + share / k))\n";
   for (const auto& w : what_ifs(p, std::min(top, 3), factors)) {
-    s << "  " << w.op << " " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster") << " -> whole run "
+    s << "  " << terminal_safe(w.op, false) << " " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster") << " -> whole run "
       << speedup_text(w.whole) << " faster (share " << fmt("%.1f%%", 100 * w.share) << ")\n";
   }
   return s.str();
@@ -311,13 +313,13 @@ std::string render_profile_markdown(const op_profile& p, int top, const std::vec
   int shown = 0;
   for (const auto& r : p.ops) {
     if (shown++ >= top) break;
-    s << "| " << shown << " | `" << r.name << "` | " << r.family << " | " << r.calls << " | " << fmt("%.4f", r.self_ms)
+    s << "| " << shown << " | " << markdown_code(r.name) << " | " << r.family << " | " << r.calls << " | " << fmt("%.4f", r.self_ms)
       << " | " << fmt("%.4f", r.total_ms) << " | " << fmt("%.1f%%", 100 * r.share) << " |\n";
   }
   s << "\nOutside every op: " << fmt("%.1f%%", 100 * (1 - covered_share(p))) << " of the window.\n\n";
   s << "| What if | Share | Whole run |\n| --- | ---: | ---: |\n";
   for (const auto& w : what_ifs(p, std::min(top, 3), factors)) {
-    s << "| `" << w.op << "` " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster") << " | "
+    s << "| " << markdown_code(w.op) << " " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster") << " | "
       << fmt("%.1f%%", 100 * w.share) << " | " << speedup_text(w.whole) << " faster |\n";
   }
   return s.str();

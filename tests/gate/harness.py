@@ -145,10 +145,16 @@ class Harness:
                                         timeout=60)
         r = run("project", "create", project)
         check(r.returncode == 0, "rnx-server admin project create failed: " + r.stderr)
-        # Both scopes: the e2e flows upload runs and accept baselines with the one token.
-        r = run("token", "create", "--project", project, "--label", "e2e", "--scope", "admin")
-        check(r.returncode == 0, "rnx-server admin token create failed: " + r.stderr)
-        self.token = r.stdout.strip().splitlines()[-1]
+        # One token per job, of the scope its workflow gets (docs/service.md, Scopes): pull requests upload with an
+        # upload token, pushes (which move the baseline) with a baseline token, /rnx accept comments with an accept
+        # token; anything else (a local run) with an admin token.
+        self.scoped_tokens = {}
+        for event, scope in (("pull_request", "upload"), ("push", "baseline"), ("issue_comment", "accept"),
+                             (None, "admin")):
+            r = run("token", "create", "--project", project, "--label", "e2e-" + scope, "--scope", scope)
+            check(r.returncode == 0, "rnx-server admin token create failed: " + r.stderr)
+            self.scoped_tokens[event] = r.stdout.strip().splitlines()[-1]
+        self.token = self.scoped_tokens[None]
         proc = subprocess.Popen([self.server_bin, "serve", "--db", db, "--listen", "127.0.0.1:0", "--threads", "2",
                                  "--synchronous", "normal"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
@@ -234,7 +240,7 @@ class Harness:
             env["GITHUB_API_URL"] = self.github_url
             env["GITHUB_TOKEN"] = GITHUB_TOKEN
         if self.token:
-            env["RNX_TOKEN"] = self.token
+            env["RNX_TOKEN"] = self.scoped_tokens.get(event_name, self.token)
         if event_name == "pull_request" and "pull_request" in payload:
             env["GITHUB_BASE_REF"] = payload["pull_request"]["base"]["ref"]
             env["GITHUB_HEAD_REF"] = payload["pull_request"]["head"]["ref"]

@@ -105,7 +105,7 @@ inline std::string make_token(const std::string& db_path, const std::string& pro
                               const std::string& scope = "admin") {
   store::database db(db_path);
   db.ensure_project(project);
-  return db.create_token(project, "test-" + scope, scope).token;
+  return db.create_token(project, "test-" + scope, store::parse_token_scope(scope)).token;
 }
 
 #ifndef RNX_SERVER_BIN

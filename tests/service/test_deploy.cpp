@@ -144,6 +144,29 @@ TEST_CASE("token rotate: a new secret for the same label and scope; the old one 
   CHECK(upload(server, ci2, "g4").status == 201);
 }
 
+TEST_CASE("token create --scope baseline: the push job's token; the listing and the server know the scope") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  REQUIRE(rnx_server({"admin", "project", "create", "demo", "--db", db}).exit_code == 0);
+  std::string ci = create_token(db, "demo", "upload", "ci");
+  std::string main_ci = create_token(db, "demo", "baseline", "ci-main");
+  auto listed = rnx_server({"admin", "token", "list", "--db", db});
+  REQUIRE_MESSAGE(listed.exit_code == 0, listed.err);
+  CHECK(list_row(listed.out, main_ci.substr(4, 12)).find("baseline") != std::string::npos);
+  auto legacy = rnx_server({"admin", "token", "create", "--project", "demo", "--scope", "legacy", "--db", db});
+  CHECK(legacy.exit_code == 2);  // not a scope one can create
+  test::server_process server(db);
+  auto push = [&](const std::string& token, const std::string& commit) {
+    return http::request("POST", server.url("/api/v1/runs"),
+                         {{"Content-Type", "application/json"}, {"Authorization", "Bearer " + token}},
+                         run_json({.branch = "main", .commit = commit}), std::chrono::seconds(20));
+  };
+  auto refused = push(ci, "m1");
+  CHECK(refused.status == 403);
+  CHECK(refused.body.find("--scope baseline") != std::string::npos);
+  CHECK(push(main_ci, "m2").status == 201);
+}
+
 TEST_CASE("token rotate: a legacy token needs a scope for its replacement") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
@@ -157,14 +180,14 @@ TEST_CASE("token rotate: a legacy token needs a scope for its replacement") {
   auto refused = rnx_server({"admin", "token", "rotate", legacy.substr(4, 12), "--db", db});
   CHECK(refused.exit_code == 2);
   CHECK(refused.err.find("has no scope (it was made before scopes existed); give the replacement one with --scope "
-                         "upload|accept|admin") != std::string::npos);
+                         "upload|baseline|accept|admin") != std::string::npos);
   auto rotated = rnx_server({"admin", "token", "rotate", legacy.substr(4, 12), "--scope", "upload", "--db", db});
   REQUIRE_MESSAGE(rotated.exit_code == 0, rotated.err);
   store::database d(db);
   CHECK_FALSE(d.authenticate(legacy).has_value());
   auto who = d.authenticate(rotated.out.substr(0, 65));
   REQUIRE(who.has_value());
-  CHECK(who->scope == "upload");
+  CHECK(who->scope == store::token_scope::upload);
 }
 
 TEST_CASE("admin backup: a consistent copy while the server takes uploads; the restored copy serves the runs") {

@@ -201,3 +201,40 @@ TEST_CASE("pages: a report is one file with everything inlined") {
   CHECK(report.find("id=\"overview\"") != std::string::npos);
   CHECK_THROWS_AS(pages::report_pages(f.db, *project, 424242), error);
 }
+
+TEST_CASE("sign-in redirects only to a path on this server, whatever the next parameter says") {
+  fixture f;
+  auto sign_in = [&](const std::string& next_encoded) {
+    service::request req{http::verb::post, "/login", 11};
+    req.set(http::field::content_type, "application/x-www-form-urlencoded");
+    req.body() = "token=" + f.token + "&next=" + next_encoded;
+    req.prepare_payload();
+    auto res = f.api.handle_request(req);
+    REQUIRE(res.result_int() == 303);
+    return std::string(res.at(http::field::location));
+  };
+  // Kept: a path of this server, query included.
+  CHECK(sign_in("%2Fprojects%2Fdemo%2Fconfigs%2Fx%3Fenv_id%3Da") == "/projects/demo/configs/x?env_id=a");
+  CHECK(sign_in("/runs/3") == "/runs/3");
+  // Everything that a browser could read as another origin goes to the project's overview. Each is given as the
+  // form sends it (percent-encoded), so the decoded values are /<TAB>/evil, //evil, /\evil, https://evil, ...
+  for (const std::string hostile :
+       {"%2F%09%2Fevil.example", "/%09/evil.example", "%2F%2Fevil.example", "//evil.example", "%2F%5Cevil.example",
+        "/%5C/evil.example", "https%3A%2F%2Fevil.example", "https://evil.example", "%252F%252Fevil.example",
+        "%2F%0D%0ALocation:%20https://evil.example", "%20/evil", "/%20/evil", "javascript:alert(1)", "evil.example",
+        "%2F", "", "/%E3%80%80/evil.example", "/%7F/evil"}) {
+    CAPTURE(hostile);
+    CHECK(sign_in(hostile) == "/projects/demo");
+  }
+  // The parser on its own: what it keeps and what it refuses.
+  CHECK(pages::same_origin_path("/projects/demo") == "/projects/demo");
+  CHECK_FALSE(pages::same_origin_path("/\t/evil").has_value());
+  CHECK_FALSE(pages::same_origin_path("//evil").has_value());
+  CHECK_FALSE(pages::same_origin_path("/\\evil").has_value());
+  CHECK_FALSE(pages::same_origin_path("https://evil").has_value());
+  CHECK_FALSE(pages::same_origin_path("/a\nb").has_value());
+  // "%2F%2Fevil" undecoded is a relative path segment, not a path on this server from its first "/".
+  CHECK_FALSE(pages::same_origin_path("%2F%2Fevil").has_value());
+  // A percent-encoded slash inside a path is data, not an authority: the browser keeps it on this origin.
+  CHECK(pages::same_origin_path("/%2F/evil") == "/%2F/evil");
+}

@@ -295,7 +295,7 @@ TEST_CASE("server: hostile input leaves it serving") {
 TEST_CASE("server: a flood of idle connections beyond --max-connections does not lock out later clients for good") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
-  test::server_process server(db, {"--max-connections", "8", "--read-timeout", "1"});
+  test::server_process server(db, {"--max-connections", "8", "--header-timeout", "1"});
   namespace asio = boost::asio;
   asio::io_context ioc;
   std::vector<asio::ip::tcp::socket> idle;
@@ -310,18 +310,19 @@ TEST_CASE("server: a flood of idle connections beyond --max-connections does not
   CHECK(r.body.find("rnx_open_connections 1") != std::string::npos);
 }
 
-TEST_CASE("token scopes: a 401/403 matrix over upload, verdict and accept") {
+TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push uploads, verdicts and accepts") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
   const std::string upload = test::make_token(db, "demo", "upload");
+  const std::string baseline = test::make_token(db, "demo", "baseline");
   const std::string accept = test::make_token(db, "demo", "accept");
   const std::string admin = test::make_token(db, "demo", "admin");
   const std::string other_project = test::make_token(db, "other", "admin");
   std::string legacy;
   {
-    // A token made before scopes existed: the migration marks it legacy (upload + accept, with a warning).
+    // A token made before scopes existed: the migration marks it legacy (everything, with a warning).
     store::database d(db);
-    legacy = d.create_token("demo", "old-ci", "admin").token;
+    legacy = d.create_token("demo", "old-ci", store::token_scope::admin).token;
   }
   {
     sqlite3* raw = nullptr;
@@ -332,30 +333,53 @@ TEST_CASE("token scopes: a 401/403 matrix over upload, verdict and accept") {
   }
   test::server_process server(db);
   client c{server.url(), upload};
-  const std::string run_body = test::run_json({.branch = "main", .commit = "base"});
+  int commit = 0;
+  auto pr_run = [&] { return test::run_json({.branch = "feature", .pull_request = 2, .commit = "pr" + std::to_string(++commit)}); };
+  auto push_run = [&] { return test::run_json({.branch = "main", .commit = "push" + std::to_string(++commit)}); };
   auto accept_body = [](const std::string& id) {
     return R"({"run_id": ")" + id + R"(", "accepted_by": "bob", "reason": "intended"})";
   };
 
-  // Uploads: upload, admin and legacy may; accept may not; another project's token is 403; none is 401.
-  check_error(c.call("POST", "/api/v1/runs", run_body, std::string()), 401, "unauthorized", "Authorization");
-  check_error(c.call("POST", "/api/v1/runs", run_body, "rnx_000000000000_" + std::string(48, '0')), 401,
+  // Pull-request runs: upload, baseline, admin and legacy may; accept may not; another project's token is 403;
+  // none is 401.
+  check_error(c.call("POST", "/api/v1/runs", pr_run(), std::string()), 401, "unauthorized", "Authorization");
+  check_error(c.call("POST", "/api/v1/runs", pr_run(), "rnx_000000000000_" + std::string(48, '0')), 401,
               "unauthorized", "not valid");
-  check_error(c.call("POST", "/api/v1/runs", run_body, accept), 403, "forbidden", "needs the upload scope");
-  check_error(c.call("POST", "/api/v1/runs", run_body, other_project), 403, "forbidden", "project \"other\"");
+  check_error(c.call("POST", "/api/v1/runs", pr_run(), accept), 403, "forbidden",
+              "to upload a pull-request run a token needs the upload, baseline or admin scope");
+  check_error(c.call("POST", "/api/v1/runs", pr_run(), other_project), 403, "forbidden", "project \"other\"");
   std::string id;
-  for (const auto& t : {upload, admin, legacy}) {
-    auto r = c.call("POST", "/api/v1/runs", test::run_json({.branch = "feature", .pull_request = 2, .commit = "c" + t.substr(4, 6)}), t);
+  for (const auto& t : {upload, baseline, admin, legacy}) {
+    auto r = c.call("POST", "/api/v1/runs", pr_run(), t);
     REQUIRE_MESSAGE(r.status == 201, r.body);
+    CHECK_FALSE(c.json_of(r).at("baseline").as_bool());
     id = std::string(c.json_of(r).at("id").as_string());
   }
-  // Verdicts likewise.
-  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", accept), 403, "forbidden", "upload scope");
-  CHECK(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", upload).status == 200);
 
-  // Accepting: accept, admin and legacy may; the CI's upload token may not.
-  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), upload), 403, "forbidden",
-              "accepting a baseline needs a token with the accept scope");
+  // Push runs move the branch's baseline: an accept. The upload token gets 403 saying which scope and how.
+  auto refused = c.call("POST", "/api/v1/runs", push_run(), upload);
+  check_error(refused, 403, "forbidden",
+              "to upload a push run (it becomes the branch's baseline) a token needs the baseline, accept or admin "
+              "scope");
+  CHECK(refused.body.find("rnx-server admin token create --project demo --scope baseline") != std::string::npos);
+  for (const auto& t : {baseline, accept, admin, legacy}) {
+    auto r = c.call("POST", "/api/v1/runs", push_run(), t);
+    REQUIRE_MESSAGE(r.status == 201, r.body);
+    CHECK(c.json_of(r).at("baseline").as_bool());
+  }
+
+  // Verdicts: upload, baseline, admin and legacy.
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", accept), 403, "forbidden",
+              "a token needs the upload, baseline or admin scope");
+  for (const auto& t : {upload, baseline, admin, legacy}) {
+    CHECK(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", t).status == 200);
+  }
+
+  // Accepting: accept, admin and legacy may; the CI's upload and baseline tokens may not.
+  for (const auto& t : {upload, baseline}) {
+    check_error(c.call("POST", "/api/v1/baselines", accept_body(id), t), 403, "forbidden",
+                "to accept a run as a baseline a token needs the accept or admin scope");
+  }
   check_error(c.call("POST", "/api/v1/baselines", accept_body(id), std::string()), 401, "unauthorized");
   check_error(c.call("POST", "/api/v1/baselines", accept_body(id), other_project), 403, "forbidden");
   auto by_accept = c.call("POST", "/api/v1/baselines", accept_body(id), accept);
@@ -366,9 +390,32 @@ TEST_CASE("token scopes: a 401/403 matrix over upload, verdict and accept") {
   CHECK(by_legacy.status != 403);
 
   // Reading stays open to every scope of the project.
-  for (const auto& t : {upload, accept, admin, legacy}) {
+  for (const auto& t : {upload, baseline, accept, admin, legacy}) {
     CHECK(c.call("GET", "/api/v1/projects/demo/runs", "", t).status == 200);
   }
+}
+
+TEST_CASE("token scopes: an upload token cannot turn a slow run into the baseline that passes a slow PR") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  const std::string upload = test::make_token(db, "demo", "upload");
+  const std::string baseline = test::make_token(db, "demo", "baseline");
+  test::server_process server(db);
+  client c{server.url(), upload};
+  REQUIRE(c.call("POST", "/api/v1/runs", test::run_json({.branch = "main", .commit = "fast", .seed = 1}), baseline)
+              .status == 201);
+  // The attack: the same slow code uploaded as a push to main, then as the pull request.
+  auto moved = c.call("POST", "/api/v1/runs",
+                      test::run_json({.branch = "main", .commit = "slow", .scale = 1.3, .seed = 2}), upload);
+  CHECK(moved.status == 403);
+  auto pr = c.call("POST", "/api/v1/runs",
+                   test::run_json({.branch = "feature", .pull_request = 9, .commit = "slow", .scale = 1.3, .seed = 3}),
+                   upload);
+  REQUIRE_MESSAGE(pr.status == 201, pr.body);
+  auto verdict = c.call("POST", "/api/v1/runs/" + std::string(c.json_of(pr).at("id").as_string()) + "/verdict", "",
+                        upload);
+  REQUIRE_MESSAGE(verdict.status == 200, verdict.body);
+  CHECK(c.json_of(verdict).at("verdict").as_string() == "BLOCK");
 }
 
 TEST_CASE("token scopes: an unknown scope is refused with the choices") {
@@ -376,12 +423,18 @@ TEST_CASE("token scopes: an unknown scope is refused with the choices") {
   store::database d(dir.file("rnx.sqlite"));
   d.ensure_project("demo");
   try {
-    d.create_token("demo", "x", "root");
+    d.create_token("demo", "x", store::parse_token_scope("root"));
     FAIL("expected a usage error");
   } catch (const error& e) {
     CHECK(e.code() == errc::usage);
     CHECK(std::string(e.what()) ==
-          "token scope \"root\" is not one of upload (CI: runs and verdicts), accept (accepting baselines) or admin "
-          "(both)");
+          "token scope \"root\" is not one of upload (CI on pull requests: pull-request runs and verdicts), baseline "
+          "(CI on a protected branch: push runs, which become its baseline, and what upload may), accept (accepting "
+          "baselines and push runs) or admin (all)");
+  }
+  CHECK_THROWS_AS(d.create_token("demo", "x", store::token_scope::legacy), error);
+  for (auto s : {store::token_scope::upload, store::token_scope::baseline, store::token_scope::accept,
+                 store::token_scope::admin, store::token_scope::legacy}) {
+    CHECK(store::parse_token_scope(store::to_string(s)) == s);
   }
 }

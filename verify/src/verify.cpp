@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 #include "sandbox.hpp"
 
 #include <boost/json.hpp>
@@ -560,38 +561,31 @@ std::string summary(const verify_report& r) {
 
 std::string render_text(const verify_report& r) {
   std::ostringstream os;
-  os << "rnx verify: " << r.candidate << " against " << r.reference << "\n";
+  os << "rnx verify: " << terminal_safe(r.candidate, false) << " against " << terminal_safe(r.reference, false) << "\n";
   std::size_t width = 5;
   for (const auto& c : r.checks) width = std::max(width, c.group.size() + 1 + c.name.size());
   for (const auto& c : r.checks) {
     std::string label = c.group + "/" + c.name;
     os << "  " << label << std::string(width - label.size() + 2, ' ') << std::left << std::setw(7)
-       << to_string(c.result) << one_line(c.detail, 400) << "\n";
+       << to_string(c.result) << terminal_safe(one_line(c.detail, 400), false) << "\n";
   }
-  os << summary(r) << "\n";
+  os << terminal_safe(summary(r), false) << "\n";
   return os.str();
 }
 
 std::string render_markdown(const verify_report& r) {
-  auto cell = [](std::string s) {
-    s = one_line(std::move(s), 600);
-    std::string out;
-    for (char ch : s) {
-      if (ch == '|') out += "\\|";
-      else out += ch;
-    }
-    return out;
-  };
+  auto cell = [](std::string s) { return markdown_escape(one_line(std::move(s), 600)); };
   std::ostringstream os;
   os << "### rnx verify: " << (r.accepted() ? "accepted" : "rejected") << "\n\n";
-  os << "`" << cell(r.candidate) << "` against `" << cell(r.reference) << "` on " << r.device << "\n\n";
+  os << markdown_code(one_line(r.candidate, 600)) << " against " << markdown_code(one_line(r.reference, 600)) << " on "
+     << markdown_escape(r.device) << "\n\n";
   os << "| stage / check | result | detail |\n| --- | --- | --- |\n";
   for (const auto& c : r.checks) {
     const char* mark = c.result == outcome::pass ? "pass" : c.result == outcome::fail ? "**FAIL**"
                                                       : c.result == outcome::review ? "*review*" : "skip";
     os << "| " << c.group << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
   }
-  os << "\n" << summary(r) << "\n";
+  os << "\n" << markdown_escape(summary(r)) << "\n";
   return os.str();
 }
 

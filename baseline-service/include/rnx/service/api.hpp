@@ -51,8 +51,8 @@ class api {
   response history(const request& req, context& ctx, const std::string& project);
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);
-  // 403 unless the token's scope allows `needed` ("upload" or "accept"); a legacy token passes with a warning.
-  void require_scope(const store::auth_result& who, std::string_view needed);
+  // 403 naming the scopes that may, unless the token's scope allows `action`; a legacy token passes with a warning.
+  void require_scope(const store::auth_result& who, store::token_action action);
 
   store::database& db_;
   metrics& metrics_;

@@ -109,6 +109,12 @@ struct asset {
 std::optional<asset> find_asset(std::string_view name);
 
 std::string escape_html(std::string_view text);
+
+// `next` when it is a path on this server, to redirect to after sign-in: a relative reference (parsed, no scheme,
+// no authority) that starts with one "/" followed by neither "/" nor "\\", with no control character, space,
+// backslash or non-ASCII byte anywhere (browsers drop or rewrite those: "/\t/evil" becomes "//evil"). nullopt
+// otherwise.
+std::optional<std::string> same_origin_path(std::string_view next);
 // A JSON text that is safe inside <script type="application/json"> ("<" written as \u003c).
 std::string script_json(const bj::value& v);
 

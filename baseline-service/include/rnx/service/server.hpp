@@ -18,9 +18,17 @@ struct server_options {
   unsigned short port = 8722;  // 0 = let the OS pick; port() tells which
   int threads = 2;
   std::size_t body_limit = 16u << 20;
-  std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};   // a whole request, headers and body
+  // The request line and headers (and the idle wait before them on a kept-alive connection, and a TLS handshake).
+  std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
+  std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};  // the body, once the headers are in
   std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
   std::size_t max_connections = 512;  // beyond this, new connections are closed at once
+  // Open connections from one client address beyond which its new ones are closed at once, so that one client
+  // cannot take every slot (half-sent requests held until the header timeout).
+  std::size_t max_connections_per_address = 64;
+  // Requests without credentials (no bearer token, no sign-in cookie) being read or answered at once; one more
+  // gets 503 with Retry-After. Requests that carry credentials are not counted.
+  std::size_t max_unauthenticated = 64;
   std::string tls_cert;               // PEM certificate chain; with tls_key enables HTTPS
   std::string tls_key;
 };

@@ -46,12 +46,35 @@ struct project_info {
   bool is_public = false;  // its pages and their JSON are readable without a token
 };
 
+// What a token may do (docs/service.md, "Scopes", has the table):
+//   upload   - CI on pull requests: upload pull-request runs, ask for verdicts, read;
+//   baseline - CI on a protected branch: what upload may, plus push runs, which become the branch's baseline;
+//   accept   - maintainers: accept a run as a baseline, upload push runs (moving a baseline is an accept);
+//   admin    - everything;
+//   legacy   - tokens made before scopes existed: everything, with a warning, until re-issued (never created).
+enum class token_scope { upload, baseline, accept, admin, legacy };
+std::string_view to_string(token_scope scope);
+// One of the names above; anything else is rnx::error(usage) naming the choices.
+token_scope parse_token_scope(std::string_view text);
+
+// What a request does with a token, checked against its scope by scope_allows.
+enum class token_action {
+  upload_pull_request_run,  // a run with a pull_request: stored, never a baseline
+  ask_verdict,              // POST /api/v1/runs/{id}/verdict
+  move_baseline,            // a push run (no pull_request): it replaces the branch's newest baseline
+  accept_run,               // POST /api/v1/baselines
+};
+std::string_view to_string(token_action action);
+bool scope_allows(token_scope scope, token_action action);
+// The scopes that allow `action`, for error messages ("baseline, accept or admin").
+std::string scopes_allowing(token_action action);
+
 // A freshly created token: `token` is the only copy of the secret and is never stored.
 struct token_grant {
   std::int64_t token_id = 0;
   std::string project;
   std::string label;
-  std::string scope;
+  token_scope scope = token_scope::upload;
   std::string token;
 };
 
@@ -63,21 +86,20 @@ struct token_record {
   std::int64_t project_id = 0;
   std::string project;
   std::string label;
-  std::string scope;       // upload | accept | admin | legacy
+  token_scope scope = token_scope::upload;
   std::string created_at;
   bool revoked = false;
   std::string revoked_at;  // when; empty while the token is not revoked
   std::string expires_at;  // empty = no end (rotate with a grace period sets one)
 };
 
-// What a token may do: "upload" (runs and verdicts: CI), "accept" (accept a run as a baseline), "admin" (both);
-// "legacy" marks tokens made before scopes existed, which keep working as upload + accept until re-issued.
+// Who a valid token is: its project, label and scope.
 struct auth_result {
   std::int64_t token_id = 0;
   std::int64_t project_id = 0;
   std::string project;
   std::string label;
-  std::string scope;
+  token_scope scope = token_scope::upload;
 };
 
 struct run_summary {
@@ -225,8 +247,8 @@ class database {
   // Public projects' pages are readable without a token; not_found for an unknown project.
   void set_project_public(std::string_view name, bool is_public);
 
-  // scope: upload | accept | admin; anything else is rnx::error(usage) naming the choices.
-  token_grant create_token(std::string_view project, std::string_view label, std::string_view scope = "upload");
+  // legacy cannot be created (rnx::error(usage)).
+  token_grant create_token(std::string_view project, std::string_view label, token_scope scope = token_scope::upload);
   // nullopt for an unknown, malformed, revoked or expired token; the digest comparison is constant-time.
   std::optional<auth_result> authenticate(std::string_view token);
   // Every token (of one project when given), oldest first; never a secret.
@@ -242,7 +264,7 @@ class database {
     token_grant replacement;
     token_record old;
   };
-  rotation rotate_token(std::string_view which, std::chrono::seconds grace, std::string_view scope = {});
+  rotation rotate_token(std::string_view which, std::chrono::seconds grace, std::optional<token_scope> scope = {});
 
   // Stores the run and its per-configuration summary in one transaction. A run without a
   // pull_request is a push to `branch` and becomes that branch's newest baseline for its env_id.
@@ -308,7 +330,7 @@ class database {
   run_summary summary_from_row(statement& st);
   token_record token_from_row(statement& st);
   // These two expect mutex_ held. find_token_locked refuses (conflict) a revoked token.
-  token_grant insert_token(const project_info& project, std::string_view label, std::string_view scope);
+  token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
   token_record find_token_locked(std::string_view which);
   baseline_record baseline_from_row(statement& st);
 

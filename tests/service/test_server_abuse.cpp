@@ -1,0 +1,154 @@
+// The real rnx-server under abuse from one client address (loopback only): a thousand half-sent requests, slow
+// headers, and more requests without a token than the server takes at once. Every case asserts answers, never
+// timings; each ends by itself (the server's own timeouts, and a bound on every wait here).
+#include "service_test_support.hpp"
+
+#include "rnx/common/http_client.hpp"
+
+#include <doctest/doctest.h>
+
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+
+#include <sys/resource.h>
+
+using namespace rnx;
+namespace asio = boost::asio;
+using asio::ip::tcp;
+
+namespace {
+
+// Another loopback address for the attacker, so the client under test (127.0.0.1) is a different address.
+constexpr const char* attacker_address = "127.0.0.2";
+
+// A connection from `from` that sent `bytes` and then nothing more; closed (reset) when it goes out of scope.
+tcp::socket half_open(asio::io_context& ioc, const char* from, unsigned short port, const std::string& bytes) {
+  tcp::socket s(ioc);
+  boost::system::error_code ec;
+  s.open(tcp::v4(), ec);
+  if (!ec) s.bind({asio::ip::make_address(from), 0}, ec);
+  if (!ec) s.connect({asio::ip::make_address("127.0.0.1"), port}, ec);
+  // A connection the server closed at once (over a limit) may fail to take the bytes: that is the point.
+  if (!ec) asio::write(s, asio::buffer(bytes), ec);
+  return s;
+}
+
+void raise_descriptor_limit(rlim_t wanted) {
+  rlimit r{};
+  if (getrlimit(RLIMIT_NOFILE, &r) != 0) return;
+  if (r.rlim_cur < wanted) {
+    r.rlim_cur = std::min(wanted, r.rlim_max);
+    setrlimit(RLIMIT_NOFILE, &r);
+  }
+}
+
+http::response call(const test::server_process& server, const std::string& method, const std::string& path,
+                    const std::string& token, const std::string& body = "") {
+  http::header_list headers{{"Content-Type", "application/json"}};
+  if (!token.empty()) headers.emplace_back("Authorization", "Bearer " + token);
+  return http::request(method, server.url(path), headers, body, std::chrono::seconds(20));
+}
+
+std::uint64_t metric(const std::string& text, const std::string& name) {
+  auto at = text.find("\n" + name + " ");
+  if (at == std::string::npos) return 0;
+  return std::stoull(text.substr(at + name.size() + 2));
+}
+
+}  // namespace
+
+TEST_CASE("abuse: 1000 half-sent requests from one address; health and uploads of another client are answered") {
+  raise_descriptor_limit(4096);
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  test::server_process server(db);  // the default limits and timeouts
+
+  {
+    // The probe: is 127.0.0.2 usable here (it is on Linux's loopback)?
+    asio::io_context probe_ioc;
+    auto probe = half_open(probe_ioc, attacker_address, server.port(), "");
+    REQUIRE_MESSAGE(probe.is_open(), "cannot bind 127.0.0.2 on loopback");
+  }
+
+  asio::io_context ioc;
+  std::vector<tcp::socket> idle;
+  idle.reserve(1000);
+  const std::string partial = "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  for (int i = 0; i < 1000; ++i) idle.push_back(half_open(ioc, attacker_address, server.port(), partial));
+
+  // While all of them are open, another client is served: health with and without a token, uploads, verdicts.
+  for (int i = 0; i < 10; ++i) {
+    auto health = call(server, "GET", "/healthz", token);
+    CHECK_MESSAGE(health.status == 200, health.body);
+    auto upload = call(server, "POST", "/api/v1/runs", token,
+                       test::run_json({.branch = "feature", .pull_request = 4, .commit = "c" + std::to_string(i),
+                                       .seed = static_cast<unsigned>(i + 1)}));
+    CHECK_MESSAGE(upload.status == 201, upload.body);
+  }
+  CHECK(call(server, "GET", "/healthz", "").status == 200);
+
+  // The server held at most its per-address limit of them and refused the rest at once.
+  auto m = call(server, "GET", "/metrics", token);
+  REQUIRE(m.status == 200);
+  CHECK(metric(m.body, "rnx_refused_connections_total") >= 1000 - 64);
+  CHECK(metric(m.body, "rnx_open_connections") <= 64 + 4);  // the attacker's 64, this request, closing ones
+  CHECK(server.alive());
+}
+
+TEST_CASE("abuse: headers sent too slowly are cut off at --header-timeout") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  test::make_token(db, "demo");
+  test::server_process server(db, {"--header-timeout", "1"});
+  asio::io_context ioc;
+  auto s = half_open(ioc, "127.0.0.1", server.port(), "GET /healthz HTTP/1.1\r\nHost: x\r\n");
+  REQUIRE(s.is_open());
+  // The server closes it: the read ends (EOF or reset) instead of waiting for ever. A bound of 20 s on this side.
+  ::timeval tv{20, 0};
+  setsockopt(s.native_handle(), SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  char buf[256];
+  ssize_t n = ::recv(s.native_handle(), buf, sizeof buf, 0);
+  CHECK(n <= 0);
+  if (n < 0) CHECK(errno != EAGAIN);  // not our own 20 s bound: the server ended it
+}
+
+TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503; with a token they are answered") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  test::server_process server(db, {"--max-unauthenticated", "2", "--read-timeout", "30"});
+  asio::io_context ioc;
+  // Two requests without a token whose bodies never come: each holds an unauthenticated slot.
+  const std::string stalled =
+      "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n";
+  auto a = half_open(ioc, "127.0.0.1", server.port(), stalled);
+  auto b = half_open(ioc, "127.0.0.1", server.port(), stalled);
+  REQUIRE(a.is_open());
+  REQUIRE(b.is_open());
+  // The server reads their headers asynchronously: ask until it has (bounded: 20 s on a loaded machine).
+  int status = 0;
+  for (int i = 0; i < 400 && status != 503; ++i) {
+    status = call(server, "GET", "/healthz", "").status;
+    if (status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  if (status != 503) MESSAGE(call(server, "GET", "/metrics", token).body);
+  CHECK(status == 503);
+  auto busy = call(server, "GET", "/healthz", "");
+  CHECK(busy.status == 503);
+  CHECK(busy.header("Retry-After") == "1");
+  CHECK(busy.body.find("too many requests without a token") != std::string::npos);
+  // Requests with a token are not counted.
+  CHECK(call(server, "GET", "/healthz", token).status == 200);
+  auto m = call(server, "GET", "/metrics", token);
+  CHECK(m.body.find("route=\"unauthenticated-limit\"") != std::string::npos);
+  // The slots come back when the stalled requests end.
+  a.close();
+  b.close();
+  status = 0;
+  for (int i = 0; i < 400 && status != 200; ++i) {
+    status = call(server, "GET", "/healthz", "").status;
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(status == 200);
+}
