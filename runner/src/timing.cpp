@@ -248,8 +248,14 @@ bool enough(std::size_t n_samples, const std::vector<double>& precision_of, cons
 }
 
 // Retaking preempted samples is capped, so a machine that preempts everything still finishes (and its noise
-// then shows in the samples, where `unstable` can see it).
-std::int64_t retake_cap(const timing_options& o) { return 3 * static_cast<std::int64_t>(std::max(o.max_samples, 1)); }
+// then shows in the samples, where `unstable` can see it): at most three times the samples a process needs at
+// least (or 40, whichever is more), and only while the budget lasts. The cap once followed max_samples; raised to
+// 1000, it let a loaded machine retake blocks for minutes before min_samples were reached.
+std::int64_t retake_cap(const timing_options& o) { return 3 * static_cast<std::int64_t>(std::max(o.min_samples, 40)); }
+
+bool may_retake(std::int64_t retaken, const timing_options& o, double spent_ms, double budget_ms) {
+  return retaken < retake_cap(o) && spent_ms < budget_ms;
+}
 
 }  // namespace
 
@@ -260,7 +266,7 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
   const auto start = clock_type::now();
   while (!enough(r.samples_ms.size(), r.samples_ms, options, ms_since(start), options.budget_ms)) {
     const sampler::sample x = s->take();
-    if (x.preempted && r.preempted_samples < retake_cap(options)) {
+    if (x.preempted && may_retake(r.preempted_samples, options, ms_since(start), options.budget_ms)) {
       ++r.preempted_samples;
       continue;
     }
@@ -297,7 +303,7 @@ paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Devi
       preempted = preempted || x.preempted;
       if (s == b.get()) base_ms[nb++] = x.ms; else head_ms[nh++] = x.ms;
     }
-    if (preempted && r.retaken_blocks < retake_cap(options)) {
+    if (preempted && may_retake(r.retaken_blocks, options, ms_since(start), 2 * options.budget_ms)) {
       ++r.retaken_blocks;
       continue;
     }

@@ -32,7 +32,7 @@ struct timing_result {
 };
 
 // CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out
-// (getrusage RUSAGE_THREAD) is retaken, up to three times max_samples. CUDA: the L2 flushed (a write over twice
+// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write over twice
 // its size) before each sample, events on the current stream around one call, or, for a call shorter than
 // min_sample_ms, around a batch of calls queued behind a spin kernel (timing.cpp says what a batch measures), and
 // a device-wide synchronize after it.
