@@ -6,6 +6,7 @@
 # writes JSON. Target (issue 20): equivalent in >= 5 of 6 configurations over three runs, <= 60 s per run.
 #
 #   RNX=build/bin/rnx RUNS=3 nice -n 5 bench/runner_defaults.sh
+#   THREADS=1 ... bench/runner_defaults.sh    # adds `[bench] threads = 1`, what `rnx init` writes for a CPU project
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 rnx="$(cd "$(dirname "${RNX:-$root/build/bin/rnx}")" && pwd)/$(basename "${RNX:-$root/build/bin/rnx}")"
@@ -34,6 +35,8 @@ path      = "kernels/attention.py"
 inputs    = { q = "B,8,128,64", k = "B,8,128,64", v = "B,8,128,64" }
 tolerance = { float32 = { rtol = 1e-4, atol = 1e-5 } }
 TOML
+if [ -n "${THREADS:-}" ]; then printf '\n[bench]\nthreads = %d\n' "$THREADS" >> "$repo/rnx.toml"; fi
+echo "manifest: $( [ -n "${THREADS:-}" ] && echo "[bench] threads = $THREADS only" || echo "no [bench] table")"
 git -C "$repo" init -q
 git -C "$repo" -c user.email=bench@rnx -c user.name=bench add -A
 git -C "$repo" -c user.email=bench@rnx -c user.name=bench commit -qm "attention, no [bench] table"
@@ -85,7 +88,7 @@ echo "load average after: $load_after"
 echo "equivalent: $equivalent of $total configurations over $runs runs; slowest run ${max_wall} s (target: >= 5 of 6, <= 60 s)"
 mkdir -p "$(dirname "$out_json")"
 cat > "$out_json" <<JSON
-{"kernel": "$(basename "$kernel")", "runs": $runs, "equivalent": $equivalent, "configurations": $total,
+{"kernel": "$(basename "$kernel")", "threads": "${THREADS:-default}", "runs": $runs, "equivalent": $equivalent, "configurations": $total,
  "max_wall_s": $max_wall, "load_after": "$load_after", "cores": $(nproc), "rows": [${rows%,}]}
 JSON
 echo "wrote $out_json"
