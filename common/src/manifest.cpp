@@ -227,6 +227,7 @@ class walker {
     whole("min_samples", b.min_samples);
     whole("samples", b.max_samples);
     real("budget_ms", b.budget_ms);
+    real("total_budget_s", b.total_budget_s);
     real("warmup_ms", b.warmup_ms);
     real("min_sample_ms", b.min_sample_ms);
     real("noise", b.noise);

@@ -7,11 +7,13 @@
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/runner/bench.hpp"
+#include "rnx/stats/verdict.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -46,6 +48,7 @@ struct bench_args {
   std::optional<double> budget_ms;
   std::optional<double> timeout_s;
   std::string pair;
+  bool self_check = false;
   std::string base_out;
   std::string commit;
   std::string branch;
@@ -91,8 +94,41 @@ class base_worktree {
   bool created_ = false;
 };
 
+// --self-check: the working tree paired with itself is identical code, so every measured configuration must come
+// out equivalent or abstain; a faster or slower is a bias of the measurement (which side is loaded, placed or run
+// first), not of the code. Prints one line per configuration and returns whether none was faster or slower.
+bool report_self_check(const run_document& base, const run_document& head, const gate_policy& policy) {
+  const verdict_document v = stats::judge_runs(base, head, policy);
+  int equivalent = 0;
+  int biased = 0;
+  int measured = 0;
+  std::cerr << "\nself-check (the working tree paired with itself: both sides loaded separately, under distinct "
+               "module names):\n";
+  for (const auto& c : v.configs) {
+    if (!c.ratio) continue;
+    ++measured;
+    equivalent += c.result == decision::equivalent;
+    const bool wrong = c.result == decision::faster || c.result == decision::slower;
+    biased += wrong;
+    char line[320];
+    std::snprintf(line, sizeof line, "  %-44s %-10s ratio %.4f [%.4f, %.4f]  mde %.2f%%  pairing %s%s\n",
+                  c.key.label().c_str(), std::string(to_string(c.result)).c_str(), *c.ratio, c.ci_lo.value_or(NAN),
+                  c.ci_hi.value_or(NAN), 100 * c.mde.value_or(NAN), c.pairing.empty() ? "-" : c.pairing.c_str(),
+                  wrong ? "  <- identical code judged different" : "");
+    std::cerr << line;
+  }
+  std::cerr << "rnx bench --self-check: " << equivalent << " of " << measured << " measured configurations equivalent, "
+            << biased << " faster or slower at rope " << policy.rope
+            << (biased ? " (identical code: the measurement is biased; see docs/runner.md, --self-check)" : "") << "\n";
+  return biased == 0;
+}
+
 void run(const bench_args& a) {
   if (a.out.empty()) throw error(errc::usage, "rnx bench: --out FILE is required (where the run document goes)");
+  if (a.self_check && !a.pair.empty()) {
+    throw error(errc::usage, "rnx bench: --self-check pairs the working tree with itself; drop --pair " + a.pair +
+                                 " (or drop --self-check to compare with " + a.pair + ")");
+  }
   if (!a.pair.empty() && a.base_out.empty()) {
     throw error(errc::usage, "rnx bench: --pair needs --base-out FILE for the base revision's run document");
   }
@@ -119,12 +155,10 @@ void run(const bench_args& a) {
   o.processes = a.processes;
   o.max_processes = a.max_processes;
   o.in_process_pairing = a.pairing != "process";
-  if (a.rope || a.probability) {
-    gate_policy policy = load_manifest(config).gate;
-    if (a.rope) policy.rope = *a.rope;
-    if (a.probability) policy.probability = *a.probability;
-    o.policy = policy;
-  }
+  gate_policy policy = load_manifest(config).gate;
+  if (a.rope) policy.rope = *a.rope;
+  if (a.probability) policy.probability = *a.probability;
+  if (a.rope || a.probability) o.policy = policy;
   o.max_samples = a.samples;
   o.min_samples = a.min_samples;
   if (a.samples && !a.min_samples) o.min_samples = std::min(*a.samples, 8);
@@ -150,6 +184,11 @@ void run(const bench_args& a) {
     }
     o.manifests.push_back(base_config);
   }
+  // The same manifest twice: the worker loads the second copy under the base's module names, so the two sides
+  // share no Python module, weights or inputs they would not share in a real paired run.
+  if (a.self_check) o.manifests.push_back(config);
+  const bool paired = o.manifests.size() > 1;
+  const std::string base_label = a.self_check ? std::string("the working tree") : a.pair;
 
   runner::bench_timing timing;
   std::vector<runner::bench_side> sides = runner::run_bench(o, &timing);
@@ -168,6 +207,7 @@ void run(const bench_args& a) {
     std::cerr << "rnx bench: the branch is unknown, so " << a.out
               << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
   }
+  if (a.self_check) base_commit = commit;
   if (sides.size() > 1) {
     if (sides[0].pairing) sides[0].pairing->partner_commit = base_commit;
     if (sides[1].pairing) sides[1].pairing->partner_commit = commit;
@@ -179,13 +219,14 @@ void run(const bench_args& a) {
     runner::print_summary(std::cerr, head);
     std::cerr << "wrote " << a.out << " (env_id " << head.env.env_id << ")\n";
   }
-  if (sides.size() > 1) {
-    run_document base = runner::make_run_document(sides[1], base_commit, a.pair, "", std::nullopt);
-    write_run_file(base, a.base_out);
+  std::optional<run_document> base;
+  if (paired) {
+    base = runner::make_run_document(sides[1], base_commit, a.self_check ? branch : a.pair, "", std::nullopt);
+    if (!a.base_out.empty()) write_run_file(*base, a.base_out);
     if (!a.quiet) {
-      std::cerr << "\nbase " << a.pair << " (" << base_commit.substr(0, 12) << "):\n";
-      runner::print_summary(std::cerr, base);
-      std::cerr << "wrote " << a.base_out << "\n";
+      std::cerr << "\nbase " << base_label << " (" << base_commit.substr(0, 12) << "):\n";
+      runner::print_summary(std::cerr, *base);
+      if (!a.base_out.empty()) std::cerr << "wrote " << a.base_out << "\n";
     }
   }
   if (!a.quiet) {
@@ -198,12 +239,14 @@ void run(const bench_args& a) {
     std::cerr << line;
   }
   exit_code() = 0;
+  if (a.self_check && !report_self_check(*base, head, policy)) exit_code() = 1;
   if (a.fail_on_error) {
     std::vector<std::string> failed;
     for (std::size_t s = 0; s < sides.size(); ++s) {
       for (const auto& r : sides[s].results) {
         if (r.status != result_status::error && r.status != result_status::diverged) continue;
-        failed.push_back(r.key().label() + (s ? " (base " + a.pair + ")" : "") + " " + std::string(to_string(r.status)));
+        failed.push_back(r.key().label() + (s ? " (base " + base_label + ")" : "") + " " +
+                         std::string(to_string(r.status)));
       }
     }
     if (!failed.empty()) {
@@ -252,7 +295,10 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--timeout", args->timeout_s, "Seconds before a silent configuration is killed")
       ->check(CLI::Range(0.1, 86400.0));
   cmd->add_option("--pair", args->pair, "Also benchmark this base revision, alternated with the head in blocks");
-  cmd->add_option("--base-out", args->base_out, "Run document of the base revision (with --pair)");
+  cmd->add_option("--base-out", args->base_out, "Run document of the base revision (with --pair or --self-check)");
+  cmd->add_flag("--self-check", args->self_check,
+                "A/A guard: pair the working tree with itself (both sides loaded separately) and exit 1 when identical "
+                "code comes out faster or slower");
   cmd->add_option("--commit", args->commit, "Commit recorded in the run (default: $GITHUB_SHA or git HEAD)");
   cmd->add_option("--branch", args->branch, "Branch recorded in the run (default: from GitHub or git)");
   cmd->add_option("--base-branch", args->base_branch, "Base branch recorded in the run (default: $GITHUB_BASE_REF)");

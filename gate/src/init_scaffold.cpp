@@ -6,6 +6,7 @@
 
 #include "rnx/common/text.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/manifest.hpp"
 #include "rnx/common/verdict_document.hpp"
 
 #include <algorithm>
@@ -180,10 +181,15 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "dtypes   = [\"float32\"]   # also: float16, bfloat16, float64\n"
      << "batch    = [1]           # the sizes B takes in the input shapes\n"
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
-  if (!gpu) {
-    os << "\n[bench]\n"
-       << "threads = 1              # one fixed CPU thread: steadier timings on shared CI machines\n";
-  }
+  // The sampling defaults decide typical kernels without tuning (docs/runner.md); they are written as comments
+  // from the defaults themselves, so a user sees the knob that buys more certainty without a copy going stale.
+  const bench_settings defaults;
+  os << (gpu ? "\n# [bench]\n" : "\n[bench]\n");
+  if (!gpu) os << "threads = 1              # one fixed CPU thread: steadier timings on shared CI machines\n";
+  os << "# total_budget_s = " << number_text(defaults.total_budget_s)
+     << "      # timed seconds per configuration, all processes and both sides of a pair\n"
+     << "# budget_ms = " << number_text(defaults.budget_ms)
+     << "         # timed milliseconds per process and side (later looks of a paired run double it)\n";
   for (const auto& k : scan.kernels) render_kernel(os, k);
   os << "\n[gate]\n"
      << "rope        = " << number_text(policy.rope) << "      # a change within this fraction counts as equivalent\n"

@@ -108,13 +108,58 @@ class orchestrator {
       }
     }
     if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
+    report_construction_orders();
+  }
+
+  // One line per in-process pair: which side was loaded and bound first in each of its processes.
+  void report_construction_orders() {
+    for (const auto& p : plan_) {
+      if (p.side != 0 || !p.in_process || p.first_sides.empty()) continue;
+      std::string orders;
+      int base_first = 0;
+      for (const auto& f : p.first_sides) {
+        orders += (orders.empty() ? "" : ", ") + f;
+        base_first += f == "base";
+      }
+      std::ostringstream os;
+      os << "[pairing] " << label(p) << ": side loaded first per process: " << orders << " (base first in "
+         << base_first << " of " << p.first_sides.size() << ")";
+      progress(os.str(), true);
+    }
   }
 
  private:
   bool runs_in(const planned& p, int round) const {
     if (p.failed || p.decided) return false;
     if (p.partner && plan_[*p.partner].failed) return round < p.processes;  // nothing left to pair it with
+    if (round >= p.processes && budget_left_ms(p) < 0.25 * base_budget_ms(p)) return false;  // total budget spent
     return round < p.max_processes;
+  }
+
+  // The manifest's (or --budget-ms's) timed budget of one process and side.
+  double base_budget_ms(const planned& p) const { return o_.budget_ms.value_or(p.spec->bench.budget_ms); }
+
+  // What is left of this side's share of the configuration's total budget (a pair's two sides share it equally).
+  double budget_left_ms(const planned& p) const {
+    const double share = 1000 * p.spec->bench.total_budget_s * (p.partner ? 0.5 : 1.0);
+    return std::max(0.0, share - p.spent_ms);
+  }
+
+  // The timed budget of this side in the process of `round`: the manifest's for the first look's processes (at
+  // most an equal share of what is left), doubled at each later look (docs/runner.md: a configuration still
+  // undecided needs each process's ratio known better, or more processes, and longer processes give both), never
+  // more than what the total budget has left. Samples are capped in proportion.
+  std::pair<double, int> process_budget(const planned& p, int round) const {
+    const double base = base_budget_ms(p);
+    const int samples = o_.max_samples.value_or(p.spec->bench.max_samples);
+    const double left = budget_left_ms(p);
+    if (round < p.processes) {
+      return {std::min(base, left / static_cast<double>(p.processes - round)), samples};
+    }
+    const double factor = std::ldexp(1.0, std::min(round - p.processes + 1, 10));
+    const double budget = std::min(base * factor, left);
+    const double scale = base > 0 ? budget / base : 1.0;
+    return {budget, static_cast<int>(std::min(100000.0, std::ceil(samples * std::max(1.0, scale))))};
   }
 
   // Rotating the start keeps any one configuration from always running first in a fresh process.
@@ -205,7 +250,12 @@ class orchestrator {
         if (joint) {
           c.base_index = *p.partner;
           c.check_base = !plan_[*p.partner].checked;
+          // Which side is loaded and bound first alternates from one process of the configuration to the next.
+          c.base_first = (p.first_sides.size() + i) % 2 == 0;
         }
+        const auto [budget_ms, max_samples] = process_budget(p, round);
+        c.budget_ms = budget_ms;
+        c.max_samples = std::max(max_samples, o_.min_samples.value_or(p.spec->bench.min_samples));
         job.configs.push_back(std::move(c));
       }
       fs::path job_path = fs::temp_directory_path() /
@@ -286,11 +336,23 @@ class orchestrator {
         } else if (kind == "result") {
           std::size_t index = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
           if (obj.contains("warmup_ms")) timing_.warmup_s += obj.at("warmup_ms").to_number<double>() / 1000;
-          if (obj.contains("sampling_ms")) timing_.sampling_s += obj.at("sampling_ms").to_number<double>() / 1000;
+          const double sampling_ms = obj.contains("sampling_ms") ? obj.at("sampling_ms").to_number<double>() : 0;
+          timing_.sampling_s += sampling_ms / 1000;
           if (obj.contains("pair_fallback")) {
             split_pair(plan_[index], obj.at("pair_fallback").as_string().c_str());
           } else {
-            if (obj.contains("base")) merge(1, round, plan_[*plan_[index].partner], obj.at("base").as_object());
+            if (obj.contains("base")) {
+              // One process timed both sides in sampling_ms: each side's share of the budget is charged half.
+              planned& base = plan_[*plan_[index].partner];
+              base.spent_ms += sampling_ms / 2;
+              plan_[index].spent_ms += sampling_ms / 2;
+              if (obj.contains("first_side")) {
+                plan_[index].first_sides.push_back(obj.at("first_side").as_string().c_str());
+              }
+              merge(1, round, base, obj.at("base").as_object());
+            } else {
+              plan_[index].spent_ms += sampling_ms;
+            }
             merge(side, round, plan_[index], obj);
           }
           settled.insert(index);

@@ -9,6 +9,7 @@
 #ifdef RNX_RUNNER_CUDA
 #include <ATen/cuda/CUDAContext.h>
 #include <ATen/cuda/CUDAEvent.h>
+#include <ATen/cuda/Sleep.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <cuda_runtime_api.h>
@@ -117,6 +118,14 @@ class cpu_sampler final : public sampler {
 };
 
 #ifdef RNX_RUNNER_CUDA
+// CUDA samples. A call of at least min_sample_ms is timed alone: the L2 is flushed (a write over twice its size),
+// then an event pair on the current stream around the call; the flush keeps the GPU busy while the host launches
+// the call, so host launch latency is not counted (as in triton.testing.do_bench). A shorter call is timed in a
+// batch of calls lasting about min_sample_ms: the L2 is flushed, a spin kernel then holds the GPU while the host
+// enqueues the whole batch (a microsecond kernel's Python launch can take longer than the kernel; timed one by
+// one, such calls measured the launch in some processes and the kernel in others), and events around the batch
+// give the per-call time. So in a batch the first call starts with a cold L2 and the others find what the
+// previous call left there: the time of the kernel called in a loop.
 class cuda_sampler final : public sampler {
  public:
   cuda_sampler(bound_call& call, at::Device device) : call_(call), device_(device) {
@@ -126,44 +135,76 @@ class cuda_sampler final : public sampler {
     std::snprintf(bus, sizeof bus, "%08X:%02X:%02X.0", static_cast<unsigned>(props->pciDomainID),
                   static_cast<unsigned>(props->pciBusID), static_cast<unsigned>(props->pciDeviceID));
     bus_ = bus;
+    int khz = 0;
+    if (cudaDeviceGetAttribute(&khz, cudaDevAttrClockRate, device.index()) != cudaSuccess || khz <= 0) {
+      (void)cudaGetLastError();
+      khz = 2'000'000;  // an upper bound of today's SM clocks: the spin then lasts at least as long as wanted
+    }
+    max_clock_khz_ = khz;
     // Writing twice the L2 size evicts whatever the previous sample left there, so every sample starts cold.
     const std::int64_t flush_bytes = std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20);
     flush_ = at::empty({flush_bytes / 4}, at::TensorOptions().dtype(at::kInt).device(device));
     start_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
     stop_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
   }
-  double warm_call() override { return timed_call(false); }
-  void calibrate(const std::vector<double>&, const timing_options&) override {}
+  double warm_call() override {
+    const double ms = timed_batch(1, false);
+    host_ms_.push_back(last_enqueue_ms_);
+    return ms;
+  }
+  void calibrate(const std::vector<double>& calls, const timing_options& o) override {
+    const auto tail = [](const std::vector<double>& v) {
+      return median(std::vector<double>(v.end() - std::min<std::size_t>(v.size(), 5), v.end()));
+    };
+    const double per_call = std::max(calls.empty() ? 0.0 : tail(calls), 1e-6);
+    enqueue_ms_ = host_ms_.empty() ? 0.05 : std::max(tail(host_ms_), 1e-3);
+    calls_per_sample = per_call >= o.min_sample_ms
+                           ? 1
+                           : std::min<std::int64_t>(10000, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
+  }
   sample take() override {
-    const double ms = timed_call(true);
+    const double ms = timed_batch(calls_per_sample, true);
     if (auto mhz = detail::nvml_sm_clock_mhz(bus_)) clocks_.push_back(*mhz);
     return {ms, false};
   }
   void finish(timing_result& r) override { r.sm_clock_mhz = std::move(clocks_); }
 
  private:
-  double timed_call(bool flush_first) {
+  // Per-call milliseconds of `calls` calls between one event pair.
+  double timed_batch(std::int64_t calls, bool flush_first) {
     c10::cuda::CUDAGuard guard(device_);
     c10::cuda::device_synchronize();
-    // No synchronize between the flush and the start event: the flush keeps the GPU busy while the host
-    // launches the call, so (as in triton.testing.do_bench) host launch latency is not counted as kernel time.
     if (flush_first) flush_.zero_();
+    if (calls > 1) {
+      // Hold the GPU for twice the host's measured enqueue time of the batch (at the SM's highest clock, so at
+      // least that long), so every call of the batch is queued before the first one starts.
+      const double hold_ms = 2 * enqueue_ms_ * static_cast<double>(calls) + 0.02;
+      at::cuda::sleep(static_cast<std::int64_t>(hold_ms * max_clock_khz_));
+    }
     auto stream = at::cuda::getCurrentCUDAStream(device_.index());
+    const auto enqueue_start = clock_type::now();
     start_->record(stream);
-    call_.invoke();
+    for (std::int64_t i = 0; i < calls; ++i) call_.invoke();
     stop_->record(stream);
+    last_enqueue_ms_ = ms_since(enqueue_start) / static_cast<double>(calls);
+    // A host slower than the spin assumed (the GPU idled between calls): hold longer from the next sample on.
+    if (calls > 1) enqueue_ms_ = std::max(enqueue_ms_, last_enqueue_ms_);
     // Device-wide: work the kernel queued on other streams must finish inside the sample too.
     c10::cuda::device_synchronize();
-    return static_cast<double>(start_->elapsed_time(*stop_));
+    return static_cast<double>(start_->elapsed_time(*stop_)) / static_cast<double>(calls);
   }
 
   bound_call& call_;
   at::Device device_;
   std::string bus_;
+  double max_clock_khz_ = 2'000'000;
   at::Tensor flush_;
   std::unique_ptr<at::cuda::CUDAEvent> start_;
   std::unique_ptr<at::cuda::CUDAEvent> stop_;
   std::vector<double> clocks_;
+  std::vector<double> host_ms_;  // warm-up: the host's enqueue time of one call
+  double enqueue_ms_ = 0.05;
+  double last_enqueue_ms_ = 0;
 };
 #endif
 
@@ -207,8 +248,14 @@ bool enough(std::size_t n_samples, const std::vector<double>& precision_of, cons
 }
 
 // Retaking preempted samples is capped, so a machine that preempts everything still finishes (and its noise
-// then shows in the samples, where `unstable` can see it).
-std::int64_t retake_cap(const timing_options& o) { return 3 * static_cast<std::int64_t>(std::max(o.max_samples, 1)); }
+// then shows in the samples, where `unstable` can see it): at most three times the samples a process needs at
+// least (or 40, whichever is more), and only while the budget lasts. The cap once followed max_samples; raised to
+// 1000, it let a loaded machine retake blocks for minutes before min_samples were reached.
+std::int64_t retake_cap(const timing_options& o) { return 3 * static_cast<std::int64_t>(std::max(o.min_samples, 40)); }
+
+bool may_retake(std::int64_t retaken, const timing_options& o, double spent_ms, double budget_ms) {
+  return retaken < retake_cap(o) && spent_ms < budget_ms;
+}
 
 }  // namespace
 
@@ -219,7 +266,7 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
   const auto start = clock_type::now();
   while (!enough(r.samples_ms.size(), r.samples_ms, options, ms_since(start), options.budget_ms)) {
     const sampler::sample x = s->take();
-    if (x.preempted && r.preempted_samples < retake_cap(options)) {
+    if (x.preempted && may_retake(r.preempted_samples, options, ms_since(start), options.budget_ms)) {
       ++r.preempted_samples;
       continue;
     }
@@ -256,7 +303,7 @@ paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Devi
       preempted = preempted || x.preempted;
       if (s == b.get()) base_ms[nb++] = x.ms; else head_ms[nh++] = x.ms;
     }
-    if (preempted && r.retaken_blocks < retake_cap(options)) {
+    if (preempted && may_retake(r.retaken_blocks, options, ms_since(start), 2 * options.budget_ms)) {
       ++r.retaken_blocks;
       continue;
     }

@@ -68,6 +68,9 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
   if (job.overrides.max_samples) b.max_samples = *job.overrides.max_samples;
   if (job.overrides.budget_ms) b.budget_ms = *job.overrides.budget_ms;
   if (job.overrides.warmup_ms) b.warmup_ms = *job.overrides.warmup_ms;
+  // This process's share of the configuration's total budget, from the orchestrator's sequential schedule.
+  if (c.budget_ms) b.budget_ms = *c.budget_ms;
+  if (c.max_samples) b.max_samples = *c.max_samples;
   b.max_samples = std::max(b.max_samples, b.min_samples);
   const int threads = b.threads > 0 ? b.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   at::set_num_threads(threads);
@@ -183,8 +186,19 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   auto fallback = [&](const std::string& reason) {
     return bj::object{{"event", "result"}, {"index", c.index}, {"base_index", *c.base_index}, {"pair_fallback", reason}};
   };
-  side base = load_side(*c.base_index, c, base_manifest, job, cache, "rnx_base_");
-  side head = load_side(c.index, c, head_manifest, job, cache, "rnx_head_");
+  // Every step that allocates or imports runs first for one side and then for the other; which side goes first
+  // alternates across processes (c.base_first), so an advantage of being first or second (where a module's
+  // weights land, which tensors the allocator placed first, the import order) is not always the same side's.
+  side base;
+  side head;
+  side* const first = c.base_first ? &base : &head;
+  side* const second = c.base_first ? &head : &base;
+  auto load = [&](side* s) {
+    *s = s == &base ? load_side(*c.base_index, c, base_manifest, job, cache, "rnx_base_")
+                    : load_side(c.index, c, head_manifest, job, cache, "rnx_head_");
+  };
+  load(first);
+  load(second);
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
@@ -198,20 +212,19 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
                       "), which two revisions in one process would share");
     }
   }
-  guarded(base, base.spec->name, [&] {
-    base.inputs = base.entry->kernel->make_inputs(c.batch, base.dtype, base.device, base.seed);
-  });
-  guarded(head, head.spec->name, [&] {
-    head.inputs = head.entry->kernel->make_inputs(c.batch, head.dtype, head.device, head.seed);
-  });
-  // The very same tensors for both sides where the revisions make equal inputs: same values, same memory.
+  for (side* s : {first, second}) {
+    guarded(*s, s->spec->name, [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
+  }
+  // The very same tensors for both sides where the revisions make equal inputs: same values, same memory (the
+  // first side's, made first).
   bool shared_inputs = false;
   if (!base.failed() && !head.failed() && same_tensors(base.inputs, head.inputs)) {
-    head.inputs = base.inputs;
+    second->inputs = first->inputs;
     shared_inputs = true;
   }
-  if (!base.failed()) bind_side(base, c.runtime, c.check_base);
-  if (!head.failed()) bind_side(head, c.runtime, c.check);
+  for (side* s : {first, second}) {
+    if (!s->failed()) bind_side(*s, c.runtime, s == &base ? c.check_base : c.check);
+  }
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
@@ -230,6 +243,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
                                      std::string(head.out.at("message").as_string().c_str()));
   head.out["pairing"] = "in-process";
   head.out["shared_inputs"] = shared_inputs;
+  head.out["first_side"] = c.base_first ? "base" : "head";
   head.out["base"] = std::move(base.out);
   return head.out;
 }

@@ -29,7 +29,10 @@ bj::value to_json(const worker_job& job) {
     if (c.base_index) {
       config["base_index"] = *c.base_index;
       config["check_base"] = c.check_base;
+      config["base_first"] = c.base_first;
     }
+    if (c.budget_ms) config["budget_ms"] = *c.budget_ms;
+    if (c.max_samples) config["max_samples"] = *c.max_samples;
     configs.push_back(std::move(config));
   }
   o["configs"] = std::move(configs);
@@ -65,7 +68,10 @@ worker_job job_from_json(const bj::value& v) {
     if (auto b = c.maybe("base_index")) {
       jc.base_index = static_cast<std::size_t>(b->integer());
       jc.check_base = c.at("check_base").boolean();
+      if (auto f = c.maybe("base_first")) jc.base_first = f->boolean();
     }
+    if (auto x = c.maybe("budget_ms")) jc.budget_ms = x->number();
+    if (auto x = c.maybe("max_samples")) jc.max_samples = static_cast<int>(x->integer());
     job.configs.push_back(std::move(jc));
   }
   return job;

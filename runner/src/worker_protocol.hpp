@@ -20,6 +20,12 @@ struct job_config {
   // In-process pairing: the same configuration of the base manifest, measured alternately with this one.
   std::optional<std::size_t> base_index;
   bool check_base = true;
+  // Paired: which side is loaded, given inputs and bound first in this process. The orchestrator alternates it
+  // across processes, so whatever the first side gets (an import, a memory placement) falls on both alike.
+  bool base_first = true;
+  // This process's share of the configuration's budget (sequential looks extend it); unset = the manifest's.
+  std::optional<double> budget_ms;
+  std::optional<int> max_samples;
 };
 
 struct job_overrides {

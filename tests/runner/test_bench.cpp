@@ -8,11 +8,14 @@
 
 #include <unistd.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <sstream>
 #include <string>
+#include <vector>
 
 namespace fs = std::filesystem;
 
@@ -249,6 +252,49 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
                             " sets no module-level batch_size, so get_inputs() makes the same inputs at every batch");
     CHECK(hr.pairing == "in-process");
   }
+}
+
+TEST_CASE("self-check: a module with weights paired with itself loads twice; the side loaded first alternates") {
+  // What `rnx bench --self-check` runs: the same manifest as head and base. No timing is asserted: only that both
+  // sides were loaded separately (two imports per worker, under the base's and the head's module names), that they
+  // were measured in-process, and that the side imported first alternates from one process to the next.
+  const fs::path d = data / "kernels";
+  const fs::path log = fs::temp_directory_path() / ("rnx-import-log-" + std::to_string(::getpid()));
+  fs::remove(log);
+  ::setenv("RNX_TEST_IMPORT_LOG", log.c_str(), 1);
+  const fs::path m = write_manifest("self-check", kernel("norm", d / "kb_norm_logged.py", "batch = [4]"));
+  auto o = options_for(m);
+  o.manifests.push_back(m);
+  o.processes = 2;
+  o.max_processes = 2;
+  std::ostringstream progress;
+  o.log = &progress;
+  const auto sides = rnx::runner::run_bench(o);
+  ::unsetenv("RNX_TEST_IMPORT_LOG");
+  REQUIRE(sides.size() == 2);
+  const auto& hr = by_label(sides[0]).at("norm/eager/float32/b4");
+  const auto& br = by_label(sides[1]).at("norm/eager/float32/b4");
+  REQUIRE(hr.status == rnx::result_status::ok);
+  REQUIRE(br.status == rnx::result_status::ok);
+  CHECK(hr.pairing == "in-process");
+  CHECK(br.pairing == "in-process");
+  CHECK(hr.groups.size() == 2);
+  CHECK(hr.groups == br.groups);
+
+  // Imports per worker process, in the order they happened.
+  std::vector<std::string> pids;
+  std::map<std::string, std::vector<std::string>> imports;
+  std::ifstream in(log);
+  for (std::string pid, name; in >> pid >> name;) {
+    if (!imports.count(pid)) pids.push_back(pid);
+    imports[pid].push_back(name);
+  }
+  REQUIRE(pids.size() == 2);
+  CHECK(imports[pids[0]] == std::vector<std::string>{"rnx_base_norm", "rnx_head_norm"});
+  CHECK(imports[pids[1]] == std::vector<std::string>{"rnx_head_norm", "rnx_base_norm"});
+  CHECK(progress.str().find("[pairing] norm/eager/float32/b4: side loaded first per process: base, head (base first "
+                            "in 1 of 2)") != std::string::npos);
+  fs::remove(log);
 }
 
 TEST_CASE("filters select configurations; an unknown kernel is a usage error naming the choices") {

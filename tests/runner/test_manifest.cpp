@@ -338,6 +338,7 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
       {"bench.min_samples", number_text(b.min_samples)},
       {"bench.samples", number_text(b.max_samples)},
       {"bench.budget_ms", number_text(b.budget_ms)},
+      {"bench.total_budget_s", number_text(b.total_budget_s)},
       {"bench.warmup_ms", number_text(b.warmup_ms)},
       {"bench.min_sample_ms", number_text(b.min_sample_ms)},
       {"bench.noise", number_text(b.noise)},

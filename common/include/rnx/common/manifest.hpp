@@ -38,8 +38,10 @@ struct bench_settings {
   int max_processes = 6;      // a paired run adds processes, one look at a time, up to this many while a
                               // configuration is undecided (docs/statistics.md, sequential sampling)
   int min_samples = 8;        // per process, never fewer
-  int max_samples = 40;       // per process, at most
-  double budget_ms = 1500;    // per configuration and process, for the timed samples
+  int max_samples = 1000;     // per process, at most (a cap: budget_ms and noise decide how many are taken)
+  double budget_ms = 1500;    // per configuration and process (and side), for the timed samples; a paired run's
+                              // later looks double it per look while the configuration's total budget lasts
+  double total_budget_s = 20; // per configuration: timed samples over all its processes and both sides
   double warmup_ms = 300;     // minimum warm-up time per configuration and process
   double min_sample_ms = 0.1; // a CPU sample times a block of calls lasting at least this long (short blocks
                               // are rarely preempted; the clock read costs ~25 ns, 0.03% of 0.1 ms)

@@ -11,7 +11,7 @@ namespace rnx::runner {
 struct timing_options {
   double warmup_ms = 300;
   double budget_ms = 1500;
-  double min_sample_ms = 0.1;  // CPU: calls per sample are raised until a sample lasts this long
+  double min_sample_ms = 0.1;  // calls per sample are raised until a sample lasts this long (CUDA: GPU time)
   double noise = 0.005;
   int min_samples = 8;
   int max_samples = 40;
@@ -32,8 +32,10 @@ struct timing_result {
 };
 
 // CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out
-// (getrusage RUSAGE_THREAD) is retaken, up to three times max_samples. CUDA: events on the current stream around one call, a device-wide
-// synchronize after it, and the L2 flushed (a write over twice its size) before each sample.
+// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write over twice
+// its size) before each sample, events on the current stream around one call, or, for a call shorter than
+// min_sample_ms, around a batch of calls queued behind a spin kernel (timing.cpp says what a batch measures), and
+// a device-wide synchronize after it.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
 
 inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
