@@ -175,6 +175,9 @@ class orchestrator {
     const pairing_info schedule{"", "head", "", in_process_block, looks_};
     for (auto& head : plan_) {
       if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
+      // An in-process pair alternates which side is loaded first (where each side's weights land) from process
+      // to process: it is judged only after an even number of processes, when both orders count equally.
+      if (head.in_process && round % 2 == 1) continue;
       planned& base = plan_[*head.partner];
       if (base.failed || head.rounds_done != round || base.rounds_done != round) continue;
       const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule);
