@@ -1,7 +1,7 @@
 // Unit tests of the torch-free half of rnx verify: the sandbox launch and environment, and the report's rules.
 #include "rnx/common/error.hpp"
 #include "rnx/verify/verify.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <doctest/doctest.h>
 
@@ -35,7 +35,7 @@ std::string run_sandboxed(const std::string& script, const std::vector<std::stri
   limits.wall_s = 20;
   auto dir = std::filesystem::temp_directory_path() / ("rnx-sandbox-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto p = rv::detail::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
+  auto p = rnx::sandbox::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
   std::string out;
   char buf[4096];
   ssize_t n;
@@ -59,7 +59,7 @@ TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need
   rv::sandbox_limits limits;
   limits.keep_env = {"RNX_TEST_KEEP"};
   std::vector<std::string> withheld;
-  auto env = rv::detail::sandbox_environment(limits, "/tmp/rnx-x", &withheld);
+  auto env = rnx::sandbox::sandbox_environment(limits, "/tmp/rnx-x", &withheld);
   CHECK(has(withheld, "GITHUB_TOKEN"));
   CHECK(has(withheld, "RNX_TOKEN"));
   CHECK(has(withheld, "OPENAI_API_KEY"));
@@ -120,7 +120,7 @@ TEST_CASE("the report's verdict: fail rejects, review rejects only on request, n
 TEST_CASE("bad references are usage errors naming the fix") {
   CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"),
                        doctest::Contains("does not exist"), rnx::error);
-  auto here = std::filesystem::path(__FILE__).parent_path() / "refs" / "softmax.py";
+  auto here = std::filesystem::path(RNX_SOURCE_DIR) / "tests" / "verify" / "refs" / "softmax.py";
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x B,8"), doctest::Contains("NAME=SHAPE"), rnx::error);
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x=B,8;x=B,9"), doctest::Contains("given twice"), rnx::error);
   auto spec = rv::reference_from_file(here, "x=B,8; y=3,B");
@@ -140,7 +140,7 @@ int in_filtered_child(Body body) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::string why;
-    if (!rv::detail::install_filter(2, why)) ::_exit(90);
+    if (!rnx::sandbox::install_filter(2, why)) ::_exit(90);
     ::_exit(body());
   }
   int status = 0;
@@ -157,10 +157,10 @@ TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x3
     errno = 0;
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd >= 0 || errno != EPERM) return 1;
-    if (rv::detail::blocked().sockets != 1) return 2;
+    if (rnx::sandbox::blocked().sockets != 1) return 2;
     errno = 0;
     const int local = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    if (local >= 0 || errno != EPERM || rv::detail::blocked().sockets != 2) return 3;
+    if (local >= 0 || errno != EPERM || rnx::sandbox::blocked().sockets != 2) return 3;
     return ::socket(AF_NETLINK, SOCK_RAW, 0) >= 0 ? 0 : 4;
   });
   REQUIRE(WIFEXITED(inet));
@@ -170,7 +170,7 @@ TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x3
   const int fork_status = in_filtered_child([] {
     const pid_t child = ::fork();
     if (child == 0) ::_exit(0);
-    return child < 0 && errno == EPERM && rv::detail::blocked().processes == 1 ? 0 : 1;
+    return child < 0 && errno == EPERM && rnx::sandbox::blocked().processes == 1 ? 0 : 1;
   });
   REQUIRE(WIFEXITED(fork_status));
   CHECK(WEXITSTATUS(fork_status) == 0);

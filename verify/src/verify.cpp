@@ -3,7 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <boost/json.hpp>
 
@@ -272,8 +272,8 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   ::prctl(PR_SET_DUMPABLE, 0);
   // An address-space limit breaks CUDA (the driver reserves huge virtual ranges): only where no GPU can be used.
   const bool cpu_only = o.reference.device == "cpu" || (o.reference.device == "auto" && !fs::exists("/dev/nvidiactl"));
-  detail::sandboxed_process p =
-      detail::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
+  sandbox::sandboxed_process p =
+      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
   worker_outcome w;
   w.address_space_limited = cpu_only;
   std::string buffer;
@@ -308,7 +308,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (w.killed_for.empty() && elapsed > o.limits.wall_s) {
       w.killed_for = "it ran past the " + std::to_string(static_cast<int>(o.limits.wall_s)) + " s wall-clock limit";
-    } else if (w.killed_for.empty() && detail::resident_mb(p.pid) > o.limits.memory_mb) {
+    } else if (w.killed_for.empty() && sandbox::resident_mb(p.pid) > o.limits.memory_mb) {
       w.killed_for = "it used more than " + std::to_string(o.limits.memory_mb) + " MiB of memory";
     }
     if (!w.killed_for.empty()) {
@@ -347,7 +347,7 @@ verify_report verify_candidate(const verify_options& o) {
 
   temp_dir dir;
   std::vector<std::string> withheld;
-  std::vector<std::string> env = detail::sandbox_environment(o.limits, dir.path(), &withheld);
+  std::vector<std::string> env = sandbox::sandbox_environment(o.limits, dir.path(), &withheld);
   worker_outcome w = run_worker(o, dir.path(), env);
 
   std::map<std::string, check_row> rows;
@@ -493,7 +493,7 @@ verify_report verify_candidate(const verify_options& o) {
          << withheld.size() << " variable(s) withheld";
       std::vector<std::string> secrets;
       for (const auto& n : withheld) {
-        if (detail::looks_secret(n)) secrets.push_back(n);
+        if (sandbox::looks_secret(n)) secrets.push_back(n);
       }
       if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
       os << "; its own temporary folder";

@@ -1,16 +1,38 @@
-// Containment for untrusted candidates: the sandboxed worker launch (parent side) and the seccomp filters the
-// worker installs on itself before it loads and calls the candidate.
+// Containment for untrusted code (a candidate kernel in `rnx verify`, its timing in `rnx optimize`): the
+// sandboxed launch of a worker (parent side) and the seccomp filters the worker installs on itself before it
+// loads and calls the untrusted code. Torch-free.
+//
+//   rnx::sandbox::sandbox_limits limits;
+//   std::vector<std::string> withheld;
+//   auto env = rnx::sandbox::sandbox_environment(limits, scratch, &withheld);
+//   auto p = rnx::sandbox::spawn_sandboxed({worker, "--job", job}, env, scratch, limits, cpu_only);
+//   // read JSON lines from p.read_fd (the sandbox's own lines first), waitpid(p.pid)
+//   // ... and inside the worker, before the untrusted code is imported / first called:
+//   std::string why;
+//   bool sealed = rnx::sandbox::drop_capabilities(why) && rnx::sandbox::install_filter(1, why);
 #pragma once
-
-#include "rnx/verify/verify.hpp"
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
 
-namespace rnx::verify::detail {
+namespace rnx::sandbox {
+
+// Limits of the sandbox the worker (and so the untrusted code) runs in.
+struct sandbox_limits {
+  double wall_s = 300;             // whole verification; the worker is killed after it
+  double cpu_s = 600;              // RLIMIT_CPU of the worker
+  std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
+  std::int64_t file_mb = 256;      // RLIMIT_FSIZE
+  int processes = 512;             // RLIMIT_NPROC inside the worker's user namespace (threads count)
+  std::vector<std::string> keep_env;  // extra variable names passed through to the worker
+  // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
+  // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
+  bool allow_weaker = false;
+};
 
 // Whether an environment variable's name marks a credential (TOKEN, SECRET, KEY, PASSWORD, ...): such a variable
 // never reaches the worker, whatever prefix it has, and the report names it among what was withheld.
@@ -58,4 +80,4 @@ bool install_filter(int phase, std::string& why);
 bool drop_capabilities(std::string& why);
 blocked_counts blocked();
 
-}  // namespace rnx::verify::detail
+}  // namespace rnx::sandbox

@@ -1,5 +1,5 @@
 // Containment: allow-listed environment, namespaces and rlimits for the worker, seccomp filters inside it.
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include "rnx/common/error.hpp"
 
@@ -29,7 +29,7 @@
 
 extern char** environ;
 
-namespace rnx::verify::detail {
+namespace rnx::sandbox {
 
 namespace {
 
@@ -508,4 +508,4 @@ blocked_counts blocked() {
   return {blocked_sockets.load(), blocked_processes.load(), blocked_io_uring.load()};
 }
 
-}  // namespace rnx::verify::detail
+}  // namespace rnx::sandbox
