@@ -110,6 +110,13 @@ void seal() {
   emit(bj::object{{"event", "contained"}, {"seccomp", sealed}, {"why", why}});
 }
 
+// Why the worker stops. A contained worker's log stays inside its sandbox (its scratch folder may be a tmpfs
+// only it sees), so the line goes on the result channel too, where the orchestrator keeps it as the log's tail.
+void fail(bool contained, const std::string& line) {
+  std::cerr << line << "\n";
+  if (contained) emit(bj::object{{"event", "log"}, {"line", line}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,10 +157,10 @@ int main(int argc, char** argv) {
                                 : runner::detail::run_config(c, m, job, cache));
     }
   } catch (const error& e) {
-    std::cerr << "rnx-runner-worker: " << e.what() << "\n";
+    fail(contained, std::string("rnx-runner-worker: ") + e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "rnx-runner-worker: internal error: " << e.what() << "\n";
+    fail(contained, std::string("rnx-runner-worker: internal error: ") + e.what());
     return 3;
   }
   std::fflush(stdout);

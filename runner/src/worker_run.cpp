@@ -96,6 +96,12 @@ bool worker_run::admit(const std::string& line) {
   const bj::object& o = event.as_object();
   if (layers_.read(o)) return false;
   const bj::value* kind = o.if_contains("event");
+  if (kind && kind->is_string() && kind->as_string() == "log") {
+    // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
+    const bj::value* text = o.if_contains("line");
+    if (text && text->is_string() && log_.size() < 64 * 1024) log_ += std::string(text->as_string()) + "\n";
+    return false;
+  }
   if (kind && kind->is_string() && kind->as_string() == "ready") {
     // The worker seals itself before it says it is ready, and reads no kernel before that.
     const std::vector<std::string> missing = layers_.missing();
@@ -169,7 +175,7 @@ std::string worker_run::wait_description(bool& clean) {
   reaped_ = true;
   ::kill(-pid_, SIGKILL);  // helpers the kernel left behind (compile workers) go with it
   clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-  if (scratch_) read_contained_log();
+  if (scratch_ && log_.empty()) read_contained_log();
   if (!refused_.empty()) {
     clean = false;
     return "stopped before it ran a kernel";
