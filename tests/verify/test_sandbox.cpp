@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace rv = rnx::verify;
@@ -30,11 +31,12 @@ bool has_prefix(const std::vector<std::string>& v, const std::string& p) {
 }
 
 // Runs `script` under spawn_sandboxed and returns what it wrote to its result descriptor (fd 3).
-std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env) {
-  rv::sandbox_limits limits;
+std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env,
+                          rv::sandbox_limits limits = {}) {
   limits.wall_s = 20;
   auto dir = std::filesystem::temp_directory_path() / ("rnx-sandbox-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);  // the test's own shell runs there as nobody too
   auto p = rnx::sandbox::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
   std::string out;
   char buf[4096];
@@ -92,6 +94,51 @@ TEST_CASE("a sandboxed process has no network interfaces but loopback, its own f
   }
   // stdin, stdout, stderr, fd 3, and the descriptor `ls` opens for /proc/self/fd: nothing inherited beyond that.
   CHECK(out.find("fds=5") != std::string::npos);
+}
+
+TEST_CASE("never host root: unprivileged uid, read-only /proc/sys, a reduced /dev, no terminal, scratch on tmpfs") {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  rv::sandbox_limits limits;
+  limits.scratch_mb = 4;
+  limits.shm_mb = 2;
+  const auto host_shm = std::filesystem::path("/dev/shm") / ("rnx-sandbox-test-" + std::to_string(::getpid()));
+  std::string out = run_sandboxed(
+      "echo uid=$(id -u) >&3;"
+      " (echo rnx > /proc/sys/kernel/domainname) 2>/dev/null && echo sysctl=written >&3 || echo sysctl=refused >&3;"
+      " echo dev=$(ls /dev | grep -v '^nvidia' | grep -v '^dri$' | tr '\\n' ,) >&3;"
+      " echo stdin=$(readlink /proc/$$/fd/0) stdout=$(readlink /proc/$$/fd/1) stderr=$(readlink /proc/$$/fd/2) >&3;"
+      " echo tty=$(cat /dev/tty 2>/dev/null </dev/null; echo $?) >&3;"
+      " echo secret > /dev/shm/" + host_shm.filename().string() + ";"
+      " dd if=/dev/zero of=big bs=1M count=8 2>/dev/null; echo big=$(($(stat -c %s big) >> 20)) >&3;"
+      " mkdir locked && touch locked/x && chmod 000 locked; echo nproc=$(grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3) >&3",
+      env, limits);
+  INFO(out);
+  const bool root = ::geteuid() == 0;
+  CHECK(out.find("uid=" + std::to_string(root ? rnx::sandbox::unprivileged_uid : ::getuid()) + "\n") != std::string::npos);
+  CHECK(out.find("sysctl=refused") != std::string::npos);
+  CHECK(out.find("dev=dri,") == std::string::npos);
+  CHECK(out.find("dev=fd,full,null,random,shm,stderr,stdin,stdout,urandom,zero,\n") != std::string::npos);
+  CHECK(out.find("stdin=/dev/null stdout=/dev/null stderr=/dev/null") != std::string::npos);
+  CHECK(out.find("tty=1") != std::string::npos);   // no controlling terminal, no /dev/tty
+  CHECK(out.find("big=4\n") != std::string::npos);  // 8 MiB asked, the 4 MiB scratch tmpfs is full
+  CHECK(out.find("nproc=512") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(host_shm));  // its /dev/shm was its own
+  for (auto l : rnx::sandbox::all_layers()) {
+    CHECK(out.find("\"layer\":\"" + std::string(rnx::sandbox::to_string(l)) + "\",\"ok\":true") != std::string::npos);
+  }
+}
+
+TEST_CASE("a scratch folder is removed even with a mode-000 folder in it") {
+  std::filesystem::path kept;
+  {
+    rnx::sandbox::scratch_folder dir("rnx-sandbox-test-");
+    kept = dir.path();
+    std::filesystem::create_directories(dir.path() / "locked" / "deeper");
+    std::ofstream(dir.path() / "locked" / "deeper" / "f") << "x";
+    std::filesystem::permissions(dir.path() / "locked" / "deeper", std::filesystem::perms::none);
+    std::filesystem::permissions(dir.path() / "locked", std::filesystem::perms::none);
+  }
+  CHECK_FALSE(std::filesystem::exists(kept));
 }
 
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {

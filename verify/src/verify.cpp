@@ -223,23 +223,6 @@ bj::object job_json(const verify_options& o) {
 }
 
 // A temporary folder removed with everything the candidate wrote into it.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "rnx-verify-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw error(errc::internal, "cannot create a temporary folder: " + std::string(std::strerror(errno)));
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 struct worker_outcome {
   std::vector<bj::object> events;
   std::string stderr_tail;
@@ -345,7 +328,7 @@ verify_report verify_candidate(const verify_options& o) {
   report.dtypes = o.reference.dtypes;
   report.review_rejects = o.review_rejects;
 
-  temp_dir dir;
+  sandbox::scratch_folder dir("rnx-verify-");
   std::vector<std::string> withheld;
   std::vector<std::string> env = sandbox::sandbox_environment(o.limits, dir.path(), &withheld);
   worker_outcome w = run_worker(o, dir.path(), env);
@@ -367,11 +350,14 @@ verify_report verify_candidate(const verify_options& o) {
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
   std::string killed_by_filter;  // the candidate's process, killed by its seccomp filter (a foreign-ABI call)
+  sandbox::layer_report layers;  // never root, session, /proc/sys, /dev, scratch, process limit
   std::string last_started;
   for (const auto& e : w.events) {
     std::string kind = e.contains("event") && e.at("event").is_string() ? std::string(e.at("event").as_string()) : "";
     if (done && kind != "garbage") tampering.push_back("output after the final line");
-    if (kind == "sandbox") {
+    if (layers.read(e)) {
+      continue;
+    } else if (kind == "sandbox") {
       network = std::string(e.at("how").as_string());
       network_namespace = e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
     } else if (kind == "sandbox_proc") {
@@ -465,12 +451,13 @@ verify_report verify_candidate(const verify_options& o) {
       if (!network_namespace) missing.push_back("no network namespace (" + network + ")");
       if (landlock <= 0) missing.push_back("no filesystem confinement (" + filesystem + ")");
       if (!own_processes) missing.push_back("no process isolation (" + processes_how + ")");
+      for (const auto& m : layers.missing()) missing.push_back(m);
       if (!sealed) {
         missing.push_back("no seccomp filter (" + (seal_why.empty() ? std::string("the worker ended before reporting it")
                                                                     : seal_why) + ")");
       }
       if (!missing.empty() && !o.limits.allow_weaker) {
-        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 4) +
+        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 10) +
                            "; run where unprivileged user namespaces and seccomp are allowed, or pass "
                            "--allow-weaker-sandbox to accept the weaker containment");
       }
@@ -481,9 +468,11 @@ verify_report verify_candidate(const verify_options& o) {
       }
       if (o.limits.allow_weaker) {
         os << "WEAKER SANDBOX ALLOWED (--allow-weaker-sandbox)"
-           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 4)) << ". ";
+           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 10)) << ". ";
       }
+      const std::string applied = layers.describe();
       os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem << "; processes: " << processes_how
+         << (applied.empty() ? "" : "; " + applied)
          << "; seccomp: "
          << (sealed ? "sockets (Unix ones too), new processes and exec refused"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")

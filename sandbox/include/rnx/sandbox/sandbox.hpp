@@ -12,11 +12,16 @@
 //   bool sealed = rnx::sandbox::drop_capabilities(why) && rnx::sandbox::install_filter(1, why);
 #pragma once
 
+#include <boost/json/object.hpp>
+
 #include <sys/types.h>
 
 #include <cstdint>
 #include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::sandbox {
@@ -27,7 +32,9 @@ struct sandbox_limits {
   double cpu_s = 600;              // RLIMIT_CPU of the worker
   std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
   std::int64_t file_mb = 256;      // RLIMIT_FSIZE
-  int processes = 512;             // RLIMIT_NPROC inside the worker's user namespace (threads count)
+  int processes = 512;             // RLIMIT_NPROC of the worker's uid (threads count); never root, so it holds
+  std::int64_t scratch_mb = 1024;  // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
+  std::int64_t shm_mb = 256;       // size of its private /dev/shm
   std::vector<std::string> keep_env;  // extra variable names passed through to the worker
   // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
   // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
@@ -44,13 +51,61 @@ const std::vector<std::string>& secret_words();  // the words looks_secret looks
 std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
                                              std::vector<std::string>* withheld);
 
+// The uid (and gid) the untrusted code runs as when the caller is root: nobody.
+constexpr unsigned unprivileged_uid = 65534;
+
+// The layers spawn_sandboxed sets up besides the network, Landlock and process namespace (which have lines of
+// their own: "sandbox", "sandbox_fs", "sandbox_proc"). Each is reported on the result pipe as
+// {"event":"sandbox_layer","layer":NAME,"ok":BOOL,"how":TEXT} before the worker starts.
+enum class layer {
+  user,      // not host root: nobody (uid 65534) when started as root, the caller's own uid otherwise
+  session,   // a new session without a controlling terminal; stdin, stdout, stderr on /dev/null
+  proc_sys,  // /proc/sys read-only
+  dev,       // /dev reduced to null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm
+  scratch,   // the scratch folder a tmpfs of scratch_mb, gone when the sandbox ends
+  tasks,     // a process limit that holds (RLIMIT_NPROC of a uid that is not root)
+};
+std::string_view to_string(layer l);
+std::optional<layer> parse_layer(std::string_view name);
+const std::vector<layer>& all_layers();
+
+// What the sandbox said about its layers: feed it every event read from the result pipe.
+class layer_report {
+ public:
+  bool read(const boost::json::object& event);  // true when `event` was a sandbox_layer line
+  std::vector<std::string> missing() const;      // every layer not applied or never reported, with why
+  std::string describe() const;                  // what each applied layer does, "; "-separated
+
+ private:
+  std::map<layer, std::pair<bool, std::string>> seen_;
+};
+
+// A fresh folder under the system's temporary directory, removed with everything in it when this ends, even
+// where the untrusted code made a folder it cannot enter (mode 000): modes are restored before removal.
+class scratch_folder {
+ public:
+  explicit scratch_folder(const std::string& prefix);
+  ~scratch_folder();
+  scratch_folder(const scratch_folder&) = delete;
+  scratch_folder& operator=(const scratch_folder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+// Removes `path` and everything beneath it, making each folder writable and searchable first.
+void remove_tree(const std::filesystem::path& path);
+
 struct sandboxed_process {
   pid_t pid = -1;
   int read_fd = -1;  // the worker's result pipe (JSON lines); the child writes its sandbox line first
 };
 
-// Forks and execs argv in its own process group, user and network namespace (where the kernel allows; the
-// first line on the pipe says which), with rlimits, `workdir` as cwd/HOME/TMPDIR and `env` as environment.
+// Forks and execs argv in its own session, network, mount and process namespace (inside a user namespace
+// unless the caller is root), never as host root, with rlimits, `workdir` as cwd/HOME/TMPDIR and `env` as
+// environment. `workdir` becomes a tmpfs of limits.scratch_mb in the mount namespace: the regular files the
+// caller put at its top level are copied in, and nothing written there is seen outside or survives the worker
+// (results travel on the pipe). The first lines on the pipe say which layers were applied (see layer_report).
 // The worker gets the pipe's write end as --result-fd. Throws rnx::error(internal) when fork or pipe fail.
 sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                   const std::filesystem::path& workdir, const sandbox_limits& limits,
@@ -74,9 +129,10 @@ struct blocked_counts {
 bool install_filter(int phase, std::string& why);
 
 // Drops every capability this process holds, for good: the bounding and ambient sets too, so that no later
-// execve gives any back (a worker started as root in its user namespace holds all of them there, and with
-// CAP_SYS_PTRACE could open the judge's /proc/PID/fd and /proc/PID/mem). Returns false with `why` when some
-// capability is left.
+// execve gives any back (with CAP_SYS_PTRACE a worker could open the judge's /proc/PID/fd and /proc/PID/mem).
+// The one exception is CAP_DAC_READ_SEARCH where spawn_sandboxed left it (started as root: the worker runs as
+// nobody and reads what root could, the Python install under /root say); it passes no ptrace check. Returns
+// false with `why` when some other capability is left.
 bool drop_capabilities(std::string& why);
 blocked_counts blocked();
 
