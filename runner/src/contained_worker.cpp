@@ -4,12 +4,9 @@
 #include "rnx/common/error.hpp"
 
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <cstdlib>
-#include <cstring>
 #include <sstream>
 
 namespace rnx::runner::detail {
@@ -39,27 +36,6 @@ std::string string_field(const bj::object& o, const char* key) {
 
 }  // namespace
 
-scratch_folder::scratch_folder() {
-  std::string pattern = (fs::temp_directory_path() / "rnx-bench-XXXXXX").string();
-  if (!::mkdtemp(pattern.data())) {
-    throw error(errc::internal, "cannot create a scratch folder for a contained worker: " + std::string(std::strerror(errno)));
-  }
-  path_ = pattern;
-}
-
-scratch_folder::~scratch_folder() { remove_tree(path_); }
-
-void remove_tree(const fs::path& path) {
-  std::error_code ec;
-  const fs::file_status st = fs::symlink_status(path, ec);
-  if (ec || !fs::exists(st)) return;
-  if (fs::is_directory(st)) {
-    ::chmod(path.c_str(), S_IRWXU);
-    for (fs::directory_iterator it(path, ec), end; !ec && it != end; it.increment(ec)) remove_tree(it->path());
-  }
-  fs::remove(path, ec);
-}
-
 sandbox::sandboxed_process spawn_contained_worker(const fs::path& worker, const fs::path& job_path,
                                                   const fs::path& scratch, const sandbox::sandbox_limits& limits) {
   sandbox::sandbox_limits l = limits;
@@ -75,6 +51,7 @@ sandbox::sandboxed_process spawn_contained_worker(const fs::path& worker, const 
 }
 
 bool containment_check::read(const bj::object& event) {
+  if (layers_.read(event)) return true;
   const std::string kind = string_field(event, "event");
   if (kind == "sandbox") {
     network_namespace_ = string_field(event, "network") == "namespace";
@@ -104,6 +81,7 @@ std::vector<std::string> containment_check::missing() const {
   if (landlock_ <= 0) out.push_back("no filesystem confinement (" + files_ + ")");
   if (!own_processes_) out.push_back("no process isolation (" + processes_ + ")");
   if (!sealed_) out.push_back("no seccomp filter (" + seal_why_ + ")");
+  for (auto& m : layers_.missing()) out.push_back(std::move(m));
   return out;
 }
 

@@ -18,23 +18,8 @@ namespace rnx::runner::detail {
 inline constexpr const char* contained_flag = "--contained";
 inline constexpr const char* contained_log = "worker.log";
 
-// A fresh folder `rnx-bench-XXXXXX` under the temporary directory, removed with everything in it when this ends,
-// folders the worker made unreadable included.
-class scratch_folder {
- public:
-  scratch_folder();
-  ~scratch_folder();
-  scratch_folder(const scratch_folder&) = delete;
-  scratch_folder& operator=(const scratch_folder&) = delete;
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-};
-
-// Removes `path` and everything below it, first giving the owner back access to every folder (a worker may leave
-// a mode-000 folder behind); never follows a symbolic link.
-void remove_tree(const std::filesystem::path& path);
+// The prefix of a contained worker's scratch folder (an rnx::sandbox::scratch_folder under $TMPDIR).
+inline constexpr const char* scratch_prefix = "rnx-bench-";
 
 // Starts `worker` on `job_path` inside the sandbox with `scratch` as its working, home and temporary folder and
 // the allow-listed environment. Returns the process and its result pipe (the sandbox's own lines come first).
@@ -43,8 +28,9 @@ sandbox::sandboxed_process spawn_contained_worker(const std::filesystem::path& w
                                                   const std::filesystem::path& scratch,
                                                   const sandbox::sandbox_limits& limits);
 
-// The layers a contained worker reported: the launch's lines ("sandbox", "sandbox_proc", "sandbox_fs") and the
-// worker's own ("contained": seccomp filter and capabilities).
+// The layers a contained worker reported: the launch's lines ("sandbox", "sandbox_proc", "sandbox_fs", and every
+// "sandbox_layer" through rnx::sandbox::layer_report) and the worker's own ("contained": seccomp filter and
+// capabilities).
 class containment_check {
  public:
   // Takes one event from the worker's result pipe; returns true when it was one of the containment's lines
@@ -62,6 +48,7 @@ class containment_check {
   std::string files_ = "unknown (the worker said nothing)";
   bool sealed_ = false;
   std::string seal_why_ = "the worker did not report its filter";
+  sandbox::layer_report layers_;
 };
 
 }  // namespace rnx::runner::detail

@@ -67,7 +67,7 @@ void worker_run::start(const fs::path& worker, const fs::path& job_path) {
 
 void worker_run::start_contained(const fs::path& worker, const fs::path& job_path,
                                  const sandbox::sandbox_limits& limits) {
-  scratch_ = std::make_unique<scratch_folder>();
+  scratch_ = std::make_unique<sandbox::scratch_folder>(scratch_prefix);
   allow_weaker_ = limits.allow_weaker;
   sandbox::sandboxed_process p = spawn_contained_worker(worker, job_path, scratch_->path(), limits);
   pid_ = p.pid;

@@ -44,7 +44,7 @@ class worker_run {
   bool admit(const std::string& line);
   void read_contained_log();
 
-  std::unique_ptr<scratch_folder> scratch_;  // set for a contained worker
+  std::unique_ptr<sandbox::scratch_folder> scratch_;  // set for a contained worker
   bool allow_weaker_ = false;
   containment_check layers_;
   std::string refused_;                      // why a contained worker was stopped before it ran a kernel
