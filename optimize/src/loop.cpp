@@ -138,6 +138,15 @@ verify::reference_spec reference_of(const kernel_spec& spec) {
   return r;
 }
 
+// The sandbox a candidate's benchmark runs in: the verifier's, with its scrubbed environment and fail-closed
+// rule. The orchestrator's per-configuration timeouts bound each worker's time; the CPU-time limit is only a
+// backstop there, raised so that a worker timing several configurations with every core is not cut short.
+sandbox::sandbox_limits benchmark_containment(const sandbox::sandbox_limits& verify_limits) {
+  sandbox::sandbox_limits l = verify_limits;
+  l.cpu_s = std::max(l.cpu_s, 3600.0);
+  return l;
+}
+
 void say(std::ostream* log, const std::string& line) {
   if (log) *log << "rnx optimize: " << line << "\n" << std::flush;
 }
@@ -319,8 +328,11 @@ optimize_result run_optimize(const optimize_options& options) {
     const fs::path candidate_manifest = a.file.parent_path() / "rnx.toml";
     write_text(candidate_manifest,
                retarget_manifest(manifest_text, options.manifest_path.string(), m.root, spec.name, a.file));
-    bench.manifests = {candidate_manifest, original_manifest};
-    std::vector<runner::bench_side> sides = runner::run_bench(bench);
+    // The candidate is untrusted code in the benchmark too: its workers run in the verifier's sandbox.
+    runner::bench_options paired = bench;
+    paired.manifests = {candidate_manifest, original_manifest};
+    paired.contain = benchmark_containment(options.verify_limits);
+    std::vector<runner::bench_side> sides = runner::run_bench(paired);
     run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(i), "", "", {});
     run_document base = runner::make_run_document(sides.at(1), "original", "", "", {});
     verdict_document verdict = stats::judge_runs(base, head, m.gate);

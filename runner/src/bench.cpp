@@ -292,7 +292,7 @@ class orchestrator {
   std::set<std::size_t> run_worker(std::size_t side, int round, const fs::path& job_path,
                                    const std::vector<std::size_t>& pending, bool joint) {
     std::set<std::size_t> settled;
-    worker_run w(worker_, job_path);
+    worker_run w(worker_, job_path, o_.contain);
     ++timing_.workers;
     const auto launched = clock_type::now();
     bool ready = false;

@@ -10,10 +10,14 @@
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/runner/sample_stats.hpp"
 #include "rnx/runner/timing.hpp"
+#include "rnx/sandbox/sandbox.hpp"
+#include "contained_worker.hpp"
 #include "worker_config.hpp"
 #include "worker_protocol.hpp"
 
+#include <fcntl.h>
 #include <sched.h>
+#include <unistd.h>
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
@@ -25,6 +29,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <optional>
 #include <iostream>
 #include <map>
@@ -78,10 +83,46 @@ int pin_to_one_core(int threads) {
   return ::sched_setaffinity(0, sizeof one, &one) == 0 ? last : -1;
 }
 
+// `--contained 1`: the orchestrator started this worker inside rnx::sandbox to time untrusted kernels.
+bool contained_run(int argc, char** argv) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], runner::detail::contained_flag) == 0) return std::strcmp(argv[i + 1], "0") != 0;
+  }
+  return false;
+}
+
+// A contained worker's stdout and stderr go to a log in its scratch folder (its working folder), which the
+// orchestrator reads once it has ended: what an untrusted kernel prints never reaches the caller's terminal.
+void log_to_scratch() {
+  const int fd = ::open(runner::detail::contained_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+  if (fd < 0) return;
+  ::dup2(fd, 1);
+  ::dup2(fd, 2);
+  ::close(fd);
+}
+
+// Before any kernel is imported: no capabilities and the seccomp filter (network sockets, io_uring and other
+// processes' memory refused), for this process and everything it starts. New processes stay allowed (compilers
+// for torch.compile and Triton); they inherit every layer. The orchestrator checks the line this emits.
+void seal() {
+  std::string why;
+  const bool sealed = rnx::sandbox::drop_capabilities(why) && rnx::sandbox::install_filter(1, why);
+  emit(bj::object{{"event", "contained"}, {"seccomp", sealed}, {"why", why}});
+}
+
+// Why the worker stops. A contained worker's log stays inside its sandbox (its scratch folder may be a tmpfs
+// only it sees), so the line goes on the result channel too, where the orchestrator keeps it as the log's tail.
+void fail(bool contained, const std::string& line) {
+  std::cerr << line << "\n";
+  if (contained) emit(bj::object{{"event", "log"}, {"line", line}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   steady_allocator();
+  const bool contained = contained_run(argc, argv);
+  if (contained) log_to_scratch();
   const runner::worker_args args = runner::parse_worker_args(argc, argv);
   const std::string& job_path = args.job_path;
   result_fd = args.result_fd;
@@ -104,9 +145,9 @@ int main(int argc, char** argv) {
       // The configurations that need the missing GPU will say so one by one.
     }
     const int pinned = pin_to_one_core(m.bench.threads);
-    emit(bj::object{{"event", "ready"},
-                    {"environment", environment_json(runner::collect_environment(fp_device))},
-                    {"pinned_cpu", pinned}});
+    bj::object env = environment_json(runner::collect_environment(fp_device));
+    if (contained) seal();
+    emit(bj::object{{"event", "ready"}, {"environment", std::move(env)}, {"pinned_cpu", pinned}});
     std::optional<manifest> base;
     if (!job.base_manifest.empty()) base = load_manifest(job.base_manifest);
     runner::detail::kernel_cache cache;
@@ -116,10 +157,10 @@ int main(int argc, char** argv) {
                                 : runner::detail::run_config(c, m, job, cache));
     }
   } catch (const error& e) {
-    std::cerr << "rnx-runner-worker: " << e.what() << "\n";
+    fail(contained, std::string("rnx-runner-worker: ") + e.what());
     return e.exit_code();
   } catch (const std::exception& e) {
-    std::cerr << "rnx-runner-worker: internal error: " << e.what() << "\n";
+    fail(contained, std::string("rnx-runner-worker: internal error: ") + e.what());
     return 3;
   }
   std::fflush(stdout);

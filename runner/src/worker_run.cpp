@@ -3,7 +3,10 @@
 
 #include "process.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
+
+#include <boost/json.hpp>
 
 #include <fcntl.h>
 #include <poll.h>
@@ -14,12 +17,24 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 
 namespace rnx::runner::detail {
 
 namespace fs = std::filesystem;
+namespace bj = boost::json;
 
-worker_run::worker_run(const fs::path& worker, const fs::path& job_path) {
+worker_run::worker_run(const fs::path& worker, const fs::path& job_path,
+                       const std::optional<sandbox::sandbox_limits>& contain) {
+  if (contain) {
+    start_contained(worker, job_path, *contain);
+  } else {
+    start(worker, job_path);
+  }
+}
+
+void worker_run::start(const fs::path& worker, const fs::path& job_path) {
   int result_pipe[2];
   int log_pipe[2];
   if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(log_pipe, O_CLOEXEC) != 0) {
@@ -49,13 +64,57 @@ worker_run::worker_run(const fs::path& worker, const fs::path& job_path) {
   result_fd_ = result_pipe[0];
   log_fd_ = log_pipe[0];
 }
+
+void worker_run::start_contained(const fs::path& worker, const fs::path& job_path,
+                                 const sandbox::sandbox_limits& limits) {
+  scratch_ = std::make_unique<sandbox::scratch_folder>(scratch_prefix);
+  allow_weaker_ = limits.allow_weaker;
+  sandbox::sandboxed_process p = spawn_contained_worker(worker, job_path, scratch_->path(), limits);
+  pid_ = p.pid;
+  result_fd_ = p.read_fd;
+  // Its output goes to its log in the scratch folder, read once it has ended.
+}
+
 worker_run::~worker_run() {
   if (result_fd_ >= 0) ::close(result_fd_);
   if (log_fd_ >= 0) ::close(log_fd_);
   if (pid_ > 0 && !reaped_) {
-    ::kill(-pid_, SIGKILL);
+    kill();
     ::waitpid(pid_, nullptr, 0);
   }
+}
+
+bool worker_run::admit(const std::string& line) {
+  if (!refused_.empty()) return false;
+  bj::value event;
+  try {
+    event = json::parse(line, "worker output");
+  } catch (const error&) {
+    return true;  // the orchestrator skips what is not JSON
+  }
+  if (!event.is_object()) return true;
+  const bj::object& o = event.as_object();
+  if (layers_.read(o)) return false;
+  const bj::value* kind = o.if_contains("event");
+  if (kind && kind->is_string() && kind->as_string() == "log") {
+    // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
+    const bj::value* text = o.if_contains("line");
+    if (text && text->is_string() && log_.size() < 64 * 1024) log_ += std::string(text->as_string()) + "\n";
+    return false;
+  }
+  if (kind && kind->is_string() && kind->as_string() == "ready") {
+    // The worker seals itself before it says it is ready, and reads no kernel before that.
+    const std::vector<std::string> missing = layers_.missing();
+    if (!missing.empty() && !allow_weaker_) {
+      refused_ = "the sandbox could not apply every layer, so no kernel was run: ";
+      for (std::size_t i = 0; i < missing.size(); ++i) refused_ += (i ? "; " : "") + missing[i];
+      refused_ += " (run where unprivileged user namespaces, Landlock and seccomp are allowed, or pass "
+                  "--allow-weaker-sandbox to accept the weaker containment)";
+      kill();
+      return false;
+    }
+  }
+  return true;
 }
 
 std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
@@ -80,8 +139,9 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
       pending_.append(buffer, static_cast<std::size_t>(got));
       std::size_t nl;
       while ((nl = pending_.find('\n')) != std::string::npos) {
-        lines.push_back(pending_.substr(0, nl));
+        std::string line = pending_.substr(0, nl);
         pending_.erase(0, nl + 1);
+        if (!scratch_ || admit(line)) lines.push_back(std::move(line));
       }
     } else if (got == 0) {
       ::close(result_fd_);
@@ -92,7 +152,21 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
 }
 
 
-void worker_run::kill() { ::kill(-pid_, SIGKILL); }
+void worker_run::kill() {
+  ::kill(-pid_, SIGKILL);
+  ::kill(pid_, SIGKILL);  // a contained worker's launcher may have left the group to start a session of its own
+}
+
+void worker_run::read_contained_log() {
+  std::ifstream in(scratch_->path() / contained_log, std::ios::binary);
+  if (!in) return;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(std::max<std::streamoff>(0, size - 128 * 1024));
+  std::ostringstream text;
+  text << in.rdbuf();
+  log_ = text.str();
+}
 
 std::string worker_run::wait_description(bool& clean) {
   int status = 0;
@@ -101,6 +175,11 @@ std::string worker_run::wait_description(bool& clean) {
   reaped_ = true;
   ::kill(-pid_, SIGKILL);  // helpers the kernel left behind (compile workers) go with it
   clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+  if (scratch_ && log_.empty()) read_contained_log();
+  if (!refused_.empty()) {
+    clean = false;
+    return "stopped before it ran a kernel";
+  }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
     std::string text = "killed by signal " + std::to_string(sig) + " (" + detail::signal_name(sig) + ")";
@@ -110,6 +189,9 @@ std::string worker_run::wait_description(bool& clean) {
   return "exit status " + std::to_string(WEXITSTATUS(status));
 }
 
-std::string worker_run::log_tail() const { return tail_lines(log_, 12); }
+std::string worker_run::log_tail() const {
+  if (!refused_.empty()) return refused_;
+  return tail_lines(log_, 12);
+}
 
 }  // namespace rnx::runner::detail

@@ -2,18 +2,27 @@
 // exits, killed with its whole process group on a timeout.
 #pragma once
 
+#include "contained_worker.hpp"
+#include "rnx/sandbox/sandbox.hpp"
+
 #include <sys/types.h>
 
 #include <filesystem>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace rnx::runner::detail {
 
-// One worker process: started on a job, read until it exits or is killed for a timeout.
+// One worker process: started on a job, read until it exits or is killed for a timeout. With `contain` it starts
+// inside rnx::sandbox in a scratch folder of its own (removed when this ends), its output goes to a log there,
+// and it is killed before it reads a kernel when a layer of the containment is missing (unless the limits allow
+// a weaker sandbox): its result lines then stop and log_tail() says what was missing.
 class worker_run {
  public:
-  worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path);
+  worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path,
+             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt);
   ~worker_run();
   worker_run(const worker_run&) = delete;
   worker_run& operator=(const worker_run&) = delete;
@@ -27,6 +36,18 @@ class worker_run {
   std::string log_tail() const;
 
  private:
+  void start(const std::filesystem::path& worker, const std::filesystem::path& job_path);
+  void start_contained(const std::filesystem::path& worker, const std::filesystem::path& job_path,
+                       const sandbox::sandbox_limits& limits);
+  // A contained worker's line: false when it goes no further (a containment line, or anything after a failed
+  // check).
+  bool admit(const std::string& line);
+  void read_contained_log();
+
+  std::unique_ptr<sandbox::scratch_folder> scratch_;  // set for a contained worker
+  bool allow_weaker_ = false;
+  containment_check layers_;
+  std::string refused_;                      // why a contained worker was stopped before it ran a kernel
   pid_t pid_ = -1;
   bool reaped_ = false;
   int result_fd_ = -1;

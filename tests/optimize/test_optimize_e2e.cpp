@@ -13,7 +13,10 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <sstream>
+#include <vector>
+
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -229,4 +232,90 @@ TEST_CASE("rnx optimize: nothing kept writes nothing; a missing token is a usage
   process_result no_key = run_rnx(r, {"--rewriter", "anthropic"}, {{"ANTHROPIC_API_KEY", ""}});
   CHECK(no_key.exit_code == 2);
   CHECK(no_key.err.find("export ANTHROPIC_API_KEY=") != std::string::npos);
+}
+
+namespace {
+
+// Every regular file under `root` whose bytes hold `needle`.
+std::vector<fs::path> files_holding(const fs::path& root, const std::string& needle) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && read(it->path()).find(needle) != std::string::npos) found.push_back(it->path());
+  }
+  return found;
+}
+
+const bj::object* audit_row(const bj::value& attempt, const std::string& name) {
+  const bj::value& audit = attempt.at("audit");
+  if (!audit.is_object()) return nullptr;
+  for (const auto& row : audit.at("checks").as_array()) {
+    if (row.at("name").as_string() == name) return &row.as_object();
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+TEST_CASE("rnx optimize: a candidate that steals credentials during the benchmark is contained: nothing written, "
+          "no secret seen") {
+  repo r("contain");
+  const fs::path stolen = r.root / "stolen.txt";
+  const std::map<std::string, std::string> secrets = {{"GITHUB_TOKEN", "ghs_redteam_secret_4711"},
+                                                      {"ANTHROPIC_API_KEY", "sk-ant-redteam-secret-4711"},
+                                                      {"RNX_TOKEN", "rnx_redteam_secret_4711"}};
+  std::map<std::string, std::string> env = secrets;
+  env["RNX_TEST_ORDER"] = "5";
+  env["RNX_TEST_LEAK"] = stolen.string();
+  process_result run = run_rnx(r, {"--budget", "1", "--no-profile", "--no-commit", "--processes", "2"}, env);
+  MESSAGE("stdout:\n" << run.out << "\nstderr:\n" << rnx::tail_lines(run.err, 30));
+  REQUIRE(run.exit_code == 0);
+  bj::value record = rnx::json::parse_file(r.root / "record.json");
+  const bj::value& attempt = record.at("attempts").at(0);
+  // It behaves under the verifier, so it is accepted there and reaches the benchmark: the benchmark's workers
+  // are what this case is about.
+  REQUIRE_MESSAGE(!attempt.at("benchmark").is_null(), "not benchmarked: " << attempt.at("reason").as_string());
+  // It raises "saw ..." whenever a credential is in its environment: the benchmark ran it without one.
+  CHECK_MESSAGE(attempt.at("status").as_string() != "broken", attempt.at("reason").as_string());
+  CHECK(std::string(attempt.at("reason").as_string()).find("saw ") == std::string::npos);
+  // Its writes outside its scratch folder were refused: the harness's target and the user's tree.
+  CHECK_FALSE(fs::exists(stolen));
+  CHECK_FALSE(fs::exists(r.dir / "leaked-secrets.txt"));
+  CHECK(repo::git_ok(r.dir, {"status", "--porcelain", "--untracked-files=all"}).find("leaked") == std::string::npos);
+  // No file the run left behind (work folder, records, the repository) holds a secret.
+  for (const auto& [name, value] : secrets) {
+    const std::vector<fs::path> holding = files_holding(r.root, value);
+    CHECK_MESSAGE(holding.empty(), name << " found in " << (holding.empty() ? fs::path() : holding.front()));
+  }
+}
+
+TEST_CASE("rnx optimize: a candidate that writes to the verifier's channel is rejected at once, and the report "
+          "names the channel, not seccomp") {
+  repo r("channel");
+  // A hang would show as the verifier's wall-clock limit in the reason; the limit is kept well below the default.
+  process_result run = run_rnx(r, {"--budget", "2", "--no-profile", "--no-commit", "--verify-timeout", "240"},
+                               {{"RNX_TEST_ORDER", "6,7"}});
+  MESSAGE("stdout:\n" << run.out << "\nstderr:\n" << rnx::tail_lines(run.err, 30));
+  REQUIRE(run.exit_code == 0);
+  bj::value record = rnx::json::parse_file(r.root / "record.json");
+  const auto& attempts = record.at("attempts").as_array();
+  REQUIRE(attempts.size() == 2);
+  const char* expected[] = {"bytes that do not start a message", "a message cut short"};
+  for (std::size_t i = 0; i < 2; ++i) {
+    CAPTURE(i);
+    const bj::value& a = attempts[i];
+    const std::string reason(a.at("reason").as_string());
+    CHECK(a.at("status").as_string() == "rejected");
+    CHECK_MESSAGE(reason.find("channel to the verifier broke") != std::string::npos, reason);
+    CHECK_MESSAGE(reason.find(expected[i]) != std::string::npos, reason);
+    CHECK(reason.find("wall-clock") == std::string::npos);
+    // The candidate's process was ended once its filter was in place: the sandbox row stands, seccomp blamed for
+    // nothing.
+    const bj::object* sandbox = audit_row(a, "sandbox");
+    REQUIRE(sandbox != nullptr);
+    const std::string detail(sandbox->at("detail").as_string());
+    CHECK_MESSAGE(detail.find("no seccomp filter") == std::string::npos, detail);
+    CHECK_MESSAGE(detail.find("could not apply every layer") == std::string::npos, detail);
+  }
 }

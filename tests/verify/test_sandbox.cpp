@@ -1,7 +1,7 @@
 // Unit tests of the torch-free half of rnx verify: the sandbox launch and environment, and the report's rules.
 #include "rnx/common/error.hpp"
 #include "rnx/verify/verify.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <doctest/doctest.h>
 
@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace rv = rnx::verify;
@@ -30,12 +31,13 @@ bool has_prefix(const std::vector<std::string>& v, const std::string& p) {
 }
 
 // Runs `script` under spawn_sandboxed and returns what it wrote to its result descriptor (fd 3).
-std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env) {
-  rv::sandbox_limits limits;
+std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env,
+                          rv::sandbox_limits limits = {}) {
   limits.wall_s = 20;
   auto dir = std::filesystem::temp_directory_path() / ("rnx-sandbox-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
-  auto p = rv::detail::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);  // the test's own shell runs there as nobody too
+  auto p = rnx::sandbox::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
   std::string out;
   char buf[4096];
   ssize_t n;
@@ -59,7 +61,7 @@ TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need
   rv::sandbox_limits limits;
   limits.keep_env = {"RNX_TEST_KEEP"};
   std::vector<std::string> withheld;
-  auto env = rv::detail::sandbox_environment(limits, "/tmp/rnx-x", &withheld);
+  auto env = rnx::sandbox::sandbox_environment(limits, "/tmp/rnx-x", &withheld);
   CHECK(has(withheld, "GITHUB_TOKEN"));
   CHECK(has(withheld, "RNX_TOKEN"));
   CHECK(has(withheld, "OPENAI_API_KEY"));
@@ -94,6 +96,51 @@ TEST_CASE("a sandboxed process has no network interfaces but loopback, its own f
   CHECK(out.find("fds=5") != std::string::npos);
 }
 
+TEST_CASE("never host root: unprivileged uid, read-only /proc/sys, a reduced /dev, no terminal, scratch on tmpfs") {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  rv::sandbox_limits limits;
+  limits.scratch_mb = 4;
+  limits.shm_mb = 2;
+  const auto host_shm = std::filesystem::path("/dev/shm") / ("rnx-sandbox-test-" + std::to_string(::getpid()));
+  std::string out = run_sandboxed(
+      "echo uid=$(id -u) >&3;"
+      " (echo rnx > /proc/sys/kernel/domainname) 2>/dev/null && echo sysctl=written >&3 || echo sysctl=refused >&3;"
+      " echo dev=$(ls /dev | grep -v '^nvidia' | grep -v '^dri$' | tr '\\n' ,) >&3;"
+      " echo stdin=$(readlink /proc/$$/fd/0) stdout=$(readlink /proc/$$/fd/1) stderr=$(readlink /proc/$$/fd/2) >&3;"
+      " echo tty=$(cat /dev/tty 2>/dev/null </dev/null; echo $?) >&3;"
+      " echo secret > /dev/shm/" + host_shm.filename().string() + ";"
+      " dd if=/dev/zero of=big bs=1M count=8 2>/dev/null; echo big=$(($(stat -c %s big) >> 20)) >&3;"
+      " mkdir locked && touch locked/x && chmod 000 locked; echo nproc=$(grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3) >&3",
+      env, limits);
+  INFO(out);
+  const bool root = ::geteuid() == 0;
+  CHECK(out.find("uid=" + std::to_string(root ? rnx::sandbox::unprivileged_uid : ::getuid()) + "\n") != std::string::npos);
+  CHECK(out.find("sysctl=refused") != std::string::npos);
+  CHECK(out.find("dev=dri,") == std::string::npos);
+  CHECK(out.find("dev=fd,full,null,random,shm,stderr,stdin,stdout,urandom,zero,\n") != std::string::npos);
+  CHECK(out.find("stdin=/dev/null stdout=/dev/null stderr=/dev/null") != std::string::npos);
+  CHECK(out.find("tty=1") != std::string::npos);   // no controlling terminal, no /dev/tty
+  CHECK(out.find("big=4\n") != std::string::npos);  // 8 MiB asked, the 4 MiB scratch tmpfs is full
+  CHECK(out.find("nproc=512") != std::string::npos);
+  CHECK_FALSE(std::filesystem::exists(host_shm));  // its /dev/shm was its own
+  for (auto l : rnx::sandbox::all_layers()) {
+    CHECK(out.find("\"layer\":\"" + std::string(rnx::sandbox::to_string(l)) + "\",\"ok\":true") != std::string::npos);
+  }
+}
+
+TEST_CASE("a scratch folder is removed even with a mode-000 folder in it") {
+  std::filesystem::path kept;
+  {
+    rnx::sandbox::scratch_folder dir("rnx-sandbox-test-");
+    kept = dir.path();
+    std::filesystem::create_directories(dir.path() / "locked" / "deeper");
+    std::ofstream(dir.path() / "locked" / "deeper" / "f") << "x";
+    std::filesystem::permissions(dir.path() / "locked" / "deeper", std::filesystem::perms::none);
+    std::filesystem::permissions(dir.path() / "locked", std::filesystem::perms::none);
+  }
+  CHECK_FALSE(std::filesystem::exists(kept));
+}
+
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {
   rv::verify_report r;
   CHECK_FALSE(r.accepted());
@@ -120,7 +167,7 @@ TEST_CASE("the report's verdict: fail rejects, review rejects only on request, n
 TEST_CASE("bad references are usage errors naming the fix") {
   CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"),
                        doctest::Contains("does not exist"), rnx::error);
-  auto here = std::filesystem::path(__FILE__).parent_path() / "refs" / "softmax.py";
+  auto here = std::filesystem::path(RNX_SOURCE_DIR) / "tests" / "verify" / "refs" / "softmax.py";
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x B,8"), doctest::Contains("NAME=SHAPE"), rnx::error);
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x=B,8;x=B,9"), doctest::Contains("given twice"), rnx::error);
   auto spec = rv::reference_from_file(here, "x=B,8; y=3,B");
@@ -140,7 +187,7 @@ int in_filtered_child(Body body) {
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::string why;
-    if (!rv::detail::install_filter(2, why)) ::_exit(90);
+    if (!rnx::sandbox::install_filter(2, why)) ::_exit(90);
     ::_exit(body());
   }
   int status = 0;
@@ -157,10 +204,10 @@ TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x3
     errno = 0;
     const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
     if (fd >= 0 || errno != EPERM) return 1;
-    if (rv::detail::blocked().sockets != 1) return 2;
+    if (rnx::sandbox::blocked().sockets != 1) return 2;
     errno = 0;
     const int local = ::socket(AF_UNIX, SOCK_STREAM, 0);
-    if (local >= 0 || errno != EPERM || rv::detail::blocked().sockets != 2) return 3;
+    if (local >= 0 || errno != EPERM || rnx::sandbox::blocked().sockets != 2) return 3;
     return ::socket(AF_NETLINK, SOCK_RAW, 0) >= 0 ? 0 : 4;
   });
   REQUIRE(WIFEXITED(inet));
@@ -170,7 +217,7 @@ TEST_CASE("the seccomp filter refuses network sockets, counts them, and kills x3
   const int fork_status = in_filtered_child([] {
     const pid_t child = ::fork();
     if (child == 0) ::_exit(0);
-    return child < 0 && errno == EPERM && rv::detail::blocked().processes == 1 ? 0 : 1;
+    return child < 0 && errno == EPERM && rnx::sandbox::blocked().processes == 1 ? 0 : 1;
   });
   REQUIRE(WIFEXITED(fork_status));
   CHECK(WEXITSTATUS(fork_status) == 0);

@@ -1,11 +1,15 @@
-// Length-prefixed messages between the judge and the candidate's process: a 4-byte header length, the JSON header,
-// then each tensor's bytes in the order the header lists them.
+// Length-prefixed messages between the judge and the candidate's process: an 8-byte marker, a 4-byte header
+// length, the JSON header, each tensor's bytes in the order the header lists them, then an 8-byte end marker.
+// The candidate runs in the process that writes the replies, so it can write to the channel too: the markers make
+// anything it writes that is not a whole message a broken channel at once, and a message that stops part way
+// (a forged length, say) is a broken channel once nothing more comes within the stall limit.
 #include "candidate_channel.hpp"
 
 #include "rnx/common/error.hpp"
 
 #include <boost/json.hpp>
 
+#include <poll.h>
 #include <unistd.h>
 
 #include <array>
@@ -27,8 +31,12 @@ constexpr std::array<at::ScalarType, 12> known_types = {
     at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kLong, at::kInt,
     at::kShort, at::kChar,   at::kByte, at::kBool,     at::kComplexFloat, at::kComplexDouble};
 
+constexpr std::array<char, 8> begin_marker = {'R', 'N', 'X', 'M', 'S', 'G', '0', '1'};
+constexpr std::array<char, 8> end_marker = {'R', 'N', 'X', 'E', 'N', 'D', '0', '1'};
+
 [[noreturn]] void broken(const std::string& what) {
-  throw error(errc::kernel_failed, "it broke the verifier's protocol (" + what + ")");
+  throw error(errc::kernel_failed, "its channel to the verifier broke (" + what +
+                                       "): something in that process wrote to the channel, or cut a message short");
 }
 
 void write_all(int fd, const void* data, std::size_t size) {
@@ -42,17 +50,46 @@ void write_all(int fd, const void* data, std::size_t size) {
   }
 }
 
-void read_all(int fd, void* data, std::size_t size) {
-  char* p = static_cast<char*>(data);
-  while (size > 0) {
-    ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n == 0) throw error(errc::kernel_failed, "its channel closed");
-    if (n < 0) throw error(errc::kernel_failed, std::string("reading its channel failed: ") + std::strerror(errno));
-    p += n;
-    size -= static_cast<std::size_t>(n);
+// Reads one message's bytes: the first may take as long as the call it answers; once it has come, the rest of the
+// message must keep coming, each read within `stall_ms` (never, when negative).
+class message_reader {
+ public:
+  message_reader(int fd, int stall_ms) : fd_(fd), stall_ms_(stall_ms) {}
+
+  void read(void* data, std::size_t size) {
+    char* p = static_cast<char*>(data);
+    while (size > 0) {
+      if (got_ > 0 && stall_ms_ >= 0) wait_for_more();
+      ssize_t n = ::read(fd_, p, size);
+      if (n < 0 && errno == EINTR) continue;
+      if (n == 0) {
+        if (got_ > 0) broken("a message cut short: the channel closed after " + std::to_string(got_) + " bytes");
+        throw error(errc::kernel_failed, "its channel closed");
+      }
+      if (n < 0) throw error(errc::kernel_failed, std::string("reading its channel failed: ") + std::strerror(errno));
+      p += n;
+      size -= static_cast<std::size_t>(n);
+      got_ += static_cast<std::uint64_t>(n);
+    }
   }
-}
+
+ private:
+  void wait_for_more() {
+    for (;;) {
+      pollfd pfd{fd_, POLLIN, 0};
+      const int ready = ::poll(&pfd, 1, stall_ms_);
+      if (ready > 0) return;
+      if (ready < 0 && errno == EINTR) continue;
+      if (ready < 0) throw error(errc::kernel_failed, std::string("waiting on its channel failed: ") + std::strerror(errno));
+      broken("a message cut short: it stopped after " + std::to_string(got_) + " bytes and nothing more came within " +
+             std::to_string(stall_ms_ / 1000.0).substr(0, 4) + " s");
+    }
+  }
+
+  int fd_;
+  int stall_ms_;
+  std::uint64_t got_ = 0;
+};
 
 std::int64_t field_int(const bj::object& o, const char* key) {
   const bj::value* v = o.if_contains(key);
@@ -131,17 +168,23 @@ void send_message(int fd, bj::object header, const std::vector<at::Tensor>& valu
   header["tensors"] = std::move(metas);
   const std::string text = bj::serialize(header);
   const auto length = static_cast<std::uint32_t>(text.size());
+  write_all(fd, begin_marker.data(), begin_marker.size());
   write_all(fd, &length, sizeof length);
   write_all(fd, text.data(), text.size());
   for (const auto& t : payload) write_all(fd, t.data_ptr(), t.nbytes());
+  write_all(fd, end_marker.data(), end_marker.size());
 }
 
-message receive_message(int fd, std::uint64_t max_bytes) {
+message receive_message(int fd, std::uint64_t max_bytes, int stall_ms) {
+  message_reader in(fd, stall_ms);
+  std::array<char, 8> marker{};
+  in.read(marker.data(), marker.size());
+  if (marker != begin_marker) broken("bytes that do not start a message");
   std::uint32_t length = 0;
-  read_all(fd, &length, sizeof length);
+  in.read(&length, sizeof length);
   if (length == 0 || length > max_header_bytes) broken("a message header of " + std::to_string(length) + " bytes");
   std::string text(length, '\0');
-  read_all(fd, text.data(), length);
+  in.read(text.data(), length);
   boost::system::error_code ec;
   bj::value parsed = bj::parse(text, ec);
   if (ec || !parsed.is_object()) broken("a message header that is not a JSON object");
@@ -180,18 +223,25 @@ message receive_message(int fd, std::uint64_t max_bytes) {
       }
       if (!empty && last >= static_cast<std::uint64_t>(elements)) broken("a tensor view reaching past its storage");
       at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(type));
-      read_all(fd, storage.data_ptr(), bytes);
+      in.read(storage.data_ptr(), bytes);
       t = storage.as_strided(sizes, strides, offset);
     } else {
       std::uint64_t numel = 1;
       for (auto s : sizes) numel = checked_mul(numel, static_cast<std::uint64_t>(s));
       if (checked_mul(numel, item) != bytes) broken("a tensor whose bytes do not match its sizes");
       t = at::empty(sizes, at::TensorOptions().dtype(type));
-      read_all(fd, t.data_ptr(), bytes);
+      in.read(t.data_ptr(), bytes);
     }
     m.tensors.push_back(std::move(t));
   }
+  in.read(marker.data(), marker.size());
+  if (marker != end_marker) broken("a message that does not end where its header says");
   return m;
+}
+
+bool has_unread_bytes(int fd) {
+  pollfd pfd{fd, POLLIN, 0};
+  return ::poll(&pfd, 1, 0) > 0 && (pfd.revents & POLLIN);
 }
 
 std::string sent_device(const bj::object& header, std::size_t index) {

@@ -25,10 +25,15 @@ struct message {
 void send_message(int fd, boost::json::object header, const std::vector<at::Tensor>& values,
                   const std::vector<at::Tensor>& storages = {});
 
-// Reads one message of at most `max_bytes` in all. Throws rnx::error(kernel_failed) with what was wrong: the other
-// end closed the channel, or the message breaks the format (bad length, unknown dtype, sizes that do not match
-// the bytes, ...). Nothing in a malformed message is used.
-message receive_message(int fd, std::uint64_t max_bytes);
+// Reads one message of at most `max_bytes` in all. Its first byte may take any time; once it has come, the rest
+// must keep coming, each read within `stall_ms` (negative: no limit). Throws rnx::error(kernel_failed) with what
+// was wrong: the other end closed the channel, or the channel broke: bytes that do not start a message, a message
+// that breaks the format (bad length, unknown dtype, sizes that do not match the bytes, no end marker, ...) or one
+// cut short. Nothing in a malformed message is used.
+message receive_message(int fd, std::uint64_t max_bytes, int stall_ms = -1);
+
+// Whether bytes are waiting on `fd` (after a whole reply: something wrote what nobody asked for).
+bool has_unread_bytes(int fd);
 
 // The device a received tensor claims to have come from ("cpu", "cuda:0"), as written by send_message.
 std::string sent_device(const boost::json::object& header, std::size_t index);

@@ -3,6 +3,7 @@
 // check's outcome is computed by the judge, which started it and holds the result channel.
 #include "candidate_channel.hpp"
 #include "candidate_remote.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 #include "rnx/common/error.hpp"
 #include "worker_checks.hpp"
 
@@ -122,7 +123,7 @@ class host {
 
   void load() {
     std::string why1;
-    sealed_ = capabilities_dropped_ && install_filter(1, why1);
+    sealed_ = capabilities_dropped_ && sandbox::install_filter(1, why1);
     why_ += why1;
     guard_ = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
     // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
@@ -137,7 +138,7 @@ class host {
     }
     check_guard("at import");
     std::string why2;
-    sealed_ = sealed_ && install_filter(2, why2);
+    sealed_ = sealed_ && sandbox::install_filter(2, why2);
     why_ += why2;
     send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}, {"seccomp", sealed_}, {"why", why_}});
   }
@@ -230,7 +231,7 @@ class host {
   }
 
   [[noreturn]] void finish() {
-    blocked_counts b = blocked();
+    sandbox::blocked_counts b = sandbox::blocked();
     const Py_ssize_t writes = writes_ ? PyList_Size(writes_.get()) : 0;
     std::string first;
     if (writes > 0) {
@@ -262,7 +263,7 @@ class host {
 void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int out_fd) {
   // First, before anything else runs here: no capabilities (see drop_capabilities).
   std::string why;
-  const bool dropped = drop_capabilities(why);
+  const bool dropped = sandbox::drop_capabilities(why);
   try {
     runner::ensure_python();
     c10::NoGradGuard no_grad;

@@ -30,6 +30,9 @@ namespace {
 // A reply holds the outputs and the inputs as the call left them: far below this for any kernel the verifier
 // can run, and a bound on what a hostile process can make the judge allocate.
 constexpr std::uint64_t max_reply_bytes = std::uint64_t{16} << 30;
+// Once a reply has begun, the rest of it comes straight away (the candidate's process copies every tensor to the
+// CPU before it writes the first byte): a reply that stops this long is cut short, and the channel is broken.
+constexpr int reply_stall_ms = 20'000;
 // The candidate's text (an exception message) is shown, not trusted: bounded.
 constexpr std::size_t max_text = 2000;
 
@@ -113,7 +116,7 @@ remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::De
   ::signal(SIGPIPE, SIG_IGN);
   message ready;
   try {
-    ready = receive_message(from_host_, max_reply_bytes);
+    ready = receive_message(from_host_, max_reply_bytes, reply_stall_ms);
   } catch (const error& e) {
     throw error(errc::internal, std::string("the candidate's process did not start: ") + e.what());
   }
@@ -155,9 +158,14 @@ remote_candidate::reply remote_candidate::request(bj::object header, const std::
   message m;
   try {
     send_message(to_host_, std::move(header), {}, tensors);
-    m = receive_message(from_host_, max_reply_bytes);
+    m = receive_message(from_host_, max_reply_bytes, reply_stall_ms);
   } catch (const error& e) {
     abandon(e.what());
+  }
+  // One reply per request: anything more was written by something other than the candidate's process's loop.
+  if (has_unread_bytes(from_host_)) {
+    abandon("its channel to the verifier broke (bytes after a whole reply): something in that process wrote to the "
+            "channel");
   }
   note_patched(m.header);
   if (!bool_field(m.header, "ok")) {
@@ -208,6 +216,9 @@ std::string remote_candidate::load() {
     why_at_load_ = text_field(r.header, "why");
     return "";
   } catch (const error& e) {
+    // Whether the filter was installed is unknown when the process was ended before it said so; the report
+    // must name the real cause, not blame the machine's seccomp.
+    if (!gone_.empty()) why_at_load_ = "unknown: " + gone_;
     return e.what();
   }
 }

@@ -5,7 +5,7 @@
 #pragma once
 
 #include "device_checks.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 #include "worker_kernels.hpp"
 
 #include <ATen/ATen.h>
@@ -30,7 +30,7 @@ struct call_notes {
 struct host_report {
   bool sealed = false;
   std::string why;
-  blocked_counts blocked;
+  sandbox::blocked_counts blocked;
   std::int64_t writes_outside = 0;
   std::string first_write;
   int python_threads = 0;

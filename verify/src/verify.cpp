@@ -4,7 +4,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <boost/json.hpp>
 
@@ -224,23 +224,6 @@ bj::object job_json(const verify_options& o) {
 }
 
 // A temporary folder removed with everything the candidate wrote into it.
-class temp_dir {
- public:
-  temp_dir() {
-    std::string pattern = (fs::temp_directory_path() / "rnx-verify-XXXXXX").string();
-    if (!::mkdtemp(pattern.data())) throw error(errc::internal, "cannot create a temporary folder: " + std::string(std::strerror(errno)));
-    path_ = pattern;
-  }
-  ~temp_dir() {
-    std::error_code ec;
-    fs::remove_all(path_, ec);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
 struct worker_outcome {
   std::vector<bj::object> events;
   std::string stderr_tail;
@@ -273,8 +256,8 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   ::prctl(PR_SET_DUMPABLE, 0);
   // An address-space limit breaks CUDA (the driver reserves huge virtual ranges): only where no GPU can be used.
   const bool cpu_only = o.reference.device == "cpu" || (o.reference.device == "auto" && !fs::exists("/dev/nvidiactl"));
-  detail::sandboxed_process p =
-      detail::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
+  sandbox::sandboxed_process p =
+      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
   worker_outcome w;
   w.address_space_limited = cpu_only;
   std::string buffer;
@@ -309,7 +292,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (w.killed_for.empty() && elapsed > o.limits.wall_s) {
       w.killed_for = "it ran past the " + std::to_string(static_cast<int>(o.limits.wall_s)) + " s wall-clock limit";
-    } else if (w.killed_for.empty() && detail::resident_mb(p.pid) > o.limits.memory_mb) {
+    } else if (w.killed_for.empty() && sandbox::resident_mb(p.pid) > o.limits.memory_mb) {
       w.killed_for = "it used more than " + std::to_string(o.limits.memory_mb) + " MiB of memory";
     }
     if (!w.killed_for.empty()) {
@@ -346,9 +329,9 @@ verify_report verify_candidate(const verify_options& o) {
   report.dtypes = o.reference.dtypes;
   report.review_rejects = o.review_rejects;
 
-  temp_dir dir;
+  sandbox::scratch_folder dir("rnx-verify-");
   std::vector<std::string> withheld;
-  std::vector<std::string> env = detail::sandbox_environment(o.limits, dir.path(), &withheld);
+  std::vector<std::string> env = sandbox::sandbox_environment(o.limits, dir.path(), &withheld);
   worker_outcome w = run_worker(o, dir.path(), env);
 
   std::map<std::string, check_row> rows;
@@ -368,11 +351,14 @@ verify_report verify_candidate(const verify_options& o) {
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
   std::string killed_by_filter;  // the candidate's process, killed by its seccomp filter (a foreign-ABI call)
+  sandbox::layer_report layers;  // never root, session, /proc/sys, /dev, scratch, process limit
   std::string last_started;
   for (const auto& e : w.events) {
     std::string kind = e.contains("event") && e.at("event").is_string() ? std::string(e.at("event").as_string()) : "";
     if (done && kind != "garbage") tampering.push_back("output after the final line");
-    if (kind == "sandbox") {
+    if (layers.read(e)) {
+      continue;
+    } else if (kind == "sandbox") {
       network = std::string(e.at("how").as_string());
       network_namespace = e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
     } else if (kind == "sandbox_proc") {
@@ -466,12 +452,13 @@ verify_report verify_candidate(const verify_options& o) {
       if (!network_namespace) missing.push_back("no network namespace (" + network + ")");
       if (landlock <= 0) missing.push_back("no filesystem confinement (" + filesystem + ")");
       if (!own_processes) missing.push_back("no process isolation (" + processes_how + ")");
+      for (const auto& m : layers.missing()) missing.push_back(m);
       if (!sealed) {
         missing.push_back("no seccomp filter (" + (seal_why.empty() ? std::string("the worker ended before reporting it")
                                                                     : seal_why) + ")");
       }
       if (!missing.empty() && !o.limits.allow_weaker) {
-        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 4) +
+        problems.push_back("the sandbox could not apply every layer: " + join_names(missing, 10) +
                            "; run where unprivileged user namespaces and seccomp are allowed, or pass "
                            "--allow-weaker-sandbox to accept the weaker containment");
       }
@@ -482,9 +469,11 @@ verify_report verify_candidate(const verify_options& o) {
       }
       if (o.limits.allow_weaker) {
         os << "WEAKER SANDBOX ALLOWED (--allow-weaker-sandbox)"
-           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 4)) << ". ";
+           << (missing.empty() ? ", though every layer was applied" : ": " + join_names(missing, 10)) << ". ";
       }
+      const std::string applied = layers.describe();
       os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem << "; processes: " << processes_how
+         << (applied.empty() ? "" : "; " + applied)
          << "; seccomp: "
          << (sealed ? "sockets (Unix ones too), new processes and exec refused"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
@@ -494,7 +483,7 @@ verify_report verify_candidate(const verify_options& o) {
          << withheld.size() << " variable(s) withheld";
       std::vector<std::string> secrets;
       for (const auto& n : withheld) {
-        if (detail::looks_secret(n)) secrets.push_back(n);
+        if (sandbox::looks_secret(n)) secrets.push_back(n);
       }
       if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
       os << "; its own temporary folder";

@@ -4,7 +4,7 @@
 #include "device_checks.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/runner/worker_channel.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>

@@ -7,7 +7,7 @@
 #include "rnx/common/json.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/worker_channel.hpp"
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 #include "candidate_remote.hpp"
 #include "worker_checks.hpp"
 #include "worker_kernels.hpp"
@@ -82,7 +82,7 @@ int main(int argc, char** argv) {
     {
       // One list of secret words: the static scan names the variables the environment filter withholds.
       py_ref words = py_ref::steal(PyList_New(0));
-      for (const auto& w : secret_words()) {
+      for (const auto& w : sandbox::secret_words()) {
         py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
         PyList_Append(words.get(), item.get());
       }
@@ -108,7 +108,7 @@ int main(int argc, char** argv) {
     ::prctl(PR_SET_DUMPABLE, 0);
     remote_candidate candidate(job_path, device);
     std::string phase1, phase2;
-    const bool judge_sealed = install_filter(1, phase1) && install_filter(2, phase2);
+    const bool judge_sealed = sandbox::install_filter(1, phase1) && sandbox::install_filter(2, phase2);
     const int threads_before = candidate.native_threads();
     const int py_threads_before = candidate.python_threads_before();
     auto sealed_event = [&](const host_report* h) {

@@ -9,6 +9,7 @@
 
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <filesystem>
 #include <optional>
@@ -42,6 +43,13 @@ struct bench_options {
   bool live = false;                             // a terminal: one live status line instead of plain lines
   std::optional<gate_policy> policy;             // paired runs' sequential looks; default: the head's [gate]
   bool in_process_pairing = true;                // false: every pair in separate processes (for comparison)
+  // Untrusted kernels (rnx optimize's candidates): set, every worker starts inside rnx::sandbox with these
+  // limits (its own user, network, mount and process namespaces; writes only in a scratch folder of its own;
+  // rlimits; the allow-listed environment, no secrets) and drops its capabilities and installs the seccomp
+  // filter on itself before any kernel is imported. A layer that cannot be applied fails the worker unless
+  // `allow_weaker` is set. Unset: workers run as the user, with the full environment (a repository's own
+  // kernels, trusted by its CI).
+  std::optional<sandbox::sandbox_limits> contain;
 };
 
 struct bench_side {

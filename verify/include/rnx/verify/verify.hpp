@@ -13,6 +13,7 @@
 
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -43,18 +44,8 @@ reference_spec reference_from_manifest(const std::filesystem::path& manifest_pat
 reference_spec reference_from_file(const std::filesystem::path& path, const std::string& inputs,
                                    const std::string& entry = {});
 
-// Limits of the sandbox the worker (and so the candidate) runs in.
-struct sandbox_limits {
-  double wall_s = 300;             // whole verification; the worker is killed after it
-  double cpu_s = 600;              // RLIMIT_CPU of the worker
-  std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
-  std::int64_t file_mb = 256;      // RLIMIT_FSIZE
-  int processes = 512;             // RLIMIT_NPROC inside the worker's user namespace (threads count)
-  std::vector<std::string> keep_env;  // extra variable names passed through to the worker
-  // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
-  // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
-  bool allow_weaker = false;
-};
+// Limits of the sandbox the worker (and so the candidate) runs in: rnx::sandbox's, named here too.
+using sandbox::sandbox_limits;
 
 struct verify_options {
   reference_spec reference;

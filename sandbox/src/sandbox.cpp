@@ -1,5 +1,5 @@
 // Containment: allow-listed environment, namespaces and rlimits for the worker, seccomp filters inside it.
-#include "sandbox.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 
 #include "rnx/common/error.hpp"
 
@@ -11,13 +11,16 @@
 #include <linux/seccomp.h>
 #include <sched.h>
 #include <signal.h>
+#include <grp.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <ucontext.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -29,7 +32,7 @@
 
 extern char** environ;
 
-namespace rnx::verify::detail {
+namespace rnx::sandbox {
 
 namespace {
 
@@ -89,7 +92,105 @@ std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const
   return env;
 }
 
+std::string_view to_string(layer l) {
+  switch (l) {
+    case layer::user: return "user";
+    case layer::session: return "session";
+    case layer::proc_sys: return "proc_sys";
+    case layer::dev: return "dev";
+    case layer::scratch: return "scratch";
+    case layer::tasks: return "tasks";
+  }
+  return "unknown";
+}
+
+std::optional<layer> parse_layer(std::string_view name) {
+  for (layer l : all_layers()) {
+    if (to_string(l) == name) return l;
+  }
+  return std::nullopt;
+}
+
+const std::vector<layer>& all_layers() {
+  static const std::vector<layer> layers = {layer::user, layer::session, layer::proc_sys,
+                                            layer::dev,  layer::scratch, layer::tasks};
+  return layers;
+}
+
+bool layer_report::read(const boost::json::object& event) {
+  const auto* kind = event.if_contains("event");
+  if (!kind || !kind->is_string() || kind->as_string() != "sandbox_layer") return false;
+  const auto* name = event.if_contains("layer");
+  const auto* ok = event.if_contains("ok");
+  const auto* how = event.if_contains("how");
+  if (!name || !name->is_string() || !ok || !ok->is_bool() || !how || !how->is_string()) return true;
+  if (auto l = parse_layer(std::string_view(name->as_string()))) {
+    seen_[*l] = {ok->as_bool(), std::string(how->as_string())};
+  }
+  return true;
+}
+
+std::vector<std::string> layer_report::missing() const {
+  std::vector<std::string> out;
+  for (layer l : all_layers()) {
+    auto it = seen_.find(l);
+    if (it == seen_.end()) {
+      out.push_back(std::string(to_string(l)) + ": unknown (the worker said nothing)");
+    } else if (!it->second.first) {
+      out.push_back(std::string(to_string(l)) + ": " + it->second.second);
+    }
+  }
+  return out;
+}
+
+std::string layer_report::describe() const {
+  std::string out;
+  for (layer l : all_layers()) {
+    auto it = seen_.find(l);
+    if (it == seen_.end() || !it->second.first) continue;
+    out += (out.empty() ? "" : "; ") + it->second.second;
+  }
+  return out;
+}
+
+void remove_tree(const std::filesystem::path& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  // Folders first made enterable and writable, top-down (a mode-000 folder hides what is inside it).
+  std::vector<fs::path> pending = {path};
+  while (!pending.empty()) {
+    const fs::path p = pending.back();
+    pending.pop_back();
+    if (!fs::is_directory(fs::symlink_status(p, ec))) continue;
+    fs::permissions(p, fs::perms::owner_all, fs::perm_options::add, ec);
+    for (fs::directory_iterator it(p, ec), end; !ec && it != end; it.increment(ec)) pending.push_back(it->path());
+    ec.clear();
+  }
+  fs::remove_all(path, ec);
+}
+
+scratch_folder::scratch_folder(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "XXXXXX")).string();
+  if (!::mkdtemp(pattern.data())) {
+    throw error(errc::internal, "cannot create a temporary folder: " + std::string(std::strerror(errno)));
+  }
+  path_ = pattern;
+}
+
+scratch_folder::~scratch_folder() { remove_tree(path_); }
+
 namespace {
+
+struct layer_lines {
+  std::string ok;
+  std::string missing;
+};
+
+// The two lines the child may write for one layer, built before fork (texts are this file's, no escaping).
+layer_lines layer_line_pair(layer l, const std::string& ok_how, const std::string& missing_how) {
+  const std::string head = "{\"event\":\"sandbox_layer\",\"layer\":\"" + std::string(to_string(l)) + "\",\"ok\":";
+  return {head + "true,\"how\":\"" + ok_how + "\"}\n", head + "false,\"how\":\"" + missing_how + "\"}\n"};
+}
 
 // Written by the child between fork and exec: only async-signal-safe calls (open, write, close).
 bool write_file(const char* path, const char* text) {
@@ -191,6 +292,157 @@ void set_limit(int resource, rlim_t value) {
   ::setrlimit(resource, &r);
 }
 
+// ---- the mount namespace's view (child side, raw system calls only) ----
+
+constexpr unsigned open_tree_clone = 1;        // OPEN_TREE_CLONE of <linux/mount.h>
+constexpr unsigned at_recursive = 0x8000;      // AT_RECURSIVE
+constexpr unsigned move_mount_empty_from = 4;  // MOVE_MOUNT_F_EMPTY_PATH
+constexpr int max_device_nodes = 48;
+
+struct dirent64_head {  // linux_dirent64
+  std::uint64_t ino;
+  std::int64_t off;
+  unsigned short reclen;
+  unsigned char type;
+  char name[1];
+};
+
+// Calls `each(name, type)` for every entry of the open directory `dir` but . and ..
+template <typename F>
+void for_each_entry(int dir, F each) {
+  alignas(8) char buf[4096];
+  for (;;) {
+    const long n = ::syscall(SYS_getdents64, dir, buf, sizeof buf);
+    if (n <= 0) return;
+    for (long at = 0; at < n;) {
+      const auto* d = reinterpret_cast<const dirent64_head*>(buf + at);
+      at += d->reclen;
+      if (std::strcmp(d->name, ".") != 0 && std::strcmp(d->name, "..") != 0) each(d->name, d->type);
+    }
+  }
+}
+
+bool starts_with(const char* s, const char* prefix) { return std::strncmp(s, prefix, std::strlen(prefix)) == 0; }
+
+// "/dev/" + name into `out` (async-signal-safe; names longer than the buffer are skipped).
+bool dev_path(char (&out)[96], const char* name) {
+  const std::size_t n = std::strlen(name);
+  if (n + 6 > sizeof out) return false;
+  std::memcpy(out, "/dev/", 5);
+  std::memcpy(out + 5, name, n + 1);
+  return true;
+}
+
+// /dev becomes a fresh tmpfs holding only what kernels need: null, zero, full, random, urandom, the GPU's nodes
+// (/dev/nvidia*, /dev/nvidia-caps, /dev/dri), a private /dev/shm of `shm_options` and the /proc/self/fd links.
+// The nodes are bind mounts of the host's, taken (open_tree) before the tmpfs covers them. No terminal, no
+// block device, no /dev/mem: a candidate that could write a loop device or type into a tty finds neither.
+bool reduce_dev(const char* shm_options) {
+  struct node {
+    char name[64];
+    int tree;
+    bool dir;
+  } nodes[max_device_nodes];
+  int count = 0;
+  auto take = [&](const char* name, bool dir) {
+    char path[96];
+    if (count >= max_device_nodes || std::strlen(name) >= sizeof nodes[0].name || !dev_path(path, name)) return;
+    const int tree = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path,
+                                                open_tree_clone | O_CLOEXEC | (dir ? at_recursive : 0)));
+    if (tree < 0) return;
+    std::memcpy(nodes[count].name, name, std::strlen(name) + 1);
+    nodes[count].tree = tree;
+    nodes[count].dir = dir;
+    ++count;
+  };
+  for (const char* name : {"null", "zero", "full", "random", "urandom"}) take(name, false);
+  const int basic = count;
+  const int dev = ::open("/dev", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dev < 0) return false;
+  for_each_entry(dev, [&](const char* name, unsigned char type) {
+    if (starts_with(name, "nvidia") || std::strcmp(name, "dri") == 0) take(name, type == DT_DIR);
+  });
+  ::close(dev);
+  if (basic != 5) return false;
+  if (::mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=1m") != 0) return false;
+  bool ok = true;
+  for (int i = 0; i < count; ++i) {
+    char path[96];
+    dev_path(path, nodes[i].name);
+    if (nodes[i].dir) {
+      ok = ok && ::mkdir(path, 0755) == 0;
+    } else {
+      const int f = ::open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+      ok = ok && f >= 0;
+      if (f >= 0) ::close(f);
+    }
+    ok = ok && ::syscall(SYS_move_mount, nodes[i].tree, "", AT_FDCWD, path, move_mount_empty_from) == 0;
+    ::close(nodes[i].tree);
+  }
+  ok = ok && ::symlink("/proc/self/fd", "/dev/fd") == 0 && ::symlink("/proc/self/fd/0", "/dev/stdin") == 0 &&
+       ::symlink("/proc/self/fd/1", "/dev/stdout") == 0 && ::symlink("/proc/self/fd/2", "/dev/stderr") == 0;
+  ok = ok && ::mkdir("/dev/shm", 01777) == 0 &&
+       ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options) == 0;
+  return ok && ::mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0;
+}
+
+// /proc/sys read-only (a bind of itself, remounted): no sysctl can be changed, whoever the candidate is.
+bool proc_sys_read_only() {
+  return ::mount("/proc/sys", "/proc/sys", nullptr, MS_BIND | MS_REC, nullptr) == 0 &&
+         ::mount(nullptr, "/proc/sys", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                 nullptr) == 0;
+}
+
+// The scratch folder becomes a tmpfs of `options` (its size limit): what the candidate writes never reaches the
+// disk and is gone when the namespace ends, whatever modes it set. The regular files the caller put there (the
+// job) are copied in first, owned by `uid`/`gid` when those are not -1.
+bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t gid) {
+  const int old = ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (old < 0) return false;
+  bool ok = ::mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, options) == 0;
+  const int fresh = ok ? ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
+  ok = ok && fresh >= 0;
+  if (ok) {
+    for_each_entry(old, [&](const char* name, unsigned char type) {
+      if (type != DT_REG) return;
+      const int from = ::openat(old, name, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+      const int to = ::openat(fresh, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+      char buf[8192];
+      ssize_t n = 0;
+      while (from >= 0 && to >= 0 && (n = ::read(from, buf, sizeof buf)) > 0) {
+        if (::write(to, buf, static_cast<std::size_t>(n)) != n) ok = false;
+      }
+      if (from < 0 || to < 0 || n < 0) ok = false;
+      if (to >= 0 && uid != static_cast<uid_t>(-1) && ::fchown(to, uid, gid) != 0) ok = false;
+      if (from >= 0) ::close(from);
+      if (to >= 0) ::close(to);
+    });
+  }
+  if (fresh >= 0) ::close(fresh);
+  ::close(old);
+  return ok;
+}
+
+// Root leaves host root for good: no supplementary groups, uid/gid `unprivileged`, and of all capabilities only
+// CAP_DAC_READ_SEARCH, kept through execve as an ambient one, so that the worker can still read what root could
+// (a Python install under /root, the sources) while it writes, changes and opens nothing as root.
+bool leave_root(uid_t uid, gid_t gid) {
+  constexpr int keep = CAP_DAC_READ_SEARCH;
+  for (int cap = 0; cap < 64; ++cap) {
+    if (cap != keep && ::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
+  }
+  if (::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0 || ::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 ||
+      ::setresuid(uid, uid, uid) != 0) {
+    return false;
+  }
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2] = {};
+  data[0].effective = data[0].permitted = data[0].inheritable = 1U << keep;
+  if (::syscall(SYS_capset, &header, data) != 0) return false;
+  if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, keep, 0, 0) != 0) return false;
+  return ::getuid() == uid && ::geteuid() == uid && ::getgid() == gid;
+}
+
 }  // namespace
 
 sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
@@ -209,9 +461,17 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   std::vector<char*> c_env;
   for (auto& e : env_copy) c_env.push_back(e.data());
   c_env.push_back(nullptr);
-  const std::string uid_map = std::to_string(::getuid()) + " " + std::to_string(::getuid()) + " 1\n";
-  const std::string gid_map = std::to_string(::getgid()) + " " + std::to_string(::getgid()) + " 1\n";
+  const bool root = ::geteuid() == 0;
+  // Root runs the candidate as nobody; anyone else as themselves (never root: only root maps to root).
+  const uid_t uid = root ? unprivileged_uid : ::getuid();
+  const gid_t gid = root ? unprivileged_uid : ::getgid();
+  const std::string uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
+  const std::string gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
   const std::string dir = workdir.string();
+  const std::string scratch_options =
+      "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" +
+      (root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string());
+  const std::string shm_options = "mode=1777,size=" + std::to_string(limits.shm_mb) + "m";
   const std::string cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
   const std::string root_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"network namespace\"}\n";
   const std::string none_line =
@@ -231,13 +491,38 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   const std::string proc_none_line =
       "{\"event\":\"sandbox_proc\",\"own\":false,\"how\":\"no process namespace here: the processes of this user "
       "(and their environments, where readable) are visible\"}\n";
+  const layer_lines user_lines = layer_line_pair(
+      layer::user,
+      root ? "started as root, it runs as host uid " + std::to_string(uid) +
+                 " (nobody) without groups and with no capability but CAP_DAC_READ_SEARCH"
+           : "it runs as the caller's uid " + std::to_string(uid) + ", not root",
+      root ? "started as root, it could not leave host root (setresuid to " + std::to_string(uid) + " failed)"
+           : "it runs as host root");
+  const layer_lines session_lines = layer_line_pair(
+      layer::session, "a new session without a controlling terminal; stdin, stdout and stderr on /dev/null",
+      "it could not start a new session or put stdin, stdout and stderr on /dev/null");
+  const layer_lines proc_sys_lines =
+      layer_line_pair(layer::proc_sys, "/proc/sys read-only", "/proc/sys could not be made read-only");
+  const layer_lines dev_lines = layer_line_pair(
+      layer::dev,
+      "/dev holds only null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm of " +
+          std::to_string(limits.shm_mb) + " MiB",
+      "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
+  const layer_lines scratch_lines = layer_line_pair(
+      layer::scratch,
+      "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
+      "its scratch folder is on the host's disk, without a size limit");
+  const layer_lines tasks_lines = layer_line_pair(
+      layer::tasks,
+      "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
+      "no process limit holds (RLIMIT_NPROC does not bind root)");
   char link_a[64] = {};
   const rlim_t cpu = static_cast<rlim_t>(limits.cpu_s);
   const rlim_t memory = static_cast<rlim_t>(limits.memory_mb) << 20;
   const rlim_t file = static_cast<rlim_t>(limits.file_mb) << 20;
   const rlim_t nproc = static_cast<rlim_t>(limits.processes);
 
-  // Both run in the child (async-signal-safe calls only).
+  // These run in the child (async-signal-safe calls only).
   auto write_landlock_line = [&](int fd, int landlock) {
     if (landlock > 0 && landlock < 10) {
       fs_ok_line[abi_digit_1] = fs_ok_line[abi_digit_2] = static_cast<char>('0' + landlock);
@@ -246,6 +531,7 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
       write_all(fd, fs_none_line.c_str());
     }
   };
+  auto say = [&](int fd, const layer_lines& lines, bool ok) { write_all(fd, (ok ? lines.ok : lines.missing).c_str()); };
   auto exec_worker = [&] {
     set_limit(RLIMIT_CPU, cpu);
     set_limit(RLIMIT_FSIZE, file);
@@ -254,7 +540,7 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
     if (limit_address_space) set_limit(RLIMIT_AS, memory);
     if (::chdir(dir.c_str()) != 0) ::_exit(126);
     ::execve(c_args[0], c_args.data(), c_env.data());
-    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the verify worker\"}\n";
+    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the sandboxed worker\"}\n";
     write_all(result_fd_in_worker, msg);
     ::_exit(127);
   };
@@ -262,37 +548,49 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   pid_t pid = ::fork();
   if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
-    ::setpgid(0, 0);
+    // A session and process group of its own, without the caller's controlling terminal: nothing in it can
+    // type into the user's shell (TIOCSTI) or be stopped by the terminal.
+    const bool own_session = ::setsid() >= 0;
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
     ::prctl(PR_SET_DUMPABLE, 1);         // the parent is not; this child must still own its /proc/self/uid_map
     // The pipe becomes fd 3 and every other inherited descriptor is closed: a candidate must not find the
-    // caller's sockets (an optimizer's connection to its model provider) or files.
+    // caller's sockets (an optimizer's connection to its model provider) or files. stdin, stdout and stderr go
+    // to /dev/null: an inherited socket or terminal there is a way out, and the candidate's prints must not mix
+    // into the caller's output (a JSON report, say).
     int out = ::fcntl(fds[1], F_DUPFD, 10);
     if (out < 0 || ::dup2(out, result_fd_in_worker) < 0) ::_exit(126);
     if (::syscall(SYS_close_range, result_fd_in_worker + 1, ~0U, 0) != 0) {
       for (int fd = result_fd_in_worker + 1; fd < 4096; ++fd) ::close(fd);
     }
-    ::dup2(2, 1);  // the candidate's prints must not mix into the caller's stdout (a JSON report, say)
+    const int null = ::open("/dev/null", O_RDWR);
+    const bool quiet = null >= 0 && ::dup2(null, 0) == 0 && ::dup2(null, 1) == 1 && ::dup2(null, 2) == 2;
+    if (null > 2) ::close(null);
     const int fd = result_fd_in_worker;
     const char* line = none_line.c_str();
-    // Network, mount and process namespaces where the kernel allows them (inside a user namespace unless this is
-    // root): the mount namespace is what lets the worker's /proc show only its own processes.
+    // Network, mount and process namespaces where the kernel allows them: root makes them without a user
+    // namespace (a user namespace would map the candidate's uid 0 to host root) and leaves root below;
+    // anyone else inside a user namespace that maps only their own uid. The mount namespace is what lets the
+    // worker see only its own /proc, a reduced /dev and a scratch tmpfs.
     constexpr int all_but_user = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
     bool own_pids = false;
-    if (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0) {
-      write_file("/proc/self/setgroups", "deny\n");
-      write_file("/proc/self/uid_map", uid_map.c_str());
-      write_file("/proc/self/gid_map", gid_map.c_str());
-      line = cpu_line.c_str();
-      // A fresh process namespace has no process yet: its link cannot be read until the first child exists.
-      own_pids = ::readlink("/proc/self/ns/pid_for_children", link_a, sizeof link_a) < 0 && errno == ENOENT;
-    } else if (::unshare(all_but_user) == 0) {
+    bool as_root = false;  // namespaces made as host root: leave_root comes after the mounts
+    bool unprivileged = !root;
+    if (root && ::unshare(all_but_user) == 0) {
       line = root_line.c_str();
-      own_pids = true;
-    } else if (::unshare(CLONE_NEWNET) == 0) {
-      line = root_line.c_str();
+      own_pids = as_root = true;
+    } else {
+      if (root) unprivileged = leave_root(uid, gid);
+      if (unprivileged && (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0)) {
+        write_file("/proc/self/setgroups", "deny\n");
+        write_file("/proc/self/uid_map", uid_map.c_str());
+        write_file("/proc/self/gid_map", gid_map.c_str());
+        line = cpu_line.c_str();
+        // A fresh process namespace has no process yet: its link cannot be read until the first child exists.
+        own_pids = ::readlink("/proc/self/ns/pid_for_children", link_a, sizeof link_a) < 0 && errno == ENOENT;
+      }
     }
     write_all(fd, line);
+    say(fd, session_lines, own_session && quiet);
     if (own_pids) {
       // Nothing outside may see this process's memory or environment (it is a copy of the verifier's).
       ::prctl(PR_SET_DUMPABLE, 0);
@@ -312,11 +610,20 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
         }
         ::_exit(code);
       }
-      // PID 1 of the new namespace: its own /proc, then the worker as PID 2, reaped here.
+      // PID 1 of the new namespace: its own /proc, /dev and scratch, then the worker as PID 2, reaped here.
       ::prctl(PR_SET_PDEATHSIG, SIGKILL);
       const bool proc = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
                         ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
       write_all(fd, proc ? proc_ok_line.c_str() : proc_none_line.c_str());
+      say(fd, proc_sys_lines, proc && proc_sys_read_only());
+      say(fd, dev_lines, reduce_dev(shm_options.c_str()));
+      say(fd, scratch_lines,
+          scratch_on_tmpfs(dir.c_str(), scratch_options.c_str(), as_root ? uid : static_cast<uid_t>(-1),
+                           as_root ? gid : static_cast<gid_t>(-1)));
+      if (as_root) unprivileged = leave_root(uid, gid);
+      say(fd, user_lines, unprivileged);
+      say(fd, tasks_lines, unprivileged);
+      if (!unprivileged) ::_exit(126);  // never run untrusted code as host root
       const int landlock = restrict_writes(dir.c_str());
       write_landlock_line(fd, landlock);
       const pid_t worker = ::fork();
@@ -332,6 +639,12 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
       ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125);
     }
     write_all(fd, proc_none_line.c_str());
+    say(fd, proc_sys_lines, false);
+    say(fd, dev_lines, false);
+    say(fd, scratch_lines, false);
+    say(fd, user_lines, unprivileged);
+    say(fd, tasks_lines, unprivileged);
+    if (!unprivileged) ::_exit(126);
     write_landlock_line(fd, restrict_writes(dir.c_str()));
     exec_worker();
   }
@@ -478,25 +791,38 @@ bool install_filter(int phase, std::string& why) {
 }
 
 bool drop_capabilities(std::string& why) {
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct before[2] = {};
+  if (::syscall(SYS_capget, &header, before) != 0) {
+    why = std::string("capget failed: ") + std::strerror(errno) + "; ";
+    return false;
+  }
+  // CAP_DAC_READ_SEARCH is what spawn_sandboxed leaves a worker started as root (reading what root could);
+  // it stays, through execve too, so that this process and the compilers it may start can read the install.
+  constexpr int read_search = CAP_DAC_READ_SEARCH;
+  const std::uint32_t keep = before[0].permitted & (1U << read_search);
   // Dropping from the bounding set needs CAP_SETPCAP; without it there is nothing to drop from (a worker that is
   // not root in its namespace lost its capabilities at execve), which the check below confirms.
   for (int cap = 0; cap < 64; ++cap) {
+    if (keep && cap == read_search) continue;
     if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
   }
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct none[2] = {};
-  if (::syscall(SYS_capset, &header, none) != 0) {
+  __user_cap_data_struct only[2] = {};
+  only[0].effective = only[0].permitted = only[0].inheritable = keep;
+  if (::syscall(SYS_capset, &header, only) != 0) {
     why = std::string("capset failed: ") + std::strerror(errno) + "; ";
     return false;
   }
+  if (keep) ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, read_search, 0, 0);
   __user_cap_data_struct now[2] = {};
   if (::syscall(SYS_capget, &header, now) != 0) {
     why = std::string("capget failed: ") + std::strerror(errno) + "; ";
     return false;
   }
-  for (const auto& d : now) {
-    if (d.effective || d.permitted || d.inheritable) {
+  for (int i = 0; i < 2; ++i) {
+    const std::uint32_t allowed = i == 0 ? keep : 0;
+    if ((now[i].effective | now[i].permitted | now[i].inheritable) & ~allowed) {
       why = "capabilities are left after dropping them; ";
       return false;
     }
@@ -508,4 +834,4 @@ blocked_counts blocked() {
   return {blocked_sockets.load(), blocked_processes.load(), blocked_io_uring.load()};
 }
 
-}  // namespace rnx::verify::detail
+}  // namespace rnx::sandbox

@@ -1,0 +1,139 @@
+// Containment for untrusted code (a candidate kernel in `rnx verify`, its timing in `rnx optimize`): the
+// sandboxed launch of a worker (parent side) and the seccomp filters the worker installs on itself before it
+// loads and calls the untrusted code. Torch-free.
+//
+//   rnx::sandbox::sandbox_limits limits;
+//   std::vector<std::string> withheld;
+//   auto env = rnx::sandbox::sandbox_environment(limits, scratch, &withheld);
+//   auto p = rnx::sandbox::spawn_sandboxed({worker, "--job", job}, env, scratch, limits, cpu_only);
+//   // read JSON lines from p.read_fd (the sandbox's own lines first), waitpid(p.pid)
+//   // ... and inside the worker, before the untrusted code is imported / first called:
+//   std::string why;
+//   bool sealed = rnx::sandbox::drop_capabilities(why) && rnx::sandbox::install_filter(1, why);
+#pragma once
+
+#include <boost/json/object.hpp>
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx::sandbox {
+
+// Limits of the sandbox the worker (and so the untrusted code) runs in.
+struct sandbox_limits {
+  double wall_s = 300;             // whole verification; the worker is killed after it
+  double cpu_s = 600;              // RLIMIT_CPU of the worker
+  std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
+  std::int64_t file_mb = 256;      // RLIMIT_FSIZE
+  int processes = 512;             // RLIMIT_NPROC of the worker's uid (threads count); never root, so it holds
+  std::int64_t scratch_mb = 1024;  // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
+  std::int64_t shm_mb = 256;       // size of its private /dev/shm
+  std::vector<std::string> keep_env;  // extra variable names passed through to the worker
+  // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
+  // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
+  bool allow_weaker = false;
+};
+
+// Whether an environment variable's name marks a credential (TOKEN, SECRET, KEY, PASSWORD, ...): such a variable
+// never reaches the worker, whatever prefix it has, and the report names it among what was withheld.
+bool looks_secret(const std::string& name);
+const std::vector<std::string>& secret_words();  // the words looks_secret looks for (also the static scan's)
+
+// The worker's environment: an allow-list of what kernels need (PATH, CUDA_*, thread counts, ...); everything
+// else, secrets included, is withheld. `withheld` receives the names left out.
+std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
+                                             std::vector<std::string>* withheld);
+
+// The uid (and gid) the untrusted code runs as when the caller is root: nobody.
+constexpr unsigned unprivileged_uid = 65534;
+
+// The layers spawn_sandboxed sets up besides the network, Landlock and process namespace (which have lines of
+// their own: "sandbox", "sandbox_fs", "sandbox_proc"). Each is reported on the result pipe as
+// {"event":"sandbox_layer","layer":NAME,"ok":BOOL,"how":TEXT} before the worker starts.
+enum class layer {
+  user,      // not host root: nobody (uid 65534) when started as root, the caller's own uid otherwise
+  session,   // a new session without a controlling terminal; stdin, stdout, stderr on /dev/null
+  proc_sys,  // /proc/sys read-only
+  dev,       // /dev reduced to null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm
+  scratch,   // the scratch folder a tmpfs of scratch_mb, gone when the sandbox ends
+  tasks,     // a process limit that holds (RLIMIT_NPROC of a uid that is not root)
+};
+std::string_view to_string(layer l);
+std::optional<layer> parse_layer(std::string_view name);
+const std::vector<layer>& all_layers();
+
+// What the sandbox said about its layers: feed it every event read from the result pipe.
+class layer_report {
+ public:
+  bool read(const boost::json::object& event);  // true when `event` was a sandbox_layer line
+  std::vector<std::string> missing() const;      // every layer not applied or never reported, with why
+  std::string describe() const;                  // what each applied layer does, "; "-separated
+
+ private:
+  std::map<layer, std::pair<bool, std::string>> seen_;
+};
+
+// A fresh folder under the system's temporary directory, removed with everything in it when this ends, even
+// where the untrusted code made a folder it cannot enter (mode 000): modes are restored before removal.
+class scratch_folder {
+ public:
+  explicit scratch_folder(const std::string& prefix);
+  ~scratch_folder();
+  scratch_folder(const scratch_folder&) = delete;
+  scratch_folder& operator=(const scratch_folder&) = delete;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+// Removes `path` and everything beneath it, making each folder writable and searchable first.
+void remove_tree(const std::filesystem::path& path);
+
+struct sandboxed_process {
+  pid_t pid = -1;
+  int read_fd = -1;  // the worker's result pipe (JSON lines); the child writes its sandbox line first
+};
+
+// Forks and execs argv in its own session, network, mount and process namespace (inside a user namespace
+// unless the caller is root), never as host root, with rlimits, `workdir` as cwd/HOME/TMPDIR and `env` as
+// environment. `workdir` becomes a tmpfs of limits.scratch_mb in the mount namespace: the regular files the
+// caller put at its top level are copied in, and nothing written there is seen outside or survives the worker
+// (results travel on the pipe). The first lines on the pipe say which layers were applied (see layer_report).
+// The worker gets the pipe's write end as --result-fd. Throws rnx::error(internal) when fork or pipe fail.
+sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
+                                  const std::filesystem::path& workdir, const sandbox_limits& limits,
+                                  bool limit_address_space);
+
+// Resident memory of a process in MiB (0 when it is gone).
+std::int64_t resident_mb(pid_t pid);
+
+// ---- inside the worker ----
+
+struct blocked_counts {
+  int sockets = 0;    // socket() with a non-local family
+  int processes = 0;  // fork / vfork / clone without CLONE_THREAD / execve
+  int io_uring = 0;   // io_uring_setup (it could open sockets behind seccomp's back)
+};
+
+// Phase 1, before the candidate is imported: network sockets and io_uring are refused (EPERM) and counted.
+// Phase 2, before the candidate is first called: new processes and execve are refused and counted too
+// (import-time builds such as torch.utils.cpp_extension.load_inline still run their compiler in phase 1).
+// Returns false with `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
+bool install_filter(int phase, std::string& why);
+
+// Drops every capability this process holds, for good: the bounding and ambient sets too, so that no later
+// execve gives any back (with CAP_SYS_PTRACE a worker could open the judge's /proc/PID/fd and /proc/PID/mem).
+// The one exception is CAP_DAC_READ_SEARCH where spawn_sandboxed left it (started as root: the worker runs as
+// nobody and reads what root could, the Python install under /root say); it passes no ptrace check. Returns
+// false with `why` when some other capability is left.
+bool drop_capabilities(std::string& why);
+blocked_counts blocked();
+
+}  // namespace rnx::sandbox
