@@ -34,6 +34,7 @@ struct job {
   std::map<std::string, tolerance> tolerances;
   std::uint64_t seed = 0;
   double speedup_limit = 10;
+  bool speedup_review = false;  // an implausible speedup is marked `review` instead of failing
   std::filesystem::path cache_dir;
 };
 
@@ -93,6 +94,14 @@ class verifier {
   void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
            double started, at::ScalarType dtype);
   void run_dtype(at::ScalarType dtype);
+  // The implausible_speedup row: timing on fresh inputs, a share of the timed outputs checked.
+  void timed_speedup(const shape_variant& shape, at::ScalarType dtype, const std::function<std::uint64_t()>& next_seed,
+                     double started);
+  // `base` with one element of each floating input set to another element's value.
+  std::vector<at::Tensor> rewritten_twin(const std::vector<at::Tensor>& base, std::uint64_t seed);
+  // Empty when `out` is right for the inputs `base` (the yardstick of every stage), else why not.
+  std::string check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
+                                 at::ScalarType dtype, const shape_variant& shape);
 
   job job_;
   kernel_pair& pair_;
