@@ -260,17 +260,51 @@ struct stage_tally {
   }
 };
 
-void verifier::run_dtype(at::ScalarType dtype) {
-  const std::uint64_t s = job_.seed;
-  std::vector<std::int64_t> declared = job_.batches.empty() ? std::vector<std::int64_t>{1} : job_.batches;
-  const bool batched = pair_.has_batch();
-  if (!batched) declared = {1};
-  shape_variant smoke_shape{declared.front(), {}};
-  std::uint64_t counter = 0;
-  auto next_seed = [&] { return s + 7919 * (++counter) + 104729 * static_cast<std::uint64_t>(dtype); };
+verifier::dtype_run verifier::start_dtype(at::ScalarType dtype) const {
+  dtype_run run;
+  run.dtype = dtype;
+  run.base_seed = job_.seed;
+  run.declared = job_.batches.empty() ? std::vector<std::int64_t>{1} : job_.batches;
+  run.batched = pair_.has_batch();
+  if (!run.batched) run.declared = {1};
+  run.smoke_shape = shape_variant{run.declared.front(), {}};
+  // Up to four non-batch sizes, largest first: the shape sweep and the edge cases vary them.
+  const std::map<std::string, std::int64_t> variable = pair_.variable_dims();
+  run.dims.assign(variable.begin(), variable.end());
+  std::sort(run.dims.begin(), run.dims.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (run.dims.size() > 4) run.dims.resize(4);
+  return run;
+}
 
-  // 1. smoke
-  double t = now_s();
+// Every stage of one dtype, in report order; each draws its seeds from the run in turn.
+const std::vector<void (verifier::*)(verifier::dtype_run&)>& verifier::stages() {
+  static const std::vector<void (verifier::*)(dtype_run&)> list = {
+      &verifier::stage_smoke,
+      &verifier::stage_shape_sweep,
+      &verifier::stage_stability,
+      &verifier::stage_determinism,
+      &verifier::stage_edge_cases,
+      &verifier::stage_fresh_inputs,
+      &verifier::stage_stale_memory,
+      &verifier::stage_ignored_inputs,
+      &verifier::stage_precision,
+      &verifier::stage_hidden_work,
+      &verifier::stage_implausible_speedup,
+  };
+  return list;
+}
+
+void verifier::run_dtype(at::ScalarType dtype) {
+  dtype_run run = start_dtype(dtype);
+  for (auto stage : stages()) (this->*stage)(run);
+}
+
+// Smoke: one input set at the first declared batch; a reference that cannot run its own inputs is bad input.
+void verifier::stage_smoke(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   case_result smoke = evaluate({"smoke (" + smoke_shape.label() + ")", smoke_shape, next_seed(), {}, {}}, dtype);
   if (smoke.status == case_result::state::not_applicable) {
     throw error(errc::invalid, "the reference cannot run its own declared inputs: " + smoke.message);
@@ -280,9 +314,16 @@ void verifier::run_dtype(at::ScalarType dtype) {
                                                      fmt(smoke.yard) + ")"
                                                : smoke.message,
       t, dtype);
+}
 
-  // 2. shape sweep: declared batches, unseen ones, and other sizes varied where the reference accepts them.
-  t = now_s();
+// Shape sweep: declared batches, unseen ones, and other sizes varied where the reference accepts them.
+void verifier::stage_shape_sweep(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  const bool batched = run.batched;
+  const std::vector<std::pair<std::string, std::int64_t>>& dims = run.dims;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally declared_tally, unseen_tally;
   std::set<std::int64_t> batches(declared.begin(), declared.end());
   std::vector<shape_variant> unseen;
@@ -292,10 +333,6 @@ void verifier::run_dtype(at::ScalarType dtype) {
       if (!batches.count(b)) unseen.push_back({b, {}});
     }
   }
-  const std::map<std::string, std::int64_t> variable = pair_.variable_dims();
-  std::vector<std::pair<std::string, std::int64_t>> dims(variable.begin(), variable.end());
-  std::sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (dims.size() > 4) dims.resize(4);
   for (const auto& [name, size] : dims) {
     if (size > 3) unseen.push_back({declared.front(), {{name, prev_prime(size)}}});
   }
@@ -332,9 +369,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     }
     row("audit", "shape_specialization", result, d, t, dtype);
   }
+}
 
-  // 3. adversarial stability
-  t = now_s();
+// Adversarial stability: scaled, shifted, negative and mixed-magnitude inputs.
+void verifier::stage_stability(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally stability;
   struct scaled {
     const char* label;
@@ -356,9 +398,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     stability.add(evaluate({std::string("inputs ") + tr.label, smoke_shape, next_seed(), tr.f, {}}, dtype));
   }
   row("correctness", "stability", stability.result(), stability.detail(), t, dtype);
+}
 
-  // 4. determinism: identical inputs twice.
-  t = now_s();
+// Determinism: identical inputs twice.
+void verifier::stage_determinism(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     std::vector<at::Tensor> base = make_base({"", smoke_shape, next_seed(), {}, {}});
     std::vector<at::Tensor> a_in, b_in;
@@ -389,9 +436,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("correctness", "determinism", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // 5. edge cases
-  t = now_s();
+// Edge cases: non-contiguous and transposed layouts, batch 1 with odd sizes, all-zero inputs.
+void verifier::stage_edge_cases(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  const std::vector<std::pair<std::string, std::int64_t>>& dims = run.dims;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally edges;
   edges.add(evaluate({"non-contiguous inputs (every other element)", smoke_shape, next_seed(), {}, layout::strided},
                      dtype));
@@ -406,11 +459,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
   edges.add(evaluate({"all-zero inputs", smoke_shape, next_seed(), [](const at::Tensor& x) { return x * 0.0; }, {}},
                      dtype));
   row("correctness", "edge_cases", edges.result(), edges.detail(), t, dtype);
+}
 
-  // ---- audit ----
-
-  // Fresh inputs: a second set of values must give the second set's answer.
-  t = now_s();
+// Fresh inputs: a second set of values must give the second set's answer.
+void verifier::stage_fresh_inputs(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     shape_variant sh = smoke_shape;
     std::vector<at::Tensor> a_base = make_base({"", sh, next_seed(), {}, {}});
@@ -439,11 +495,16 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("audit", "fresh_inputs", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // Stale memory: the reference has just computed the answer in this dtype and freed it; the candidate runs
-  // next, on the same values. It cannot read that memory (another process), and its own freed memory is poisoned
-  // before every call (CUDA cache blocks 0xff-filled, glibc's MALLOC_PERTURB_ on the CPU).
-  t = now_s();
+// Stale memory: the reference has just computed the answer in this dtype and freed it; the candidate runs
+// next, on the same values. It cannot read that memory (another process), and its own freed memory is poisoned
+// before every call (CUDA cache blocks 0xff-filled, glibc's MALLOC_PERTURB_ on the CPU).
+void verifier::stage_stale_memory(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     case_spec c{"right after the reference freed its result", smoke_shape, next_seed(), {}, {}};
     std::vector<at::Tensor> base = make_base(c);
@@ -464,9 +525,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     row("audit", "stale_memory", r.status == case_result::state::fail ? "fail" : "pass",
         r.status == case_result::state::fail ? r.message + " [" + how + "]" : "correct; " + how, t, dtype);
   }
+}
 
-  // Ignored inputs: where the reference's output moves with an input, the candidate's must move too.
-  t = now_s();
+// Ignored inputs: where the reference's output moves with an input, the candidate's must move too.
+void verifier::stage_ignored_inputs(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     std::vector<std::string> ignored, checked, irrelevant;
     std::vector<at::Tensor> base = make_base({"", smoke_shape, next_seed(), {}, {}});
@@ -537,10 +603,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
     }
     row("audit", "ignored_inputs", result, d, t, dtype);
   }
+}
 
-  // Precision: on well-conditioned data, the candidate's error against float64 next to the eager reference's
-  // own rounding error in this dtype.
-  t = now_s();
+// Precision: on well-conditioned data, the candidate's error against float64 next to the eager reference's
+// own rounding error in this dtype.
+void verifier::stage_precision(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     const std::int64_t largest = *std::max_element(declared.begin(), declared.end());
     case_result r = evaluate({"well-conditioned inputs", {largest, {}}, next_seed(), {}, {}}, dtype);
@@ -561,9 +632,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
           t, dtype);
     }
   }
+}
 
-  // Hidden work: CUDA streams other than the timed one.
-  t = now_s();
+// Hidden work: CUDA streams other than the timed one.
+void verifier::stage_hidden_work(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  const bool batched = run.batched;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   if (!pair_.device().is_cuda()) {
     row("audit", "hidden_work", "skip",
         "CUDA only; on the CPU, work moved off the timed thread is caught by extra_threads", t, dtype);
@@ -597,9 +674,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("audit", "hidden_work", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
-  t = now_s();
+// Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
+void verifier::stage_implausible_speedup(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     const std::int64_t largest = *std::max_element(declared.begin(), declared.end());
     timed_speedup(shape_variant{largest, {}}, dtype, next_seed, t);
