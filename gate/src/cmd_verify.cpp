@@ -88,8 +88,11 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--rtol", c->rtol, "Relative tolerance for every dtype (default: torch.testing's)");
   cmd->add_option("--atol", c->atol, "Absolute tolerance for every dtype (default: torch.testing's)");
   cmd->add_option("--seed", c->options.seed, "Seed of every input set")->capture_default_str();
-  cmd->add_option("--speedup-limit", c->options.speedup_limit, "A speedup above this is marked for review")
+  cmd->add_option("--speedup-limit", c->options.speedup_limit,
+                  "A speedup above this over the eager reference rejects the candidate (see --speedup-review)")
       ->capture_default_str();
+  cmd->add_flag("--speedup-review", c->options.speedup_review,
+                "Mark a speedup over --speedup-limit for review (exit 0 unless --review-rejects) instead of rejecting");
   cmd->add_flag("--review-rejects", c->options.review_rejects, "Reject (exit 1) when something is marked for review");
   cmd->add_option("--timeout", c->options.limits.wall_s, "Wall-clock limit of the whole verification, seconds")
       ->capture_default_str();

@@ -3,11 +3,13 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/runner/timing.hpp"
+#include "rnx/runner/tolerance.hpp"
 
 #include <ATen/Parallel.h>
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <cmath>
 #include <thread>
 
 namespace rnx::runner::detail {
@@ -100,22 +102,46 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
   return s;
 }
 
-// Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference.
+// The manifest's tolerance for the side's dtype, else torch.testing's: the base the yardstick widens.
+tolerance base_tolerance(const side& s) {
+  const std::string dtype(dtype_name(s.dtype));
+  if (auto it = s.spec->tolerances.find(dtype); it != s.spec->tolerances.end()) return it->second;
+  return default_tolerance(dtype);
+}
+
+// The kernel's eager computation in the side's dtype: `got` itself for the eager runtime, else one eager call on the
+// same inputs. A kernel with no eager form here (a TorchScript .pt file) has only the runtime's own computation.
+std::vector<at::Tensor> eager_outputs(side& s, const std::string& runtime, const std::vector<at::Tensor>& got) {
+  if (runtime == "eager") return got;
+  try {
+    return s.entry->kernel->prepare("eager", s.inputs, s.dtype, s.device, s.seed)->outputs();
+  } catch (const runtime_unavailable&) {
+    return got;
+  }
+}
+
+// Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference under
+// the shared yardstick (tolerance.hpp): the base tolerance widened by what the eager computation in this dtype
+// itself loses, measured once here on this configuration's inputs.
 void bind_side(side& s, const std::string& runtime, bool check) {
   guarded(s, s.spec->name, [&] {
     s.call = s.entry->kernel->prepare(runtime, s.inputs, s.dtype, s.device, s.seed);
     if (!check) return;
-    tolerance tol = default_tolerance(std::string(dtype_name(s.dtype)));
-    if (auto it = s.spec->tolerances.find(std::string(dtype_name(s.dtype))); it != s.spec->tolerances.end()) {
-      tol = it->second;
-    }
+    const tolerance base = base_tolerance(s);
     // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
     const std::vector<at::Tensor> got = s.call->outputs();
-    const check_result result = compare_outputs(got, s.entry->kernel->reference(s.inputs, s.seed), tol);
-    s.out["max_abs_err"] = result.max_abs_err;
-    s.out["rel_err"] = result.rel_err;
-    s.out["rtol"] = tol.rtol;
-    s.out["atol"] = tol.atol;
+    const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(s.inputs, s.seed);
+    const std::vector<at::Tensor> moved =
+        s.entry->kernel->reference(rounding_perturbed(s.inputs, s.dtype, s.seed), s.seed);
+    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved);
+    const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
+    const tolerance applied = widen(base, yard, yard_basis::self_check);
+    // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
+    auto json_number = [](double v) { return std::isfinite(v) ? v : 1e308; };
+    s.out["max_abs_err"] = json_number(result.max_abs_err);
+    s.out["rel_err"] = json_number(result.rel_err);
+    s.out["rtol"] = applied.rtol;
+    s.out["atol"] = applied.atol;
     if (!result.ok) {
       s.out["status"] = "diverged";
       s.out["message"] = runtime + " output differs from the float64 eager reference: " + result.message +

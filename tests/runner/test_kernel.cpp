@@ -3,6 +3,7 @@
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/timing.hpp"
+#include "rnx/runner/tolerance.hpp"
 
 #include <doctest/doctest.h>
 
@@ -71,6 +72,50 @@ TEST_CASE("compare_outputs follows torch.testing's rule and explains a mismatch"
   at::Tensor nan = ref.to(at::kFloat).clone();
   nan[0] = NAN;
   CHECK_FALSE(rnx::runner::compare_outputs({nan}, {ref}, {1, 1}).ok);
+}
+
+TEST_CASE("the yardstick: one outlier never sets the robust figure; input rounding caps it; NaN never widens it") {
+  using rnx::runner::yard_basis;
+  at::Tensor ref = at::linspace(1, 2, 1000, at::kDouble);
+  at::Tensor out = ref + 1e-6;  // every element off by 1e-6: rounding-like
+  out[500] += 1e-2;             // and one element far off
+  out[501] = NAN;
+  auto y = rnx::runner::measure_yardstick({out}, {ref}, at::kFloat);
+  CHECK(y.elements == 999);  // the NaN is not counted
+  CHECK(y.largest == doctest::Approx(1e-2 + 1e-6));
+  CHECK(y.typical == doctest::Approx(1e-6).epsilon(1e-3));
+  CHECK(rnx::runner::yard_value(y, yard_basis::trusted_reference) == y.largest);
+  CHECK(rnx::runner::yard_value(y, yard_basis::self_check) == y.typical);
+  const rnx::tolerance base = rnx::default_tolerance("float32");
+  auto wide = rnx::runner::widen(base, y, yard_basis::self_check);
+  CHECK(wide.rtol == base.rtol);
+  CHECK(wide.atol == base.atol);  // 4e-6 is below float32's 1e-5
+  auto r = rnx::runner::check_within({out}, {ref}, base, y, yard_basis::self_check);
+  CHECK_FALSE(r.ok);
+  CHECK(r.message.find("2 of 1000 elements outside rtol=1.3e-06, atol=1e-05") != std::string::npos);
+  CHECK(r.message.find("; tolerance rtol=1.3e-06, atol=1e-05 (the base tolerance; 4x the eager float32 computation's "
+                       "99th-percentile error against float64, 1e-06 is below its atol)") != std::string::npos);
+  // A lossy path: every element off by 1e-3 while rounding the inputs moves the result by 1e-8 at most.
+  at::Tensor lossy = ref + 1e-3;
+  const std::vector<at::Tensor> moved = {ref + 1e-8};
+  auto capped = rnx::runner::measure_yardstick({lossy}, {ref}, at::kFloat, &moved);
+  REQUIRE(capped.input_rounding.has_value());
+  CHECK(rnx::runner::yard_value(capped, yard_basis::self_check) == doctest::Approx(256 * 1e-8));
+  auto lossy_check = rnx::runner::check_within({lossy}, {ref}, base, capped, yard_basis::self_check);
+  CHECK_FALSE(lossy_check.ok);
+  CHECK(lossy_check.message.find("counted only up to 256x the 1e-08 that rounding the inputs to float32 moves the "
+                                 "float64 result (2.56e-06)") != std::string::npos);
+  // The verifier's basis trusts its reference: its largest error is the yardstick, so the same output passes.
+  CHECK(rnx::runner::check_within({lossy}, {ref}, base, capped, yard_basis::trusted_reference).ok);
+  // Perturbed inputs: float64, deterministic, moved by at most the dtype's eps.
+  at::Tensor x = at::randn({64}, at::kFloat);
+  auto p1 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
+  auto p2 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
+  CHECK((p1[0].scalar_type() == at::kDouble));
+  CHECK(at::equal(p1[0], p2[0]));
+  at::Tensor rel = ((p1[0] - x.to(at::kDouble)) / x.to(at::kDouble)).abs();
+  CHECK(rel.max().item<double>() <= 9.765625e-4);
+  CHECK(rel.max().item<double>() > 0);
 }
 
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {

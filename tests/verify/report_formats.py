@@ -41,10 +41,12 @@ def main():
     text = verify(rnx, cheat, "text")
     if text.returncode != 1 or "REJECTED" not in text.stdout or "correctness/determinism" not in text.stdout:
         problems.append(f"text: exit {text.returncode}: {text.stdout[:300]}")
-    # A far-too-fast candidate is marked for review; --review-rejects turns the mark into a rejection.
+    # A far-too-fast candidate fails by default; --speedup-review marks it for review instead, and --review-rejects
+    # turns the mark into a rejection.
     slow_ref = subprocess.run([rnx, "verify", "--reference", os.path.join(HERE, "refs", "matmul.py"), "--inputs",
                                "a=B,24,40;b=B,40,16", "--batch", "64", "--speedup-limit", "1.5", "--candidate",
-                               os.path.join(HERE, "honest", "matmul_bmm.py"), "--format", "json", "--review-rejects"],
+                               os.path.join(HERE, "honest", "matmul_bmm.py"), "--format", "json", "--speedup-review",
+                               "--review-rejects"],
                               capture_output=True, text=True)
     review = json.loads(slow_ref.stdout)
     row = {c["name"]: c for c in review["checks"]}["implausible_speedup"]

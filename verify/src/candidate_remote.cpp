@@ -308,6 +308,45 @@ double remote_candidate::fastest_call_ms(const std::vector<at::Tensor>& inputs, 
   return ms;
 }
 
+remote_candidate::fresh_timing remote_candidate::time_fresh(const std::vector<std::vector<at::Tensor>>& sets,
+                                                            at::ScalarType dtype, const shape_variant& shape) {
+  if (sets.size() < 3) throw error(errc::internal, "time_fresh needs a warm-up set, a timed set and a rewrite");
+  std::vector<at::Tensor> flat;
+  for (const auto& s : sets) {
+    if (s.size() != sets.front().size()) throw error(errc::internal, "time_fresh: input sets of different sizes");
+    flat.insert(flat.end(), s.begin(), s.end());
+  }
+  reply r = request(bj::object{{"op", "time_fresh"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"per_set", static_cast<std::int64_t>(sets.front().size())}},
+                    flat);
+  fresh_timing f;
+  f.fastest_ms = number_field(r.header, "ms");
+  if (!(f.fastest_ms >= 0)) abandon("it broke the verifier's protocol (a negative time)");
+  const bj::value* times = r.header.if_contains("times");
+  const bj::value* counts = r.header.if_contains("counts");
+  if (!times || !times->is_array() || !counts || !counts->is_array() || times->as_array().size() != sets.size() - 2 ||
+      counts->as_array().size() != sets.size() - 1) {
+    abandon("it broke the verifier's protocol (a timing reply of the wrong form)");
+  }
+  for (const auto& t : times->as_array()) f.ms.push_back(t.is_number() ? t.to_number<double>() : -1);
+  std::size_t next = 0;
+  for (const auto& c : counts->as_array()) {
+    const std::int64_t n = c.is_int64() ? c.as_int64() : -1;
+    if (n < 0 || next + static_cast<std::size_t>(n) > r.tensors.size()) {
+      abandon("it broke the verifier's protocol (a timing reply with the wrong number of tensors)");
+    }
+    std::vector<at::Tensor> out;
+    for (std::int64_t i = 0; i < n; ++i, ++next) {
+      at::Tensor t = r.tensors[next];
+      if (t.defined() && sent_device(r.header, next).rfind("cuda", 0) == 0 && device_.is_cuda()) t = t.to(device_);
+      out.push_back(std::move(t));
+    }
+    f.outputs.push_back(std::move(out));
+  }
+  if (next != r.tensors.size()) abandon("it broke the verifier's protocol (a timing reply with extra tensors)");
+  return f;
+}
+
 host_report remote_candidate::finish() {
   reply r = request(bj::object{{"op", "finish"}}, {});
   host_report h;

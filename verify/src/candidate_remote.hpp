@@ -62,6 +62,16 @@ class remote_candidate final : public verify_kernel {
                                  const shape_variant& shape, int calls);
   double fastest_call_ms(const std::vector<at::Tensor>& inputs, at::ScalarType dtype, const shape_variant& shape,
                          int repetitions);
+  // Timing on fresh inputs: `sets[0]` warms up, each of sets[1 .. n-2] gets one timed call, then set n-1's values
+  // are written into set 1's memory and called once more. outputs[k] holds timed call k's outputs (k < n-2) and
+  // outputs.back() the rewritten call's. Needs at least three sets of equal size.
+  struct fresh_timing {
+    double fastest_ms = 0;
+    std::vector<double> ms;
+    std::vector<std::vector<at::Tensor>> outputs;
+  };
+  fresh_timing time_fresh(const std::vector<std::vector<at::Tensor>>& sets, at::ScalarType dtype,
+                          const shape_variant& shape);
 
   // Globals the candidate changed (and that were restored), each with when: at import, during a call, ...
   const std::vector<std::string>& patched() const { return patched_; }

@@ -219,6 +219,7 @@ bj::object job_json(const verify_options& o) {
       {"tolerances", tolerances},
       {"seed", static_cast<std::int64_t>(o.seed & 0x7fffffffffffffffULL)},
       {"speedup_limit", o.speedup_limit},
+      {"implausible_speedup", o.speedup_review ? "review" : "reject"},
       {"cache_dir", o.cache_dir.string()},
   };
 }

@@ -3,6 +3,7 @@
 
 #include "device_checks.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/runner/tolerance.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
@@ -19,6 +20,7 @@
 #include <cstring>
 #include <iostream>
 #include <limits>
+#include <random>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -180,7 +182,8 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     return r;
   }
   r.ref_max = max_abs(r.ref64);
-  r.yard = max_error(refdt, r.ref64);
+  const runner::yardstick yard = runner::measure_yardstick(refdt, r.ref64, dtype);
+  r.yard = yard.largest;
   // Output form first: count, shape, dtype and device must be what the reference gives in this dtype.
   if (r.out.size() != refdt.size()) {
     r.status = case_result::state::fail;
@@ -210,9 +213,8 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
       return r;
     }
   }
-  tolerance tol = tol_for(dtype);
-  tol.atol = std::max(tol.atol, 4 * r.yard);
-  runner::check_result check = runner::compare_outputs(r.out, r.ref64, tol);
+  runner::check_result check =
+      runner::check_within(r.out, r.ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
   r.err = check.max_abs_err;
   if (!check.ok) {
     r.status = case_result::state::fail;
@@ -258,17 +260,51 @@ struct stage_tally {
   }
 };
 
-void verifier::run_dtype(at::ScalarType dtype) {
-  const std::uint64_t s = job_.seed;
-  std::vector<std::int64_t> declared = job_.batches.empty() ? std::vector<std::int64_t>{1} : job_.batches;
-  const bool batched = pair_.has_batch();
-  if (!batched) declared = {1};
-  shape_variant smoke_shape{declared.front(), {}};
-  std::uint64_t counter = 0;
-  auto next_seed = [&] { return s + 7919 * (++counter) + 104729 * static_cast<std::uint64_t>(dtype); };
+verifier::dtype_run verifier::start_dtype(at::ScalarType dtype) const {
+  dtype_run run;
+  run.dtype = dtype;
+  run.base_seed = job_.seed;
+  run.declared = job_.batches.empty() ? std::vector<std::int64_t>{1} : job_.batches;
+  run.batched = pair_.has_batch();
+  if (!run.batched) run.declared = {1};
+  run.smoke_shape = shape_variant{run.declared.front(), {}};
+  // Up to four non-batch sizes, largest first: the shape sweep and the edge cases vary them.
+  const std::map<std::string, std::int64_t> variable = pair_.variable_dims();
+  run.dims.assign(variable.begin(), variable.end());
+  std::sort(run.dims.begin(), run.dims.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (run.dims.size() > 4) run.dims.resize(4);
+  return run;
+}
 
-  // 1. smoke
-  double t = now_s();
+// Every stage of one dtype, in report order; each draws its seeds from the run in turn.
+const std::vector<void (verifier::*)(verifier::dtype_run&)>& verifier::stages() {
+  static const std::vector<void (verifier::*)(dtype_run&)> list = {
+      &verifier::stage_smoke,
+      &verifier::stage_shape_sweep,
+      &verifier::stage_stability,
+      &verifier::stage_determinism,
+      &verifier::stage_edge_cases,
+      &verifier::stage_fresh_inputs,
+      &verifier::stage_stale_memory,
+      &verifier::stage_ignored_inputs,
+      &verifier::stage_precision,
+      &verifier::stage_hidden_work,
+      &verifier::stage_implausible_speedup,
+  };
+  return list;
+}
+
+void verifier::run_dtype(at::ScalarType dtype) {
+  dtype_run run = start_dtype(dtype);
+  for (auto stage : stages()) (this->*stage)(run);
+}
+
+// Smoke: one input set at the first declared batch; a reference that cannot run its own inputs is bad input.
+void verifier::stage_smoke(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   case_result smoke = evaluate({"smoke (" + smoke_shape.label() + ")", smoke_shape, next_seed(), {}, {}}, dtype);
   if (smoke.status == case_result::state::not_applicable) {
     throw error(errc::invalid, "the reference cannot run its own declared inputs: " + smoke.message);
@@ -278,9 +314,16 @@ void verifier::run_dtype(at::ScalarType dtype) {
                                                      fmt(smoke.yard) + ")"
                                                : smoke.message,
       t, dtype);
+}
 
-  // 2. shape sweep: declared batches, unseen ones, and other sizes varied where the reference accepts them.
-  t = now_s();
+// Shape sweep: declared batches, unseen ones, and other sizes varied where the reference accepts them.
+void verifier::stage_shape_sweep(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  const bool batched = run.batched;
+  const std::vector<std::pair<std::string, std::int64_t>>& dims = run.dims;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally declared_tally, unseen_tally;
   std::set<std::int64_t> batches(declared.begin(), declared.end());
   std::vector<shape_variant> unseen;
@@ -290,10 +333,6 @@ void verifier::run_dtype(at::ScalarType dtype) {
       if (!batches.count(b)) unseen.push_back({b, {}});
     }
   }
-  const std::map<std::string, std::int64_t> variable = pair_.variable_dims();
-  std::vector<std::pair<std::string, std::int64_t>> dims(variable.begin(), variable.end());
-  std::sort(dims.begin(), dims.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
-  if (dims.size() > 4) dims.resize(4);
   for (const auto& [name, size] : dims) {
     if (size > 3) unseen.push_back({declared.front(), {{name, prev_prime(size)}}});
   }
@@ -330,9 +369,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     }
     row("audit", "shape_specialization", result, d, t, dtype);
   }
+}
 
-  // 3. adversarial stability
-  t = now_s();
+// Adversarial stability: scaled, shifted, negative and mixed-magnitude inputs.
+void verifier::stage_stability(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally stability;
   struct scaled {
     const char* label;
@@ -354,9 +398,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     stability.add(evaluate({std::string("inputs ") + tr.label, smoke_shape, next_seed(), tr.f, {}}, dtype));
   }
   row("correctness", "stability", stability.result(), stability.detail(), t, dtype);
+}
 
-  // 4. determinism: identical inputs twice.
-  t = now_s();
+// Determinism: identical inputs twice.
+void verifier::stage_determinism(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     std::vector<at::Tensor> base = make_base({"", smoke_shape, next_seed(), {}, {}});
     std::vector<at::Tensor> a_in, b_in;
@@ -387,9 +436,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("correctness", "determinism", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // 5. edge cases
-  t = now_s();
+// Edge cases: non-contiguous and transposed layouts, batch 1 with odd sizes, all-zero inputs.
+void verifier::stage_edge_cases(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  const std::vector<std::pair<std::string, std::int64_t>>& dims = run.dims;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   stage_tally edges;
   edges.add(evaluate({"non-contiguous inputs (every other element)", smoke_shape, next_seed(), {}, layout::strided},
                      dtype));
@@ -404,11 +459,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
   edges.add(evaluate({"all-zero inputs", smoke_shape, next_seed(), [](const at::Tensor& x) { return x * 0.0; }, {}},
                      dtype));
   row("correctness", "edge_cases", edges.result(), edges.detail(), t, dtype);
+}
 
-  // ---- audit ----
-
-  // Fresh inputs: a second set of values must give the second set's answer.
-  t = now_s();
+// Fresh inputs: a second set of values must give the second set's answer.
+void verifier::stage_fresh_inputs(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     shape_variant sh = smoke_shape;
     std::vector<at::Tensor> a_base = make_base({"", sh, next_seed(), {}, {}});
@@ -437,11 +495,16 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("audit", "fresh_inputs", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // Stale memory: the reference has just computed the answer in this dtype and freed it; the candidate runs
-  // next, on the same values. It cannot read that memory (another process), and its own freed memory is poisoned
-  // before every call (CUDA cache blocks 0xff-filled, glibc's MALLOC_PERTURB_ on the CPU).
-  t = now_s();
+// Stale memory: the reference has just computed the answer in this dtype and freed it; the candidate runs
+// next, on the same values. It cannot read that memory (another process), and its own freed memory is poisoned
+// before every call (CUDA cache blocks 0xff-filled, glibc's MALLOC_PERTURB_ on the CPU).
+void verifier::stage_stale_memory(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     case_spec c{"right after the reference freed its result", smoke_shape, next_seed(), {}, {}};
     std::vector<at::Tensor> base = make_base(c);
@@ -462,9 +525,14 @@ void verifier::run_dtype(at::ScalarType dtype) {
     row("audit", "stale_memory", r.status == case_result::state::fail ? "fail" : "pass",
         r.status == case_result::state::fail ? r.message + " [" + how + "]" : "correct; " + how, t, dtype);
   }
+}
 
-  // Ignored inputs: where the reference's output moves with an input, the candidate's must move too.
-  t = now_s();
+// Ignored inputs: where the reference's output moves with an input, the candidate's must move too.
+void verifier::stage_ignored_inputs(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const shape_variant& smoke_shape = run.smoke_shape;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     std::vector<std::string> ignored, checked, irrelevant;
     std::vector<at::Tensor> base = make_base({"", smoke_shape, next_seed(), {}, {}});
@@ -485,23 +553,28 @@ void verifier::run_dtype(at::ScalarType dtype) {
         if (!base[i].is_floating_point() || i >= other.size() || other[i].sizes() != base[i].sizes()) continue;
         std::vector<at::Tensor> changed = base;
         changed[i] = other[i];
-        std::vector<at::Tensor> in, wide;
+        std::vector<at::Tensor> in, wide, narrow;
         for (const auto& b : changed) {
           in.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+          narrow.push_back(place(b, dtype, pair_.device(), layout::contiguous));
           wide.push_back(b.is_floating_point() ? b.to(dtype).to(pair_.device(), at::kDouble) : b.to(pair_.device()));
         }
         std::vector<at::Tensor> ref_changed = pair_.reference().call(wide, at::kDouble, smoke_shape);
         const std::string name = i < job_.inputs.size() ? job_.inputs[i].name : "input " + std::to_string(i);
-        tolerance tol = tol_for(dtype);
-        if (runner::compare_outputs(ref_changed, ref_base, tol).ok) {
+        if (runner::compare_outputs(ref_changed, ref_base, tol_for(dtype)).ok) {
           irrelevant.push_back(name);
           continue;
         }
         std::vector<at::Tensor> cand_changed = candidate_call(in, dtype, smoke_shape);
         synchronize_device(pair_.device());
         checked.push_back(name);
-        tol.atol = std::max(tol.atol, 8 * dtype_eps(dtype) * std::max(1.0, max_abs(ref_changed)));
-        if (!runner::compare_outputs(cand_changed, ref_changed, tol).ok) {
+        // The same yardstick as every correctness stage: the reference's own error in this dtype on these inputs
+        // (a fixed multiple of eps * max|ref| ignores the reduction length and rejected honest large-K GEMMs).
+        const runner::yardstick yard =
+            runner::measure_yardstick(pair_.reference().call(narrow, dtype, smoke_shape), ref_changed, dtype);
+        if (!runner::check_within(cand_changed, ref_changed, tol_for(dtype), yard,
+                                  runner::yard_basis::trusted_reference)
+                 .ok) {
           bool unchanged = runner::compare_outputs(cand_changed, cand_base_copy, tol_for(dtype)).ok;
           ignored.push_back(name + (unchanged ? " (the output did not change when it did)" : " (wrong output once it changed)"));
         }
@@ -530,10 +603,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
     }
     row("audit", "ignored_inputs", result, d, t, dtype);
   }
+}
 
-  // Precision: on well-conditioned data, the candidate's error against float64 next to the eager reference's
-  // own rounding error in this dtype.
-  t = now_s();
+// Precision: on well-conditioned data, the candidate's error against float64 next to the eager reference's
+// own rounding error in this dtype.
+void verifier::stage_precision(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     const std::int64_t largest = *std::max_element(declared.begin(), declared.end());
     case_result r = evaluate({"well-conditioned inputs", {largest, {}}, next_seed(), {}, {}}, dtype);
@@ -554,9 +632,15 @@ void verifier::run_dtype(at::ScalarType dtype) {
           t, dtype);
     }
   }
+}
 
-  // Hidden work: CUDA streams other than the timed one.
-  t = now_s();
+// Hidden work: CUDA streams other than the timed one.
+void verifier::stage_hidden_work(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  const bool batched = run.batched;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   if (!pair_.device().is_cuda()) {
     row("audit", "hidden_work", "skip",
         "CUDA only; on the CPU, work moved off the timed thread is caught by extra_threads", t, dtype);
@@ -590,37 +674,138 @@ void verifier::run_dtype(at::ScalarType dtype) {
       row("audit", "hidden_work", "fail", e.what(), t, dtype);
     }
   }
+}
 
-  // Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
-  t = now_s();
+// Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
+void verifier::stage_implausible_speedup(dtype_run& run) {
+  const at::ScalarType dtype = run.dtype;
+  const std::vector<std::int64_t>& declared = run.declared;
+  auto next_seed = [&run] { return run.next_seed(); };
+  const double t = now_s();
   {
     const std::int64_t largest = *std::max_element(declared.begin(), declared.end());
-    shape_variant sh{largest, {}};
-    std::vector<at::Tensor> in;
-    for (const auto& b : make_base({"", sh, next_seed(), {}, {}})) {
-      in.push_back(place(b, dtype, pair_.device(), layout::contiguous));
-    }
-    try {
-      // The fastest of 9 calls each (the minimum: load on a shared machine only adds time), in three alternating
-      // rounds of a warm-up and 3 timed calls; the candidate's rounds run in its own process.
-      auto reference = [&] { pair_.reference().call(in, dtype, sh); };
-      double ref_ms = INFINITY, cand_ms = INFINITY;
-      for (int round = 0; round < 3; ++round) {
-        reference();
-        for (int i = 0; i < 3; ++i) ref_ms = std::min(ref_ms, time_call_ms(reference, pair_.device()));
-        cand_ms = std::min(cand_ms, candidate_.fastest_call_ms(in, dtype, sh, 3));
-      }
-      double speedup = ref_ms / std::max(cand_ms, 1e-6);
-      bool implausible = speedup > job_.speedup_limit;
-      emit(bj::object{{"event", "speedup"}, {"dtype", std::string(runner::dtype_name(dtype))}, {"value", speedup}});
-      row("audit", "implausible_speedup", implausible ? "review" : "pass",
-          fmt(speedup) + "x vs the eager reference (" + fmt(ref_ms) + " ms -> " + fmt(cand_ms) + " ms, " +
-              sh.label() + ")" + (implausible ? "; over " + fmt(job_.speedup_limit) + "x: have a person look" : ""),
-          t, dtype);
-    } catch (const std::exception& e) {
-      row("audit", "implausible_speedup", "fail", e.what(), t, dtype);
-    }
+    timed_speedup(shape_variant{largest, {}}, dtype, next_seed, t);
   }
+}
+
+std::vector<at::Tensor> verifier::rewritten_twin(const std::vector<at::Tensor>& base, std::uint64_t seed) {
+  // One element of every floating input takes another element's value: values the inputs could have had, changed
+  // where a fingerprint that samples a few positions does not look.
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  std::vector<at::Tensor> twin;
+  for (const auto& b : base) {
+    at::Tensor t = b.clone();
+    if (t.is_floating_point() && t.numel() >= 2) {
+      at::Tensor flat = t.view({-1});
+      const std::int64_t n = flat.numel();
+      const std::int64_t at_pos = at::randint(n, {1}, gen).item<std::int64_t>();
+      std::int64_t from = at::randint(n - 1, {1}, gen).item<std::int64_t>();
+      if (from >= at_pos) ++from;
+      flat[at_pos] = flat[from].item();
+    }
+    twin.push_back(t);
+  }
+  return twin;
+}
+
+std::string verifier::check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
+                                         at::ScalarType dtype, const shape_variant& shape) {
+  std::vector<at::Tensor> wide, narrow;
+  for (const auto& b : base) {
+    wide.push_back(b.is_floating_point() ? b.to(dtype).to(pair_.device(), at::kDouble) : b.to(pair_.device()));
+    narrow.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+  }
+  const std::vector<at::Tensor> ref64 = pair_.reference().call(wide, at::kDouble, shape);
+  const std::vector<at::Tensor> refdt = pair_.reference().call(narrow, dtype, shape);
+  if (!all_finite(ref64) || !all_finite(refdt)) return "";  // not judged here, as in every stage
+  const runner::yardstick yard = runner::measure_yardstick(refdt, ref64, dtype);
+  runner::check_result r = runner::check_within(out, ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
+  return r.ok ? "" : r.message;
+}
+
+void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype, const std::function<std::uint64_t()>& next_seed,
+                             double started) {
+  // Three rounds, each: a warm-up set and three timed sets for the reference here, the same values for the
+  // candidate in its process; every timed call of the candidate gets values and memory no earlier call saw (drawn
+  // before the clock starts), so a result cached on an input cannot be served. The fastest call counts (load on a
+  // shared machine only adds time); the trusted reference is called three times back to back on each set, so a
+  // thread pool woken late on a busy machine does not pass for a slow reference. Up to three more rounds run while
+  // the speedup looks implausible: only one that stays so is. Then the candidate's timed outputs are checked: one
+  // timed call per round chosen after it ran, and the call made after the first timed set's memory was rewritten
+  // in place with new values.
+  constexpr int rounds = 3;
+  constexpr int extra_rounds = 3;
+  constexpr int timed = 3;
+  constexpr int reference_repeats = 3;
+  std::mt19937_64 pick(std::random_device{}());
+  double ref_ms = INFINITY, cand_ms = INFINITY;
+  int checked = 0;
+  int rounds_run = 0;
+  std::string wrong;
+  try {
+    for (int round = 0; round < rounds + extra_rounds && wrong.empty(); ++round) {
+      if (round >= rounds && ref_ms / std::max(cand_ms, 1e-6) <= job_.speedup_limit) break;
+      ++rounds_run;
+      std::vector<std::vector<at::Tensor>> bases;
+      for (int k = 0; k <= timed; ++k) bases.push_back(make_base({"", sh, next_seed(), {}, {}}));
+      bases.push_back(rewritten_twin(bases[1], next_seed()));
+      std::vector<std::vector<at::Tensor>> for_reference, for_candidate;
+      for (const auto& set : bases) {
+        std::vector<at::Tensor> r, c;
+        for (const auto& b : set) {
+          r.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+          c.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+        }
+        for_reference.push_back(std::move(r));
+        for_candidate.push_back(std::move(c));
+      }
+      pair_.reference().call(for_reference[0], dtype, sh);
+      for (int k = 1; k <= timed; ++k) {
+        const std::vector<at::Tensor>& in = for_reference[static_cast<std::size_t>(k)];
+        for (int r = 0; r < reference_repeats; ++r) {
+          ref_ms = std::min(ref_ms, time_call_ms([&] { pair_.reference().call(in, dtype, sh); }, pair_.device()));
+        }
+      }
+      for_reference.clear();
+      const remote_candidate::fresh_timing f = candidate_.time_fresh(for_candidate, dtype, sh);
+      cand_ms = std::min(cand_ms, f.fastest_ms);
+      const std::size_t chosen = std::uniform_int_distribution<std::size_t>(0, timed - 1)(pick);
+      std::string bad = check_timed_output(f.outputs[chosen], bases[chosen + 1], dtype, sh);
+      ++checked;
+      if (!bad.empty()) {
+        wrong = "timed call " + std::to_string(round * timed + chosen + 1) + " returned a wrong result: " + bad;
+        break;
+      }
+      bad = check_timed_output(f.outputs.back(), bases.back(), dtype, sh);
+      ++checked;
+      if (!bad.empty()) {
+        wrong = "after new values were written into an input's memory (an address it had seen), the output did not "
+                "follow (a result cached on the input's address?): " + bad;
+      }
+    }
+  } catch (const std::exception& e) {
+    row("audit", "implausible_speedup", "fail", e.what(), started, dtype);
+    return;
+  }
+  if (!wrong.empty()) {
+    row("audit", "implausible_speedup", "fail", wrong, started, dtype);
+    return;
+  }
+  const double speedup = ref_ms / std::max(cand_ms, 1e-6);
+  const bool implausible = speedup > job_.speedup_limit;
+  emit(bj::object{{"event", "speedup"}, {"dtype", std::string(runner::dtype_name(dtype))}, {"value", speedup}});
+  std::string d = fmt(speedup) + "x vs the eager reference (" + fmt(ref_ms) + " ms -> " + fmt(cand_ms) + " ms, " +
+                  sh.label() + "; " + std::to_string(rounds_run * timed) + " timed calls, each on new inputs, " +
+                  std::to_string(checked) + " outputs checked)";
+  const char* result = "pass";
+  if (implausible && job_.speedup_review) {
+    result = "review";
+    d += "; over " + fmt(job_.speedup_limit) + "x: have a person look";
+  } else if (implausible) {
+    result = "fail";
+    d += "; over " + fmt(job_.speedup_limit) + "x, rejected (--speedup-review marks it for a person instead)";
+  }
+  row("audit", "implausible_speedup", result, d, started, dtype);
 }
 
 void verifier::run_all() {

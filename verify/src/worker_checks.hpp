@@ -34,6 +34,7 @@ struct job {
   std::map<std::string, tolerance> tolerances;
   std::uint64_t seed = 0;
   double speedup_limit = 10;
+  bool speedup_review = false;  // an implausible speedup is marked `review` instead of failing
   std::filesystem::path cache_dir;
 };
 
@@ -92,7 +93,41 @@ class verifier {
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
   void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
            double started, at::ScalarType dtype);
+  // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and
+  // the seed counter (each stage draws its seeds in turn, so every case gets the same inputs in every run).
+  struct dtype_run {
+    at::ScalarType dtype = at::kFloat;
+    std::vector<std::int64_t> declared;
+    bool batched = false;
+    shape_variant smoke_shape;
+    std::vector<std::pair<std::string, std::int64_t>> dims;
+    std::uint64_t base_seed = 0;
+    std::uint64_t counter = 0;
+    std::uint64_t next_seed() { return base_seed + 7919 * (++counter) + 104729 * static_cast<std::uint64_t>(dtype); }
+  };
+  dtype_run start_dtype(at::ScalarType dtype) const;
+  static const std::vector<void (verifier::*)(dtype_run&)>& stages();
+  // Runs the stages in order for one dtype, one report row (or two) each.
   void run_dtype(at::ScalarType dtype);
+  void stage_smoke(dtype_run& run);
+  void stage_shape_sweep(dtype_run& run);
+  void stage_stability(dtype_run& run);
+  void stage_determinism(dtype_run& run);
+  void stage_edge_cases(dtype_run& run);
+  void stage_fresh_inputs(dtype_run& run);
+  void stage_stale_memory(dtype_run& run);
+  void stage_ignored_inputs(dtype_run& run);
+  void stage_precision(dtype_run& run);
+  void stage_hidden_work(dtype_run& run);
+  void stage_implausible_speedup(dtype_run& run);
+  // The implausible_speedup row: timing on fresh inputs, a share of the timed outputs checked.
+  void timed_speedup(const shape_variant& shape, at::ScalarType dtype, const std::function<std::uint64_t()>& next_seed,
+                     double started);
+  // `base` with one element of each floating input set to another element's value.
+  std::vector<at::Tensor> rewritten_twin(const std::vector<at::Tensor>& base, std::uint64_t seed);
+  // Empty when `out` is right for the inputs `base` (the yardstick of every stage), else why not.
+  std::string check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
+                                 at::ScalarType dtype, const shape_variant& shape);
 
   job job_;
   kernel_pair& pair_;

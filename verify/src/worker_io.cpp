@@ -72,6 +72,7 @@ job read_job(const std::filesystem::path& path) {
   }
   j.seed = static_cast<std::uint64_t>(o.at("seed").as_int64());
   j.speedup_limit = o.at("speedup_limit").to_number<double>();
+  if (const bj::value* v = o.if_contains("implausible_speedup")) j.speedup_review = v->is_string() && v->as_string() == "review";
   j.cache_dir = std::string(o.at("cache_dir").as_string());
   return j;
 }

@@ -52,7 +52,8 @@ struct verify_options {
   std::filesystem::path candidate;
   std::string candidate_entry;      // empty: the reference's entry, or KernelBench's ModelNew
   std::uint64_t seed = 20261202;
-  double speedup_limit = 10;        // candidate faster than this many times the eager reference: review
+  double speedup_limit = 10;        // candidate faster than this many times the eager reference: rejected
+  bool speedup_review = false;      // mark such a speedup `review` (exit 0 unless review_rejects) instead
   bool review_rejects = false;      // treat "review" marks as rejections
   sandbox_limits limits;
   std::filesystem::path worker;     // empty: default_worker_path()

@@ -1,0 +1,80 @@
+// The floating-point yardstick of every correctness check (the runner's per-configuration check and rnx verify):
+// a dtype's base tolerance widened by what the eager computation itself loses in that dtype against float64.
+//
+//   auto ref64 = k->reference(inputs, seed);                                   // the kernel in float64
+//   auto eager = k->prepare("eager", inputs, at::kFloat, dev, seed)->outputs(); // the kernel in the dtype
+//   auto moved = k->reference(rnx::runner::rounding_perturbed(inputs, at::kFloat, seed), seed);
+//   auto y = rnx::runner::measure_yardstick(eager, ref64, at::kFloat, &moved);
+//   auto r = rnx::runner::check_within(out, ref64, rnx::default_tolerance("float32"), y,
+//                                      rnx::runner::yard_basis::self_check);
+//   // r.ok; r.message names the tolerance applied and the yardstick that set it
+//
+// The rule: |out - ref64| <= max(atol, 4 * yard) + rtol * |ref64| elementwise, NaN never equal, where (rtol, atol)
+// is the base (torch.testing's per-dtype default, or the manifest's `tolerance` override) and `yard` is
+//   trusted_reference  the eager output's largest error against float64: rnx verify, whose eager reference is a
+//                      separate, trusted program; an honest rewrite rounds differently, by as much again.
+//   self_check         the runner, whose eager output is itself under check: only the error rounding explains
+//                      counts, the eager output's 99th-percentile error (one wrong element does not set it), at
+//                      most 256x what rounding the inputs to the dtype alone moves the float64 output (a
+//                      computation done at a lower precision than the dtype does not set it).
+// Both grow with the reduction length of the computation (a 4096-long dot product, a 32768-long scan), because
+// they are measured on it, not assumed.
+#pragma once
+
+#include "rnx/common/manifest.hpp"
+#include "rnx/runner/kernel.hpp"
+
+#include <ATen/ATen.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx::runner {
+
+// The base tolerance is widened to this many times the yardstick.
+inline constexpr double yard_factor = 4;
+// self_check: the eager error counts up to this many times the input-rounding error (the verifier's precision
+// audit uses the same limit for a candidate's error against the reference's).
+inline constexpr double rounding_explains = 256;
+
+// What the eager computation in one dtype loses against float64 on one input set, over the elements where both
+// are finite (NaN and infinity are judged by the comparison itself, never widen it).
+struct yardstick {
+  at::ScalarType dtype = at::kFloat;
+  double largest = 0;  // max |eager - ref64|
+  double typical = 0;  // 99th percentile of |eager - ref64|, lower rank: with two or more elements the largest alone
+                       // never sets it
+  std::optional<double> input_rounding;  // max |ref64(inputs perturbed by the dtype's eps) - ref64|
+  std::int64_t elements = 0;
+};
+
+enum class yard_basis { trusted_reference, self_check };
+std::string_view to_string(yard_basis basis);
+
+// Inputs in float64, each floating element moved by a relative amount uniform in (-eps, eps) of `dtype`: what
+// rounding to the dtype could have done to them. Deterministic in `seed`; non-floating inputs are returned as is.
+std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                           std::uint64_t seed);
+
+// `perturbed_ref64`: the float64 computation on rounding_perturbed(inputs); needed by self_check only.
+yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& ref64,
+                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64 = nullptr);
+
+// The error the yardstick grants under `basis` (before yard_factor).
+double yard_value(const yardstick& y, yard_basis basis);
+
+// rtol as given; atol = max(base.atol, yard_factor * yard_value).
+tolerance widen(tolerance base, const yardstick& y, yard_basis basis);
+
+// "rtol=1.3e-06, atol=0.00032 (float32's rtol=1.3e-06, atol=1e-05 widened to 4x the eager float32 computation's
+// 99th-percentile error against float64, 8e-05)": what was applied and which yardstick set it.
+std::string describe(tolerance base, const yardstick& y, yard_basis basis);
+
+// compare_outputs under widen(base, y, basis); the message (on a mismatch) names the yardstick.
+check_result check_within(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref64, tolerance base,
+                          const yardstick& y, yard_basis basis);
+
+}  // namespace rnx::runner

@@ -1,0 +1,141 @@
+// The floating-point yardstick shared by the runner's reference check and rnx verify (see tolerance.hpp).
+#include "rnx/runner/tolerance.hpp"
+
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <sstream>
+#include <tuple>
+
+namespace rnx::runner {
+
+namespace {
+
+double dtype_eps(at::ScalarType t) {
+  switch (t) {
+    case at::kHalf: return 9.765625e-4;      // 2^-10
+    case at::kBFloat16: return 7.8125e-3;    // 2^-7
+    case at::kDouble: return 2.220446e-16;  // 2^-52
+    default: return 1.1920929e-7;            // float32, 2^-23
+  }
+}
+
+// |a - b| in float64 on the CPU, flattened, over the elements where the difference is finite.
+at::Tensor finite_errors(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor d = (a.detach().to(at::kCPU, at::kDouble) - b.detach().to(at::kCPU, at::kDouble)).abs().flatten();
+  return d.masked_select(at::isfinite(d));
+}
+
+// Every finite error of the floating outputs that have the reference's shape, in one flat tensor.
+at::Tensor all_errors(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref) {
+  std::vector<at::Tensor> parts;
+  for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
+    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
+    if (!out[i].is_floating_point() || out[i].numel() == 0) continue;
+    parts.push_back(finite_errors(out[i], ref[i]));
+  }
+  if (parts.empty()) return at::empty({0}, at::TensorOptions().dtype(at::kDouble));
+  return at::cat(parts);
+}
+
+std::string number(double v) {
+  std::ostringstream os;
+  os.precision(3);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+std::string_view to_string(yard_basis basis) {
+  switch (basis) {
+    case yard_basis::trusted_reference: return "trusted_reference";
+    case yard_basis::self_check: return "self_check";
+  }
+  return "self_check";
+}
+
+std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                           std::uint64_t seed) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x5DEECE66DULL);
+  const double eps = dtype_eps(dtype);
+  std::vector<at::Tensor> out;
+  out.reserve(inputs.size());
+  for (const auto& t : inputs) {
+    if (!t.is_floating_point()) {
+      out.push_back(t);
+      continue;
+    }
+    at::Tensor wide = t.detach().to(at::kDouble);
+    at::Tensor u = at::rand(wide.sizes(), gen, at::TensorOptions().dtype(at::kDouble)).to(wide.device());
+    out.push_back(wide * (1.0 + eps * (2.0 * u - 1.0)));
+  }
+  return out;
+}
+
+yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& ref64,
+                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64) {
+  yardstick y;
+  y.dtype = dtype;
+  at::Tensor errors = all_errors(eager, ref64);
+  y.elements = errors.numel();
+  if (y.elements > 0) {
+    y.largest = errors.max().item<double>();
+    // Lower rank of the 99th percentile: index floor(0.99 * (n - 1)) of the sorted errors (kthvalue counts from 1).
+    const std::int64_t rank = static_cast<std::int64_t>(std::floor(0.99 * static_cast<double>(y.elements - 1)));
+    y.typical = std::get<0>(errors.kthvalue(rank + 1)).item<double>();
+  }
+  if (perturbed_ref64) {
+    at::Tensor moved = all_errors(*perturbed_ref64, ref64);
+    y.input_rounding = moved.numel() ? moved.max().item<double>() : 0.0;
+  }
+  return y;
+}
+
+double yard_value(const yardstick& y, yard_basis basis) {
+  if (basis == yard_basis::trusted_reference) return y.largest;
+  double v = y.typical;
+  if (y.input_rounding) v = std::min(v, rounding_explains * *y.input_rounding);
+  return v;
+}
+
+tolerance widen(tolerance base, const yardstick& y, yard_basis basis) {
+  base.atol = std::max(base.atol, yard_factor * yard_value(y, basis));
+  return base;
+}
+
+std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
+  const tolerance applied = widen(base, y, basis);
+  const std::string dt(dtype_name(y.dtype));
+  const std::string own = basis == yard_basis::trusted_reference
+                              ? "the eager " + dt + " reference's largest error against float64, " + number(y.largest)
+                              : "the eager " + dt + " computation's 99th-percentile error against float64, " +
+                                    number(y.typical);
+  std::string capped;
+  if (basis == yard_basis::self_check && y.input_rounding && rounding_explains * *y.input_rounding < y.typical) {
+    capped = ", counted only up to " + number(rounding_explains) + "x the " + number(*y.input_rounding) +
+             " that rounding the inputs to " + dt + " moves the float64 result (" +
+             number(rounding_explains * *y.input_rounding) + ")";
+  }
+  std::ostringstream os;
+  os.precision(3);
+  os << "rtol=" << applied.rtol << ", atol=" << applied.atol;
+  if (applied.atol > base.atol) {
+    os << " (the base rtol=" << base.rtol << ", atol=" << base.atol << " with atol widened to " << number(yard_factor)
+       << "x " << own << capped << ")";
+  } else {
+    os << " (the base tolerance; " << number(yard_factor) << "x " << own << capped << " is below its atol)";
+  }
+  return os.str();
+}
+
+check_result check_within(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref64, tolerance base,
+                          const yardstick& y, yard_basis basis) {
+  check_result r = compare_outputs(out, ref64, widen(base, y, basis));
+  if (!r.ok) r.message += "; tolerance " + describe(base, y, basis);
+  return r;
+}
+
+}  // namespace rnx::runner
