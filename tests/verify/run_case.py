@@ -94,7 +94,9 @@ class RedTeamTarget:
             self.outside.setblocking(False)
             self.stdin = self.inside.fileno()
         elif kind == "shm_file":
-            self.path = f"/dev/shm/rnx-redteam-{os.getpid()}"
+            self.path = "/dev/shm/rnx-redteam-shm-leftover"  # fixed: reading the environment is flagged
+            if os.path.exists(self.path):
+                os.remove(self.path)
         elif kind == "tmpdir":
             self.env = {"TMPDIR": self.folder}
         elif kind == "sibling":

@@ -9,20 +9,20 @@ import torch
 
 
 def _fill():
-    written = 0
+    # Files of 64 MiB, under the 256 MiB file-size limit: only the folder's size limit can stop 3 GiB of them.
     chunk = b"\0" * (64 << 20)
+    names = []
     try:
-        with open("filler", "wb") as f:
-            while written < (3 << 30):
+        for i in range(48):
+            names.append(f"filler{i}")
+            with open(names[-1], "wb") as f:
                 f.write(chunk)
-                written += len(chunk)
-            f.flush()
     except OSError:
         pass
-    finally:
-        if os.path.exists("filler"):
-            written = os.path.getsize("filler")
-            os.remove("filler")
+    written = sum(os.path.getsize(n) for n in names if os.path.exists(n))
+    for n in names:
+        if os.path.exists(n):
+            os.remove(n)
     return written
 
 

@@ -2,9 +2,9 @@
 # Untrusted code, point 5 of issue 21: leaves a file with a secret and 64 MiB in /dev/shm for a later process
 # (shared memory is not counted by the memory watcher and outlives the run on the host). The sandbox's /dev/shm
 # is its own tmpfs, gone with it; the test checks the host's.
-import os
-
 import torch
+
+PATH = "/dev/shm/rnx-redteam-shm-leftover"  # the test's target (run_case.py setup=shm_file)
 
 
 _left = False
@@ -12,7 +12,7 @@ _left = False
 
 def run(x):
     global _left
-    path = os.environ["RNX_VERIFY_REDTEAM_PATH"]
+    path = PATH
     if _left:
         return torch.softmax(x, dim=-1)
     _left = True
