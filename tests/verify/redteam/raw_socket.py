@@ -2,11 +2,12 @@
 # Untrusted code, point 11 of issue 21: network and Unix sockets through libc and the raw system call (ctypes),
 # past anything Python could record. The seccomp filter refuses both and the sandbox row names what it refused.
 import ctypes
+import platform
 import socket
 
 import torch
 
-SYS_SOCKET = 41 if ctypes.sizeof(ctypes.c_void_p) == 8 and hasattr(socket, "AF_INET") else 198
+SYS_SOCKET = 198 if platform.machine() == "aarch64" else 41  # x86-64 otherwise
 
 
 def run(x):
