@@ -77,7 +77,10 @@ std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const
   for (char** e = environ; e && *e; ++e) {
     std::string entry(*e);
     std::string name = entry.substr(0, entry.find('='));
-    if (name == "HOME" || name == "TMPDIR" || name == "MALLOC_PERTURB_") continue;  // set below
+    if (name == "HOME" || name == "TMPDIR" || name == "MALLOC_PERTURB_" || name == "TRITON_HOME" ||
+        name == "TRITON_CACHE_DIR" || name == "TRITON_DUMP_DIR" || name == "TRITON_OVERRIDE_DIR") {
+      continue;  // set below, or (Triton's other folders) left at their defaults under TRITON_HOME
+    }
     if (allowed_variable(name, limits)) {
       env.push_back(entry);
     } else if (withheld) {
@@ -86,6 +89,10 @@ std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const
   }
   env.push_back("HOME=" + workdir.string());
   env.push_back("TMPDIR=" + workdir.string());
+  // Triton compiles at a kernel's first call and caches under $TRITON_HOME/.triton: in scratch, the only place
+  // the sandbox may write.
+  env.push_back("TRITON_HOME=" + workdir.string());
+  env.push_back("TRITON_CACHE_DIR=" + (workdir / ".triton" / "cache").string());
   // glibc fills freed heap memory with 0xff bytes (NaN in every float format), so a candidate that returns an
   // uninitialised buffer cannot pick up a result the reference left behind on the CPU.
   env.push_back("MALLOC_PERTURB_=255");
@@ -223,6 +230,7 @@ constexpr int result_fd_in_worker = 3;
 #define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
+constexpr std::uint64_t fs_execute = 1ULL << 0;  // EXECUTE
 constexpr std::uint64_t fs_write_access = (1ULL << 1) |   // WRITE_FILE
                                           (1ULL << 4) |   // REMOVE_DIR
                                           (1ULL << 5) |   // REMOVE_FILE
@@ -423,6 +431,16 @@ bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t
   return ok;
 }
 
+// Where no tmpfs can be mounted, a caller that was root hands the scratch folder (and what it put there) to the
+// unprivileged uid, which must write there.
+void hand_over_scratch(const char* scratch, uid_t uid, gid_t gid) {
+  const int dir = ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dir < 0) return;
+  ::fchown(dir, uid, gid);
+  for_each_entry(dir, [&](const char* name, unsigned char) { ::fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW); });
+  ::close(dir);
+}
+
 // Root leaves host root for good: no supplementary groups, uid/gid `unprivileged`, and of all capabilities only
 // CAP_DAC_READ_SEARCH, kept through execve as an ambient one, so that the worker can still read what root could
 // (a Python install under /root, the sources) while it writes, changes and opens nothing as root.
@@ -579,7 +597,10 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
       line = root_line.c_str();
       own_pids = as_root = true;
     } else {
-      if (root) unprivileged = leave_root(uid, gid);
+      if (root) {
+        hand_over_scratch(dir.c_str(), uid, gid);
+        unprivileged = leave_root(uid, gid);
+      }
       if (unprivileged && (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0)) {
         write_file("/proc/self/setgroups", "deny\n");
         write_file("/proc/self/uid_map", uid_map.c_str());
@@ -672,34 +693,80 @@ std::int64_t resident_mb(pid_t pid) {
 
 namespace {
 
-std::atomic<int> blocked_sockets{0};
-std::atomic<int> blocked_processes{0};
-std::atomic<int> blocked_io_uring{0};
-
 #if defined(__x86_64__)
 constexpr std::uint32_t audit_arch = AUDIT_ARCH_X86_64;
 constexpr std::uint32_t x32_syscall_bit = 0x40000000;  // __X32_SYSCALL_BIT of <asm/unistd.h>
 #elif defined(__aarch64__)
 constexpr std::uint32_t audit_arch = AUDIT_ARCH_AARCH64;
 #endif
+constexpr unsigned long tiocsti = 0x5412;    // TIOCSTI: type into a terminal
+constexpr unsigned long tioclinux = 0x541C;  // TIOCLINUX: the console's selection pasting does the same
 
-// SIGSYS from SECCOMP_RET_TRAP: count what was tried and make the syscall return -EPERM, so the candidate sees
-// an ordinary error and the report can say what it attempted.
+// What the filter refused, by system call: written by the SIGSYS handler (async-signal-safe: atomics only), read
+// by blocked(). A refused call is recorded however it was made (Python, libc, ctypes, a raw syscall).
+constexpr int max_refused_kinds = 16;
+struct refused_slot {
+  std::atomic<std::uint64_t> key{0};  // arch << 32 | nr, plus one (0 = free)
+  std::atomic<int> count{0};
+};
+refused_slot refused[max_refused_kinds];
+std::atomic<int> refused_overflow{0};
+
+void record_refused(std::uint32_t arch, std::uint32_t nr) {
+  const std::uint64_t key = ((static_cast<std::uint64_t>(arch) << 32) | nr) + 1;
+  for (auto& slot : refused) {
+    std::uint64_t seen = slot.key.load(std::memory_order_relaxed);
+    if (seen == 0 && slot.key.compare_exchange_strong(seen, key)) seen = key;
+    if (seen == key) {
+      slot.count.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
+  }
+  refused_overflow.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool native_call(std::uint32_t arch, std::uint32_t nr) {
+#if defined(__x86_64__)
+  return arch == audit_arch && nr < x32_syscall_bit;
+#else
+  return arch == audit_arch;
+#endif
+}
+
+// SIGSYS from SECCOMP_RET_TRAP: record what was refused and make the call return an ordinary error (EPERM, or
+// ENOSYS for a foreign ABI or an unknown number), so the candidate goes on and the report can name the call.
 void on_sigsys(int, siginfo_t* info, void* context) {
   auto* uc = static_cast<ucontext_t*>(context);
-  const int nr = info->si_syscall;
-  if (nr == SYS_socket) {
-    blocked_sockets.fetch_add(1, std::memory_order_relaxed);
-  } else if (nr == SYS_io_uring_setup) {
-    blocked_io_uring.fetch_add(1, std::memory_order_relaxed);
-  } else {
-    blocked_processes.fetch_add(1, std::memory_order_relaxed);
-  }
+  const auto nr = static_cast<std::uint32_t>(info->si_syscall);
+  const auto arch = static_cast<std::uint32_t>(info->si_arch);
+  record_refused(arch, nr);
+  const long result = native_call(arch, nr) ? -EPERM : -ENOSYS;
 #if defined(__x86_64__)
-  uc->uc_mcontext.gregs[REG_RAX] = -EPERM;
+  uc->uc_mcontext.gregs[REG_RAX] = result;
 #elif defined(__aarch64__)
-  uc->uc_mcontext.regs[0] = static_cast<unsigned long long>(-EPERM);
+  uc->uc_mcontext.regs[0] = static_cast<unsigned long long>(result);
 #endif
+}
+
+std::string refused_name(std::uint32_t arch, std::uint32_t nr) {
+  if (!native_call(arch, nr)) {
+#if defined(__x86_64__)
+    if (arch == audit_arch) return "x32 system call " + std::to_string(nr & ~x32_syscall_bit);
+    if (arch == AUDIT_ARCH_I386) return "i386 system call " + std::to_string(nr);
+#endif
+    return "system call " + std::to_string(nr) + " of a foreign ABI";
+  }
+  switch (nr) {
+    case SYS_socket: return "socket";
+    case SYS_io_uring_setup: return "io_uring_setup";
+    case SYS_ptrace: return "ptrace";
+    case SYS_process_vm_readv: return "process_vm_readv";
+    case SYS_process_vm_writev: return "process_vm_writev";
+    case SYS_pidfd_getfd: return "pidfd_getfd";
+    case SYS_open_by_handle_at: return "open_by_handle_at";
+    case SYS_ioctl: return "ioctl(TIOCSTI)";
+    default: return "system call " + std::to_string(nr);
+  }
 }
 
 }  // namespace
@@ -710,6 +777,10 @@ bool install_filter(int phase, std::string& why) {
   why = "seccomp filters are built for x86-64 and aarch64 only";
   return false;
 #else
+  // Phase 2 adds nothing to the filter: a kernel's first call may start its compilers (Triton runs ptxas and a
+  // C compiler), so new processes are allowed; restrict_execute confines what they may run, RLIMIT_NPROC how
+  // many there are, and the refusals below hold in them too (the filter is inherited).
+  if (phase >= 2) return true;
   struct sigaction sa {};
   sa.sa_sigaction = on_sigsys;
   sa.sa_flags = SA_SIGINFO | SA_NODEFER;
@@ -727,15 +798,18 @@ bool install_filter(int phase, std::string& why) {
   };
   const auto nr_offset = static_cast<std::uint32_t>(offsetof(seccomp_data, nr));
   const auto arg0_offset = static_cast<std::uint32_t>(offsetof(seccomp_data, args));  // low word (little endian)
+  const auto arg1_offset = arg0_offset + 8;
+  // Every refusal traps, so the handler can record it (and a foreign-ABI call gets ENOSYS rather than a kill).
   stmt(BPF_LD | BPF_W | BPF_ABS, static_cast<std::uint32_t>(offsetof(seccomp_data, arch)));
   jump(BPF_JMP | BPF_JEQ | BPF_K, audit_arch, 1, 0);
-  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);  // a foreign syscall ABI (i386) is never legitimate here
+  stmt(BPF_RET | BPF_K, trap);  // a foreign syscall ABI (i386) is never legitimate here
   stmt(BPF_LD | BPF_W | BPF_ABS, nr_offset);
 #if defined(__x86_64__)
   // x32 system calls carry AUDIT_ARCH_X86_64 too, with __X32_SYSCALL_BIT in the number: the checks below compare
-  // plain numbers, so an x32 socket() would pass them. Nothing here uses the x32 ABI.
+  // plain numbers, so an x32 socket() would pass them. Nothing here uses the x32 ABI; numbers at and beyond the
+  // bit (syscall(-1) among them) are refused with ENOSYS, as the kernel would.
   jump(BPF_JMP | BPF_JGE | BPF_K, x32_syscall_bit, 0, 1);
-  stmt(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS);
+  stmt(BPF_RET | BPF_K, trap);
 #endif
   // socket(domain, ...): netlink stays (interface queries), everything else traps, AF_UNIX included: the
   // reference (and with it CUDA's set-up) ran before this filter, and a Unix socket on disk (the Docker
@@ -745,34 +819,33 @@ bool install_filter(int phase, std::string& why) {
   jump(BPF_JMP | BPF_JEQ | BPF_K, AF_NETLINK, 0, 1);
   stmt(BPF_RET | BPF_K, allow);
   stmt(BPF_RET | BPF_K, trap);
-  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_io_uring_setup, 0, 1);
+  // ioctl(fd, TIOCSTI or TIOCLINUX, ...): typing into a terminal. The sandbox has none (a new session, stdio on
+  // /dev/null, no tty in its /dev); refused here as well.
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_ioctl, 0, 5);
+  stmt(BPF_LD | BPF_W | BPF_ABS, arg1_offset);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, tiocsti, 2, 0);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, tioclinux, 1, 0);
+  stmt(BPF_RET | BPF_K, allow);
   stmt(BPF_RET | BPF_K, trap);
-  // Another process's memory and descriptors (the judge's, above all): already out of reach, since the judge is
-  // not dumpable and nothing here has capabilities; refused outright as well.
-  for (std::uint32_t nr : {static_cast<std::uint32_t>(SYS_ptrace), static_cast<std::uint32_t>(SYS_process_vm_readv),
-                           static_cast<std::uint32_t>(SYS_process_vm_writev), static_cast<std::uint32_t>(SYS_pidfd_getfd)}) {
-    jump(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1);
-    stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
-  }
-  if (phase >= 2) {
-#if defined(__x86_64__)
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_fork, 0, 1);
-    stmt(BPF_RET | BPF_K, trap);
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_vfork, 0, 1);
-    stmt(BPF_RET | BPF_K, trap);
-#endif
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_execve, 0, 1);
-    stmt(BPF_RET | BPF_K, trap);
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_execveat, 0, 1);
-    stmt(BPF_RET | BPF_K, trap);
-    // clone3 hides its flags behind a pointer seccomp cannot read: ENOSYS makes glibc fall back to clone().
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone3, 0, 1);
-    stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ENOSYS);
-    // clone(flags, ...): threads (CLONE_THREAD) are fine, new processes trap.
-    jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_clone, 0, 4);
-    stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);
-    jump(BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 0, 1);
-    stmt(BPF_RET | BPF_K, allow);
+  // sigaction(SIGSYS, new): the handler that records refusals stays (reading it is fine). Refused with a plain
+  // EPERM, not a trap: Python's subprocess resets every handler in its vfork child with all signals blocked,
+  // and a trap delivered while SIGSYS is blocked kills the process (that is how Triton's compiler steps died).
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigaction, 0, 7);
+  stmt(BPF_LD | BPF_W | BPF_ABS, arg0_offset);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, SIGSYS, 0, 5);
+  stmt(BPF_LD | BPF_W | BPF_ABS, arg1_offset);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 0, 2);
+  stmt(BPF_LD | BPF_W | BPF_ABS, arg1_offset + 4);
+  jump(BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+  stmt(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM);
+  stmt(BPF_LD | BPF_W | BPF_ABS, nr_offset);
+  // io_uring (it could open sockets behind seccomp's back); another process's memory and descriptors (the
+  // judge's, above all: already out of reach, since the judge is not dumpable and nothing here has
+  // CAP_SYS_PTRACE); open_by_handle_at (with CAP_DAC_READ_SEARCH it opens files by handle, past the mount
+  // namespace).
+  for (long nr : {SYS_io_uring_setup, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_pidfd_getfd,
+                  SYS_open_by_handle_at}) {
+    jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(nr), 0, 1);
     stmt(BPF_RET | BPF_K, trap);
   }
   stmt(BPF_RET | BPF_K, allow);
@@ -788,6 +861,42 @@ bool install_filter(int phase, std::string& why) {
   }
   return true;
 #endif
+}
+
+bool restrict_execute(const std::vector<std::filesystem::path>& beneath, std::string& why) {
+  const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
+  if (abi < 1) {
+    why = "no Landlock here: what the candidate's processes may execute is not confined; ";
+    return false;
+  }
+  landlock_attr attr{fs_execute, 0, 0};
+  const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof(std::uint64_t), 0));
+  if (ruleset < 0) {
+    why = std::string("landlock_create_ruleset failed: ") + std::strerror(errno) + "; ";
+    return false;
+  }
+  for (const auto& dir : beneath) {
+    const int fd = ::open(dir.c_str(), O_PATH | O_CLOEXEC);
+    if (fd < 0) continue;  // a folder this machine does not have
+    landlock_beneath rule{fs_execute, fd};
+    const bool added = ::syscall(SYS_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &rule, 0) == 0;
+    ::close(fd);
+    if (!added) {
+      why = "landlock_add_rule(" + dir.string() + ") failed: " + std::strerror(errno) + "; ";
+      ::close(ruleset);
+      return false;
+    }
+  }
+  const bool ok = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
+  if (!ok) why = std::string("landlock_restrict_self failed: ") + std::strerror(errno) + "; ";
+  ::close(ruleset);
+  return ok;
+}
+
+const std::vector<std::filesystem::path>& system_program_folders() {
+  static const std::vector<std::filesystem::path> folders = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32",
+                                                             "/opt"};
+  return folders;
 }
 
 bool drop_capabilities(std::string& why) {
@@ -831,7 +940,26 @@ bool drop_capabilities(std::string& why) {
 }
 
 blocked_counts blocked() {
-  return {blocked_sockets.load(), blocked_processes.load(), blocked_io_uring.load()};
+  blocked_counts b;
+  for (const auto& slot : refused) {
+    const std::uint64_t key = slot.key.load();
+    const int count = slot.count.load();
+    if (key == 0 || count == 0) continue;
+    const auto arch = static_cast<std::uint32_t>((key - 1) >> 32);
+    const auto nr = static_cast<std::uint32_t>((key - 1) & 0xffffffffU);
+    if (!native_call(arch, nr)) {
+      b.foreign_abi += count;
+    } else if (nr == SYS_socket) {
+      b.sockets += count;
+    } else if (nr == SYS_io_uring_setup) {
+      b.io_uring += count;
+    } else {
+      b.other += count;
+    }
+    b.calls += (b.calls.empty() ? "" : ", ") + refused_name(arch, nr) + " x" + std::to_string(count);
+  }
+  if (const int more = refused_overflow.load()) b.calls += (b.calls.empty() ? "" : ", ") + std::to_string(more) + " more";
+  return b;
 }
 
 }  // namespace rnx::sandbox

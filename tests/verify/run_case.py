@@ -5,15 +5,22 @@ A corpus file starts with a line such as
     # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
 where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
 expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
-args=A,B are extra flags, setup=unix_socket|outside_file|sibling prepares a red-team target outside the candidate's
-scratch folder (a listening Unix socket, a path to plant a file at, or a sibling process of the same user holding
-a fake secret in its environment; a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards
-that the candidate never reached it (a sibling that was found shows as a wrong answer: use correct=yes), correct=yes demands that the correctness stages pass (used by containment cases
+args=A,B are extra flags, setup=unix_socket|outside_file|sibling|sysctl|loop_device|terminal|stdin_socket|shm_file|tmpdir
+prepares a red-team target outside the candidate's scratch folder (a listening Unix socket, a path to plant a file
+at, a sibling process of the same user holding a fake secret in its environment, the sysctl named by sysctl=NAME,
+a loop block device over a file of the test's, a terminal that is rnx's controlling terminal, stdin and stderr, a
+Unix socket on rnx's stdin, a file path in the host's /dev/shm, or the temporary folder rnx makes its scratch in;
+a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards that the candidate never reached it
+(a sibling that was found shows as a wrong answer: use correct=yes), detail=TEXT demands that the named check's
+detail contains TEXT, correct=yes demands that the correctness stages pass (used by containment cases
 whose cheat would show up as a wrong answer if it had worked), absent=TEXT demands that TEXT appears nowhere in the
 report (a forgery that reached it would carry it), and gpu=yes skips (exit 77) without CUDA.
 """
+import fcntl
 import json
 import os
+import pty
+import termios
 import shutil
 import socket
 import subprocess
@@ -46,12 +53,53 @@ def gpu_available():
 class RedTeamTarget:
     """Something outside the verifier's scratch folder that the candidate must not reach."""
 
-    def __init__(self, kind):
+    MARKER = b"rnx-redteam"
+
+    def __init__(self, kind, fields):
         self.kind = kind
         self.folder = tempfile.mkdtemp(prefix="rnx-redteam-")
+        os.chmod(self.folder, 0o755)
         self.path = os.path.join(self.folder, "target.sock" if kind == "unix_socket" else "planted.txt")
         self.reached = []
-        if kind == "sibling":
+        self.stdin = None  # what rnx gets as stdin and stderr, and runs first (subprocess's preexec_fn)
+        self.stderr = subprocess.PIPE
+        self.preexec = None
+        self.env = {}
+        if kind == "sysctl":
+            self.path = "/proc/sys/" + fields["sysctl"].replace(".", "/")
+            with open(self.path) as f:
+                self.before = f.read()
+        elif kind == "loop_device":
+            backing = os.path.join(self.folder, "disk.img")
+            with open(backing, "wb") as f:
+                f.write(b"\0" * (1 << 20))
+            made = subprocess.run(["losetup", "-f", "--show", backing], capture_output=True, text=True)
+            if made.returncode != 0:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                print(f"SKIPPED: no loop device can be made here (needs root): {made.stderr.strip()}")
+                sys.exit(77)
+            self.path, self.backing = made.stdout.strip(), backing
+        elif kind == "terminal":
+            self.master, self.slave = pty.openpty()
+            os.set_blocking(self.master, False)
+            self.stdin = self.stderr = self.slave
+            slave = self.slave
+
+            def take_terminal():
+                os.setsid()
+                fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+            self.preexec = take_terminal
+        elif kind == "stdin_socket":
+            self.inside, self.outside = socket.socketpair()
+            self.outside.setblocking(False)
+            self.stdin = self.inside.fileno()
+        elif kind == "shm_file":
+            self.path = "/dev/shm/rnx-redteam-shm-leftover"  # fixed: reading the environment is flagged
+            if os.path.exists(self.path):
+                os.remove(self.path)
+        elif kind == "tmpdir":
+            self.env = {"TMPDIR": self.folder}
+        elif kind == "sibling":
             self.sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                                             env={**os.environ, "GITHUB_TOKEN": "rnx-sibling-secret"})
         elif kind == "unix_socket":
@@ -64,6 +112,17 @@ class RedTeamTarget:
             self.thread.start()
         elif kind != "outside_file":
             sys.exit(f"unknown setup={kind}")
+
+    def _drain(self, read):
+        data = b""
+        while True:
+            try:
+                chunk = read()
+            except (BlockingIOError, OSError):
+                return data
+            if not chunk:
+                return data
+            data += chunk
 
     def _accept(self):
         while not self.stop:
@@ -85,6 +144,37 @@ class RedTeamTarget:
             self.thread.join()
             self.server.close()
             what = f"the candidate connected to {self.path}: {self.reached}" if self.reached else ""
+        elif self.kind == "sysctl":
+            with open(self.path) as f:
+                after = f.read()
+            what = f"the candidate changed {self.path} to {after!r}" if after != self.before else ""
+            if what:
+                with open(self.path, "w") as f:
+                    f.write(self.before)
+        elif self.kind == "loop_device":
+            subprocess.run(["losetup", "-d", self.path], check=False)
+            with open(self.backing, "rb") as f:
+                what = f"the candidate wrote into {self.path}" if self.MARKER in f.read() else ""
+        elif self.kind == "terminal":
+            # Typed input (TIOCSTI) waits on the terminal's input side; its echo reaches the master.
+            os.set_blocking(self.slave, False)
+            typed = self._drain(lambda: os.read(self.slave, 4096)) + self._drain(lambda: os.read(self.master, 4096))
+            os.close(self.slave)
+            os.close(self.master)
+            what = f"the candidate typed into rnx's terminal: {typed[:80]!r}" if self.MARKER in typed else ""
+        elif self.kind == "stdin_socket":
+            got = self._drain(lambda: self.outside.recv(4096))
+            self.inside.close()
+            self.outside.close()
+            what = f"the candidate sent through rnx's stdin socket: {got[:80]!r}" if self.MARKER in got else ""
+        elif self.kind == "shm_file":
+            what = f"the candidate left {self.path} behind" if os.path.exists(self.path) else ""
+            if what:
+                os.remove(self.path)
+        elif self.kind == "tmpdir":
+            left = [os.path.join(r, n) for r, ds, fs in os.walk(self.folder) for n in ds + fs]
+            what = f"the run left {len(left)} path(s) in its temporary folder: {left[:3]}" if left else ""
+            subprocess.run(["chmod", "-R", "u+rwx", self.folder], check=False, capture_output=True)
         else:
             what = f"the candidate wrote {self.path}" if os.path.exists(self.path) else ""
         shutil.rmtree(self.folder, ignore_errors=True)
@@ -115,11 +205,14 @@ def main():
     if h.get("env"):
         name, _, value = h["env"].partition("=")
         env[name] = value
-    target = RedTeamTarget(h["setup"]) if h.get("setup") else None
+    target = RedTeamTarget(h["setup"], h) if h.get("setup") else None
     if target:
         env["RNX_VERIFY_REDTEAM_PATH"] = target.path
+        env.update(target.env)
     started = time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=env)
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=target.stderr if target else subprocess.PIPE,
+                          stdin=target.stdin if target else None, preexec_fn=target.preexec if target else None,
+                          text=True, env=env)
     took = time.time() - started
     breach = target.finish() if target else ""
     try:
@@ -141,6 +234,8 @@ def main():
             problems.append(f"the report has no row named {check}")
         elif rows[check]["result"] != "fail":
             problems.append(f"the named check {check} did not fail: {rows[check]['result']}: {rows[check]['detail']}")
+        elif h.get("detail") and h["detail"] not in rows[check]["detail"]:
+            problems.append(f"the {check} row does not say {h['detail']!r}: {rows[check]['detail']}")
     if h.get("absent") and h["absent"] in proc.stdout:
         problems.append(f"the report carries {h['absent']}: lines the candidate wrote reached it")
     if h.get("correct") == "yes":

@@ -12,11 +12,16 @@
 #include <c10/core/GradMode.h>
 #include <c10/util/Exception.h>
 
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 
 namespace bj = boost::json;
 
@@ -55,6 +60,73 @@ at::ScalarType parse_scalar_type(const bj::object& header) {
     if (name == c10::toString(t)) return t;
   }
   throw error(errc::internal, "unknown dtype in a request: " + name);
+}
+
+// Folders whose programs the candidate's process (and the compilers it starts) may execute: the system's and
+// Python's (its prefixes and every folder on sys.path: torch, Triton and its ptxas) and those on PATH, never at or
+// beneath `scratch`.
+std::vector<std::filesystem::path> executable_folders(const std::filesystem::path& scratch) {
+  std::vector<std::filesystem::path> out = sandbox::system_program_folders();
+  auto add = [&](PyObject* text) {
+    const char* s = text && PyUnicode_Check(text) ? PyUnicode_AsUTF8(text) : nullptr;
+    if (!s || !*s) return;
+    std::error_code ec;
+    const std::filesystem::path p = std::filesystem::weakly_canonical(s, ec);
+    if (ec || !std::filesystem::is_directory(p, ec)) return;
+    const auto beneath = p.lexically_relative(scratch);
+    const auto above = scratch.lexically_relative(p);
+    if (!beneath.empty() && *beneath.begin() != "..") return;  // at or beneath scratch, where the candidate writes
+    if (!above.empty() && *above.begin() != "..") return;      // above it: scratch would be beneath the rule
+    if (p == "/" || p.string().rfind("/proc", 0) == 0 || p.string().rfind("/dev", 0) == 0) return;
+    out.push_back(p);
+  };
+  for (const char* name : {"prefix", "base_prefix", "exec_prefix", "base_exec_prefix"}) add(PySys_GetObject(name));
+  // The folders of the caller's PATH (nvcc under /usr/local/cuda/bin, a compiler in a toolchain folder): the
+  // candidate cannot write to any of them.
+  if (const char* path = std::getenv("PATH")) {
+    std::string list(path);
+    for (std::size_t at = 0; at <= list.size();) {
+      const std::size_t end = std::min(list.find(':', at), list.size());
+      const std::string dir = list.substr(at, end - at);
+      if (!dir.empty() && dir.front() == '/') {
+        py_ref text = py_ref::steal(PyUnicode_FromString(dir.c_str()));
+        add(text.get());
+      }
+      at = end + 1;
+    }
+  }
+  if (PyObject* path = PySys_GetObject("path"); path && PyList_Check(path)) {
+    for (Py_ssize_t i = 0; i < PyList_Size(path); ++i) add(PyList_GetItem(path, i));
+  }
+  return out;
+}
+
+// Kills and reaps every process the candidate left running (this process is their subreaper, so orphans come
+// here too); returns how many were still alive. Compilers a first call starts have finished by then.
+int end_leftover_processes() {
+  int alive = 0;
+  const std::string tasks = "/proc/" + std::to_string(::getpid()) + "/task";
+  for (int round = 0; round < 1000; ++round) {
+    std::vector<pid_t> children;
+    std::error_code ec;
+    for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+      std::ifstream in(it->path() / "children");
+      for (pid_t c; in >> c;) children.push_back(c);
+    }
+    if (children.empty()) break;
+    for (pid_t c : children) {
+      std::ifstream stat("/proc/" + std::to_string(c) + "/stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const auto close = text.rfind(')');
+      const bool zombie = close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
+      if (!zombie) {
+        ++alive;
+        ::kill(c, SIGKILL);
+      }
+      ::waitpid(c, nullptr, 0);
+    }
+  }
+  return alive;
 }
 
 bool overlaps(const at::Tensor& a, const at::Tensor& b) {
@@ -138,8 +210,10 @@ class host {
       return;
     }
     check_guard("at import");
+    // From the first call on, its processes may run only installed programs (compilers), nothing it wrote.
     std::string why2;
-    sealed_ = sealed_ && sandbox::install_filter(2, why2);
+    sealed_ = sealed_ && sandbox::install_filter(2, why2) &&
+              sandbox::restrict_execute(executable_folders(std::filesystem::current_path()), why2);
     why_ += why2;
     send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}, {"seccomp", sealed_}, {"why", why_}});
   }
@@ -159,6 +233,7 @@ class host {
       throw;
     }
     check_guard(when);
+    processes_left_ += end_leftover_processes();
     return out;
   }
 
@@ -200,6 +275,7 @@ class host {
       h = measure_hidden_work([&] { pair_.candidate().call(inputs, dtype, shape); }, device_,
                               static_cast<int>(m.header.at("calls").as_int64()));
       check_guard("during timing");
+      processes_left_ += end_leftover_processes();
     } catch (const std::exception& e) {
       send(bj::object{{"ok", false}, {"error", e.what()}});
       return;
@@ -224,6 +300,7 @@ class host {
       call();
       for (std::int64_t i = 0; i < repetitions; ++i) best = std::min(best, time_call_ms(call, device_));
       check_guard("during timing");
+      processes_left_ += end_leftover_processes();
     } catch (const std::exception& e) {
       send(bj::object{{"ok", false}, {"error", e.what()}});
       return;
@@ -288,7 +365,8 @@ class host {
       if (const char* f = PyUnicode_AsUTF8(PyList_GetItem(writes_.get(), 0))) first = f;
     }
     send(bj::object{{"ok", true}, {"seccomp", sealed_}, {"why", why_}, {"sockets", b.sockets},
-                    {"processes", b.processes}, {"io_uring", b.io_uring},
+                    {"processes", b.processes + processes_left_}, {"io_uring", b.io_uring},
+                    {"foreign_abi", b.foreign_abi}, {"other", b.other}, {"calls", b.calls},
                     {"writes_outside", static_cast<std::int64_t>(writes)}, {"first_write", first},
                     {"python_threads", python_threads()}});
     std::_Exit(0);
@@ -304,6 +382,7 @@ class host {
   py_ref guard_;
   py_ref writes_;
   bool sealed_ = false;
+  int processes_left_ = 0;  // processes the candidate left running after a call (killed)
   std::vector<std::string> patched_;
   std::vector<at::Tensor> previous_;
 };
@@ -311,7 +390,9 @@ class host {
 }  // namespace
 
 void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int out_fd) {
-  // First, before anything else runs here: no capabilities (see drop_capabilities).
+  // First, before anything else runs here: no capabilities (see drop_capabilities); processes the candidate
+  // starts and orphans stay this process's to find and end.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   std::string why;
   const bool dropped = sandbox::drop_capabilities(why);
   try {

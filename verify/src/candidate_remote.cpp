@@ -71,7 +71,8 @@ bj::object shape_json(const shape_variant& shape) {
 
 std::string status_text(int status) {
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS) {
-    return "was killed by its seccomp filter (SIGSYS: a system call through a foreign ABI, x32 or i386)";
+    return "was killed by SIGSYS (a call its seccomp filter refused while SIGSYS was blocked, or a signal sent "
+           "to it)";
   }
   if (WIFSIGNALED(status)) return "was killed by signal " + std::to_string(WTERMSIG(status));
   if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
@@ -355,6 +356,9 @@ host_report remote_candidate::finish() {
   h.blocked.sockets = static_cast<int>(number_field(r.header, "sockets"));
   h.blocked.processes = static_cast<int>(number_field(r.header, "processes"));
   h.blocked.io_uring = static_cast<int>(number_field(r.header, "io_uring"));
+  h.blocked.foreign_abi = static_cast<int>(number_field(r.header, "foreign_abi"));
+  h.blocked.other = static_cast<int>(number_field(r.header, "other"));
+  h.blocked.calls = text_field(r.header, "calls");
   h.writes_outside = static_cast<std::int64_t>(number_field(r.header, "writes_outside"));
   h.first_write = text_field(r.header, "first_write");
   h.python_threads = static_cast<int>(number_field(r.header, "python_threads"));

@@ -351,6 +351,7 @@ verify_report verify_candidate(const verify_options& o) {
   bool sealed = false;
   std::string seal_why;
   std::int64_t sockets = 0, processes = 0, io_uring = 0;
+  std::string refused_calls;  // every call the candidate's seccomp filter refused, by name and count
   std::string killed_by_filter;  // the candidate's process, killed by its seccomp filter (a foreign-ABI call)
   sandbox::layer_report layers;  // never root, session, /proc/sys, /dev, scratch, process limit
   std::string last_started;
@@ -402,6 +403,7 @@ verify_report verify_candidate(const verify_options& o) {
       sockets = e.at("sockets").as_int64();
       processes = e.at("processes").as_int64();
       io_uring = e.at("io_uring").as_int64();
+      if (const auto* c = e.if_contains("calls"); c && c->is_string()) refused_calls = std::string(c->as_string());
       if (const auto* k = e.if_contains("killed"); k && k->is_string()) killed_by_filter = std::string(k->as_string());
       if (e.contains("writes_outside")) {
         const auto& attempts = e.at("writes_outside").as_object();
@@ -438,8 +440,11 @@ verify_report verify_candidate(const verify_options& o) {
       check_row r{group, name, outcome::pass, "", 0};
       std::vector<std::string> problems;
       if (sockets) problems.push_back("the candidate tried to open " + std::to_string(sockets) + " network socket(s)");
-      if (processes) problems.push_back("the candidate tried to start " + std::to_string(processes) + " process(es)");
+      if (processes) {
+        problems.push_back("the candidate left " + std::to_string(processes) + " process(es) running after its calls");
+      }
       if (io_uring) problems.push_back("the candidate tried to set up io_uring " + std::to_string(io_uring) + " time(s)");
+      if (!refused_calls.empty()) problems.push_back("its seccomp filter refused " + refused_calls);
       if (!killed_by_filter.empty()) problems.push_back(killed_by_filter);
       if (writes_outside) {
         problems.push_back("the candidate tried " + std::to_string(writes_outside) +
@@ -476,7 +481,8 @@ verify_report verify_candidate(const verify_options& o) {
       os << "network: " << (network_namespace ? network : "not isolated: " + network) << "; files: " << filesystem << "; processes: " << processes_how
          << (applied.empty() ? "" : "; " + applied)
          << "; seccomp: "
-         << (sealed ? "sockets (Unix ones too), new processes and exec refused"
+         << (sealed ? "sockets (Unix ones too), io_uring, ptrace, TIOCSTI and foreign ABIs refused; programs only "
+                      "from the system's and Python's folders"
                     : seal_why.empty() ? "unknown (the worker ended before reporting it)" : "not applied (" + seal_why + ")")
          << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
          << " s wall, " << o.limits.memory_mb << " MiB memory" << (w.address_space_limited ? "" : " (resident, watched)")

@@ -122,7 +122,9 @@ int main(int argc, char** argv) {
       const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
       emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why}, {"killed", killed},
                       {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
-                      {"io_uring", h ? h->blocked.io_uring : 0}, {"writes_outside", writes}});
+                      {"io_uring", h ? h->blocked.io_uring : 0}, {"foreign_abi", h ? h->blocked.foreign_abi : 0},
+                      {"other", h ? h->blocked.other : 0}, {"calls", h ? h->blocked.calls : ""},
+                      {"writes_outside", writes}});
     };
     auto finish = [&]() -> std::optional<host_report> {
       try {

@@ -117,16 +117,30 @@ std::int64_t resident_mb(pid_t pid);
 // ---- inside the worker ----
 
 struct blocked_counts {
-  int sockets = 0;    // socket() with a non-local family
-  int processes = 0;  // fork / vfork / clone without CLONE_THREAD / execve
-  int io_uring = 0;   // io_uring_setup (it could open sockets behind seccomp's back)
+  int sockets = 0;      // socket() with a non-local family
+  int processes = 0;    // processes the untrusted code left running (counted by the caller; see install_filter)
+  int io_uring = 0;     // io_uring_setup (it could open sockets behind seccomp's back)
+  int foreign_abi = 0;  // system calls through the x32 or i386 ABI, or numbers past the native table
+  int other = 0;        // ptrace and process_vm_*, pidfd_getfd, open_by_handle_at, TIOCSTI
+  std::string calls;    // every refused call by name and count, "socket x2, ioctl(TIOCSTI) x1"
 };
 
-// Phase 1, before the candidate is imported: network sockets and io_uring are refused (EPERM) and counted.
-// Phase 2, before the candidate is first called: new processes and execve are refused and counted too
-// (import-time builds such as torch.utils.cpp_extension.load_inline still run their compiler in phase 1).
+// The seccomp filter, installed before the untrusted code is imported (phase 1): network sockets (every family
+// but netlink), io_uring, another process's memory (ptrace, process_vm_*, pidfd_getfd), open_by_handle_at,
+// TIOCSTI/TIOCLINUX, and every call through a foreign ABI (x32, i386) or with a number past the native table are
+// refused (EPERM, ENOSYS for the foreign ones) through a SIGSYS handler that records each (blocked()), however
+// the call was made; replacing that handler is refused with a plain EPERM (not recorded: Python's vfork child
+// tries it with every signal blocked, where a trap would kill it). Phase 2 (before the first call) adds nothing: process
+// creation stays allowed, for compilers a kernel starts at its first call (Triton); see restrict_execute.
 // Returns false with `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
 bool install_filter(int phase, std::string& why);
+
+// Landlock: from now on this process and its children may execute (execve) only files beneath `beneath`
+// (missing folders are skipped). Nothing the candidate can write (its scratch, /dev, /proc) belongs there, so it
+// cannot run what it wrote. Returns false with `why` where Landlock is unavailable.
+bool restrict_execute(const std::vector<std::filesystem::path>& beneath, std::string& why);
+// /usr, /bin, /sbin, /lib, /lib64, /lib32, /opt: where system compilers and their loaders live.
+const std::vector<std::filesystem::path>& system_program_folders();
 
 // Drops every capability this process holds, for good: the bounding and ambient sets too, so that no later
 // execve gives any back (with CAP_SYS_PTRACE a worker could open the judge's /proc/PID/fd and /proc/PID/mem).
@@ -134,6 +148,6 @@ bool install_filter(int phase, std::string& why);
 // nobody and reads what root could, the Python install under /root say); it passes no ptrace check. Returns
 // false with `why` when some other capability is left.
 bool drop_capabilities(std::string& why);
-blocked_counts blocked();
+blocked_counts blocked();  // what the filter refused in this process so far
 
 }  // namespace rnx::sandbox
