@@ -28,6 +28,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -47,6 +48,24 @@ TIME_LINE = re.compile(r"time: ([\d.]+) s in all")
 
 def fail(message):
     sys.exit(f"corpus.py: {message}")
+
+
+class OutOfTime(Exception):
+    """A run that passed its time limit; what finished before it is still written."""
+
+
+def stop_group(proc):
+    """SIGTERM to the process group rnx leads (so it can end its workers), SIGKILL after 10 s."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def git(repo, *args):
@@ -102,11 +121,15 @@ def bench_pair(rnx, repo, device, names, all_names, rope, out_dir, rep, timeout_
         for name in names:
             cmd += ["--kernel", name]
     started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
     try:
-        p = subprocess.run(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                           timeout=timeout_s)
-    except subprocess.TimeoutExpired as e:
-        fail(f"rnx bench did not finish within {timeout_s} s (--timeout-s); its output:\n{(e.output or '')[-3000:]}")
+        log, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop_group(proc)
+        log, _ = proc.communicate()
+        raise OutOfTime(f"rnx bench did not finish within {timeout_s:.0f} s (--timeout-s): {log[-1500:]}")
+    p = subprocess.CompletedProcess(cmd, proc.returncode, log)
     wall = time.monotonic() - started
     log = p.stdout
     with open(os.path.join(out_dir, f"bench-{rep}.log"), "w") as f:
@@ -138,8 +161,13 @@ def paired_rows(args, scenario, names, all_names):
     with tempfile.TemporaryDirectory(prefix="rnx-corpus-") as work:
         repo = make_repo(work, args.device, scenario, names, args.fraction)
         for rep in range(args.reps):
-            head, base, wall, log = bench_pair(args.rnx, repo, args.device, names, all_names, args.rope, work, rep,
-                                               args.timeout_s)
+            try:
+                head, base, wall, log = bench_pair(args.rnx, repo, args.device, names, all_names, args.rope, work,
+                                                   rep, args.timeout_s)
+            except OutOfTime as e:
+                runs.append({"rep": rep, "error": str(e)})
+                print(f"[{scenario} rep {rep + 1}/{args.reps}] {e}", flush=True)
+                break
             verdict = compare(args.rnx, base, head, args.rope)
             statuses = run_statuses(head)
             base_statuses = run_statuses(base)
@@ -270,6 +298,8 @@ def cases(kernels, names):
 def verify_one(args, kernels, folder, path, h):
     row = {"case": f"{folder}/{os.path.basename(path)}", "kernel": h["kernel"], "expect": h["expect"],
            "check": h.get("check")}
+    if args.deadline is not None and time.monotonic() > args.deadline:
+        return {**row, "outcome": "skipped", "ok": None, "detail": "out of time (--timeout-s)"}
     needs_gpu = h.get("gpu") == "yes" or kernels[h["kernel"]].get("device", "").startswith("cuda")
     if needs_gpu and args.device != "cuda":
         return {**row, "outcome": "skipped", "ok": None, "detail": "needs CUDA (run with --device cuda on a GPU)"}
@@ -345,7 +375,8 @@ def main():
     ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
     ap.add_argument("--rope", type=float, help="band of equivalence (default 0.02 on cpu, 0.01 on cuda)")
     ap.add_argument("--jobs", type=int, default=1, help="verify: candidates verified at once")
-    ap.add_argument("--timeout-s", type=float, default=7200, help="aa/slowdown: limit of one rnx bench")
+    ap.add_argument("--timeout-s", type=float, default=7200,
+                    help="aa/slowdown: limit of one rnx bench; verify: no new candidate is started after it")
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")
     ap.add_argument("--out", help="the JSON results (default bench/results/corpus_MODE_DEVICE_STAMP.json)")
     args = ap.parse_args()
@@ -362,6 +393,7 @@ def main():
     doc = {"mode": args.mode, "device": args.device, "started": stamp, "rnx": args.rnx,
            "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg()}
     started = time.monotonic()
+    args.deadline = started + args.timeout_s if args.mode == "verify" else None
     if args.mode == "verify":
         kernels = manifest_kernels(os.path.join(CORPUS, "rnx.toml"))
         names = selected(kernels, args.kernel)
@@ -386,7 +418,7 @@ def main():
         print_rows(rows)
         doc["summary"] = summarize_paired(rows, args.mode, args.fraction)
         print_summary(doc["summary"], args.mode)
-        bad = 0
+        bad = sum(1 for r in runs if "error" in r)
     doc["wall_s"] = round(time.monotonic() - started, 1)
     doc["load_after"] = os.getloadavg()
     os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
