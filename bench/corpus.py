@@ -4,6 +4,7 @@
     python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--kernel NAME]... [--rnx PATH]
     python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--device cpu|cuda] [--kernel NAME]...
     python3 bench/corpus.py verify [--device cpu|cuda] [--kernel NAME]... [--jobs 1]
+    python3 bench/corpus.py sizes [--device cpu|cuda] [--threads 1] [--kernel NAME]...
 
 aa        the corpus in a throw-away git repository with two commits, the second changing only a README; one
           `rnx bench --pair HEAD~1` per repetition with the manifest's defaults (no [bench] table, no flags but
@@ -15,6 +16,8 @@ slowdown  the same, the second commit wrapping every selected kernel in bench/co
 verify    `rnx verify --config bench/corpus/rnx.toml --kernel K --candidate FILE` for every file of
           bench/corpus/honest/ (must be accepted) and bench/corpus/cheats/ (must be rejected, with the check its
           header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda.
+sizes     each kernel's time per call at every batch of its manifest, timed in this process by a plain loop
+          (three warm-up calls, then calls for 0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
 
 --device cpu uses bench/corpus/rnx.toml, --device cuda bench/corpus/rnx.gpu.toml (verify always uses rnx.toml's
 shapes, on the device asked for). The band is --rope (default 0.02 on CPU, 0.01 on CUDA), given to both `rnx
@@ -73,8 +76,12 @@ def git(repo, *args):
 
 
 def manifest_kernels(manifest_path):
+    """name -> [[kernel]] table with [defaults]' batch, dtypes and device filled in."""
     with open(manifest_path, "rb") as f:
-        return {k["name"]: k for k in tomllib.load(f)["kernel"]}
+        manifest = tomllib.load(f)
+    defaults = manifest.get("defaults", {})
+    return {k["name"]: {**{key: defaults[key] for key in ("batch", "dtypes", "device") if key in defaults}, **k}
+            for k in manifest["kernel"]}
 
 
 def selected(kernels, wanted):
@@ -363,24 +370,78 @@ def summarize_verify(results):
             "cheats_missed": count("cheats", False), "cheats_skipped": count("cheats", None)}
 
 
+# ---------------------------------------------------------------------------------------------------- sizes
+
+def kernel_call(kernel, batch, device):
+    """The kernel as `rnx bench` calls it (the function, or a Model built under seed 0) and inputs for `batch`."""
+    import importlib.util
+    import torch
+    dtype = getattr(torch, kernel.get("dtypes", ["float32"])[0])
+    spec = importlib.util.spec_from_file_location("corpus_" + kernel["name"], os.path.join(CORPUS, kernel["path"]))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    if "inputs" in kernel:
+        inputs = [torch.randn(*[batch if d == "B" else int(d) for d in shape.split(",")]).to(dtype).to(device)
+                  for shape in kernel["inputs"].values()]
+        return module.run, inputs
+    module.batch_size = batch
+    model = module.Model(*module.get_init_inputs()).to(dtype).to(device)
+    inputs = [(t.to(dtype) if t.is_floating_point() else t).to(device) for t in module.get_inputs()]
+    return model, inputs
+
+
+def run_sizes(args, kernels, names):
+    import torch
+    torch.set_num_threads(args.threads or os.cpu_count())
+    rows = []
+    for name in names:
+        k = kernels[name]
+        if k.get("device", args.device).startswith("cuda") and args.device != "cuda":
+            rows.append({"kernel": name, "skipped": "device cuda"})
+            print(f"{name:20} skipped (device = cuda)")
+            continue
+        batches = k.get("batch", [1])
+        batches = batches if isinstance(batches, list) else [batches]
+        times = {}
+        for batch in batches:
+            fn, inputs = kernel_call(k, batch, args.device)
+            sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
+            with torch.no_grad():
+                for _ in range(3):
+                    fn(*inputs)
+                sync()
+                calls, start = 0, time.perf_counter()
+                while time.perf_counter() - start < 0.3:
+                    fn(*inputs)
+                    calls += 1
+                sync()
+                times[batch] = (time.perf_counter() - start) / calls * 1e3
+            del fn, inputs
+        rows.append({"kernel": name, "ms": times})
+        print(f"{name:20} " + "  ".join(f"b{b} {ms:8.3f} ms" for b, ms in times.items()), flush=True)
+    return rows
+
+
 # ---------------------------------------------------------------------------------------------------- main
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
-    ap.add_argument("mode", choices=["aa", "slowdown", "verify"])
+    ap.add_argument("mode", choices=["aa", "slowdown", "verify", "sizes"])
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
     ap.add_argument("--fraction", type=float, default=0.05, help="slowdown: extra time per call (0.05 = 5%%)")
     ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
     ap.add_argument("--rope", type=float, help="band of equivalence (default 0.02 on cpu, 0.01 on cuda)")
     ap.add_argument("--jobs", type=int, default=1, help="verify: candidates verified at once")
+    ap.add_argument("--threads", type=int, default=0, help="sizes: torch threads (0 = every CPU)")
     ap.add_argument("--timeout-s", type=float, default=7200,
                     help="aa/slowdown: limit of one rnx bench; verify: no new candidate is started after it")
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")
     ap.add_argument("--out", help="the JSON results (default bench/results/corpus_MODE_DEVICE_STAMP.json)")
     args = ap.parse_args()
-    if not os.access(args.rnx, os.X_OK):
+    if args.mode != "sizes" and not os.access(args.rnx, os.X_OK):
         fail(f"{args.rnx} is not an executable rnx; build it (ninja -C build rnx rnx-runner-worker "
              f"rnx-verify-worker) or pass --rnx PATH")
     args.rnx = os.path.abspath(args.rnx)
@@ -394,7 +455,12 @@ def main():
            "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg()}
     started = time.monotonic()
     args.deadline = started + args.timeout_s if args.mode == "verify" else None
-    if args.mode == "verify":
+    if args.mode == "sizes":
+        kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))
+        doc["threads"] = args.threads
+        doc["sizes"] = run_sizes(args, kernels, selected(kernels, args.kernel))
+        bad = 0
+    elif args.mode == "verify":
         kernels = manifest_kernels(os.path.join(CORPUS, "rnx.toml"))
         names = selected(kernels, args.kernel)
         results = run_verify(args, kernels, names)
