@@ -197,7 +197,7 @@ def paired_rows(args, scenario, names, all_names):
                                  "base_status": base_statuses.get(key, ("-", ""))[0]})
             m = TIME_LINE.search(log)
             runs.append({"rep": rep, "wall_s": round(wall, 1), "rnx_time_s": float(m.group(1)) if m else None,
-                         "verdict": verdict["verdict"], "reason": verdict["reason"]})
+                         "verdict": verdict["verdict"], "reason": verdict["reason"], "log_tail": log[-6000:]})
             print(f"[{scenario} rep {rep + 1}/{args.reps}] {verdict['verdict']} in {wall:.0f} s", flush=True)
     return rows, runs
 
