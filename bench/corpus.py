@@ -164,41 +164,55 @@ def run_statuses(path):
 
 
 def paired_rows(args, scenario, names, all_names):
+    """Every repetition runs the selection in chunks of --chunk kernels (one paired rnx bench each), so a run that
+    reaches the time limit loses only its chunk; --timeout-s bounds the whole mode."""
     rows, runs = [], []
+    size = args.chunk or len(names)
+    chunks = [names[i:i + size] for i in range(0, len(names), size)]
+    deadline = time.monotonic() + args.timeout_s
     with tempfile.TemporaryDirectory(prefix="rnx-corpus-") as work:
         repo = make_repo(work, args.device, scenario, names, args.fraction)
         for rep in range(args.reps):
-            try:
-                head, base, wall, log = bench_pair(args.rnx, repo, args.device, names, all_names, args.rope, work,
-                                                   rep, args.timeout_s)
-            except OutOfTime as e:
-                runs.append({"rep": rep, "error": str(e)})
-                print(f"[{scenario} rep {rep + 1}/{args.reps}] {e}", flush=True)
-                break
-            verdict = compare(args.rnx, base, head, args.rope)
-            statuses = run_statuses(head)
-            base_statuses = run_statuses(base)
-            judged = set()
-            for c in verdict["configs"]:
-                key = (c["kernel"], c["runtime"], c["dtype"], c["batch"])
-                judged.add(key)
-                rows.append({"rep": rep, "kernel": c["kernel"], "runtime": c["runtime"], "dtype": c["dtype"],
-                             "batch": c["batch"], "decision": c["decision"], "ratio": c["ratio"],
-                             "ci95": c["ci95"], "mde": c.get("mde"), "base_ms": c.get("base_ms"),
-                             "head_ms": c.get("head_ms"), "n_base": c["n_base"], "n_head": c["n_head"],
-                             "reason": c["reason"], "head_status": statuses.get(key, ("-", ""))[0],
-                             "head_message": statuses.get(key, ("", ""))[1]})
-            # Configurations the verdict leaves out (skipped on this machine: Triton without CUDA, ...).
-            for key, (status, message) in sorted(statuses.items()):
-                if key not in judged:
-                    rows.append({"rep": rep, "kernel": key[0], "runtime": key[1], "dtype": key[2], "batch": key[3],
-                                 "decision": status, "ratio": None, "ci95": None, "mde": None, "reason": message,
-                                 "head_status": status, "head_message": message,
-                                 "base_status": base_statuses.get(key, ("-", ""))[0]})
-            m = TIME_LINE.search(log)
-            runs.append({"rep": rep, "wall_s": round(wall, 1), "rnx_time_s": float(m.group(1)) if m else None,
-                         "verdict": verdict["verdict"], "reason": verdict["reason"], "log_tail": log[-6000:]})
-            print(f"[{scenario} rep {rep + 1}/{args.reps}] {verdict['verdict']} in {wall:.0f} s", flush=True)
+            for part, chunk in enumerate(chunks):
+                label = f"{scenario} rep {rep + 1}/{args.reps}" + (f" chunk {part + 1}/{len(chunks)}" if len(chunks) > 1 else "")
+                left = deadline - time.monotonic()
+                if left < 30:
+                    runs.append({"rep": rep, "chunk": chunk, "error": "not run: out of time (--timeout-s)"})
+                    print(f"[{label}] not run: out of time", flush=True)
+                    continue
+                run_id = f"{rep}-{part}"
+                try:
+                    head, base, wall, log = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope, work,
+                                                       run_id, left)
+                except OutOfTime as e:
+                    runs.append({"rep": rep, "chunk": chunk, "error": str(e)})
+                    print(f"[{label}] {e}", flush=True)
+                    continue
+                verdict = compare(args.rnx, base, head, args.rope)
+                statuses = run_statuses(head)
+                base_statuses = run_statuses(base)
+                judged = set()
+                for c in verdict["configs"]:
+                    key = (c["kernel"], c["runtime"], c["dtype"], c["batch"])
+                    judged.add(key)
+                    rows.append({"rep": rep, "kernel": c["kernel"], "runtime": c["runtime"], "dtype": c["dtype"],
+                                 "batch": c["batch"], "decision": c["decision"], "ratio": c["ratio"],
+                                 "ci95": c["ci95"], "mde": c.get("mde"), "base_ms": c.get("base_ms"),
+                                 "head_ms": c.get("head_ms"), "n_base": c["n_base"], "n_head": c["n_head"],
+                                 "reason": c["reason"], "head_status": statuses.get(key, ("-", ""))[0],
+                                 "head_message": statuses.get(key, ("", ""))[1]})
+                # Configurations the verdict leaves out (skipped on this machine: Triton without CUDA, ...).
+                for key, (status, message) in sorted(statuses.items()):
+                    if key not in judged:
+                        rows.append({"rep": rep, "kernel": key[0], "runtime": key[1], "dtype": key[2],
+                                     "batch": key[3], "decision": status, "ratio": None, "ci95": None, "mde": None,
+                                     "reason": message, "head_status": status, "head_message": message,
+                                     "base_status": base_statuses.get(key, ("-", ""))[0]})
+                m = TIME_LINE.search(log)
+                runs.append({"rep": rep, "chunk": chunk, "wall_s": round(wall, 1),
+                             "rnx_time_s": float(m.group(1)) if m else None, "verdict": verdict["verdict"],
+                             "reason": verdict["reason"], "log_tail": log[-6000:]})
+                print(f"[{label}] {verdict['verdict']} in {wall:.0f} s", flush=True)
     return rows, runs
 
 
@@ -437,7 +451,10 @@ def main():
     ap.add_argument("--jobs", type=int, default=1, help="verify: candidates verified at once")
     ap.add_argument("--threads", type=int, default=0, help="sizes: torch threads (0 = every CPU)")
     ap.add_argument("--timeout-s", type=float, default=7200,
-                    help="aa/slowdown: limit of one rnx bench; verify: no new candidate is started after it")
+                    help="limit of the whole mode: rnx bench is stopped there (what finished is kept); verify starts "
+                         "no candidate after it")
+    ap.add_argument("--chunk", type=int, default=0,
+                    help="aa/slowdown: kernels per paired rnx bench (0 = all in one run)")
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")
     ap.add_argument("--out", help="the JSON results (default bench/results/corpus_MODE_DEVICE_STAMP.json)")
     args = ap.parse_args()
@@ -447,7 +464,7 @@ def main():
     args.rnx = os.path.abspath(args.rnx)
     if args.rope is None:
         args.rope = 0.02 if args.device == "cpu" else 0.01
-    if args.reps < 1 or args.jobs < 1:
+    if args.reps < 1 or args.jobs < 1 or args.chunk < 0:
         fail("--reps and --jobs must be 1 or more")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or os.path.join(ROOT, "bench", "results", f"corpus_{args.mode}_{args.device}_{stamp}.json")
