@@ -325,7 +325,7 @@ def verify_one(args, kernels, folder, path, h):
     if needs_gpu and args.device != "cuda":
         return {**row, "outcome": "skipped", "ok": None, "detail": "needs CUDA (run with --device cuda on a GPU)"}
     cmd = [args.rnx, "verify", "--config", os.path.join(CORPUS, "rnx.toml"), "--kernel", h["kernel"],
-           "--candidate", path, "--format", "json", "--device", args.device]
+           "--candidate", path, "--format", "json", "--device", args.device, "--timeout", str(args.case_timeout_s)]
     started = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     row["wall_s"] = round(time.monotonic() - started, 1)
@@ -453,6 +453,7 @@ def main():
     ap.add_argument("--timeout-s", type=float, default=7200,
                     help="limit of the whole mode: rnx bench is stopped there (what finished is kept); verify starts "
                          "no candidate after it")
+    ap.add_argument("--case-timeout-s", type=float, default=300, help="verify: rnx verify --timeout of each case")
     ap.add_argument("--chunk", type=int, default=0,
                     help="aa/slowdown: kernels per paired rnx bench (0 = all in one run)")
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")

@@ -60,7 +60,7 @@ for step in "${steps[@]}"; do
     slowdown)
       run_step slowdown "${CORPUS_SLOW_S:-90}" slowdown --fraction 0.02 --kernel gemm_bf16 --kernel layernorm_module \
         --kernel softmax_rows --kernel conv2d_module --kernel mlp_block --kernel attention_causal ;;
-    verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs 4 ;;
+    verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs 4 --case-timeout-s 50 ;;
     *) echo "corpus_gpu: unknown step '$step' (use aa, slowdown, verify)"; exit 2 ;;
   esac
 done
