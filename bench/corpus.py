@@ -17,7 +17,8 @@ verify    `rnx verify --config bench/corpus/rnx.toml --kernel K --candidate FILE
           bench/corpus/honest/ (must be accepted) and bench/corpus/cheats/ (must be rejected, with the check its
           header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda.
 sizes     each kernel's time per call at every batch of its manifest, timed in this process by a plain loop
-          (three warm-up calls, then calls for 0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
+          (glibc's malloc thresholds fixed as the runner's worker fixes them, three warm-up calls, then calls for
+          0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
 
 --device cpu uses bench/corpus/rnx.toml, --device cuda bench/corpus/rnx.gpu.toml (verify always uses rnx.toml's
 shapes, on the device asked for). The band is --rope (default 0.02 on CPU, 0.01 on CUDA), given to both `rnx
@@ -405,7 +406,19 @@ def kernel_call(kernel, batch, device):
     return model, inputs
 
 
+def fix_malloc_thresholds():
+    """glibc's mmap threshold 32 MiB and trim threshold 64 MiB, as rnx-runner-worker sets them before anything
+    else (docs/runner.md, "Allocator"): without it every multi-MiB output is a fresh mmap with a page fault per
+    4 KiB, and a plain loop measures the faults, not the kernel."""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 32 << 20)
+    libc.mallopt(m_trim_threshold, 64 << 20)
+
+
 def run_sizes(args, kernels, names):
+    fix_malloc_thresholds()
     import torch
     torch.set_num_threads(args.threads or os.cpu_count())
     rows = []

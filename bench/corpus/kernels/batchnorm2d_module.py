@@ -4,8 +4,8 @@ import torch.nn as nn
 
 batch_size = 1
 channels = 128
-height = 64
-width = 64
+height = 128
+width = 128
 
 
 class Model(nn.Module):

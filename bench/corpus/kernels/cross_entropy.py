@@ -4,7 +4,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 batch_size = 1
-rows = 256
+rows = 1024
 classes = 1024
 
 

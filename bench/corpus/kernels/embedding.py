@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 batch_size = 1
-tokens = 4096
+tokens = 16384
 vocab = 32000
 dim = 256
 

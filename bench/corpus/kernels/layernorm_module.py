@@ -3,7 +3,7 @@ import torch
 import torch.nn as nn
 
 batch_size = 1
-tokens = 256
+tokens = 1024
 features = 1024
 
 
