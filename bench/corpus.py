@@ -302,9 +302,9 @@ def case_header(path):
     return fields
 
 
-def cases(kernels, names):
+def cases(kernels, names, folders=("honest", "cheats")):
     found = []
-    for folder in ("honest", "cheats"):
+    for folder in folders:
         for name in sorted(os.listdir(os.path.join(CORPUS, folder))):
             if not name.endswith(".py"):
                 continue
@@ -354,7 +354,7 @@ def verify_one(args, kernels, folder, path, h):
 
 
 def run_verify(args, kernels, names):
-    todo = cases(kernels, names)
+    todo = cases(kernels, names, [args.only] if args.only else ("honest", "cheats"))
     results = []
     if args.jobs > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -466,6 +466,7 @@ def main():
     ap.add_argument("--timeout-s", type=float, default=7200,
                     help="limit of the whole mode: rnx bench is stopped there (what finished is kept); verify starts "
                          "no candidate after it")
+    ap.add_argument("--only", choices=["honest", "cheats"], help="verify: only this folder's candidates")
     ap.add_argument("--case-timeout-s", type=float, default=300, help="verify: rnx verify --timeout of each case")
     ap.add_argument("--chunk", type=int, default=0,
                     help="aa/slowdown: kernels per paired rnx bench (0 = all in one run)")
