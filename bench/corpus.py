@@ -1,0 +1,530 @@
+#!/usr/bin/env python3
+"""Judges rnx on the project's own kernel corpus (bench/corpus/): paired A/A, calibrated slowdowns, verify.
+
+    python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--kernel NAME]... [--rnx PATH]
+    python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--device cpu|cuda] [--kernel NAME]...
+    python3 bench/corpus.py verify [--device cpu|cuda] [--kernel NAME]... [--jobs 1]
+    python3 bench/corpus.py sizes [--device cpu|cuda] [--threads 1] [--kernel NAME]...
+
+aa        the corpus in a throw-away git repository with two commits, the second changing only a README; one
+          `rnx bench --pair HEAD~1` per repetition with the manifest's defaults (no [bench] table, no flags but
+          --kernel filters and --rope), each verdict from `rnx compare BASE HEAD --format json`. Counts broken /
+          faster / slower / equivalent / abstain and the MDE distribution.
+slowdown  the same, the second commit wrapping every selected kernel in bench/corpus/slowdown.py's calibrated
+          slowdown (FRACTION more time per call, results unchanged): the detection rate (decided *slower*) and
+          how close the measured ratios come to 1 + FRACTION.
+verify    `rnx verify --config bench/corpus/rnx.toml --kernel K --candidate FILE` for every file of
+          bench/corpus/honest/ (must be accepted) and bench/corpus/cheats/ (must be rejected, with the check its
+          header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda.
+sizes     each kernel's time per call at every batch of its manifest, timed in this process by a plain loop
+          (glibc's malloc thresholds fixed as the runner's worker fixes them, three warm-up calls, then calls for
+          0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
+
+--device cpu uses bench/corpus/rnx.toml, --device cuda bench/corpus/rnx.gpu.toml (verify always uses rnx.toml's
+shapes, on the device asked for). The band is --rope (default 0.02 on CPU, 0.01 on CUDA), given to both `rnx
+bench` (its sequential looks) and `rnx compare`. rnx is build/bin/rnx of this repository unless --rnx says
+otherwise; rnx-runner-worker and rnx-verify-worker must sit beside it. Prints a table and writes
+bench/results/corpus_MODE_DEVICE_UTCSTAMP.json (or --out).
+"""
+import argparse
+import datetime
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CORPUS = os.path.join(ROOT, "bench", "corpus")
+sys.path.insert(0, CORPUS)
+import slowdown  # noqa: E402  (bench/corpus/slowdown.py)
+
+MANIFESTS = {"cpu": "rnx.toml", "cuda": "rnx.gpu.toml"}
+DECISIONS = ("broken", "faster", "slower", "equivalent", "abstain", "new", "missing")
+TIME_LINE = re.compile(r"time: ([\d.]+) s in all")
+
+
+def fail(message):
+    sys.exit(f"corpus.py: {message}")
+
+
+class OutOfTime(Exception):
+    """A run that passed its time limit; what finished before it is still written."""
+
+
+def stop_group(proc):
+    """SIGTERM to the process group rnx leads (so it can end its workers), SIGKILL after 10 s."""
+    for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 5)):
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            proc.wait(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def git(repo, *args):
+    subprocess.run(["git", "-C", repo, *args], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def manifest_kernels(manifest_path):
+    """name -> [[kernel]] table with [defaults]' batch, dtypes and device filled in."""
+    with open(manifest_path, "rb") as f:
+        manifest = tomllib.load(f)
+    defaults = manifest.get("defaults", {})
+    return {k["name"]: {**{key: defaults[key] for key in ("batch", "dtypes", "device") if key in defaults}, **k}
+            for k in manifest["kernel"]}
+
+
+def selected(kernels, wanted):
+    unknown = [k for k in wanted if k not in kernels]
+    if unknown:
+        fail(f"--kernel {', '.join(unknown)}: not in the corpus manifest (known: {', '.join(sorted(kernels))})")
+    return [k for k in kernels if not wanted or k in wanted]
+
+
+def make_repo(work, device, scenario, names, fraction):
+    """The corpus in a fresh git repository: commit 1 as it is, commit 2 a README (aa) or the slowed kernels."""
+    repo = os.path.join(work, "corpus")
+    shutil.copytree(os.path.join(CORPUS, "kernels"), os.path.join(repo, "kernels"))
+    for manifest in MANIFESTS.values():
+        shutil.copy(os.path.join(CORPUS, manifest), os.path.join(repo, manifest))
+    git(repo, "init", "-q", "-b", "main")
+    git(repo, "config", "user.name", "corpus bench")
+    git(repo, "config", "user.email", "corpus@example.invalid")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "the corpus")
+    kernels = manifest_kernels(os.path.join(repo, MANIFESTS[device]))
+    if scenario == "aa":
+        with open(os.path.join(repo, "README.md"), "w") as f:
+            f.write("A documentation-only change: every kernel is unchanged.\n")
+    else:
+        for name in names:
+            path = os.path.join(repo, kernels[name]["path"])
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(slowdown.slowed_source(text, fraction, path))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", scenario)
+    return repo
+
+
+def bench_pair(rnx, repo, device, names, all_names, rope, out_dir, rep, timeout_s):
+    """One `rnx bench --pair HEAD~1` with default settings; returns (head.json, base.json, wall s, log tail)."""
+    head = os.path.join(out_dir, f"head-{rep}.json")
+    base = os.path.join(out_dir, f"base-{rep}.json")
+    cmd = [rnx, "bench", "--config", os.path.join(repo, MANIFESTS[device]), "--out", head, "--pair", "HEAD~1",
+           "--base-out", base, "--rope", str(rope)]
+    if len(names) != len(all_names):
+        for name in names:
+            cmd += ["--kernel", name]
+    started = time.monotonic()
+    proc = subprocess.Popen(cmd, cwd=repo, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            start_new_session=True)
+    try:
+        log, _ = proc.communicate(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop_group(proc)
+        log, _ = proc.communicate()
+        raise OutOfTime(f"rnx bench did not finish within {timeout_s:.0f} s (--timeout-s): {log[-1500:]}")
+    p = subprocess.CompletedProcess(cmd, proc.returncode, log)
+    wall = time.monotonic() - started
+    log = p.stdout
+    with open(os.path.join(out_dir, f"bench-{rep}.log"), "w") as f:
+        f.write(" ".join(cmd) + "\n" + log)
+    if p.returncode != 0 or not os.path.exists(head) or not os.path.exists(base):
+        fail(f"{' '.join(cmd)} failed (exit {p.returncode}):\n{log[-3000:]}")
+    return head, base, wall, log
+
+
+def compare(rnx, base, head, rope):
+    p = subprocess.run([rnx, "compare", base, head, "--format", "json", "--rope", str(rope)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        return json.loads(p.stdout)
+    except json.JSONDecodeError:
+        fail(f"rnx compare {base} {head} gave no JSON (exit {p.returncode}): {p.stderr[-2000:]}")
+
+
+def run_statuses(path):
+    """(kernel, runtime, dtype, batch) -> (status, message) from a run document."""
+    with open(path) as f:
+        doc = json.load(f)
+    return {(r["kernel"], r["runtime"], r["dtype"], r["batch"]): (r["status"], r.get("message", ""))
+            for r in doc["results"]}
+
+
+def paired_rows(args, scenario, names, all_names):
+    """Every repetition runs the selection in chunks of --chunk kernels (one paired rnx bench each), so a run that
+    reaches the time limit loses only its chunk; --timeout-s bounds the whole mode."""
+    rows, runs = [], []
+    size = args.chunk or len(names)
+    chunks = [names[i:i + size] for i in range(0, len(names), size)]
+    deadline = time.monotonic() + args.timeout_s
+    with tempfile.TemporaryDirectory(prefix="rnx-corpus-") as work:
+        repo = make_repo(work, args.device, scenario, names, args.fraction)
+        for rep in range(args.reps):
+            for part, chunk in enumerate(chunks):
+                label = f"{scenario} rep {rep + 1}/{args.reps}" + (f" chunk {part + 1}/{len(chunks)}" if len(chunks) > 1 else "")
+                left = deadline - time.monotonic()
+                if left < 30:
+                    runs.append({"rep": rep, "chunk": chunk, "error": "not run: out of time (--timeout-s)"})
+                    print(f"[{label}] not run: out of time", flush=True)
+                    continue
+                run_id = f"{rep}-{part}"
+                try:
+                    head, base, wall, log = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope, work,
+                                                       run_id, left)
+                except OutOfTime as e:
+                    runs.append({"rep": rep, "chunk": chunk, "error": str(e)})
+                    print(f"[{label}] {e}", flush=True)
+                    continue
+                verdict = compare(args.rnx, base, head, args.rope)
+                statuses = run_statuses(head)
+                base_statuses = run_statuses(base)
+                judged = set()
+                for c in verdict["configs"]:
+                    key = (c["kernel"], c["runtime"], c["dtype"], c["batch"])
+                    judged.add(key)
+                    rows.append({"rep": rep, "kernel": c["kernel"], "runtime": c["runtime"], "dtype": c["dtype"],
+                                 "batch": c["batch"], "decision": c["decision"], "ratio": c["ratio"],
+                                 "ci95": c["ci95"], "mde": c.get("mde"), "base_ms": c.get("base_ms"),
+                                 "head_ms": c.get("head_ms"), "n_base": c["n_base"], "n_head": c["n_head"],
+                                 "reason": c["reason"], "head_status": statuses.get(key, ("-", ""))[0],
+                                 "head_message": statuses.get(key, ("", ""))[1]})
+                # Configurations the verdict leaves out (skipped on this machine: Triton without CUDA, ...).
+                for key, (status, message) in sorted(statuses.items()):
+                    if key not in judged:
+                        rows.append({"rep": rep, "kernel": key[0], "runtime": key[1], "dtype": key[2],
+                                     "batch": key[3], "decision": status, "ratio": None, "ci95": None, "mde": None,
+                                     "reason": message, "head_status": status, "head_message": message,
+                                     "base_status": base_statuses.get(key, ("-", ""))[0]})
+                m = TIME_LINE.search(log)
+                runs.append({"rep": rep, "chunk": chunk, "wall_s": round(wall, 1),
+                             "rnx_time_s": float(m.group(1)) if m else None, "verdict": verdict["verdict"],
+                             "reason": verdict["reason"], "log_tail": log[-6000:]})
+                print(f"[{label}] {verdict['verdict']} in {wall:.0f} s", flush=True)
+    return rows, runs
+
+
+def pct(x):
+    return "-" if x is None else f"{100 * x:.2f}%"
+
+
+def quantiles(values):
+    if not values:
+        return None
+    v = sorted(values)
+    at = lambda q: v[min(len(v) - 1, int(round(q * (len(v) - 1))))]  # noqa: E731
+    return {"n": len(v), "min": v[0], "p10": at(0.1), "median": statistics.median(v), "p90": at(0.9), "max": v[-1]}
+
+
+def print_rows(rows):
+    print(f"{'configuration':42} {'decision':10} {'ratio':>7} {'95% interval':>17} {'MDE':>7} {'base ms':>9}  note")
+    for r in rows:
+        config = f'{r["kernel"]}/{r["runtime"]}/{r["dtype"]}/b{r["batch"]}'
+        ratio = f'{r["ratio"]:.4f}' if r["ratio"] is not None else "-"
+        ci = f'[{r["ci95"][0]:.4f}, {r["ci95"][1]:.4f}]' if r["ci95"] else "-"
+        base_ms = f'{r["base_ms"]:.4f}' if r.get("base_ms") is not None else "-"
+        note = "" if r["decision"] in ("equivalent",) else (r.get("reason") or r.get("head_message") or "")
+        print(f'{config:42} {r["decision"]:10} {ratio:>7} {ci:>17} {pct(r["mde"]):>7} {base_ms:>9}  '
+              f'{note[:110]}')
+
+
+def summarize_paired(rows, scenario, fraction):
+    judged = [r for r in rows if r["decision"] in DECISIONS]
+    counts = {d: sum(1 for r in judged if r["decision"] == d) for d in DECISIONS}
+    other = {}
+    for r in rows:
+        if r["decision"] not in DECISIONS:
+            other[r["decision"]] = other.get(r["decision"], 0) + 1
+    mdes = [r["mde"] for r in judged if r["mde"] is not None]
+    summary = {"configurations": len(judged), "counts": counts, "not_judged": other, "mde": quantiles(mdes)}
+    if judged:
+        summary["equivalent_share"] = counts["equivalent"] / len(judged)
+    if scenario == "slowdown":
+        target = 1 + fraction
+        ratios = [r["ratio"] for r in judged if r["ratio"] is not None]
+        covered = [r for r in judged if r["ci95"] and r["ci95"][0] <= target <= r["ci95"][1]]
+        summary.update({"detected": counts["slower"], "detection_rate": counts["slower"] / len(judged) if judged else None,
+                        "target_ratio": target, "ratios": quantiles(ratios),
+                        "intervals_covering_target": len(covered)})
+    return summary
+
+
+def print_summary(summary, scenario):
+    c = summary["counts"]
+    print(f"\n{summary['configurations']} configurations judged: " +
+          ", ".join(f"{d} {c[d]}" for d in DECISIONS if c[d] or d in ("broken", "faster", "slower", "equivalent",
+                                                                       "abstain")))
+    if summary["not_judged"]:
+        print("not judged (the run's own status): " + ", ".join(f"{k} {v}" for k, v in summary["not_judged"].items()))
+    if summary.get("equivalent_share") is not None:
+        print(f"equivalent: {100 * summary['equivalent_share']:.0f}%")
+    m = summary["mde"]
+    if m:
+        print(f"MDE: min {pct(m['min'])}, p10 {pct(m['p10'])}, median {pct(m['median'])}, p90 {pct(m['p90'])}, "
+              f"max {pct(m['max'])} (n={m['n']})")
+    if scenario == "slowdown":
+        r = summary["ratios"]
+        rate = summary["detection_rate"]
+        print(f"detected slower: {summary['detected']} of {summary['configurations']}"
+              + (f" ({100 * rate:.0f}%)" if rate is not None else ""))
+        if r:
+            print(f"measured ratios (target {summary['target_ratio']:.4f}): median {r['median']:.4f}, "
+                  f"min {r['min']:.4f}, max {r['max']:.4f}; intervals covering the target: "
+                  f"{summary['intervals_covering_target']} of {summary['configurations']}")
+
+
+# ---------------------------------------------------------------------------------------------------- verify
+
+def case_header(path):
+    with open(path, encoding="utf-8") as f:
+        first = f.readline()
+    prefix = "# rnx-corpus-case:"
+    if not first.startswith(prefix):
+        fail(f"{path}: the first line must be '{prefix} kernel=NAME expect=accept|reject [check=ROW] [gpu=yes]'")
+    fields = dict(item.partition("=")[::2] for item in first[len(prefix):].split())
+    if fields.get("expect") not in ("accept", "reject") or "kernel" not in fields:
+        fail(f"{path}: its header needs kernel=NAME and expect=accept or expect=reject")
+    if fields["expect"] == "reject" and "check" not in fields:
+        fail(f"{path}: a cheat's header names the check that must fail (check=ROW)")
+    return fields
+
+
+def cases(kernels, names, folders=("honest", "cheats")):
+    found = []
+    for folder in folders:
+        for name in sorted(os.listdir(os.path.join(CORPUS, folder))):
+            if not name.endswith(".py"):
+                continue
+            path = os.path.join(CORPUS, folder, name)
+            h = case_header(path)
+            if h["kernel"] not in kernels:
+                fail(f"{path}: kernel={h['kernel']} is not in bench/corpus/rnx.toml")
+            if h["kernel"] in names:
+                found.append((folder, path, h))
+    return found
+
+
+def verify_one(args, kernels, folder, path, h):
+    row = {"case": f"{folder}/{os.path.basename(path)}", "kernel": h["kernel"], "expect": h["expect"],
+           "check": h.get("check")}
+    if args.deadline is not None and time.monotonic() > args.deadline:
+        return {**row, "outcome": "skipped", "ok": None, "detail": "out of time (--timeout-s)"}
+    needs_gpu = h.get("gpu") == "yes" or kernels[h["kernel"]].get("device", "").startswith("cuda")
+    if needs_gpu and args.device != "cuda":
+        return {**row, "outcome": "skipped", "ok": None, "detail": "needs CUDA (run with --device cuda on a GPU)"}
+    cmd = [args.rnx, "verify", "--config", os.path.join(CORPUS, "rnx.toml"), "--kernel", h["kernel"],
+           "--candidate", path, "--format", "json", "--device", args.device, "--timeout", str(args.case_timeout_s)]
+    started = time.monotonic()
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    row["wall_s"] = round(time.monotonic() - started, 1)
+    try:
+        report = json.loads(p.stdout)
+    except json.JSONDecodeError:
+        return {**row, "outcome": f"exit {p.returncode}", "ok": False,
+                "detail": (p.stderr.strip() or p.stdout.strip())[-600:]}
+    rows = {c["name"]: c for c in report["checks"]}
+    failed = [c for c in report["checks"] if c["result"] == "fail"]
+    row["outcome"] = report["verdict"]
+    row["failed"] = [c["name"] for c in failed]
+    if h["expect"] == "accept":
+        row["ok"] = p.returncode == 0 and report["verdict"] == "accepted"
+        row["detail"] = "; ".join(f"{c['name']}: {c['detail'][:300]}" for c in failed)
+    else:
+        named = rows.get(h["check"])
+        row["ok"] = p.returncode == 1 and report["verdict"] == "rejected" and named is not None and \
+            named["result"] == "fail"
+        if named is None:
+            row["detail"] = f"the report has no row {h['check']}; failed: {', '.join(row['failed'])}"
+        else:
+            row["detail"] = f"{h['check']} {named['result']}: {named['detail'][:300]}"
+    return row
+
+
+def run_verify(args, kernels, names):
+    todo = cases(kernels, names, [args.only] if args.only else ("honest", "cheats"))
+    results = []
+    if args.jobs > 1:
+        from concurrent.futures import ThreadPoolExecutor
+        with ThreadPoolExecutor(args.jobs) as pool:
+            for r in pool.map(lambda c: verify_one(args, kernels, *c), todo):
+                results.append(r)
+                print_case(r)
+    else:
+        for c in todo:
+            r = verify_one(args, kernels, *c)
+            results.append(r)
+            print_case(r)
+    return results
+
+
+def print_case(r):
+    mark = {True: "ok  ", False: "FAIL", None: "skip"}[r["ok"]]
+    want = "accept" if r["expect"] == "accept" else f"reject ({r['check']})"
+    wall = f"{r['wall_s']:5.1f} s" if "wall_s" in r else "      "
+    print(f"{mark} {r['case']:48} want {want:32} got {r['outcome']:9} {wall}  {r.get('detail', '')[:160]}", flush=True)
+
+
+def summarize_verify(results):
+    def count(folder, ok):
+        return sum(1 for r in results if r["case"].startswith(folder) and r["ok"] is ok)
+    return {"honest_accepted": count("honest", True), "honest_rejected": count("honest", False),
+            "honest_skipped": count("honest", None), "cheats_rejected": count("cheats", True),
+            "cheats_missed": count("cheats", False), "cheats_skipped": count("cheats", None)}
+
+
+# ---------------------------------------------------------------------------------------------------- sizes
+
+def kernel_call(kernel, batch, device):
+    """The kernel as `rnx bench` calls it (the function, or a Model built under seed 0) and inputs for `batch`."""
+    import importlib.util
+    import torch
+    dtype = getattr(torch, kernel.get("dtypes", ["float32"])[0])
+    spec = importlib.util.spec_from_file_location("corpus_" + kernel["name"], os.path.join(CORPUS, kernel["path"]))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    if "inputs" in kernel:
+        inputs = [torch.randn(*[batch if d == "B" else int(d) for d in shape.split(",")]).to(dtype).to(device)
+                  for shape in kernel["inputs"].values()]
+        return module.run, inputs
+    module.batch_size = batch
+    model = module.Model(*module.get_init_inputs()).to(dtype).to(device)
+    inputs = [(t.to(dtype) if t.is_floating_point() else t).to(device) for t in module.get_inputs()]
+    return model, inputs
+
+
+def fix_malloc_thresholds():
+    """glibc's mmap threshold 32 MiB and trim threshold 64 MiB, as rnx-runner-worker sets them before anything
+    else (docs/runner.md, "Allocator"): without it every multi-MiB output is a fresh mmap with a page fault per
+    4 KiB, and a plain loop measures the faults, not the kernel."""
+    import ctypes
+    libc = ctypes.CDLL("libc.so.6")
+    m_trim_threshold, m_mmap_threshold = -1, -3
+    libc.mallopt(m_mmap_threshold, 32 << 20)
+    libc.mallopt(m_trim_threshold, 64 << 20)
+
+
+def run_sizes(args, kernels, names):
+    fix_malloc_thresholds()
+    import torch
+    torch.set_num_threads(args.threads or os.cpu_count())
+    rows = []
+    for name in names:
+        k = kernels[name]
+        if k.get("device", args.device).startswith("cuda") and args.device != "cuda":
+            rows.append({"kernel": name, "skipped": "device cuda"})
+            print(f"{name:20} skipped (device = cuda)")
+            continue
+        batches = k.get("batch", [1])
+        batches = batches if isinstance(batches, list) else [batches]
+        times = {}
+        for batch in batches:
+            fn, inputs = kernel_call(k, batch, args.device)
+            sync = torch.cuda.synchronize if args.device == "cuda" else (lambda: None)
+            with torch.no_grad():
+                for _ in range(3):
+                    fn(*inputs)
+                sync()
+                calls, start = 0, time.perf_counter()
+                while time.perf_counter() - start < 0.3:
+                    fn(*inputs)
+                    calls += 1
+                sync()
+                times[batch] = (time.perf_counter() - start) / calls * 1e3
+            del fn, inputs
+        rows.append({"kernel": name, "ms": times})
+        print(f"{name:20} " + "  ".join(f"b{b} {ms:8.3f} ms" for b, ms in times.items()), flush=True)
+    return rows
+
+
+# ---------------------------------------------------------------------------------------------------- main
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    ap.add_argument("mode", choices=["aa", "slowdown", "verify", "sizes"])
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
+    ap.add_argument("--fraction", type=float, default=0.05, help="slowdown: extra time per call (0.05 = 5%%)")
+    ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
+    ap.add_argument("--rope", type=float, help="band of equivalence (default 0.02 on cpu, 0.01 on cuda)")
+    ap.add_argument("--jobs", type=int, default=1, help="verify: candidates verified at once")
+    ap.add_argument("--threads", type=int, default=0, help="sizes: torch threads (0 = every CPU)")
+    ap.add_argument("--timeout-s", type=float, default=7200,
+                    help="limit of the whole mode: rnx bench is stopped there (what finished is kept); verify starts "
+                         "no candidate after it")
+    ap.add_argument("--only", choices=["honest", "cheats"], help="verify: only this folder's candidates")
+    ap.add_argument("--case-timeout-s", type=float, default=300, help="verify: rnx verify --timeout of each case")
+    ap.add_argument("--chunk", type=int, default=0,
+                    help="aa/slowdown: kernels per paired rnx bench (0 = all in one run)")
+    ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")
+    ap.add_argument("--out", help="the JSON results (default bench/results/corpus_MODE_DEVICE_STAMP.json)")
+    args = ap.parse_args()
+    if args.mode != "sizes" and not os.access(args.rnx, os.X_OK):
+        fail(f"{args.rnx} is not an executable rnx; build it (ninja -C build rnx rnx-runner-worker "
+             f"rnx-verify-worker) or pass --rnx PATH")
+    args.rnx = os.path.abspath(args.rnx)
+    if args.rope is None:
+        args.rope = 0.02 if args.device == "cpu" else 0.01
+    if args.reps < 1 or args.jobs < 1 or args.chunk < 0:
+        fail("--reps and --jobs must be 1 or more")
+    stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    out = args.out or os.path.join(ROOT, "bench", "results", f"corpus_{args.mode}_{args.device}_{stamp}.json")
+    doc = {"mode": args.mode, "device": args.device, "started": stamp, "rnx": args.rnx,
+           "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg()}
+    started = time.monotonic()
+    args.deadline = started + args.timeout_s if args.mode == "verify" else None
+    if args.mode == "sizes":
+        kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))
+        doc["threads"] = args.threads
+        doc["sizes"] = run_sizes(args, kernels, selected(kernels, args.kernel))
+        bad = 0
+    elif args.mode == "verify":
+        kernels = manifest_kernels(os.path.join(CORPUS, "rnx.toml"))
+        names = selected(kernels, args.kernel)
+        results = run_verify(args, kernels, names)
+        doc["cases"] = results
+        doc["summary"] = summarize_verify(results)
+        s = doc["summary"]
+        print(f"\nhonest rewrites: {s['honest_accepted']} accepted, {s['honest_rejected']} rejected, "
+              f"{s['honest_skipped']} skipped; cheats: {s['cheats_rejected']} rejected as their header says, "
+              f"{s['cheats_missed']} not, {s['cheats_skipped']} skipped")
+        bad = s["honest_rejected"] + s["cheats_missed"]
+    else:
+        kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))
+        names = selected(kernels, args.kernel)
+        if args.mode == "slowdown":
+            doc["fraction"] = args.fraction
+        doc["rope"] = args.rope
+        rows, runs = paired_rows(args, args.mode, names, list(kernels))
+        doc["runs"] = runs
+        doc["configs"] = rows
+        print()
+        print_rows(rows)
+        doc["summary"] = summarize_paired(rows, args.mode, args.fraction)
+        print_summary(doc["summary"], args.mode)
+        bad = sum(1 for r in runs if "error" in r)
+    doc["wall_s"] = round(time.monotonic() - started, 1)
+    doc["load_after"] = os.getloadavg()
+    os.makedirs(os.path.dirname(os.path.abspath(out)), exist_ok=True)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+    print(f"wrote {out} ({doc['wall_s']:.0f} s)")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
