@@ -3,7 +3,8 @@
 # runner accuracy against triton's do_bench, A/A stability, an injected 3% slowdown, the runtime matrix,
 # the verifier's CUDA cheats and the gate end to end. Without a GPU it says so and exits 77 (skipped).
 #
-#   tests/device/run_gpu.sh [build|verify|runtimes|main|decisive|all]...   (default: all)
+#   tests/device/run_gpu.sh [build|verify|runtimes|main|decisive|yardstick|selfcheck|contained|corpus|all]...
+#   (default: all)
 # Results go to build-gpu/out, and as one archive to $OUT (the device tool's folder) where that is set.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -123,6 +124,32 @@ decisive_gpu() {
   check "decisive bench ran" 0 "${PIPESTATUS[0]}"
 }
 
+yardstick() {
+  step "one floating-point yardstick: untouched GEMMs and scans ok, wrong kernels diverged, fresh-input timing"
+  "$root/tests/device/yardstick_gpu.sh" "$root/build-gpu" 2>&1 | tee "$out/yardstick.txt"
+  check "yardstick expectations" 0 "${PIPESTATUS[0]}"
+}
+
+selfcheck() {
+  step "A/A self-check of a module with weights (LayerNorm), in-process and process pairing; microsecond kernel"
+  RNX="$rnx" RUNS="${SELFCHECK_RUNS:-10}" timeout "${SELFCHECK_LIMIT_S:-300}" "$root/bench/runner_selfcheck_gpu.sh" 2>&1 \
+    | tee "$out/selfcheck.txt"
+  check "self-check script" 0 "${PIPESTATUS[0]}"
+}
+
+contained() {
+  step "the sandbox on CUDA: a Triton candidate, the red-team cases, the CUDA cheats"
+  ctest --test-dir build-gpu -R 'verify\.(honest\.|redteam\.|cuda_cheats\.)' --timeout 200 -j 8 >"$out/contained.log" 2>&1
+  check "verifier on CUDA (honest incl. Triton, red team, CUDA cheats)" 0 $?
+  grep -E 'Test +#|tests passed|tests failed' "$out/contained.log"
+}
+
+corpus() {
+  step "the corpus: A/A at 1%, a 2% slowdown, verify of honest rewrites and cheats"
+  RNX="$rnx" OUT="$out/corpus" "$root/tests/device/corpus_gpu.sh" "$@" 2>&1 | tail -40 | tee "$out/corpus.txt"
+  check "corpus steps" 0 "${PIPESTATUS[0]}"
+}
+
 phases=("$@")
 [ ${#phases[@]} -eq 0 ] && phases=(all)
 for p in "${phases[@]}"; do
@@ -132,13 +159,17 @@ for p in "${phases[@]}"; do
     runtimes) runtimes ;;
     main) main_suite ;;
     decisive) decisive_gpu ;;
+    yardstick) yardstick ;;
+    selfcheck) selfcheck ;;
+    contained) contained ;;
+    corpus) corpus ;;
     all) build; main_suite; runtimes; verify_cuda ;;
-    *) echo "unknown phase $p (build, verify, runtimes, main, decisive, all)"; exit 2 ;;
+    *) echo "unknown phase $p (build, verify, runtimes, main, decisive, yardstick, selfcheck, contained, corpus, all)"; exit 2 ;;
   esac
 done
 if [ -n "${OUT:-}" ]; then
   tar -czf "$OUT/gpu-results.tar.gz" -C "$out" .
-  for f in aa.txt slowdown.txt accuracy.json verify.log decisive_gpu.txt decisive_gpu.json; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
+  for f in yardstick.txt selfcheck.txt contained.log corpus.txt aa.txt slowdown.txt decisive_gpu.txt; do [ -f "$out/$f" ] && cp "$out/$f" "$OUT/"; done
 fi
 echo
 echo "tests/device: $failures failure(s)"
