@@ -863,29 +863,37 @@ bool install_filter(int phase, std::string& why) {
 #endif
 }
 
-bool restrict_execute(const std::vector<std::filesystem::path>& beneath, std::string& why) {
+bool restrict_execute(const std::vector<std::filesystem::path>& beneath, const std::filesystem::path& scratch,
+                      std::string& why) {
   const long abi = ::syscall(SYS_landlock_create_ruleset, nullptr, 0, LANDLOCK_CREATE_RULESET_VERSION);
   if (abi < 1) {
     why = "no Landlock here: what the candidate's processes may execute is not confined; ";
     return false;
   }
-  landlock_attr attr{fs_execute, 0, 0};
+  // Every Landlock ruleset of ABI 2 and later denies moving a file to another folder (EXDEV) unless a rule grants
+  // it, even one that handles only execution: without this, Triton's cache (a file written in a temporary folder
+  // and renamed into place) fails with "Invalid cross-device link". Moves stay allowed inside scratch alone.
+  landlock_attr attr{fs_execute | (abi >= 2 ? fs_refer : 0), 0, 0};
   const int ruleset = static_cast<int>(::syscall(SYS_landlock_create_ruleset, &attr, sizeof(std::uint64_t), 0));
   if (ruleset < 0) {
     why = std::string("landlock_create_ruleset failed: ") + std::strerror(errno) + "; ";
     return false;
   }
-  for (const auto& dir : beneath) {
+  auto add = [&](const std::filesystem::path& dir, std::uint64_t access) {
     const int fd = ::open(dir.c_str(), O_PATH | O_CLOEXEC);
-    if (fd < 0) continue;  // a folder this machine does not have
-    landlock_beneath rule{fs_execute, fd};
+    if (fd < 0) return true;  // a folder this machine does not have
+    landlock_beneath rule{access, fd};
     const bool added = ::syscall(SYS_landlock_add_rule, ruleset, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &rule, 0) == 0;
     ::close(fd);
-    if (!added) {
-      why = "landlock_add_rule(" + dir.string() + ") failed: " + std::strerror(errno) + "; ";
-      ::close(ruleset);
-      return false;
-    }
+    if (!added) why = "landlock_add_rule(" + dir.string() + ") failed: " + std::strerror(errno) + "; ";
+    return added;
+  };
+  bool rules = true;
+  for (const auto& dir : beneath) rules = rules && add(dir, fs_execute);
+  if (abi >= 2 && !scratch.empty()) rules = rules && add(scratch, fs_refer);
+  if (!rules) {
+    ::close(ruleset);
+    return false;
   }
   const bool ok = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
   if (!ok) why = std::string("landlock_restrict_self failed: ") + std::strerror(errno) + "; ";

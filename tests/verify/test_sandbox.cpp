@@ -137,7 +137,7 @@ TEST_CASE("restrict_execute: installed programs run, a program copied into scrat
   const pid_t pid = ::fork();
   if (pid == 0) {
     std::string why;
-    if (!rnx::sandbox::restrict_execute(rnx::sandbox::system_program_folders(), why)) ::_exit(90);
+    if (!rnx::sandbox::restrict_execute(rnx::sandbox::system_program_folders(), dir.path(), why)) ::_exit(90);
     auto run = [](const char* path) {
       const pid_t child = ::fork();
       if (child == 0) {
@@ -148,7 +148,14 @@ TEST_CASE("restrict_execute: installed programs run, a program copied into scrat
       ::waitpid(child, &status, 0);
       return WIFEXITED(status) ? WEXITSTATUS(status) : 5;
     };
-    ::_exit(run("/bin/true") == 0 && run(copy.c_str()) == 3 ? 0 : 1);
+    // A cache's write-then-rename between two of scratch's folders still works (Triton's does exactly that).
+    const auto from = dir.path() / "tmp.1" / "entry";
+    const auto to = dir.path() / "cache" / "entry";
+    std::filesystem::create_directories(from.parent_path());
+    std::filesystem::create_directories(to.parent_path());
+    std::ofstream(from) << "compiled";
+    const bool moved = ::rename(from.c_str(), to.c_str()) == 0;
+    ::_exit(run("/bin/true") == 0 && run(copy.c_str()) == 3 && moved ? 0 : 1);
   }
   int status = 0;
   ::waitpid(pid, &status, 0);

@@ -213,7 +213,8 @@ class host {
     // From the first call on, its processes may run only installed programs (compilers), nothing it wrote.
     std::string why2;
     sealed_ = sealed_ && sandbox::install_filter(2, why2) &&
-              sandbox::restrict_execute(executable_folders(std::filesystem::current_path()), why2);
+              sandbox::restrict_execute(executable_folders(std::filesystem::current_path()),
+                                       std::filesystem::current_path(), why2);
     why_ += why2;
     send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}, {"seccomp", sealed_}, {"why", why_}});
   }

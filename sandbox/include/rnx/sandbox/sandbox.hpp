@@ -137,8 +137,11 @@ bool install_filter(int phase, std::string& why);
 
 // Landlock: from now on this process and its children may execute (execve) only files beneath `beneath`
 // (missing folders are skipped). Nothing the candidate can write (its scratch, /dev, /proc) belongs there, so it
-// cannot run what it wrote. Returns false with `why` where Landlock is unavailable.
-bool restrict_execute(const std::vector<std::filesystem::path>& beneath, std::string& why);
+// cannot run what it wrote. Files may still be moved between folders beneath `scratch` (a ruleset denies that
+// everywhere else; caches write a temporary file and rename it into place). Returns false with `why` where Landlock
+// is unavailable.
+bool restrict_execute(const std::vector<std::filesystem::path>& beneath, const std::filesystem::path& scratch,
+                      std::string& why);
 // /usr, /bin, /sbin, /lib, /lib64, /lib32, /opt: where system compilers and their loaders live.
 const std::vector<std::filesystem::path>& system_program_folders();
 
