@@ -154,7 +154,8 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
   std::string md = render_attempts_markdown(r);
   CHECK(md.find("| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |") != std::string::npos);
   CHECK(md.find("| candidate 1 | **kept** | yes | clean | 2.50× (P(faster) 0.999) |") != std::string::npos);
-  CHECK(md.find("| candidate 2 | rejected | yes | **cheat** | - | audit/static_scan: patches time.perf_counter |") !=
+  // The reason comes from the candidate's run: escaped, so none of it can become Markdown.
+  CHECK(md.find("| candidate 2 | rejected | yes | **cheat** | - | audit/static\\_scan: patches time.perf\\_counter |") !=
         std::string::npos);
   CHECK(md.find("| candidate 3 | error | - | - | - |") != std::string::npos);
   CHECK(proposal_title(r) == "optimize(k): 2.50x faster, P(faster) 0.999");
