@@ -5,6 +5,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -71,12 +72,13 @@ class base_worktree {
     if (!::mkdtemp(pattern)) throw error(errc::internal, "cannot create a temporary folder for --pair");
     path_ = pattern;
     fs::remove(path_);
-    std::string cmd = "git -C '" + repo.string() + "' worktree add --detach '" + path_.string() + "' '" + ref + "' 2>&1";
-    std::unique_ptr<FILE, int (*)(FILE*)> pipe(::popen(cmd.c_str(), "r"), ::pclose);
+    // argv, no shell: a ref is passed to git as it is, whatever characters it holds; one that starts with '-'
+    // would be read as an option.
+    if (ref.empty() || ref.front() == '-') {
+      throw error(errc::usage, "--pair " + ref + ": not a revision (name a commit, branch or tag)");
+    }
     std::string out;
-    char buffer[512];
-    while (pipe && std::fgets(buffer, sizeof buffer, pipe.get())) out += buffer;
-    int status = pipe ? ::pclose(pipe.release()) : -1;
+    const int status = run_capture({"git", "-C", repo.string(), "worktree", "add", "--detach", path_.string(), ref}, out);
     if (status != 0) {
       throw error(errc::usage, "--pair " + ref + ": git worktree add failed (is " + ref +
                                    " a commit, branch or tag of this repository? fetch it first): " + out);

@@ -2,10 +2,10 @@
 #include "rnx/runner/bench.hpp"
 
 #include "build_config.hpp"
-#include "process.hpp"
 #include "rnx/common/error.hpp"
-#include "rnx/common/text.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/process.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/runner/native_build.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
@@ -219,7 +219,7 @@ class orchestrator {
   static bool cuda_visible() {
     std::string out;
     try {
-      return detail::run_capture({"nvidia-smi", "-L"}, out) == 0 && out.find("GPU") != std::string::npos;
+      return run_capture({"nvidia-smi", "-L"}, out) == 0 && out.find("GPU") != std::string::npos;
     } catch (const error&) {
       return false;
     }

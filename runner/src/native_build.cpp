@@ -2,8 +2,8 @@
 #include "rnx/runner/native_build.hpp"
 
 #include "build_config.hpp"
-#include "process.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/runner/python.hpp"
 
@@ -147,7 +147,7 @@ std::string choose_cuda_arch(const std::string& requested) {
   std::string out;
   try {
     if (have_program("nvidia-smi") &&
-        detail::run_capture({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, out) == 0) {
+        run_capture({"nvidia-smi", "--query-gpu=compute_cap", "--format=csv,noheader"}, out) == 0) {
       std::string first = out.substr(0, out.find('\n'));
       std::string digits;
       for (char c : first) {
@@ -212,7 +212,7 @@ fs::path build_native_kernel(const kernel_spec& spec, const std::string& cuda_ar
   cmd.push_back("-o");
   cmd.push_back(temp_library.string());
   std::string output;
-  int status = detail::run_capture(cmd, output);
+  int status = run_capture(cmd, output);
   fs::remove(wrapper_path, ec);
   if (status != 0) {
     fs::remove(temp_library, ec);

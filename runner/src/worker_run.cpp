@@ -1,9 +1,9 @@
 // Starting a worker process on a job, reading its result lines and log, and reaping or killing it.
 #include "worker_run.hpp"
 
-#include "process.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 
 #include <boost/json.hpp>
@@ -182,7 +182,7 @@ std::string worker_run::wait_description(bool& clean) {
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    std::string text = "killed by signal " + std::to_string(sig) + " (" + detail::signal_name(sig) + ")";
+    std::string text = "killed by signal " + std::to_string(sig) + " (" + signal_name(sig) + ")";
     if (sig == SIGKILL) text += "; out of memory?";
     return text;
   }

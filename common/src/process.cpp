@@ -1,5 +1,5 @@
 // POSIX process helpers: run a command and capture its output; describe signals.
-#include "process.hpp"
+#include "rnx/common/process.hpp"
 
 #include "rnx/common/error.hpp"
 
@@ -7,19 +7,25 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
-namespace rnx::runner::detail {
+namespace rnx {
 
-int run_capture(const std::vector<std::string>& argv, std::string& output) {
+int run_capture(const std::vector<std::string>& argv, std::string& output, capture what) {
   int fds[2];
   if (::pipe(fds) != 0) throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
   pid_t pid = ::fork();
   if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
   if (pid == 0) {
     ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
+    if (what == capture::stdout_only) {
+      const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+      if (null >= 0) ::dup2(null, 2);
+    } else {
+      ::dup2(fds[1], 2);
+    }
     ::close(fds[0]);
     ::close(fds[1]);
     ::setenv("LC_ALL", "C", 1);  // plain ASCII diagnostics: messages are quoted into JSON and compared by tests
@@ -56,4 +62,4 @@ std::string signal_name(int signal_number) {
   return text ? std::string(text) : "signal " + std::to_string(signal_number);
 }
 
-}  // namespace rnx::runner::detail
+}  // namespace rnx
