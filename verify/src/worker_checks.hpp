@@ -90,6 +90,7 @@ class verifier {
   std::vector<at::Tensor> candidate_call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                          const shape_variant& shape);
   std::vector<at::Tensor> make_base(const case_spec& c);
+  bool reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype);
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
   void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
            double started, at::ScalarType dtype);
