@@ -354,16 +354,16 @@ def verify_one(args, kernels, folder, path, h):
 
 
 def run_verify(args, kernels, names):
-    todo = cases(kernels, names, [args.only] if args.only else ("honest", "cheats"))
+    selected = cases(kernels, names, [args.only] if args.only else ("honest", "cheats"))
     results = []
     if args.jobs > 1:
         from concurrent.futures import ThreadPoolExecutor
         with ThreadPoolExecutor(args.jobs) as pool:
-            for r in pool.map(lambda c: verify_one(args, kernels, *c), todo):
+            for r in pool.map(lambda c: verify_one(args, kernels, *c), selected):
                 results.append(r)
                 print_case(r)
     else:
-        for c in todo:
+        for c in selected:
             r = verify_one(args, kernels, *c)
             results.append(r)
             print_case(r)
