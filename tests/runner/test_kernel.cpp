@@ -153,6 +153,44 @@ TEST_CASE("a KernelBench file gets its inputs from get_inputs() with the configu
   CHECK(rnx::runner::compare_outputs(call->outputs(), k->reference(inputs, 11), {1e-5, 1e-5}).ok);
 }
 
+TEST_CASE("rehome_state moves both sides' weights to new memory, values and outputs unchanged") {
+  rnx::kernel_spec spec = python_spec("kb", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "kb_relu.py", {});
+  rnx::runner::load_options first_options;
+  first_options.module_prefix = "rnx_rehome_a_";
+  rnx::runner::load_options second_options;
+  second_options.module_prefix = "rnx_rehome_b_";
+  auto first_kernel = rnx::runner::load_kernel(spec, first_options);
+  auto second_kernel = rnx::runner::load_kernel(spec, second_options);
+  auto inputs = first_kernel->make_inputs(3, at::kFloat, at::kCPU, 11);
+  auto first = first_kernel->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
+  auto second = second_kernel->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
+  const std::vector<at::Tensor> before = first->outputs();
+  std::vector<at::Tensor> state = first->state();
+  REQUIRE_FALSE(state.empty());  // the Linear's weight and bias
+  std::vector<const void*> old_addresses;
+  std::vector<at::Tensor> old_values;
+  for (const auto& t : state) {
+    old_addresses.push_back(t.data_ptr());
+    old_values.push_back(t.detach().clone());
+  }
+  CHECK(rnx::runner::rehome_state(*first, *second) == state.size() + second->state().size());
+  const std::vector<at::Tensor> after_state = first->state();
+  REQUIRE(after_state.size() == state.size());
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    CHECK(after_state[i].data_ptr() != old_addresses[i]);
+    CHECK(at::equal(after_state[i], old_values[i]));
+  }
+  const std::vector<at::Tensor> after = first->outputs();
+  REQUIRE(after.size() == before.size());
+  CHECK(at::equal(after[0], before[0]));
+  // A function has no state: nothing moves.
+  rnx::kernel_spec fn = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,4"});
+  auto fn_kernel = rnx::runner::load_kernel(fn);
+  auto fn_inputs = fn_kernel->make_inputs(2, at::kFloat, at::kCPU, 3);
+  auto fn_call = fn_kernel->prepare("eager", fn_inputs, at::kFloat, at::kCPU, 3);
+  CHECK(fn_call->state().empty());
+}
+
 TEST_CASE("loading errors name the kernel and file") {
   rnx::kernel_spec spec = python_spec("nodecl", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {});
   try {
