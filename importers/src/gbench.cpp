@@ -128,7 +128,8 @@ void keep_summary(const std::string& file, gathered& g) {
     if (!a.mean_ms && !a.median_ms) fail(file, c.path, c.origin + " has neither repetitions nor a mean or median");
     std::string names;
     for (const auto& [name, ms] : g.aggregate_ms) names += (names.empty() ? "" : ", ") + name;
-    c.aggregates_what = "only aggregate rows (" + names + " of " + std::to_string(a.count) + " repetitions)";
+    const std::string of = g.aggregate_count > 1 ? " of " + std::to_string(g.aggregate_count) + " repetitions" : "";
+    c.aggregates_what = "only aggregate rows (" + names + of + ")";
     c.aggregates_hint = aggregates_only_hint;
   }
   c.samples_ms.clear();
