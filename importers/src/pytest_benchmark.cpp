@@ -28,9 +28,10 @@ bool unstable_value(const bj::value& v) {
          std::isxdigit(static_cast<unsigned char>(text[at + 6]));
 }
 
-// pytest joins the ids of a test's parameters with "-" in the order of its params; the id of a parameter it cannot
-// show (an object) is the argument's name and its index ("obj0"), the same every run. When the test id splits into
-// one part per parameter, the unstable parameters take their part of it; otherwise the whole id stands in for them.
+// pytest joins the ids of a test's parameters with "-"; the id of a parameter it cannot show (an object) is the
+// argument's name and its index ("obj0"), a function's or class's its name, the same every run. When the test id
+// splits into one part per parameter, in the order of params, the unstable parameters take their part of it;
+// otherwise the whole id stands in for them.
 void name_params(const std::string& file, const json::reader& params, const std::string& id, measured_case& c,
                  std::vector<std::pair<std::string, std::string>>& renamed) {
   std::vector<std::string> parts;
@@ -41,7 +42,17 @@ void name_params(const std::string& file, const json::reader& params, const std:
     start = dash + 1;
   }
   const auto& object = params.object();
-  const bool one_part_each = !id.empty() && parts.size() == object.size();
+  // The parts line up with the parameters when there is one each and every string or integer parameter reads as its
+  // own part (pytest writes those as they are); a fixture's parameters can come in another order than params.
+  bool one_part_each = !id.empty() && parts.size() == object.size();
+  std::size_t checked = 0;
+  for (const auto& [key, value] : object) {
+    const bool plain = value.is_string() || value.is_int64() || value.is_uint64();
+    if (one_part_each && plain && !unstable_value(value) && parts[checked] != param_text(value)) {
+      one_part_each = false;
+    }
+    ++checked;
+  }
   bool whole_id_used = false;
   std::size_t index = 0;
   for (const auto& [key, value] : object) {
