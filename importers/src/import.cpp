@@ -317,8 +317,9 @@ std::string created_at(const std::vector<parsed_file>& files, std::vector<std::s
   }
   if (naive_count > 0) {
     const std::size_t more = naive_count - 1;
-    notes.push_back(naive_first +
-                    (more ? " (likewise in " + std::to_string(more) + " more file" + (more == 1 ? "" : "s") + ")" : "") +
+    const std::string likewise =
+        more ? " (likewise in " + std::to_string(more) + " more file" + (more == 1 ? "" : "s") + ")" : "";
+    notes.push_back(naive_first + likewise +
                     ": taken as UTC (" + files.front().context.naive_timestamp_rule + ")");
   }
   if (!earliest.empty()) return earliest;

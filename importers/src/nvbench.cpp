@@ -121,6 +121,30 @@ void check_format_version(const json::reader& root) {
   }
 }
 
+// A state written by --json: its mean, relative spread and sample count are all there is.
+void keep_summaries(const json::reader& mean, const std::optional<json::reader>& noise,
+                    const std::optional<json::reader>& count, measured_case& c) {
+  aggregate_summary a;
+  auto mean_value = summary_value(mean, "value");
+  if (!mean_value) mean.at("data").fail("a \"value\"");
+  a.mean_ms = number_of(*mean_value) * 1e3;
+  if (!(*a.mean_ms >= 0)) mean_value->fail("a non-negative time");
+  if (noise) {
+    if (auto v = summary_value(*noise, "value")) {
+      const double relative = number_of(*v);
+      if (std::isfinite(relative) && relative >= 0) a.stddev_ms = relative * *a.mean_ms;
+    }
+  }
+  a.count = 1;
+  if (count) {
+    if (auto v = summary_value(*count, "value")) a.count = std::max<std::int64_t>(1, std::llround(number_of(*v)));
+  }
+  c.aggregates = a;
+  c.aggregates_what = "only summaries (mean and relative spread of " + std::to_string(a.count) +
+                      " cold samples, as --json writes them)";
+  c.aggregates_hint = jsonbin_hint;
+}
+
 struct device_facts {
   std::string name;
   std::string compute_capability;
@@ -178,11 +202,11 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
       if (!first_device) {
         first_device = id;
       } else if (devices[*first_device].name != known->second.name) {
-        fail(file, device.path(), "states on " + devices[*first_device].name + " (device " +
-                                      std::to_string(*first_device) + ") and " + known->second.name + " (device " +
-                                      std::to_string(id) + "): one environment a run; run the benchmark once per GPU model with nvbench's "
-                                      "own device option (the benchmark's -d ID / --devices ID) and import each "
-                                      "file separately");
+        fail(file, device.path(),
+             "states on " + devices[*first_device].name + " (device " + std::to_string(*first_device) + ") and " +
+                 known->second.name + " (device " + std::to_string(id) + "): one environment a run; run the "
+                 "benchmark once per GPU model with nvbench's own device option (the benchmark's -d ID / --devices "
+                 "ID) and import each file separately");
       }
       c.device = "cuda:" + std::to_string(id);
       if (auto axes = state.maybe("axis_values")) {
@@ -221,25 +245,7 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
           fail(file, summaries.path(), "no cold GPU time (nv/cold/time/gpu/mean) in this state: rnx imports nvbench's "
                                        "cold measurements");
         }
-        aggregate_summary a;
-        auto mean_value = summary_value(*mean, "value");
-        if (!mean_value) mean->at("data").fail("a \"value\"");
-        a.mean_ms = number_of(*mean_value) * 1e3;
-        if (!(*a.mean_ms >= 0)) mean_value->fail("a non-negative time");
-        if (noise) {
-          if (auto v = summary_value(*noise, "value")) {
-            const double relative = number_of(*v);
-            if (std::isfinite(relative) && relative >= 0) a.stddev_ms = relative * *a.mean_ms;
-          }
-        }
-        a.count = 1;
-        if (count) {
-          if (auto v = summary_value(*count, "value")) a.count = std::max<std::int64_t>(1, std::llround(number_of(*v)));
-        }
-        c.aggregates = a;
-        c.aggregates_what = "only summaries (mean and relative spread of " + std::to_string(a.count) +
-                            " cold samples, as --json writes them)";
-        c.aggregates_hint = jsonbin_hint;
+        keep_summaries(*mean, noise, count, c);
       }
       out.cases.push_back(std::move(c));
     }
