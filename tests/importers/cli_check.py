@@ -212,6 +212,16 @@ def action_entrypoint(rnx, gbench_file, tmp):
     if imported.exists():
         expect(json.loads(imported.read_text())["project"] == "kernels", "action entrypoint: project not defaulted")
     print("action entrypoint:", r.stdout.strip().splitlines()[0] if r.stdout.strip() else r.stderr.strip())
+    # With an rnx.toml in the workspace and the project input blank, the manifest's [project] name files the run.
+    (work / "kernels").mkdir()
+    (work / "kernels" / "k.py").write_text("def run(x):\n    return x\n")
+    (work / "rnx.toml").write_text('[project]\nname = "from-manifest"\n\n[[kernel]]\nname = "k"\n'
+                                   'path = "kernels/k.py"\ninputs = { x = "B,4" }\n')
+    r = run("gate", "--import-format=gbench", "--import-files=gbench-*.json", "--project=", "--store=.rnx/db")
+    project = json.loads(imported.read_text())["project"] if imported.exists() else None
+    expect(r.returncode == 0 and project == "from-manifest",
+           f"action entrypoint with rnx.toml: project {project}, {r.returncode} {r.stdout} {r.stderr}")
+    (work / "rnx.toml").unlink()
     r = run("gate", "--import-format=gbench", "--import-files=")
     expect(r.returncode == 2 and "import-format needs import-files" in r.stderr, f"no files: {r.returncode} {r.stderr}")
     r = run("accept", "--import-format=gbench", "--import-files=x.json")
