@@ -196,6 +196,22 @@ TEST_CASE("real shapes: pytest-benchmark parameters it could not serialize are n
   for (const auto& r : both.run.results) CHECK(r.groups == std::vector<std::int64_t>{10, 10});
 }
 
+TEST_CASE("real shapes: an unserializable value inside a list parameter is named by the test id too") {
+  scratch_file file(R"({"machine_info": {}, "benchmarks": [{"fullname": "t.py::test_pad[shape0-4]",
+      "params": {"shape": [8, "UNSERIALIZABLE[<object object at 0x7f11aa0c4e10>]"], "batch_size": 4},
+      "param": "shape0-4", "stats": {"data": [0.001, 0.002]}}], "datetime": "2026-12-03T09:27:05+00:00"})");
+  importers::import_options o;
+  o.fmt = format::pytest_benchmark;
+  o.files = {file.path.string()};
+  o.project = "demo";
+  importers::import_summary summary;
+  const run_document run = importers::import_run(o, &summary);
+  CHECK(kernels(run) == std::vector<std::string>{"t.py::test_pad[shape=shape0]/pytest-benchmark/none/b4"});
+  REQUIRE(summary.notes.size() == 1);
+  CHECK(summary.notes[0].find(": $.benchmarks[0].params.shape: [8,\"UNSERIALIZABLE[<object object at "
+                              "0x7f11aa0c4e10>]\"] is named shape=shape0, from the test id:") != std::string::npos);
+}
+
 TEST_CASE("real shapes: pytest-benchmark's naive time stamps are UTC, and the import says so") {
   const imported got = import_shapes(format::pytest_benchmark, {"pytest-unserializable-run1.json",
                                                                 "pytest-unserializable-run2.json"});
