@@ -131,9 +131,10 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
     const std::vector<at::Tensor> got = s.call->outputs();
     const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(s.inputs, s.seed);
-    const std::vector<at::Tensor> moved =
-        s.entry->kernel->reference(rounding_perturbed(s.inputs, s.dtype, s.seed), s.seed);
-    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved);
+    const std::vector<at::Tensor> moved = s.entry->kernel->reference(
+        rounding_perturbed(s.inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
+    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved,
+                                             tf32_allowed(s.dtype, s.device));
     const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
     const tolerance applied = widen(base, yard, yard_basis::self_check);
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.

@@ -107,15 +107,24 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
                                  "float64 result (2.56e-06)") != std::string::npos);
   // The verifier's basis trusts its reference: its largest error is the yardstick, so the same output passes.
   CHECK(rnx::runner::check_within({lossy}, {ref}, base, capped, yard_basis::trusted_reference).ok);
-  // Perturbed inputs: float64, deterministic, moved by at most the dtype's eps.
+  // Perturbed inputs: float64, deterministic, moved by at most the arithmetic's eps (float16's here).
   at::Tensor x = at::randn({64}, at::kFloat);
-  auto p1 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
-  auto p2 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
+  const double half_eps = rnx::runner::arithmetic_eps(at::kHalf, at::kCPU);
+  CHECK(half_eps == 9.765625e-4);
+  auto p1 = rnx::runner::rounding_perturbed({x}, half_eps, 3);
+  auto p2 = rnx::runner::rounding_perturbed({x}, half_eps, 3);
   CHECK((p1[0].scalar_type() == at::kDouble));
   CHECK(at::equal(p1[0], p2[0]));
   at::Tensor rel = ((p1[0] - x.to(at::kDouble)) / x.to(at::kDouble)).abs();
   CHECK(rel.max().item<double>() <= 9.765625e-4);
   CHECK(rel.max().item<double>() > 0);
+  // float32 keeps its own eps off CUDA; TF32 is a CUDA matter only.
+  CHECK(rnx::runner::arithmetic_eps(at::kFloat, at::kCPU) == doctest::Approx(1.1920929e-7));
+  CHECK_FALSE(rnx::runner::tf32_allowed(at::kFloat, at::kCPU));
+  // A yardstick measured at TF32's step says so.
+  auto tf32 = rnx::runner::measure_yardstick({lossy}, {ref}, at::kFloat, &moved, true);
+  CHECK(rnx::runner::describe(base, tf32, yard_basis::self_check).find("rounding the inputs to TF32 (allowed for "
+                                                                      "float32 on CUDA)") != std::string::npos);
 }
 
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
