@@ -119,16 +119,9 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
     policy.stat = *s;
   }
   if (auto v = p->maybe("on_abstain")) {
-    std::string s = v->string();
-    if (s == "warn") {
-      policy.on_abstain = overall::warn;
-    } else if (s == "pass") {
-      policy.on_abstain = overall::pass;
-    } else if (s == "block") {
-      policy.on_abstain = overall::block;
-    } else {
-      v->fail("one of \"warn\", \"pass\", \"block\"");
-    }
+    auto answer = overall_from_string(v->string());
+    if (!answer) v->fail("one of \"warn\", \"pass\", \"block\"");
+    policy.on_abstain = *answer;
   }
   if (auto v = p->maybe("report_only")) policy.report_only = v->boolean();
   try {
