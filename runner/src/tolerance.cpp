@@ -141,9 +141,44 @@ std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   return os.str();
 }
 
+namespace {
+
+// How many elements of the floating outputs lie outside `tol` (torch.testing's rule), and how many were compared.
+std::pair<std::int64_t, std::int64_t> count_outside(const std::vector<at::Tensor>& out,
+                                                    const std::vector<at::Tensor>& ref, tolerance tol) {
+  std::int64_t outside = 0;
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
+    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
+    if (!out[i].is_floating_point()) continue;
+    at::Tensor o = out[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor e = ref[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor close = (o - e).abs().le(tol.atol + tol.rtol * e.abs()).logical_or(o.eq(e));
+    outside += close.logical_not().sum().item<std::int64_t>();
+    total += o.numel();
+  }
+  return {outside, total};
+}
+
+}  // namespace
+
 check_result check_within(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref64, tolerance base,
                           const yardstick& y, yard_basis basis) {
-  check_result r = compare_outputs(out, ref64, widen(base, y, basis));
+  const tolerance applied = widen(base, y, basis);
+  check_result r = compare_outputs(out, ref64, applied);
+  if (!r.ok && basis == yard_basis::self_check) {
+    tolerance tail = applied;
+    tail.atol *= tail_factor;
+    check_result loose = compare_outputs(out, ref64, tail);
+    const auto [outside, total] = count_outside(out, ref64, applied);
+    if (loose.ok && static_cast<double>(total) * tail_share >= 1 &&
+        static_cast<double>(outside) <= tail_share * static_cast<double>(total)) {
+      loose.message = std::to_string(outside) + " of " + std::to_string(total) + " elements beyond the tolerance, " +
+                      "within the tail allowance (" + number(tail_factor) + "x atol for at most " +
+                      number(100 * tail_share) + "% of the elements)";
+      return loose;
+    }
+  }
   if (!r.ok) r.message += "; tolerance " + describe(base, y, basis);
   return r;
 }

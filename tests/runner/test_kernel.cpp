@@ -127,6 +127,41 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
                                                                       "float32 on CUDA)") != std::string::npos);
 }
 
+TEST_CASE("the self-check's tail allowance: a few elements of a large output a little further, never one far off") {
+  using rnx::runner::yard_basis;
+  const rnx::tolerance base = rnx::default_tolerance("float16");  // rtol 1e-3, atol 1e-5
+  at::Tensor ref = at::zeros({20000}, at::kDouble);
+  at::Tensor out = ref.clone();
+  out[7] = 5e-5;  // 5x atol: one element of 20,000 (0.005%), within 16x
+  out[9] = 1e-4;  // 10x atol
+  auto y = rnx::runner::measure_yardstick({out}, {ref}, at::kHalf);
+  auto tail = rnx::runner::check_within({out}, {ref}, base, y, yard_basis::self_check);
+  CHECK(tail.ok);
+  CHECK(tail.message == "2 of 20000 elements beyond the tolerance, within the tail allowance (16x atol for at most "
+                        "0.01% of the elements)");
+  // The verifier's basis has no tail allowance: against an exact reference the same output fails.
+  auto exact = rnx::runner::measure_yardstick({ref}, {ref}, at::kHalf);
+  CHECK_FALSE(rnx::runner::check_within({out}, {ref}, base, exact, yard_basis::trusted_reference).ok);
+  // Beyond 16x atol: diverged.
+  at::Tensor far = out.clone();
+  far[11] = 1e-3;
+  CHECK_FALSE(rnx::runner::check_within({far}, {ref}, base, y, yard_basis::self_check).ok);
+  // More than 0.01% of the elements: diverged.
+  at::Tensor many = out.clone();
+  many.narrow(0, 100, 3) = 5e-5;
+  CHECK_FALSE(rnx::runner::check_within({many}, {ref}, base, y, yard_basis::self_check).ok);
+  // A small output gets no allowance: one element 5x off is diverged.
+  at::Tensor small_ref = at::zeros({1000}, at::kDouble);
+  at::Tensor small = small_ref.clone();
+  small[3] = 5e-5;
+  auto small_y = rnx::runner::measure_yardstick({small}, {small_ref}, at::kHalf);
+  CHECK_FALSE(rnx::runner::check_within({small}, {small_ref}, base, small_y, yard_basis::self_check).ok);
+  // NaN never passes.
+  at::Tensor nan = out.to(at::kFloat).clone();
+  nan[13] = NAN;
+  CHECK_FALSE(rnx::runner::check_within({nan}, {ref}, base, y, yard_basis::self_check).ok);
+}
+
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
   rnx::kernel_spec spec = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,32"});
   auto k = rnx::runner::load_kernel(spec);

@@ -84,7 +84,15 @@ tolerance widen(tolerance base, const yardstick& y, yard_basis basis);
 // 99th-percentile error against float64, 8e-05)": what was applied and which yardstick set it.
 std::string describe(tolerance base, const yardstick& y, yard_basis basis);
 
-// compare_outputs under widen(base, y, basis); the message (on a mismatch) names the yardstick.
+// self_check: a long reduction in a narrow dtype rounds a few elements much further than most (float16 causal
+// attention on the H200, untouched: 96 of 8,388,608 elements beyond 4x the 99th-percentile error, the largest 3.4x
+// beyond). In an output of at least 1 / tail_share elements, up to tail_share of them may exceed the tolerance as
+// long as they stay within tail_factor times its atol; NaN, infinities and anything further never pass.
+inline constexpr double tail_share = 1e-4;
+inline constexpr double tail_factor = 16;
+
+// compare_outputs under widen(base, y, basis) (with the tail allowance under self_check); the message (on a
+// mismatch) names the yardstick.
 check_result check_within(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref64, tolerance base,
                           const yardstick& y, yard_basis basis);
 
