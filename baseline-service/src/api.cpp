@@ -167,7 +167,7 @@ api::api(store::database& db, metrics& m, notifier* notify, api_options options)
     : db_(db),
       metrics_(m),
       notify_(notify),
-      options_(std::move(options)),
+      options_(options),
       pages_(std::make_unique<page_routes>(db)),
       router_(std::make_unique<router>()) {
   add_api_routes();

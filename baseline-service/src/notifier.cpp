@@ -2,7 +2,7 @@
 #include "rnx/service/notifier.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 
 #include <iostream>

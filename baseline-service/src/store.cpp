@@ -301,6 +301,8 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
     res.restart();
     res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
     res.bind(4, std::string_view(r.dtype)).bind(5, r.batch).bind(6, to_string(r.status));
+    // The pooled median of all samples, with its interval: the history's statistic. The verdict's (each process's
+    // median, geometric mean over processes) is recomputed from the stored document when a verdict is asked.
     auto m = median_of(r.samples_ms);
     res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi).run();
   }

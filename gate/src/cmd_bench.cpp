@@ -125,7 +125,9 @@ bool report_self_check(const run_document& base, const run_document& head, const
   return biased == 0;
 }
 
-void run(const bench_args& a) {
+// The manifest's absolute path, after checking the flags that go together; the run documents' folders (e.g.
+// .rnx/) are made before the measurement rather than failing after it.
+fs::path checked_config(const bench_args& a) {
   if (a.out.empty()) throw error(errc::usage, "rnx bench: --out FILE is required (where the run document goes)");
   if (a.self_check && !a.pair.empty()) {
     throw error(errc::usage, "rnx bench: --self-check pairs the working tree with itself; drop --pair " + a.pair +
@@ -138,8 +140,6 @@ void run(const bench_args& a) {
   if (!fs::exists(config)) {
     throw error(errc::not_found, a.config + ": no such manifest (pass --config PATH/rnx.toml)");
   }
-  fs::path dir = config.parent_path();
-  // The run documents' folders (e.g. .rnx/), made before the measurement rather than failing after it.
   for (const std::string& out : {a.out, a.base_out}) {
     const fs::path folder = fs::path(out).parent_path();
     std::error_code ec;
@@ -149,7 +149,11 @@ void run(const bench_args& a) {
                                    " (pass a path in a writable folder)");
     }
   }
+  return config;
+}
 
+// The runner's options from the flags; `policy` gets the [gate] policy with --rope and --probability applied.
+runner::bench_options bench_options_of(const bench_args& a, const fs::path& config, gate_policy& policy) {
   runner::bench_options o;
   o.manifests = {config};
   o.filters = {a.kernels, a.runtimes, a.dtypes, a.batches};
@@ -157,7 +161,7 @@ void run(const bench_args& a) {
   o.processes = a.processes;
   o.max_processes = a.max_processes;
   o.in_process_pairing = a.pairing != "process";
-  gate_policy policy = load_manifest(config).gate;
+  policy = load_manifest(config).gate;
   if (a.rope) policy.rope = *a.rope;
   if (a.probability) policy.probability = *a.probability;
   if (a.rope || a.probability) o.policy = policy;
@@ -168,24 +172,91 @@ void run(const bench_args& a) {
   o.timeout_s = a.timeout_s;
   o.log = a.quiet ? nullptr : &std::cerr;
   o.live = ::isatty(2) && env_or("CI", "").empty();
+  return o;
+}
 
+// --pair REF: the base revision checked out in a worktree (alive while `worktree` is), its manifest added as the
+// second side. Returns the base commit.
+std::string add_pair_side(const bench_args& a, const fs::path& config, runner::bench_options& o,
+                          std::unique_ptr<base_worktree>& worktree) {
+  const fs::path dir = config.parent_path();
+  auto top = git(dir, {"rev-parse", "--show-toplevel"});
+  if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
+  auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
+  if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
+  worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
+  fs::path relative = fs::relative(config, fs::canonical(*top));
+  fs::path base_config = worktree->path() / relative;
+  if (!fs::exists(base_config)) {
+    throw error(errc::not_found, "--pair " + a.pair + ": the base revision has no " + relative.string() +
+                                     " (the manifest must exist on both sides)");
+  }
+  o.manifests.push_back(base_config);
+  return *resolved;
+}
+
+// What the head run is filed under: the flags, else GitHub's environment, else git.
+struct head_identity {
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+};
+
+head_identity identify_head(const bench_args& a, const fs::path& dir) {
+  head_identity id;
+  id.commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
+  id.branch = !a.branch.empty() ? a.branch
+                                : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
+  id.base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
+  if (id.commit.empty()) {
+    // An empty string would read as a commit; the document leaves it out and says so here.
+    std::cerr << "rnx bench: the commit is unknown (" << dir.string()
+              << " is not in a git repository, and neither --commit nor GITHUB_SHA is set), so " << a.out
+              << " records none; pass --commit SHA\n";
+  }
+  if (id.branch.empty()) {
+    std::cerr << "rnx bench: the branch is unknown, so " << a.out
+              << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
+  }
+  return id;
+}
+
+void print_time(const runner::bench_timing& timing) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "time: %.1f s in all: %d worker processes started in %.1f s, warm-up %.1f s, sampling %.1f s, "
+                "other %.1f s\n",
+                timing.total_s, timing.workers, timing.worker_start_s, timing.warmup_s, timing.sampling_s,
+                std::max(0.0, timing.total_s - timing.worker_start_s - timing.warmup_s - timing.sampling_s));
+  std::cerr << line;
+}
+
+// --fail-on-error: exit 1 when a configuration of either side is error or diverged (the documents are written).
+void fail_on_errors(const std::vector<runner::bench_side>& sides, const std::string& base_label) {
+  std::vector<std::string> failed;
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    for (const auto& r : sides[s].results) {
+      if (r.status != result_status::error && r.status != result_status::diverged) continue;
+      failed.push_back(r.key().label() + (s ? " (base " + base_label + ")" : "") + " " +
+                       std::string(to_string(r.status)));
+    }
+  }
+  if (failed.empty()) return;
+  std::cerr << "rnx bench: " << failed.size() << " configuration" << (failed.size() == 1 ? "" : "s")
+            << " failed (--fail-on-error, exit 1; the run document is written): ";
+  for (std::size_t i = 0; i < failed.size(); ++i) std::cerr << (i ? ", " : "") << failed[i];
+  std::cerr << "\n";
+  exit_code() = 1;
+}
+
+void run(const bench_args& a) {
+  const fs::path config = checked_config(a);
+  const fs::path dir = config.parent_path();
+  gate_policy policy;
+  runner::bench_options o = bench_options_of(a, config, policy);
   std::unique_ptr<base_worktree> worktree;
   std::string base_commit;
-  if (!a.pair.empty()) {
-    auto top = git(dir, {"rev-parse", "--show-toplevel"});
-    if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
-    auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
-    if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
-    base_commit = *resolved;
-    worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
-    fs::path relative = fs::relative(config, fs::canonical(*top));
-    fs::path base_config = worktree->path() / relative;
-    if (!fs::exists(base_config)) {
-      throw error(errc::not_found, "--pair " + a.pair + ": the base revision has no " + relative.string() +
-                                       " (the manifest must exist on both sides)");
-    }
-    o.manifests.push_back(base_config);
-  }
+  if (!a.pair.empty()) base_commit = add_pair_side(a, config, o, worktree);
   // The same manifest twice: the worker loads the second copy under the base's module names, so the two sides
   // share no Python module, weights or inputs they would not share in a real paired run.
   if (a.self_check) o.manifests.push_back(config);
@@ -195,26 +266,13 @@ void run(const bench_args& a) {
   runner::bench_timing timing;
   std::vector<runner::bench_side> sides = runner::run_bench(o, &timing);
 
-  std::string commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
-  std::string branch = !a.branch.empty() ? a.branch
-                                         : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
-  std::string base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
-  if (commit.empty()) {
-    // An empty string would read as a commit; the document leaves it out and says so here.
-    std::cerr << "rnx bench: the commit is unknown (" << dir.string()
-              << " is not in a git repository, and neither --commit nor GITHUB_SHA is set), so " << a.out
-              << " records none; pass --commit SHA\n";
-  }
-  if (branch.empty()) {
-    std::cerr << "rnx bench: the branch is unknown, so " << a.out
-              << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
-  }
-  if (a.self_check) base_commit = commit;
+  const head_identity id = identify_head(a, dir);
+  if (a.self_check) base_commit = id.commit;
   if (sides.size() > 1) {
     if (sides[0].pairing) sides[0].pairing->partner_commit = base_commit;
-    if (sides[1].pairing) sides[1].pairing->partner_commit = commit;
+    if (sides[1].pairing) sides[1].pairing->partner_commit = id.commit;
   }
-  run_document head = runner::make_run_document(sides[0], commit, branch, base_branch, a.pull_request);
+  run_document head = runner::make_run_document(sides[0], id.commit, id.branch, id.base_branch, a.pull_request);
   write_run_file(head, a.out);
   if (!a.quiet) {
     std::cerr << "\n";
@@ -223,7 +281,7 @@ void run(const bench_args& a) {
   }
   std::optional<run_document> base;
   if (paired) {
-    base = runner::make_run_document(sides[1], base_commit, a.self_check ? branch : a.pair, "", std::nullopt);
+    base = runner::make_run_document(sides[1], base_commit, a.self_check ? id.branch : a.pair, "", std::nullopt);
     if (!a.base_out.empty()) write_run_file(*base, a.base_out);
     if (!a.quiet) {
       std::cerr << "\nbase " << base_label << " (" << base_commit.substr(0, 12) << "):\n";
@@ -231,34 +289,10 @@ void run(const bench_args& a) {
       if (!a.base_out.empty()) std::cerr << "wrote " << a.base_out << "\n";
     }
   }
-  if (!a.quiet) {
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "time: %.1f s in all: %d worker processes started in %.1f s, warm-up %.1f s, sampling %.1f s, "
-                  "other %.1f s\n",
-                  timing.total_s, timing.workers, timing.worker_start_s, timing.warmup_s, timing.sampling_s,
-                  std::max(0.0, timing.total_s - timing.worker_start_s - timing.warmup_s - timing.sampling_s));
-    std::cerr << line;
-  }
+  if (!a.quiet) print_time(timing);
   exit_code() = 0;
   if (a.self_check && !report_self_check(*base, head, policy)) exit_code() = 1;
-  if (a.fail_on_error) {
-    std::vector<std::string> failed;
-    for (std::size_t s = 0; s < sides.size(); ++s) {
-      for (const auto& r : sides[s].results) {
-        if (r.status != result_status::error && r.status != result_status::diverged) continue;
-        failed.push_back(r.key().label() + (s ? " (base " + base_label + ")" : "") + " " +
-                         std::string(to_string(r.status)));
-      }
-    }
-    if (!failed.empty()) {
-      std::cerr << "rnx bench: " << failed.size() << " configuration" << (failed.size() == 1 ? "" : "s")
-                << " failed (--fail-on-error, exit 1; the run document is written): ";
-      for (std::size_t i = 0; i < failed.size(); ++i) std::cerr << (i ? ", " : "") << failed[i];
-      std::cerr << "\n";
-      exit_code() = 1;
-    }
-  }
+  if (a.fail_on_error) fail_on_errors(sides, base_label);
 }
 
 }  // namespace

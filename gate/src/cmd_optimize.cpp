@@ -107,7 +107,18 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--rewriter", o->rewriter, "command:PATH | anthropic | openai (default: [optimize] rewriter)");
   cmd->add_option("--processes", o->processes, "Worker processes per configuration in the paired benchmark")->check(CLI::Range(1, 64));
   cmd->add_option("--min-samples", o->min_samples, "Fewest samples per process")->check(CLI::Range(1, 100000));
-  cmd->add_option("--max-samples", o->max_samples, "Most samples per process")->check(CLI::Range(1, 100000));
+  // One name for the setting: [bench] samples in rnx.toml, --samples of rnx bench and here.
+  cmd->add_option("--samples", o->max_samples, "At most this many samples per process ([bench] samples)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option_function<int>(
+         "--max-samples",
+         [o](int n) {
+           std::cerr << "rnx optimize: --max-samples is deprecated; use --samples (the same setting, [bench] samples)\n";
+           o->max_samples = n;
+         },
+         "Deprecated: --samples")
+      ->check(CLI::Range(1, 100000))
+      ->group("");
   cmd->add_option("--budget-ms", o->budget_ms, "Timed milliseconds per configuration and process");
   cmd->add_option("--warmup-ms", o->warmup_ms, "Warm-up milliseconds per configuration and process");
   cmd->add_option("--runtime", o->loop.runtimes, "Only these runtimes (repeatable)");

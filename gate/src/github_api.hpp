@@ -2,7 +2,7 @@
 // collaborator permission and pull request lookups, all against GITHUB_API_URL.
 #pragma once
 
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 
 #include <chrono>
 #include <cstdint>

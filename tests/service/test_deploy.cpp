@@ -2,7 +2,7 @@
 // `rnx-server admin` commands against a serving rnx-server, the health probe, and TLS start-up errors.
 #include "service_test_support.hpp"
 
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 
 #include <doctest/doctest.h>
