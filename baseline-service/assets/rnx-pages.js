@@ -176,6 +176,18 @@
     return isFinite(lo) ? { lo: lo, hi: hi } : null;
   }
 
+  // One legend entry per environment and one for its pull requests, in the series' own colour (never a point's:
+  // the first point may be the red accepted marker); the baseline and band are explained in the text below.
+  function legendLabels(chart) {
+    var out = [];
+    chart.data.datasets.forEach(function (ds, i) {
+      if (ds.rnxHelper) return;
+      out.push({ text: ds.label, datasetIndex: i, hidden: !chart.isDatasetVisible(i), lineWidth: 1.5,
+                 fillStyle: ds.rnxPullRequests ? "#fff" : ds.rnxColor, strokeStyle: ds.rnxColor });
+    });
+    return out;
+  }
+
   function historyTooltip(item) {
     var p = item.raw;
     if (item.dataset.rnxHelper) {
@@ -212,7 +224,7 @@
                suggestedMax: range ? (log ? range.hi * 1.05 : range.hi + pad) : undefined }
         },
         plugins: {
-          legend: { labels: { filter: function (item, chart) { return !chart.datasets[item.datasetIndex].rnxBand; } } },
+          legend: { labels: { generateLabels: legendLabels } },
           rnxMarkers: { markers: data.markers || [] },
           tooltip: { callbacks: { label: historyTooltip } }
         },

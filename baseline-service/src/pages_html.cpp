@@ -634,7 +634,7 @@ std::string section(const page& p) {
 
 constexpr std::string_view head_common =
     "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n";
 
 }  // namespace
 

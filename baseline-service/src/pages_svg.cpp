@@ -92,7 +92,8 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
     return "<text x=\"" + number(x(v)) + "\" y=\"28\" font-size=\"8\" fill=\"#57606a\" text-anchor=\"" +
            std::string(anchor) + "\">" + escape_html(signed_percent(v)) + "</text>";
   };
-  out += label(lo, "start") + label(1, "middle") + label(hi, "end");
+  out += label(lo, "start") + "<text x=\"" + number(x(1)) +
+         "\" y=\"28\" font-size=\"8\" fill=\"#57606a\" text-anchor=\"middle\">0%</text>" + label(hi, "end");
   out += "</svg>";
   return out;
 }
