@@ -420,8 +420,8 @@ page run_page(const bj::object& data, const link_style& links) {
   }
   const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
   std::ostringstream t;
-  t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th>decision</th><th class=\"num\">change "
-       "(95% interval)</th><th>against the band</th><th class=\"num\">P(slower)</th><th class=\"num\">P(faster)</th>"
+  t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th class=\"num\">change "
+       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th><th class=\"num\">P(faster)</th>"
        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
        "<th>reason</th></tr></thead><tbody>\n";
   std::ostringstream charts;
@@ -440,10 +440,10 @@ page run_page(const bj::object& data, const link_style& links) {
     // The head's own message (an unstable or failing run) unless the reason already quotes it.
     std::string message = head.empty() ? "" : raw(head, "message");
     bool quoted = message.empty() || raw(c, "reason").find(message) != std::string::npos;
-    t << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td><td>"
-      << chip(decision) << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
+    t << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>")
+      << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
       << (change.empty() ? std::string("&ndash;") : escape_html(change)) << "</td><td class=\"band-cell\">"
-      << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td class=\"num\">"
+      << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
       << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_faster")), "%.3f")
       << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f") << "</td><td class=\"num\">"
       << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
