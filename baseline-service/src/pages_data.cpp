@@ -215,7 +215,8 @@ bj::object overview_data(store::database& db, const store::project_info& project
 
   // The newest verdicts, and per configuration and environment its decision in each of them.
   bj::array verdicts;
-  std::map<std::pair<config_key, std::string>, bj::array> decisions;
+  std::map<std::pair<config_key, std::string>, bj::array> decisions;  // per configuration and environment
+  std::map<config_key, bj::array> all_decisions;                      // per configuration, every environment
   for (const auto& row : db.recent_verdicts(project.id, overview_verdicts)) {
     verdict_document v;
     try {
@@ -226,10 +227,13 @@ bj::object overview_data(store::database& db, const store::project_info& project
     std::map<std::string, std::int64_t> counts;
     for (const auto& c : v.configs) {
       ++counts[std::string(to_string(c.result))];
-      decisions[{c.key, row.run.env_id}].push_back(bj::object{{"run_id", std::to_string(row.run_id)},
-                                                              {"decision", to_string(c.result)},
-                                                              {"ratio", opt(c.ratio)},
-                                                              {"change", change_text(c.ratio, c.ci_lo, c.ci_hi)}});
+      bj::object d{{"run_id", std::to_string(row.run_id)},
+                   {"env_id", row.run.env_id},
+                   {"decision", to_string(c.result)},
+                   {"ratio", opt(c.ratio)},
+                   {"change", change_text(c.ratio, c.ci_lo, c.ci_hi)}};
+      all_decisions[c.key].push_back(d);
+      decisions[{c.key, row.run.env_id}].push_back(std::move(d));
     }
     bj::object count_json;
     for (const auto& [d, n] : counts) count_json[d] = n;
@@ -287,6 +291,7 @@ bj::object overview_data(store::database& db, const store::project_info& project
     }
     bj::object c = key_json(key);
     c["series"] = std::move(series);
+    c["verdicts"] = all_decisions.count(key) ? std::move(all_decisions[key]) : bj::array{};
     config_list.push_back(std::move(c));
   }
   return {{"project", project.name},          {"public", project.is_public}, {"rope", rope},
