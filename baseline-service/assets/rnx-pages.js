@@ -217,7 +217,8 @@
         normalized: true,
         scales: {
           x: { type: "linear", afterBuildTicks: timeTicks,
-               ticks: { autoSkip: false, maxRotation: 0, callback: function (v) { return timeLabel(v, this.rnxStep); } },
+               ticks: { autoSkip: false, maxRotation: 0,
+                        callback: function (v) { return timeLabel(v, this.rnxStep); } },
                title: { display: true, text: "time (UTC)" } },
           y: { type: log ? "logarithmic" : "linear", title: { display: true, text: "median ms per call" },
                suggestedMin: range ? (log ? range.lo / 1.05 : range.lo - pad) : undefined,

@@ -335,7 +335,8 @@ bj::object history_data(store::database& db, const store::project_info& project,
       }
       if (!p.baseline_source.empty()) {
         in_force = p.median_ms;
-        steps.push_back(bj::object{{"run_id", std::to_string(p.run_id)}, {"t", p.created_at}, {"median_ms", *p.median_ms}});
+        steps.push_back(
+            bj::object{{"run_id", std::to_string(p.run_id)}, {"t", p.created_at}, {"median_ms", *p.median_ms}});
       }
       medians.push_back(*p.median_ms);
       keep.push_back(slower_accepts.count(p.run_id) > 0);
@@ -577,7 +578,8 @@ bj::object landing_data(store::database& db, const std::optional<std::string>& t
     projects.push_back(bj::object{{"name", p.project.name},
                                   {"public", p.project.is_public},
                                   {"n_runs", p.n_runs},
-                                  {"last_run_at", p.last_run_at.empty() ? bj::value(nullptr) : bj::value(p.last_run_at)}});
+                                  {"last_run_at",
+                                   p.last_run_at.empty() ? bj::value(nullptr) : bj::value(p.last_run_at)}});
   }
   return {{"projects", std::move(projects)},
           {"signed_in", token_project ? bj::value(*token_project) : bj::value(nullptr)}};

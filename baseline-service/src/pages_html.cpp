@@ -160,7 +160,9 @@ std::string link_style::run(std::string_view id) const {
 namespace {
 
 // A table that may be wider than a phone: it scrolls inside its own box, never the page.
-std::string scroll_box(const std::string& table_html) { return "<div class=\"table-scroll\">" + table_html + "</div>\n"; }
+std::string scroll_box(const std::string& table_html) {
+  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
+}
 
 // How a project gets its first run: what an empty project and an empty landing page say.
 std::string upload_help(std::string_view project) {
@@ -239,15 +241,18 @@ void overview_configs(std::ostringstream& os, const bj::object& data, const link
       const auto& baseline = obj(at(se, "baseline"));
       std::string trend = raw(se, "trend");
       std::string arrow = trend == "slower" ? "&#9650;" : trend == "faster" ? "&#9660;" : trend == "flat" ? "&#8594;" : "";
-      t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id"))) << "</code></td>"
-        << "<td class=\"num\">"
-        << (baseline.empty() ? std::string("&ndash;")
-                             : link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms")) +
-                                   (raw(baseline, "source") == "accepted" ? " <span class=\"badge acc\">accepted</span>" : ""))
+      std::string baseline_html = "&ndash;";
+      if (!baseline.empty()) {
+        baseline_html = link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms"));
+        if (raw(baseline, "source") == "accepted") baseline_html += " <span class=\"badge acc\">accepted</span>";
+      }
+      t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
+        << "</code></td><td class=\"num\">" << baseline_html
         << "</td><td class=\"num delta t-" << escape_html(trend.empty() ? "none" : trend) << "\">"
         << change_cell(at(se, "change")) << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
         << "\" title=\"newest baseline / previous: " << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow
-        << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent")) << "</td><td>";
+        << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent"))
+        << "</td><td>";
       // Only this environment's decisions: a chip never stands for another machine's verdict.
       for (const auto& dv : arr(se, "verdicts")) {
         const auto& d = obj(dv);
@@ -272,14 +277,16 @@ void overview_configs(std::ostringstream& os, const bj::object& data, const link
 void overview_verdicts(std::ostringstream& os, const bj::object& data, const link_style& links) {
   std::ostringstream t;
   t << "<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
-       "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead><tbody>\n";
+       "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead>"
+       "<tbody>\n";
   for (const auto& vv : arr(data, "verdicts")) {
     const auto& v = obj(vv);
     std::string counts;
     for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
     bool paired = at(v, "paired").is_bool() && at(v, "paired").as_bool();
     t << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-"
-      << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>" << (paired ? " <span class=\"badge\">paired</span>" : "")
+      << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>"
+      << (paired ? " <span class=\"badge\">paired</span>" : "")
       << "</td><td>" << e(v, "branch") << "</td><td>"
       << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
       << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
@@ -421,7 +428,8 @@ page run_page(const bj::object& data, const link_style& links) {
   const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
   std::ostringstream t;
   t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th class=\"num\">change "
-       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th><th class=\"num\">P(faster)</th>"
+       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
+       "<th class=\"num\">P(faster)</th>"
        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
        "<th>reason</th></tr></thead><tbody>\n";
   std::ostringstream charts;

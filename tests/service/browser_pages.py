@@ -263,7 +263,8 @@ def main():
         browser.open(base + "/projects/fresh")
         reason = browser.js("document.querySelector('table.verdicts tbody td:last-child').textContent")
         checks.expect("stored as the first baseline of main" in reason and "rnx accept" not in reason
-                      and "make run" not in reason, "first push: the overview calls it the first baseline (%s)" % reason)
+                      and "make run" not in reason,
+                      "first push: the overview calls it the first baseline (%s)" % reason)
 
         # Project overview.
         status = browser.open(base + "/projects/demo")
@@ -274,8 +275,8 @@ def main():
             sparks: document.querySelectorAll('svg.spark polyline').length,
             scales: [...document.querySelectorAll('.spark-scale')].filter(s => / ms$/.test(s.textContent)).length,
             trends: document.querySelectorAll('td.trend.t-slower, td.trend.t-faster, td.trend.t-flat').length,
-            deltas: [...document.querySelectorAll('td.delta')].filter(d => /^[+-]\d+\.\d% \(95%: [+-]\d+\.\d% to [+-]\d+\.\d%\)$/
-                .test(d.textContent)).length,
+            deltas: [...document.querySelectorAll('td.delta')].filter(d =>
+                /^[+-]\d+\.\d% \(95%: [+-]\d+\.\d% to [+-]\d+\.\d%\)$/.test(d.textContent)).length,
             chips: document.querySelectorAll('table.configs .chip').length,
             mixed: [...document.querySelectorAll('table.configs tr.config-row')].filter(tr => {
                 const env = tr.querySelector('td code[title]').getAttribute('title');
@@ -285,7 +286,8 @@ def main():
             block: [...document.querySelectorAll('table.verdicts tbody tr')].filter(tr =>
                 tr.querySelector('td a').textContent === BLOCK_RUN && tr.textContent.includes('BLOCK') &&
                 tr.textContent.includes('#777')).length,
-            compare: !!document.querySelector('a[href^="/compare?runs="]')})""".replace("BLOCK_RUN", json.dumps(block_run)))
+            compare: !!document.querySelector('a[href^="/compare?runs="]')})"""
+                         .replace("BLOCK_RUN", json.dumps(block_run)))
         checks.expect(dom["h1"].startswith("demo"), "overview: heading names the project")
         checks.expect(dom["rows"] == n_configs * 3 + 2,
                       "overview: a row per configuration and environment (%d)" % dom["rows"])
@@ -293,7 +295,8 @@ def main():
         checks.expect(dom["sparks"] == n_configs * 3 + 2, "overview: a sparkline per series (%d)" % dom["sparks"])
         checks.expect(dom["scales"] == dom["sparks"], "overview: every sparkline has its scale (lowest-highest ms)")
         checks.expect(dom["trends"] >= n_configs, "overview: trend arrows drawn (%d)" % dom["trends"])
-        checks.expect(dom["deltas"] >= n_configs, "overview: a signed delta%% with its 95%% interval (%d)" % dom["deltas"])
+        checks.expect(dom["deltas"] >= n_configs,
+                      "overview: a signed delta%% with its 95%% interval (%d)" % dom["deltas"])
         checks.expect(dom["chips"] > 0 and dom["verdicts"] > 0, "overview: last verdicts shown")
         checks.expect(dom["mixed"] == 0, "overview: an environment's row shows only its own decisions")
         checks.expect(block_verdict == "BLOCK" and dom["block"] == 1,
@@ -385,7 +388,8 @@ def main():
             dot: document.querySelectorAll('table.verdict-table svg.ratio-band circle.ratio').length})""")
         checks.expect(status == 200 and block["banner"].startswith("BLOCK") and block["pr"],
                       "pull request run: BLOCK on its run page")
-        checks.expect(re.match(r"^\+(1[5-9]|2[0-5])\.\d% \(95%: \+\d+\.\d% to \+\d+\.\d%\)$", block["change"]) is not None,
+        change_re = r"^\+(1[5-9]|2[0-5])\.\d% \(95%: \+\d+\.\d% to \+\d+\.\d%\)$"
+        checks.expect(re.match(change_re, block["change"]) is not None,
                       "pull request run: the change as a signed percentage with its interval (%s)" % block["change"])
         checks.expect(block["rows"] == 2 and block["svg"] == 2 and block["dot"] == 2,
                       "pull request run: each configuration's ratio drawn against the band")
@@ -493,7 +497,8 @@ def main():
         status = browser.open(base + "/projects/demo")
         checks.expect(status == 200, "a public project stays readable with another project's cookie")
         browser.open(base + "/")
-        names = browser.js("[...document.querySelectorAll('table.projects tbody td:first-child a')].map(a => a.textContent)")
+        names = browser.js("[...document.querySelectorAll('table.projects tbody td:first-child a')]"
+                           ".map(a => a.textContent)")
         checks.expect(names == ["demo", "empty", "fresh", "secret"],
                       "landing: signed in, the token's private project is listed too (%s)" % names)
 
