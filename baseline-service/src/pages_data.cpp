@@ -237,7 +237,8 @@ bj::object overview_data(store::database& db, const store::project_info& project
     }
     bj::object count_json;
     for (const auto& [d, n] : counts) count_json[d] = n;
-    bool paired = v.baseline && v.baseline->id.rfind("paired:", 0) == 0;
+    // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
+    bool paired = row.kind == "paired" || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
     verdicts.push_back(bj::object{{"run_id", std::to_string(row.run_id)},
                                   {"verdict", to_string(v.verdict)},
                                   {"reason", shown_reason(v, db.baseline_of_run(row.run_id), row.run)},
