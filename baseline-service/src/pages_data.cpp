@@ -456,8 +456,10 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
   auto head = db.find_run(run_id);
   if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   std::optional<verdict_document> verdict;
+  std::string verdict_kind;
   if (auto row = db.verdict_of_run(run_id)) {
     verdict = verdict_from_json(json::parse(row->document, "stored verdict"), "stored verdict");
+    verdict_kind = row->kind;
   }
   std::optional<store::stored_run> base;
   if (verdict && verdict->baseline) {
@@ -473,6 +475,7 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
                       base ? std::to_string(base->summary.id) : "", verdict ? &*verdict : nullptr);
   bj::object run = run_summary_json(head->summary);
   out["run"] = std::move(run);
+  out["verdict_kind"] = verdict_kind;  // "paired", "request", "regression"; "" without a verdict
   // Whether this run is a baseline now, and for an accepted one, who accepted it, when and why.
   if (record) {
     out["baseline_record"] = bj::object{{"source", record->source},   {"branch", record->branch},

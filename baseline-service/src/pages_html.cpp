@@ -401,7 +401,7 @@ page run_page(const bj::object& data, const link_style& links) {
   if (!base.empty()) {
     compared = link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
                escape_html(raw(base, "commit").substr(0, 12)) + "</code>)";
-  } else if (raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+  } else if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
     compared = "the base revision <code>" + escape_html(raw(baseline_ref, "id").substr(7)) + "</code> (commit <code>" +
                escape_html(raw(baseline_ref, "commit").substr(0, 12)) + "</code>), measured in the same job";
   }
@@ -415,6 +415,14 @@ page run_page(const bj::object& data, const link_style& links) {
     os << "<p class=\"banner v-none\">No verdict is stored for this run; its samples are below.</p>\n";
   } else {
     os << verdict_banner(verdict) << "\n";
+    std::string pairing;
+    for (const auto& cv : arr(verdict, "configs")) {
+      if (pairing.empty()) pairing = raw(obj(cv), "pairing");
+    }
+    if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+      os << "<p class=\"legend\">Judged by the gate's paired comparison: base and head measured in the same job"
+         << (pairing.empty() ? std::string() : " (pairing: " + escape_html(pairing) + ")") << ".</p>\n";
+    }
   }
   const auto& record = obj(at(data, "baseline_record"));
   if (raw(record, "source") == "accepted") {
