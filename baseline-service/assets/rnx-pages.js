@@ -323,6 +323,20 @@
     }
   };
 
+  // The log axis around 1.0 and every bar and whisker, with a little room: not down to the next power of ten.
+  function ratioBounds(datasets) {
+    var lo = 1;
+    var hi = 1;
+    datasets.forEach(function (ds) {
+      ds.data.forEach(function (v, i) {
+        if (v === null) return;
+        lo = Math.min(lo, v[1], ds.rnxLo[i] == null ? v[1] : ds.rnxLo[i]);
+        hi = Math.max(hi, v[1], ds.rnxHi[i] == null ? v[1] : ds.rnxHi[i]);
+      });
+    });
+    return { lo: lo / 1.15, hi: hi * 1.15 };
+  }
+
   // Bars from 1.0 (the first run) to each other run's ratio, on a log axis: up is slower, down faster.
   function drawCompare(section, data) {
     var canvas = section.querySelector("canvas.compare-chart");
@@ -345,7 +359,8 @@
       options: {
         animation: false,
         maintainAspectRatio: false,
-        scales: { y: { type: "logarithmic", title: { display: true, text: "time / first run (log; 1 = same)" } } },
+        scales: { y: { type: "logarithmic", min: ratioBounds(datasets).lo, max: ratioBounds(datasets).hi,
+                       title: { display: true, text: "time / first run (log; 1 = same)" } } },
         plugins: { tooltip: { callbacks: { label: function (item) {
           var ds = item.dataset;
           var i = item.dataIndex;
