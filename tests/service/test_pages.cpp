@@ -300,3 +300,25 @@ TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is on
   CHECK(slower > 0);
   CHECK(other > 0);
 }
+
+TEST_CASE("pages: / lists the public projects and the caller's own; a refused comparison links to its runs") {
+  fixture f;
+  auto anonymous = f.get("/");
+  CHECK(anonymous.result_int() == 200);
+  CHECK(is_html(anonymous));
+  CHECK(anonymous.body().find("href=\"/projects/demo\"") == std::string::npos);  // private, no token
+  CHECK(anonymous.body().find("rnx-server admin project create NAME") != std::string::npos);
+  auto signed_in = f.get("/", f.token);
+  CHECK(signed_in.body().find("href=\"/projects/demo\"") != std::string::npos);
+  CHECK(signed_in.body().find("href=\"/projects/other\"") == std::string::npos);
+  f.db.set_project_public("other", true);
+  CHECK(f.get("/").body().find("href=\"/projects/other\"") != std::string::npos);
+
+  auto same_env = f.get("/compare?runs=" + std::to_string(f.runs[0]) + "," + std::to_string(f.runs[2]), f.token);
+  CHECK(same_env.result_int() == 400);
+  CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[0]) + "\"") != std::string::npos);
+  CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[2]) + "\"") != std::string::npos);
+  auto unauthorized = f.get("/projects/demo");
+  CHECK(unauthorized.result_int() == 401);
+  CHECK(unauthorized.body().find("rnx-server admin project visibility demo public") != std::string::npos);
+}
