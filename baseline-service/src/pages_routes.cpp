@@ -117,6 +117,7 @@ void page_routes::add_routes(router& r) {
   constexpr auto html = answer_form::html;
   constexpr auto json = answer_form::json;
   const std::vector<std::string> history_keys{"env_id", "from", "to", "points"};
+  r.add({"/", {verb::get}, {}, html, [this](const route_call& c) { return landing(c); }});
   r.add({"/assets/{name}", {verb::get}, {}, html, [this](const route_call& c) { return asset(c); }});
   r.add({"/login", {verb::get, verb::post}, {"next"}, html, [this](const route_call& c) { return login(c); }});
   r.add({"/projects/{project}", {verb::get}, {}, html, [this](const route_call& c) { return overview(c, html); }});
@@ -125,13 +126,14 @@ void page_routes::add_routes(router& r) {
   auto page_history_keys = history_keys;
   page_history_keys.push_back("scale");
   r.add({"/projects/{project}/configs/{config}", {verb::get}, page_history_keys, html,
-         [this](const route_call& c) { return config_history(c, html); }});
+         [this](const route_call& c) { return with_ways_back(c, [&] { return config_history(c, html); }); }});
   r.add({"/api/v1/projects/{project}/configs/{config}/history", {verb::get}, history_keys, json,
          [this](const route_call& c) { return config_history(c, json); }});
   r.add({"/runs/{id}", {verb::get}, {}, html, [this](const route_call& c) { return run_evidence(c, html); }});
   r.add({"/api/v1/runs/{id}/evidence", {verb::get}, {}, json,
          [this](const route_call& c) { return run_evidence(c, json); }});
-  r.add({"/compare", {verb::get}, {"runs", "prices"}, html, [this](const route_call& c) { return compare(c, html); }});
+  r.add({"/compare", {verb::get}, {"runs", "prices"}, html,
+         [this](const route_call& c) { return with_ways_back(c, [&] { return compare(c, html); }); }});
   r.add({"/api/v1/compare", {verb::get}, {"runs", "prices"}, json,
          [this](const route_call& c) { return compare(c, json); }});
 }
@@ -150,12 +152,31 @@ void page_routes::check_readable(const route_call& c, const store::project_info&
   if (token.empty()) {
     throw error(errc::unauthorized, "project \"" + project.name +
                                         "\" is private: sign in with one of its tokens (or send \"Authorization: "
-                                        "Bearer <token>\"); `rnx-server admin project public` makes it readable by all");
+                                        "Bearer <token>\"); `rnx-server admin project visibility " + project.name +
+                                        " public` makes it readable by all");
   }
   auto who = db_.authenticate(token);
   if (!who) throw error(errc::unauthorized, "the token is not valid (unknown, revoked or mistyped); sign in again");
   if (who->project != project.name) {
     throw error(errc::forbidden, "this token belongs to project \"" + who->project + "\", not \"" + project.name + "\"");
+  }
+}
+
+// The projects this caller may read: the public ones, and the project of the token it sent or signed in with.
+response page_routes::landing(const route_call& c) {
+  std::optional<std::string> signed_in;
+  if (auto token = token_of(c.req); !token.empty()) {
+    if (auto who = db_.authenticate(token)) signed_in = who->project;
+  }
+  return html_answer(200, pages::render_page(pages::landing_page(pages::landing_data(db_, signed_in))), c.req);
+}
+
+response page_routes::with_ways_back(const route_call& c, const std::function<response()>& page) {
+  try {
+    return page();
+  } catch (const error& e) {
+    auto p = pages::error_page(e.http_status(), e.what(), pages::ways_back(c.parts, c.query));
+    return html_answer(e.http_status(), pages::render_page(p), c.req);
   }
 }
 

@@ -6,6 +6,7 @@
 #include "rnx/service/api.hpp"
 #include "rnx/service/store.hpp"
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -19,6 +20,7 @@ class page_routes {
   void add_routes(router& r);
 
  private:
+  response landing(const route_call& c);
   response asset(const route_call& c);
   response login(const route_call& c);
   response overview(const route_call& c, answer_form form);
@@ -28,6 +30,9 @@ class page_routes {
   store::project_info readable_project(const route_call& c, const std::string& name);
   void check_readable(const route_call& c, const store::project_info& project);
   void check_run_readable(const route_call& c, std::int64_t id);
+  // `page()`, or the HTML page of the error it threw, with links back to where this address came from
+  // (pages::ways_back: the project's overview, the runs of a refused comparison).
+  response with_ways_back(const route_call& c, const std::function<response()>& page);
 
   store::database& db_;
 };

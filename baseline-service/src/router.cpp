@@ -36,6 +36,7 @@ bool is_page_target(std::string_view target) {
 
 std::vector<std::string> pattern_segments(std::string_view pattern) {
   std::vector<std::string> out;
+  if (pattern == "/") return out;  // the root has no segment, as Boost.URL parses the target "/"
   std::size_t at = 1;  // after the leading '/'
   while (at <= pattern.size()) {
     std::size_t end = std::min(pattern.find('/', at), pattern.size());

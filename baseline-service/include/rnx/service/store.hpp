@@ -199,6 +199,15 @@ struct baseline_result {
   std::string source;
   std::string created_at;
   std::optional<double> median_ms;
+  std::optional<double> lo_ms;  // 95% interval of that median
+  std::optional<double> hi_ms;
+};
+
+// A project as the landing page lists it.
+struct project_listing {
+  project_info project;
+  std::int64_t n_runs = 0;
+  std::string last_run_at;  // "" without runs
 };
 
 struct stored_verdict_row {
@@ -306,6 +315,8 @@ class database {
   std::vector<environment_summary> environments(std::int64_t project_id);
   // The results of the newest `baselines` baseline records, newest first.
   std::vector<baseline_result> recent_baseline_results(std::int64_t project_id, int baselines);
+  // The public projects, plus `also` (the caller's token's project) when given, by name.
+  std::vector<project_listing> readable_projects(std::optional<std::string_view> also);
   // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
   std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
   // Newest stored verdicts of the project's runs ("request" kind), newest first.
