@@ -5,7 +5,6 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
-#include "rnx/common/process.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -63,38 +62,6 @@ std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
 }
-
-// A temporary checkout of the base revision; removed again however the run ends.
-class base_worktree {
- public:
-  base_worktree(const fs::path& repo, const std::string& ref) : repo_(repo) {
-    char pattern[] = "/tmp/rnx-pair-XXXXXX";
-    if (!::mkdtemp(pattern)) throw error(errc::internal, "cannot create a temporary folder for --pair");
-    path_ = pattern;
-    fs::remove(path_);
-    // argv, no shell: a ref is passed to git as it is, whatever characters it holds; one that starts with '-'
-    // would be read as an option.
-    if (ref.empty() || ref.front() == '-') {
-      throw error(errc::usage, "--pair " + ref + ": not a revision (name a commit, branch or tag)");
-    }
-    std::string out;
-    const int status = run_capture({"git", "-C", repo.string(), "worktree", "add", "--detach", path_.string(), ref}, out);
-    if (status != 0) {
-      throw error(errc::usage, "--pair " + ref + ": git worktree add failed (is " + ref +
-                                   " a commit, branch or tag of this repository? fetch it first): " + out);
-    }
-    created_ = true;
-  }
-  ~base_worktree() {
-    if (created_) (void)git(repo_, {"worktree", "remove", "--force", path_.string()});
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path repo_;
-  fs::path path_;
-  bool created_ = false;
-};
 
 // --self-check: the working tree paired with itself is identical code, so every measured configuration must come
 // out equivalent or abstain; a faster or slower is a bias of the measurement (which side is loaded, placed or run
@@ -169,7 +136,7 @@ void run(const bench_args& a) {
   o.log = a.quiet ? nullptr : &std::cerr;
   o.live = ::isatty(2) && env_or("CI", "").empty();
 
-  std::unique_ptr<base_worktree> worktree;
+  std::unique_ptr<gate::scoped_worktree> worktree;
   std::string base_commit;
   if (!a.pair.empty()) {
     auto top = git(dir, {"rev-parse", "--show-toplevel"});
@@ -177,7 +144,7 @@ void run(const bench_args& a) {
     auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
     if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
     base_commit = *resolved;
-    worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
+    worktree = std::make_unique<gate::scoped_worktree>(fs::path(*top), a.pair, "--pair");
     fs::path relative = fs::relative(config, fs::canonical(*top));
     fs::path base_config = worktree->path() / relative;
     if (!fs::exists(base_config)) {

@@ -21,6 +21,9 @@ void add_verify_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 #endif
+#if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
+void add_bisect_command(CLI::App& app);
+#endif
 
 // The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).
 int& exit_code();
