@@ -10,6 +10,7 @@ local fake GitHub API (tests/gate/fake_github.py), Markdown-escaped; bad revisio
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -114,6 +115,7 @@ def main():
                                timeout=150, env=env)
             check(p.returncode == 0, "rnx bisect exited %d: %s %s" % (p.returncode, p.stdout[-2000:], p.stderr[-2000:]),
                   problems)
+            print(p.stdout)
             found = json.load(open(os.path.join(work, "out", "bisect.json")))
             named = [c["commit"] for c in found["culprits"]]
             check(named == [shas[2]], "culprits %s, expected only %s (commit three)" % (named, shas[2]), problems)
@@ -140,7 +142,7 @@ def main():
                 check(q.returncode == 2 and words in q.stderr, "rnx bisect %s: exit %d %s" % (bad, q.returncode,
                                                                                              q.stderr[-400:]), problems)
         finally:
-            github.terminate()
+            github.send_signal(signal.SIGINT)  # it writes --state-out on the way out
             github.wait(timeout=20)
         posted = json.load(open(state))
         comments = [c for c in posted["comments"] if c["issue"] == 7]
