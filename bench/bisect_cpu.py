@@ -66,7 +66,9 @@ DEVICE = {"name": "cpu"}  # set from --device in main()
 
 
 def kernel_inputs(kernel):
-    """The inputs table of KERNEL in bench/corpus/rnx.toml (rnx.gpu.toml for CUDA), as written there."""
+    """--inputs when given, else the inputs table of KERNEL in bench/corpus/rnx.toml (rnx.gpu.toml for CUDA)."""
+    if DEVICE.get("inputs"):
+        return DEVICE["inputs"]
     text = open(os.path.join(CORPUS, "rnx.gpu.toml" if DEVICE["name"] == "cuda" else "rnx.toml")).read()
     block = text.split('name   = "%s"' % kernel, 1)[1].split("[[kernel]]", 1)[0]
     for line in block.splitlines():
@@ -203,6 +205,15 @@ def creep(args, work, log):
     commits = make_repo(work, args.kernel, plan, args.step, args.budget)
     git(work, "tag", "v1.0", commits[0][0])
     store = os.path.join(work, ".rnx", "baselines.db")
+    if args.bisect_only:
+        found, seconds = bisect(args.rnx, work, "v1.0", "main", args.kernel, args, log)
+        slow = {c[0] for c in commits if c[1] == "slow"}
+        named = {c["commit"] for c in found["culprits"]}
+        position = {c[0]: i + 1 for i, c in enumerate(commits)}
+        print("slowing commits %s; named %s" % (sorted(position[c] for c in slow), sorted(position[c] for c in named)))
+        return {"commits": [{"sha": c[0], "kind": c[1], "subject": c[2]} for c in commits], "prs": [],
+                "bisect": found, "bisect_seconds": round(seconds, 1), "bisect_named_all_slow": slow <= named,
+                "bisect_named_doc": sorted(named - slow)}
     # The anchor's run, stored as main's baseline (a push of v1.0).
     git(work, "checkout", "-q", commits[0][0])
     r, _ = run_rnx(args.rnx, ["gate", "--store", store, "--branch", "main", "--commit", commits[0][0], "--no-github",
@@ -276,11 +287,15 @@ def main():
     ap.add_argument("--max-processes", type=int, help="rnx bisect --max-processes")
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
                     help="cuda: the corpus's CUDA sizes (rnx.gpu.toml) and the CUDA sleep of slowdown.py")
+    ap.add_argument("--inputs", help="the kernel's inputs table instead of the corpus's, e.g. "
+                    "'{ a = \"B,96,256\", b = \"256,256\" }' (shorter calls suffer less from a loaded machine)")
+    ap.add_argument("--bisect-only", action="store_true", help="creep: skip the per-PR gates, only rnx bisect")
     ap.add_argument("--keep", help="build the repository here and keep it (default: a temporary folder)")
     ap.add_argument("--out", help="JSON results")
     args = ap.parse_args()
     args.rnx = os.path.abspath(args.rnx)
     DEVICE["name"] = args.device
+    DEVICE["inputs"] = args.inputs
     started = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     work = args.keep or tempfile.mkdtemp(prefix="rnx-bisect-bench-")
     if args.keep and os.path.exists(work):
@@ -294,7 +309,8 @@ def main():
         result = {"true_ratios": true_ratios(args.kernel, args.step, range(0, 6)), **creep(args, work, log)}
     else:
         result = {"true_ratios": true_ratios(args.kernel, args.culprit_step, [0, 1]), **culprit(args, work, log)}
-    result.update({"mode": args.mode, "kernel": args.kernel, "device": args.device, "started": started,
+    result.update({"mode": args.mode, "kernel": args.kernel, "device": args.device,
+                   "inputs": kernel_inputs(args.kernel), "started": started,
                    "finished": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                    "load_average_end": os.getloadavg()[0]})
     if args.out:

@@ -50,8 +50,8 @@ std::string render_bisect_text(const bisect_findings& f) {
   std::ostringstream out;
   out << "rnx bisect: " << terminal_safe(summary_line(f)) << "\n";
   char line[512];
-  std::snprintf(line, sizeof line, "%-12s    %-12s  %9s  %-20s %9s  %-9s  %s\n", "base", "head", "change", "95% interval",
-                "P(step)", "call", "how");
+  std::snprintf(line, sizeof line, "%-12s    %-12s  %9s  %-20s %9s  %-9s  %s\n", "base", "head", "change",
+                "95% interval", "P(step)", "call", "how");
   out << "\n" << line;
   for (const auto& c : f.outcome.comparisons) {
     std::snprintf(line, sizeof line, "%-12s .. %-12s  %9s  %-20s %9.3f  %-9s  %s\n",
@@ -101,8 +101,9 @@ std::string render_bisect_markdown(const bisect_findings& f) {
   out << "\n<details><summary>" << f.outcome.comparisons.size() << " comparisons</summary>\n\n"
       << "| base | head | change | 95% interval | call | how |\n|---|---|---|---|---|---|\n";
   for (const auto& c : f.outcome.comparisons) {
-    out << "| " << markdown_code(short_sha(commits[c.base].sha)) << " | " << markdown_code(short_sha(commits[c.head].sha))
-        << " | " << percent(c.estimate.ratio) << " | " << interval(c.estimate) << " | " << to_string(c.call) << " | "
+    out << "| " << markdown_code(short_sha(commits[c.base].sha)) << " | "
+        << markdown_code(short_sha(commits[c.head].sha)) << " | " << percent(c.estimate.ratio) << " | "
+        << interval(c.estimate) << " | " << to_string(c.call) << " | "
         << how(c.estimate) << " |\n";
   }
   out << "\n</details>\n";

@@ -71,7 +71,8 @@ std::string filter_tag(const bisect_setup& s) {
 // A word as a POSIX shell reads it back unchanged (the repro command is shown, not run).
 std::string shell_word(const std::string& word) {
   const bool plain = !word.empty() && std::all_of(word.begin(), word.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
+    return std::isalnum(static_cast<unsigned char>(c)) ||
+           std::string_view("_./:=@%+-,").find(c) != std::string_view::npos;
   });
   if (plain) return word;
   std::string out = "'";

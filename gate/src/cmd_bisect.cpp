@@ -52,7 +52,9 @@ bisect_setup make_setup(const bisect_options& o) {
   if (!fs::exists(config)) throw error(errc::not_found, o.config + ": no such manifest (pass --config PATH/rnx.toml)");
   const manifest m = load_manifest(config);
   auto top = git(config.parent_path(), {"rev-parse", "--show-toplevel"});
-  if (!top) throw error(errc::usage, "rnx bisect needs " + config.parent_path().string() + " to be in a git repository");
+  if (!top) {
+    throw error(errc::usage, "rnx bisect needs " + config.parent_path().string() + " to be in a git repository");
+  }
   bisect_setup s;
   s.repo = fs::canonical(*top);
   s.manifest_relative = fs::relative(fs::canonical(config), s.repo);

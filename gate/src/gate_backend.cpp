@@ -168,7 +168,9 @@ class service_backend final : public baseline_backend {
   run_document fetch_run(const std::string& run_id) override {
     bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id), "");
     const auto* doc = body.as_object().if_contains("document");
-    if (!doc) throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
+    if (!doc) {
+      throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
+    }
     return run_from_json(*doc, describe() + " run " + run_id);
   }
 

@@ -226,7 +226,8 @@ drift_finding check_drift(baseline_backend& backend, const drift_request& r) {
 
 void apply_drift(verdict_document& verdict, const drift_finding& f) {
   if (!f.exceeded) return;
-  const overall wanted = f.action == drift_action::block && !verdict.policy.report_only ? overall::block : overall::warn;
+  const bool block = f.action == drift_action::block && !verdict.policy.report_only;
+  const overall wanted = block ? overall::block : overall::warn;
   if (static_cast<int>(wanted) > static_cast<int>(verdict.verdict)) verdict.verdict = wanted;
   verdict.reason = verdict.reason.empty() ? f.reason : verdict.reason + "; " + f.reason;
 }
@@ -275,7 +276,8 @@ std::string render_drift_markdown(const drift_finding& f) {
   for (const auto& d : f.configs) {
     if (d.steps.empty()) continue;
     out << "\n" << markdown_code(d.key.label()) << " " << percent(d.ratio) << " " << interval(d.lo, d.hi)
-        << " since the anchor; the stored history's steps:\n\n| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
+        << " since the anchor; the stored history's steps:\n\n"
+        << "| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
     for (const auto& s : d.steps) {
       out << "| " << markdown_code(s.commit.substr(0, 12)) << " | " << percent(s.ratio) << " | "
           << interval(s.lo, s.hi) << " | " << (s.blamed ? "yes" : "") << " |\n";

@@ -131,7 +131,8 @@ def main():
 
             again = subprocess.run(args, cwd=repo, capture_output=True, text=True, timeout=60)
             second = json.load(open(os.path.join(work, "out", "bisect.json")))
-            check(again.returncode == 0 and second["paired_runs"] == 0 and second["reused_runs"] == found["paired_runs"],
+            check(again.returncode == 0 and second["paired_runs"] == 0
+                  and second["reused_runs"] == found["paired_runs"],
                   "second bisect: exit %d, %d paired, %d reused" % (again.returncode, second["paired_runs"],
                                                                    second["reused_runs"]), problems)
             check([c["commit"] for c in second["culprits"]] == named, "the second bisect named others", problems)
