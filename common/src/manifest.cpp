@@ -1,6 +1,7 @@
 // Parsing and validating rnx.toml with toml++; every error names the file, line and key and says what to write.
 #include "rnx/common/manifest.hpp"
 
+#include "rnx/common/drift_settings.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
@@ -363,6 +364,7 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
     if (!g) w.fail(n, "gate", "expected a table [gate]");
     w.only_keys(*g, "gate", manifest_key_names("gate"));
     m.gate = parse_gate(w, *g, "gate.", m.gate);
+    (void)parse_drift_settings(text, source);  // drift_budget, anchor, drift_action: checked here, read by the gate
     if (auto r = g->get("runners")) {
       auto runners = r->as_table();
       if (!runners) w.fail(r, "gate.runners", "expected a table of runner labels, e.g. [gate.runners.gpu] rope = 0.03");

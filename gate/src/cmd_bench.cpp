@@ -5,7 +5,6 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
-#include "rnx/common/process.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -63,38 +62,6 @@ std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
 }
-
-// A temporary checkout of the base revision; removed again however the run ends.
-class base_worktree {
- public:
-  base_worktree(const fs::path& repo, const std::string& ref) : repo_(repo) {
-    char pattern[] = "/tmp/rnx-pair-XXXXXX";
-    if (!::mkdtemp(pattern)) throw error(errc::internal, "cannot create a temporary folder for --pair");
-    path_ = pattern;
-    fs::remove(path_);
-    // argv, no shell: a ref is passed to git as it is, whatever characters it holds; one that starts with '-'
-    // would be read as an option.
-    if (ref.empty() || ref.front() == '-') {
-      throw error(errc::usage, "--pair " + ref + ": not a revision (name a commit, branch or tag)");
-    }
-    std::string out;
-    const int status = run_capture({"git", "-C", repo.string(), "worktree", "add", "--detach", path_.string(), ref}, out);
-    if (status != 0) {
-      throw error(errc::usage, "--pair " + ref + ": git worktree add failed (is " + ref +
-                                   " a commit, branch or tag of this repository? fetch it first): " + out);
-    }
-    created_ = true;
-  }
-  ~base_worktree() {
-    if (created_) (void)git(repo_, {"worktree", "remove", "--force", path_.string()});
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path repo_;
-  fs::path path_;
-  bool created_ = false;
-};
 
 // --self-check: the working tree paired with itself is identical code, so every measured configuration must come
 // out equivalent or abstain; a faster or slower is a bias of the measurement (which side is loaded, placed or run
@@ -178,13 +145,13 @@ runner::bench_options bench_options_of(const bench_args& a, const fs::path& conf
 // --pair REF: the base revision checked out in a worktree (alive while `worktree` is), its manifest added as the
 // second side. Returns the base commit.
 std::string add_pair_side(const bench_args& a, const fs::path& config, runner::bench_options& o,
-                          std::unique_ptr<base_worktree>& worktree) {
+                          std::unique_ptr<gate::scoped_worktree>& worktree) {
   const fs::path dir = config.parent_path();
   auto top = git(dir, {"rev-parse", "--show-toplevel"});
   if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
   auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
   if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
-  worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
+  worktree = std::make_unique<gate::scoped_worktree>(fs::path(*top), a.pair, "--pair");
   fs::path relative = fs::relative(config, fs::canonical(*top));
   fs::path base_config = worktree->path() / relative;
   if (!fs::exists(base_config)) {
@@ -254,7 +221,7 @@ void run(const bench_args& a) {
   const fs::path dir = config.parent_path();
   gate_policy policy;
   runner::bench_options o = bench_options_of(a, config, policy);
-  std::unique_ptr<base_worktree> worktree;
+  std::unique_ptr<gate::scoped_worktree> worktree;
   std::string base_commit;
   if (!a.pair.empty()) base_commit = add_pair_side(a, config, o, worktree);
   // The same manifest twice: the worker loads the second copy under the base's module names, so the two sides

@@ -5,6 +5,7 @@
 #include "gate_backend.hpp"
 #include "gate_bench.hpp"
 #include "gate_context.hpp"
+#include "gate_drift.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
@@ -273,6 +274,7 @@ struct gate_job {
   std::unique_ptr<baseline_backend> backend;
   bool embedded = false;  // the embedded store rather than rnx-server
   std::optional<uploaded_run> upload;
+  std::string drift_report;  // [gate] drift_budget: the check's Markdown, "" when no budget is set
 
   const manifest* manifest_ptr() const { return m ? &*m : nullptr; }
 };
@@ -461,6 +463,16 @@ void judge_paired(gate_job& job) {
   job.verdict.head_run_id = job.facts.run_id;
 }
 
+// [gate] drift_budget: a pull request's head is also judged against the anchor's stored run (gate_drift.cpp).
+void check_drift_budget(gate_job& job) {
+  const bool pull_request =
+      job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);
+  if (!pull_request || !job.backend) return;
+  job.drift_report = gate_drift_check(job.verdict, *job.backend, job.head,
+                                      {job.o.config, job.out_dir, job.head.base_branch, job.facts.run_id},
+                                      job.policy.policy);
+}
+
 // A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first one
 // does not also ask for a baseline.
 void note_new_baseline(gate_job& job) {
@@ -505,7 +517,8 @@ void add_history(gate_job& job) {
 // outputs, and on GitHub (comment and commit status).
 void publish(const gate_job& job) {
   const verdict_document& verdict = job.verdict;
-  const std::string report = render_report(verdict, job.facts);
+  const std::string report =
+      render_report(verdict, job.facts) + (job.drift_report.empty() ? "" : "\n" + job.drift_report);
   std::cout << render_verdict_text(verdict);
   if (verdict.verdict == overall::block && !job.facts.accept_hint.empty()) std::cout << job.facts.accept_hint << "\n";
   if (job.ctx.in_actions) {
@@ -544,6 +557,7 @@ void run_gate(gate_options o) {
     }
   }
   if (job.paired) judge_paired(job);
+  check_drift_budget(job);
   note_new_baseline(job);
   add_history(job);
   publish(job);

@@ -21,6 +21,9 @@ void add_verify_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 #endif
+#if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
+void add_bisect_command(CLI::App& app);
+#endif
 
 // --format of the commands that print a document: text for a terminal, JSON, or Markdown.
 enum class output_format { text, json, markdown };

@@ -143,6 +143,37 @@ class service_backend final : public baseline_backend {
     return out;
   }
 
+  // The service's run list marks baselines but not how they became one: pushed runs of the branch are what it
+  // can name (baseline_source "push"); a pull request's accepted run, filed under its own branch, is not listed.
+  std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                               const std::string& env_id, int limit) override {
+    std::string target = "/api/v1/projects/" + percent_encode(project) + "/runs?branch=" + percent_encode(branch) +
+                         "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit);
+    bj::value body = call("GET", target, "");
+    std::vector<stored_run_ref> out;
+    if (const auto* runs = body.as_object().if_contains("runs"); runs && runs->is_array()) {
+      for (const auto& r : runs->get_array()) {
+        const auto* o = r.if_object();
+        const auto* b = o ? o->if_contains("baseline") : nullptr;
+        if (!b || !b->is_bool() || !b->get_bool()) continue;
+        stored_run_ref ref = run_ref_from_json(r);
+        if (ref.env_id != env_id) continue;
+        ref.baseline_source = ref.pull_request ? "" : "push";
+        out.push_back(std::move(ref));
+      }
+    }
+    return out;
+  }
+
+  run_document fetch_run(const std::string& run_id) override {
+    bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id), "");
+    const auto* doc = body.as_object().if_contains("document");
+    if (!doc) {
+      throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
+    }
+    return run_from_json(*doc, describe() + " run " + run_id);
+  }
+
   std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {
     bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id) + "/evidence", "");
     pages::link_style links;
@@ -269,6 +300,32 @@ class embedded_backend final : public baseline_backend {
       out.push_back(std::move(m));
     }
     return out;
+  }
+
+  std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                               const std::string& env_id, int limit) override {
+    std::vector<stored_run_ref> out;
+    auto p = db_.find_project(project);
+    if (!p) return out;
+    // Every run of the environment, not only the branch's own: an accepted pull request run is filed under its
+    // pull request's branch and is a baseline of the branch it was accepted into.
+    store::run_filter filter;
+    filter.env_id = env_id;
+    filter.limit = 10 * limit;
+    for (const auto& s : db_.list_runs(p->id, filter)) {
+      if (!s.baseline) continue;
+      auto record = db_.baseline_of_run(s.id);
+      if (!record || record->branch != branch) continue;
+      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at, record->source});
+      if (static_cast<int>(out.size()) >= limit) break;
+    }
+    return out;
+  }
+
+  run_document fetch_run(const std::string& run_id) override {
+    auto stored = db_.find_run(to_id(run_id));
+    if (!stored) throw error(errc::not_found, "run " + run_id + " does not exist in " + describe());
+    return stored->document;
   }
 
   std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) override {

@@ -27,6 +27,7 @@ struct stored_run_ref {
   std::string env_id;
   std::optional<std::int64_t> pull_request;
   std::string created_at;
+  std::string baseline_source;  // baseline_history: "push" or "accepted"; "" where the backend cannot say
 };
 
 struct accepted_baseline {
@@ -59,6 +60,12 @@ class baseline_backend {
   // Medians per configuration over the newest `limit` runs of `branch` in environment `env_id`.
   virtual std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
                                                      const std::string& env_id, int limit) = 0;
+  // The baselines of `branch` in environment `env_id`, newest first (at most `limit`): the runs its history is made
+  // of, as the drift check walks it back to an anchor.
+  virtual std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                                       const std::string& env_id, int limit) = 0;
+  // A stored run's document.
+  virtual run_document fetch_run(const std::string& run_id) = 0;
   // The pages of report.html for a stored run: its evidence page (service), or the project's overview, the
   // histories of its configurations and its evidence (embedded store).
   virtual std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) = 0;

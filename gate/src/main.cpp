@@ -40,6 +40,9 @@ int main(int argc, char** argv) {
   rnx::cli::add_profile_command(app);
   rnx::cli::add_optimize_command(app);
 #endif
+#if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
+  rnx::cli::add_bisect_command(app);
+#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
