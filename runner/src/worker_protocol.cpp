@@ -16,6 +16,11 @@ bj::value to_json(const worker_job& job) {
   o["cache_dir"] = job.cache_dir;
   o["fingerprint_device"] = job.fingerprint_device;
   o["device_override"] = job.device_override;
+  if (!job.cores.empty()) {
+    bj::array cores;
+    for (int c : job.cores) cores.push_back(c);
+    o["cores"] = std::move(cores);
+  }
   bj::object ov;
   if (job.overrides.min_samples) ov["min_samples"] = *job.overrides.min_samples;
   if (job.overrides.max_samples) ov["max_samples"] = *job.overrides.max_samples;
@@ -49,6 +54,9 @@ worker_job job_from_json(const bj::value& v) {
   job.cache_dir = r.string_or("cache_dir", "");
   job.fingerprint_device = r.string_or("fingerprint_device", "auto");
   job.device_override = r.string_or("device_override", "");
+  if (auto cores = r.maybe("cores")) {
+    for (std::size_t i = 0; i < cores->array().size(); ++i) job.cores.push_back(static_cast<int>(cores->at(i).integer()));
+  }
   if (auto ov = r.maybe("overrides")) {
     if (auto x = ov->maybe("min_samples")) job.overrides.min_samples = static_cast<int>(x->integer());
     if (auto x = ov->maybe("max_samples")) job.overrides.max_samples = static_cast<int>(x->integer());

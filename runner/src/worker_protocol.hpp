@@ -42,7 +42,10 @@ struct worker_job {
   std::string cuda_arch;
   std::string cache_dir;
   std::string fingerprint_device = "auto";
-  std::string device_override;  // --device: replaces every kernel's device
+  std::string device_override;  // --device, or the device lane's: replaces every kernel's device
+  // A CPU device lane (`--devices cpu:0-1,...`): the cores this worker and its threads may run on; its threads
+  // are capped at their number. Empty: whatever the orchestrator was allowed.
+  std::vector<int> cores;
   job_overrides overrides;
   std::vector<job_config> configs;
 };
