@@ -136,7 +136,9 @@ bool report_self_check(const run_document& base, const run_document& head, const
 void write_timings(const runner::bench_timing& timing, const std::string& path) {
   std::ofstream out(path);
   out << boost::json::serialize(runner::timing_json(timing)) << "\n";
-  if (!out) throw error(errc::usage, "--timings " + path + ": cannot write the file (pass a path in a writable folder)");
+  if (!out) {
+    throw error(errc::usage, "--timings " + path + ": cannot write the file (pass a path in a writable folder)");
+  }
 }
 
 void run(const bench_args& a) {

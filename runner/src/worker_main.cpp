@@ -100,8 +100,8 @@ void bind_cores(const std::vector<int>& cores) {
   CPU_ZERO(&set);
   for (int c : cores) CPU_SET(c, &set);
   if (::sched_setaffinity(0, sizeof set, &set) != 0) {
-    throw error(errc::usage, "cannot bind the worker to cores of its device lane: " + std::string(std::strerror(errno)) +
-                                 " (name cores this job may run on in --devices)");
+    throw error(errc::usage, "cannot bind the worker to cores of its device lane: " +
+                                 std::string(std::strerror(errno)) + " (name cores this job may run on in --devices)");
   }
   if (DIR* tasks = ::opendir("/proc/self/task")) {
     while (const dirent* e = ::readdir(tasks)) {

@@ -55,7 +55,9 @@ worker_job job_from_json(const bj::value& v) {
   job.fingerprint_device = r.string_or("fingerprint_device", "auto");
   job.device_override = r.string_or("device_override", "");
   if (auto cores = r.maybe("cores")) {
-    for (std::size_t i = 0; i < cores->array().size(); ++i) job.cores.push_back(static_cast<int>(cores->at(i).integer()));
+    for (std::size_t i = 0; i < cores->array().size(); ++i) {
+      job.cores.push_back(static_cast<int>(cores->at(i).integer()));
+    }
   }
   if (auto ov = r.maybe("overrides")) {
     if (auto x = ov->maybe("min_samples")) job.overrides.min_samples = static_cast<int>(x->integer());

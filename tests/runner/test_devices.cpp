@@ -45,8 +45,8 @@ fs::path write_manifest(const std::string& name, const std::string& bench) {
   const fs::path d = data / "kernels";
   out << "[project]\nname = \"devices-tests\"\n[defaults]\nbatch = [2, 4]\ndevice = \"cpu\"\n"
       << "[bench]\nprocesses = 2\nmax_processes = 2\nsamples = 8\nmin_samples = 8\nbudget_ms = 200\n"
-      << "warmup_ms = 5\nthreads = 1\n" << bench << "[[kernel]]\nname = \"double\"\npath = \"" << (d / "double.py").string()
-      << "\"\ninputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]\n"
+      << "warmup_ms = 5\nthreads = 1\n" << bench << "[[kernel]]\nname = \"double\"\npath = \""
+      << (d / "double.py").string() << "\"\ninputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]\n"
       << "[[kernel]]\nname = \"square\"\npath = \"" << (d / "kb_square.py").string() << "\"\nbatch = [1]\n";
   return file;
 }
@@ -115,7 +115,8 @@ TEST_CASE("--devices: lanes must exist here and be one GPU model") {
     check_lanes(parse_devices("cuda:7"), two_models);
     FAIL("a missing GPU accepted");
   } catch (const rnx::error& e) {
-    CHECK(std::string(e.what()) == "--devices: cuda:7 is not a GPU of this machine (nvidia-smi lists 3); name GPUs 0..2");
+    CHECK(std::string(e.what()) ==
+          "--devices: cuda:7 is not a GPU of this machine (nvidia-smi lists 3); name GPUs 0..2");
   }
   try {
     check_lanes(parse_devices("cpu:1000"), {});
