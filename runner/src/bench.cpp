@@ -13,6 +13,8 @@
 #include "worker_protocol.hpp"
 #include "worker_run.hpp"
 #include "bench_plan.hpp"
+#include "bench_timing.hpp"
+#include "scheduler.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -28,10 +30,13 @@
 #include <cstring>
 #include <fstream>
 #include <iomanip>
+#include <exception>
 #include <map>
+#include <mutex>
 #include <random>
 #include <set>
 #include <sstream>
+#include <thread>
 
 namespace rnx::runner {
 
@@ -51,8 +56,8 @@ fs::path default_worker_path() {
 
 namespace {
 
-using clock_type = std::chrono::steady_clock;
-
+using detail::clock_type;
+using detail::device_lane;
 using detail::worker_run;
 using detail::planned;
 using detail::side_state;
@@ -63,13 +68,25 @@ std::string fmt_ms(double ms) {
   return os.str();
 }
 
+// What the device lanes of one run share: the sides' environments and clocks, the progress stream, the ledger.
+struct lane_shared {
+  std::mutex mutex;
+  detail::timing_ledger ledger;
+  int job_counter = 0;
+};
+
 class orchestrator {
  public:
-  orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan)
-      : o_(o), sides_(sides), plan_(plan) {
+  // Measures `members` (plan indices; a configuration with its partner) on `lane` (nullptr: the manifest's or
+  // --device's device, no lane), starting each worker ahead of its turn when `prestart`.
+  orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
+               std::vector<std::size_t> members, const device_lane* lane, bool prestart, lane_shared& shared)
+      : o_(o), sides_(sides), plan_(plan), members_(std::move(members)), lane_(lane), prestart_(prestart),
+        shared_(shared) {
     worker_ = o.worker.empty() ? default_worker_path() : o.worker;
     total_rounds_ = 0;
-    for (const auto& p : plan_) {
+    for (std::size_t i : members_) {
+      const planned& p = plan_[i];
       total_rounds_ = std::max(total_rounds_, p.max_processes);
       looks_ = std::max(looks_, p.max_processes - p.processes + 1);
     }
@@ -80,16 +97,14 @@ class orchestrator {
 
   // Looks of the sequential schedule (1 outside paired runs).
   int looks() const { return looks_; }
-  const bench_timing& timing() const { return timing_; }
 
   void run() {
-    prebuild_native();
     for (int round = 0; round < total_rounds_; ++round) {
       look(round);
       // In-process pairs first: a pair that cannot share its process falls back to the per-side workers below,
       // in this same round.
       std::vector<std::size_t> joint;
-      for (std::size_t i = 0; i < plan_.size(); ++i) {
+      for (std::size_t i : members_) {
         if (plan_[i].side == 0 && plan_[i].in_process && runs_in(plan_[i], round)) joint.push_back(i);
       }
       rotate(joint, round);
@@ -100,20 +115,25 @@ class orchestrator {
       if (round % 2 == 1) std::reverse(order.begin(), order.end());
       for (std::size_t s : order) {
         std::vector<std::size_t> pending;
-        for (std::size_t i = 0; i < plan_.size(); ++i) {
+        for (std::size_t i : members_) {
           if (plan_[i].side == s && !plan_[i].in_process && runs_in(plan_[i], round)) pending.push_back(i);
         }
         rotate(pending, round);
         run_round(s, round, pending, false);
       }
     }
-    if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
+    next_.reset();  // a worker started for a round that did not come
+    {
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
+    }
     report_construction_orders();
   }
 
   // One line per in-process pair: which side was loaded and bound first in each of its processes.
   void report_construction_orders() {
-    for (const auto& p : plan_) {
+    for (std::size_t i : members_) {
+      const planned& p = plan_[i];
       if (p.side != 0 || !p.in_process || p.first_sides.empty()) continue;
       std::string orders;
       int base_first = 0;
@@ -173,7 +193,8 @@ class orchestrator {
   void look(int round) {
     if (sides_.size() < 2) return;
     const pairing_info schedule{"", "head", "", in_process_block, looks_};
-    for (auto& head : plan_) {
+    for (std::size_t i : members_) {
+      planned& head = plan_[i];
       if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
       // An in-process pair alternates which side is loaded first (where each side's weights land) from process
       // to process: it is judged only after an even number of processes, when both orders count equally.
@@ -191,7 +212,8 @@ class orchestrator {
     }
   }
 
-  // Compiling .cpp/.cu kernels once here keeps the compiler out of the workers' timeouts.
+ public:
+  // Compiling .cpp/.cu kernels once, before the lanes start, keeps the compiler out of the workers' timeouts.
   void prebuild_native() {
     std::set<const kernel_spec*> done;
     for (auto& p : plan_) {
@@ -225,8 +247,11 @@ class orchestrator {
     }
   }
 
+ private:
+
   void progress(const std::string& line, bool permanent = false) {
     if (!o_.log) return;
+    std::lock_guard<std::mutex> lock(shared_.mutex);
     if (o_.live) {
       *o_.log << "\r\033[K" << line << (permanent ? "\n" : "") << std::flush;
     } else if (permanent) {
@@ -242,10 +267,13 @@ class orchestrator {
       job.pairing_seed = pairing_seed_ ^ (static_cast<std::uint64_t>(round) << 48);
       job.cuda_arch = sides_[side].m.cuda_arch;
       job.cache_dir = (o_.cache_dir.empty() ? default_cache_dir() : o_.cache_dir).string();
-      job.device_override = o_.device;
-      bool any_gpu = o_.device.empty() ? false : o_.device != "cpu";
-      for (std::size_t i : pending) any_gpu = any_gpu || (o_.device.empty() && plan_[i].spec->device != "cpu");
-      job.fingerprint_device = any_gpu ? "auto" : "cpu";
+      job.device_override = lane_ ? lane_->device : o_.device;
+      bool any_gpu = job.device_override.empty() ? false : job.device_override != "cpu";
+      for (std::size_t i : pending) {
+        any_gpu = any_gpu || (job.device_override.empty() && plan_[i].spec->device != "cpu");
+      }
+      job.fingerprint_device = lane_ ? lane_->device : any_gpu ? "auto" : "cpu";
+      if (lane_) job.cores = lane_->cores;
       job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
       for (std::size_t i : pending) {
         const planned& p = plan_[i];
@@ -261,8 +289,13 @@ class orchestrator {
         c.max_samples = std::max(max_samples, o_.min_samples.value_or(p.spec->bench.min_samples));
         job.configs.push_back(std::move(c));
       }
+      int job_number = 0;
+      {
+        std::lock_guard<std::mutex> lock(shared_.mutex);
+        job_number = shared_.job_counter++;
+      }
       fs::path job_path = fs::temp_directory_path() /
-                          ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(job_counter_++) + ".json");
+                          ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(job_number) + ".json");
       {
         std::ofstream out(job_path);
         out << json::serialize(detail::to_json(job));
@@ -292,9 +325,9 @@ class orchestrator {
   std::set<std::size_t> run_worker(std::size_t side, int round, const fs::path& job_path,
                                    const std::vector<std::size_t>& pending, bool joint) {
     std::set<std::size_t> settled;
-    worker_run w(worker_, job_path, o_.contain);
-    ++timing_.workers;
-    const auto launched = clock_type::now();
+    auto [worker, launched] = take_worker(job_path);
+    worker_run& w = *worker;
+    const auto released = clock_type::now();
     bool ready = false;
     std::optional<std::size_t> current;
     auto started = clock_type::now();
@@ -319,7 +352,8 @@ class orchestrator {
         std::string kind = obj.at("event").as_string().c_str();
         if (kind == "ready") {
           ready = true;
-          timing_.worker_start_s += std::chrono::duration<double>(clock_type::now() - launched).count();
+          shared_.ledger.on_ready(obj, launched, released);
+          std::lock_guard<std::mutex> lock(shared_.mutex);
           for (std::size_t s = 0; s < sides_.size(); ++s) {
             if ((s == side || joint) && !sides_[s].env) {
               sides_[s].env = run_from_json(bj::object{{"schema", run_schema_id}, {"project", "x"},
@@ -338,9 +372,8 @@ class orchestrator {
                    label(plan_[*current]) + (joint ? " (paired in-process)" : "") + " ...");
         } else if (kind == "result") {
           std::size_t index = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
-          if (obj.contains("warmup_ms")) timing_.warmup_s += obj.at("warmup_ms").to_number<double>() / 1000;
+          shared_.ledger.on_result(obj, label(plan_[index]), lane_ ? lane_->name : "");
           const double sampling_ms = obj.contains("sampling_ms") ? obj.at("sampling_ms").to_number<double>() : 0;
-          timing_.sampling_s += sampling_ms / 1000;
           if (obj.contains("pair_fallback")) {
             split_pair(plan_[index], obj.at("pair_fallback").as_string().c_str());
           } else {
@@ -420,6 +453,7 @@ class orchestrator {
   void merge(std::size_t side, int round, planned& p, const bj::object& obj) {
     std::string status = obj.at("status").as_string().c_str();
     p.result.device = obj.at("device").as_string().c_str();
+    if (lane_) p.result.measured_on = lane_->name;
     if (obj.contains("max_abs_err")) {
       p.checked = true;
       p.result.max_abs_err = obj.at("max_abs_err").to_number<double>();
@@ -441,6 +475,7 @@ class orchestrator {
         p.process_notes.push_back(os.str());
       }
       if (obj.contains("sm_mhz")) {
+        std::lock_guard<std::mutex> lock(shared_.mutex);
         for (const auto& c : obj.at("sm_mhz").as_array()) sides_[side].sm_clocks.push_back(c.to_number<double>());
       }
       ++p.rounds_done;
@@ -462,6 +497,7 @@ class orchestrator {
     if (o_.live && !last) return;  // a terminal shows each configuration once, when it is done
     os << "[" << (round + 1) << "/" << total_rounds_ << "] " << std::left << std::setw(44) << label(p) << " "
        << std::setw(8) << to_string(p.result.status);
+    if (lane_) os << " [" << lane_->name << "]";
     if (!p.failed && !p.result.groups.empty()) {
       std::vector<double> last_group(p.result.samples_ms.end() - p.result.groups.back(), p.result.samples_ms.end());
       os << " median " << fmt_ms(median(last_group)) << " ms (" << last_group.size() << " samples)";
@@ -473,17 +509,117 @@ class orchestrator {
     progress(os.str(), true);
   }
 
+  // The worker for a job, and when its process started: the one prestarted for it (released with the job; the
+  // next one starts at once, importing while this one measures), else a fresh one.
+  std::pair<std::unique_ptr<worker_run>, clock_type::time_point> take_worker(const fs::path& job_path) {
+    if (!prestart_) {
+      shared_.ledger.worker_started();
+      return {std::make_unique<worker_run>(worker_, job_path, o_.contain), clock_type::now()};
+    }
+    if (!next_) start_next();
+    auto taken = std::make_pair(std::move(next_), next_launched_);
+    taken.first->release(job_path);
+    start_next();
+    return taken;
+  }
+
+  void start_next() {
+    shared_.ledger.worker_started();
+    next_launched_ = clock_type::now();
+    next_ = std::make_unique<worker_run>(worker_);
+  }
+
   const bench_options& o_;
   std::vector<side_state>& sides_;
   std::vector<planned>& plan_;
+  std::vector<std::size_t> members_;
+  const device_lane* lane_ = nullptr;
+  bool prestart_ = false;
+  lane_shared& shared_;
+  std::unique_ptr<worker_run> next_;  // prestart: the worker that takes the next job
+  clock_type::time_point next_launched_;
   fs::path worker_;
   int total_rounds_ = 0;
   int looks_ = 1;
   gate_policy policy_;
-  bench_timing timing_;
   std::uint64_t pairing_seed_ = 0;
-  int job_counter_ = 0;
 };
+
+}  // namespace
+
+namespace {
+
+// The lanes of --devices, else of the manifest's [bench] devices; empty for a run on one device.
+std::vector<device_lane> device_lanes(const bench_options& o, const manifest& m) {
+  const bool from_option = !o.devices.empty();
+  const std::string spec = from_option ? o.devices : m.devices;
+  if (spec.empty()) return {};
+  if (!o.device.empty() && from_option) {
+    throw error(errc::usage, "--device " + o.device + " and --devices " + spec +
+                                 ": pass one (--devices names each device a configuration may run on)");
+  }
+  const std::string where = from_option ? std::string("--devices") : m.source + ": [bench] devices";
+  std::vector<device_lane> lanes = detail::parse_devices(spec, where);
+  const bool any_cuda = std::any_of(lanes.begin(), lanes.end(), [](const device_lane& l) { return l.is_cuda(); });
+  detail::check_lanes(lanes, any_cuda ? detail::visible_gpus() : std::vector<detail::gpu_model>{});
+  return lanes;
+}
+
+// Whether workers are started ahead of their turn (bench.hpp, prestart_mode).
+bool prestarts(const bench_options& o, const std::vector<device_lane>& lanes, const std::vector<planned>& plan) {
+  if (o.contain || o.prestart == prestart_mode::off) return false;
+  if (o.prestart == prestart_mode::on) return true;
+  if (!lanes.empty()) return lanes.front().is_cuda();
+  if (!o.device.empty()) return o.device != "cpu" && orchestrator::cuda_visible();
+  const bool any_gpu = std::any_of(plan.begin(), plan.end(), [](const planned& p) { return p.spec->device != "cpu"; });
+  return any_gpu && orchestrator::cuda_visible();
+}
+
+// Runs every lane (one without --devices) to the end, concurrently; returns the looks of the schedule.
+int run_lanes(const bench_options& options, std::vector<side_state>& sides, std::vector<planned>& configs,
+              const std::vector<device_lane>& lanes, bench_timing* timing, clock_type::time_point began) {
+  lane_shared shared;
+  const bool prestart = prestarts(options, lanes, configs);
+  std::vector<std::unique_ptr<orchestrator>> runners;
+  if (lanes.empty()) {
+    std::vector<std::size_t> all(configs.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    runners.push_back(std::make_unique<orchestrator>(options, sides, configs, all, nullptr, prestart, shared));
+  } else {
+    const auto members = detail::assign_lanes(configs, lanes.size());
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      runners.push_back(std::make_unique<orchestrator>(options, sides, configs, members[l], &lanes[l], prestart,
+                                                       shared));
+    }
+  }
+  runners.front()->prebuild_native();
+  if (runners.size() == 1) {
+    runners.front()->run();
+  } else {
+    std::vector<std::exception_ptr> failures(runners.size());
+    std::vector<std::thread> threads;
+    for (std::size_t l = 0; l < runners.size(); ++l) {
+      threads.emplace_back([&, l] {
+        try {
+          runners[l]->run();
+        } catch (...) {
+          failures[l] = std::current_exception();
+        }
+      });
+    }
+    for (auto& t : threads) t.join();
+    for (const auto& f : failures) {
+      if (f) std::rethrow_exception(f);
+    }
+  }
+  if (timing) {
+    *timing = shared.ledger.take(std::chrono::duration<double>(clock_type::now() - began).count(),
+                                 static_cast<int>(std::max<std::size_t>(1, lanes.size())));
+  }
+  int looks = 1;
+  for (const auto& r : runners) looks = std::max(looks, r->looks());
+  return looks;
+}
 
 }  // namespace
 
@@ -498,12 +634,8 @@ std::vector<bench_side> run_bench(const bench_options& options, bench_timing* ti
     sides.push_back(std::move(s));
   }
   std::vector<planned> configs = plan(sides, options);
-  orchestrator runner(options, sides, configs);
-  runner.run();
-  if (timing) {
-    *timing = runner.timing();
-    timing->total_s = std::chrono::duration<double>(clock_type::now() - began).count();
-  }
+  const std::vector<device_lane> lanes = device_lanes(options, sides[0].m);
+  const int looks = run_lanes(options, sides, configs, lanes, timing, began);
   std::string pairing_id;
   if (sides.size() > 1) {
     std::random_device entropy;
@@ -527,7 +659,7 @@ std::vector<bench_side> run_bench(const bench_options& options, bench_timing* ti
       side.env.clocks["sm_mhz_max"] = *hi;
     }
     if (!pairing_id.empty()) {
-      side.pairing = pairing_info{pairing_id, s == 0 ? "head" : "base", "", in_process_block, runner.looks()};
+      side.pairing = pairing_info{pairing_id, s == 0 ? "head" : "base", "", in_process_block, looks};
     }
     for (auto& p : configs) {
       if (p.side != s) continue;
