@@ -352,7 +352,8 @@ class orchestrator {
         std::string kind = obj.at("event").as_string().c_str();
         if (kind == "ready") {
           ready = true;
-          shared_.ledger.on_ready(obj, launched, released);
+          const bj::value* clock = obj.if_contains("clock");
+          shared_.ledger.on_ready(clock ? *clock : bj::value(), launched, released);
           std::lock_guard<std::mutex> lock(shared_.mutex);
           for (std::size_t s = 0; s < sides_.size(); ++s) {
             if ((s == side || joint) && !sides_[s].env) {
@@ -372,8 +373,12 @@ class orchestrator {
                    label(plan_[*current]) + (joint ? " (paired in-process)" : "") + " ...");
         } else if (kind == "result") {
           std::size_t index = static_cast<std::size_t>(obj.at("index").to_number<std::int64_t>());
-          shared_.ledger.on_result(obj, label(plan_[index]), lane_ ? lane_->name : "");
           const double sampling_ms = obj.contains("sampling_ms") ? obj.at("sampling_ms").to_number<double>() : 0;
+          const bj::value* phases = obj.if_contains("phases_ms");
+          std::optional<double> warmup_ms;
+          if (obj.contains("warmup_ms")) warmup_ms = obj.at("warmup_ms").to_number<double>();
+          shared_.ledger.on_result(warmup_ms, sampling_ms, phases ? *phases : bj::value(), label(plan_[index]),
+                                   lane_ ? lane_->name : "");
           if (obj.contains("pair_fallback")) {
             split_pair(plan_[index], obj.at("pair_fallback").as_string().c_str());
           } else {

@@ -107,14 +107,13 @@ void timing_ledger::worker_started() {
   ++t_.workers;
 }
 
-void timing_ledger::on_ready(const bj::object& ready, clock_type::time_point launched,
+void timing_ledger::on_ready(const bj::value& clock, clock_type::time_point launched,
                              clock_type::time_point released) {
   const auto now = clock_type::now();
   std::lock_guard<std::mutex> lock(mutex_);
   t_.worker_start_s += std::chrono::duration<double>(now - released).count();
-  const bj::value* clock = ready.if_contains("clock");
-  if (!clock || !clock->is_object()) return;
-  const bj::object& c = clock->as_object();
+  if (!clock.is_object()) return;
+  const bj::object& c = clock.as_object();
   const double launch_s = seconds(launched);
   const double main_s = number_or(c, "main", launch_s);
   const double python_s = number_or(c, "python", main_s);
@@ -129,15 +128,15 @@ void timing_ledger::on_ready(const bj::object& ready, clock_type::time_point lau
   if (released != launched) t_.start_hidden_s += std::max(0.0, std::min(python_s, seconds(released)) - launch_s);
 }
 
-void timing_ledger::on_result(const bj::object& result, const std::string& label, const std::string& measured_on) {
+void timing_ledger::on_result(std::optional<double> warmup_ms, double sampling_ms, const bj::value& phases,
+                              const std::string& label, const std::string& measured_on) {
   std::lock_guard<std::mutex> lock(mutex_);
-  const double warmup = number_or(result, "warmup_ms", 0) / 1000;
-  const double sampling = number_or(result, "sampling_ms", 0) / 1000;
+  const double warmup = warmup_ms.value_or(0) / 1000;
+  const double sampling = sampling_ms / 1000;
   t_.warmup_s += warmup;
   t_.sampling_s += sampling;
-  const bj::value* phases = result.if_contains("phases_ms");
-  if (!phases || !phases->is_object()) return;
-  const bj::object& p = phases->as_object();
+  if (!phases.is_object()) return;
+  const bj::object& p = phases.as_object();
   const double load = number_or(p, "load", 0) / 1000;
   const double inputs = number_or(p, "inputs", 0) / 1000;
   const double bind = number_or(p, "bind", 0) / 1000;

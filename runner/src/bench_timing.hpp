@@ -8,6 +8,7 @@
 #include <chrono>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
 
 namespace rnx::runner::detail {
@@ -19,10 +20,13 @@ class timing_ledger {
  public:
   void worker_started();
   // A worker's "ready": `launched` when its process was started, `released` when it got its job (the same for a
-  // worker that was not prestarted). Its "clock" (seconds on the same monotonic clock) splits the start.
-  void on_ready(const boost::json::object& ready, clock_type::time_point launched, clock_type::time_point released);
-  // A configuration's "result" event (a joint one holds both sides: its times are the pair's).
-  void on_result(const boost::json::object& result, const std::string& label, const std::string& measured_on);
+  // worker that was not prestarted). Its "clock" object (seconds on the same monotonic clock: main, python,
+  // released, device, ready; null when absent) splits the start.
+  void on_ready(const boost::json::value& clock, clock_type::time_point launched, clock_type::time_point released);
+  // A configuration's "result" event: its warm-up, sampling and "phases_ms" (load, inputs, bind, measure; null
+  // when absent). A joint event's times are the pair's.
+  void on_result(std::optional<double> warmup_ms, double sampling_ms, const boost::json::value& phases,
+                 const std::string& label, const std::string& measured_on);
   bench_timing take(double total_s, int lanes);
 
  private:

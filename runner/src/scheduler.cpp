@@ -154,13 +154,19 @@ std::vector<gpu_model> visible_gpus() {
 }
 
 std::vector<std::vector<std::size_t>> assign_lanes(const std::vector<planned>& plan, std::size_t lanes) {
-  std::vector<std::vector<std::size_t>> out(std::max<std::size_t>(1, lanes));
+  const std::size_t n = std::max<std::size_t>(1, lanes);
+  std::vector<std::vector<std::size_t>> out(n);
+  std::size_t dealt = 0;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     if (plan[i].side != 0 && plan[i].partner) continue;  // goes with its head
-    auto lane = std::min_element(out.begin(), out.end(),
-                                 [](const auto& a, const auto& b) { return a.size() < b.size(); });
-    lane->push_back(i);
-    if (plan[i].partner) lane->push_back(*plan[i].partner);
+    // Dealt back and forth (0, 1, ..., n-1, n-1, ..., 0, 0, ...): a sweep's costly end (the largest batch, every
+    // kernel's last configuration) does not all land on the last lane, as dealing round the lanes would do.
+    const std::size_t pass = dealt / n;
+    const std::size_t position = dealt % n;
+    std::vector<std::size_t>& lane = out[pass % 2 == 0 ? position : n - 1 - position];
+    ++dealt;
+    lane.push_back(i);
+    if (plan[i].partner) lane.push_back(*plan[i].partner);
   }
   for (auto& members : out) std::sort(members.begin(), members.end());
   return out;

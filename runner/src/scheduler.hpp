@@ -41,8 +41,9 @@ void check_lanes(const std::vector<device_lane>& lanes, const std::vector<gpu_mo
 std::vector<gpu_model> visible_gpus();
 
 // Which lane measures each configuration: a head configuration and its base partner always share a lane (so an
-// in-process pair shares its process, and a process-paired one its device); the groups are dealt to the lane
-// with the fewest configurations so far, in plan order, so one kernel's configurations spread over the lanes.
+// in-process pair shares its process, and a process-paired one its device); the groups are dealt in plan order
+// back and forth over the lanes (0..n-1, n-1..0, ...), so the lanes get equal counts and a sweep's costly
+// configurations (the larger batches) spread over them. Costs are not known before measuring.
 // Returns, per lane, the plan indices it measures.
 std::vector<std::vector<std::size_t>> assign_lanes(const std::vector<planned>& plan, std::size_t lanes);
 

@@ -147,6 +147,11 @@ TEST_CASE("lanes: a configuration and its base partner share a lane; lanes get e
   for (std::size_t i = 0; i < 4; ++i) CHECK(lane_of.at(i) == lane_of.at(i + 5));
   CHECK(lanes[0].size() == 5);
   CHECK(lanes[1].size() == 5);
+  // Dealt back and forth: lane 0 gets the first and fourth pair, lane 1 the second and third.
+  CHECK(lane_of.at(0) == 0);
+  CHECK(lane_of.at(1) == 1);
+  CHECK(lane_of.at(2) == 1);
+  CHECK(lane_of.at(3) == 0);
 }
 
 TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a process on one lane") {
