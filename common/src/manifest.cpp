@@ -358,6 +358,7 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
     if (!b) w.fail(n, "bench", "expected a table [bench]");
     w.only_keys(*b, "bench", manifest_key_names("bench"));
     w.bench(*b, "bench.", m.bench);
+    if (auto v = b->get("devices")) m.devices = w.string(*v, "bench.devices");
   }
   if (auto n = doc.get("gate")) {
     auto g = n->as_table();

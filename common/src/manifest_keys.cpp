@@ -53,6 +53,7 @@ const std::vector<manifest_key> all_keys = {
     RNX_BENCH_KEY("timeout_s", "number", between(0.1, 86400), "120"),
     RNX_BENCH_KEY("threads", "integer", between(0, 4096), "0"),
     RNX_BENCH_KEY("seed", "integer, 0 or more", std::nullopt, "0"),
+    {"bench", "devices", "string", std::nullopt, "none (one device)"},
 
     {"kernel", "name", "string", std::nullopt, "required"},
     {"kernel", "path", "string", std::nullopt, "required"},

@@ -109,7 +109,7 @@ environment environment_from(const json::reader& r) {
 run_result result_from(const json::reader& r) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
                "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
-               "aggregates"});
+               "aggregates", "measured_on"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -166,6 +166,7 @@ run_result result_from(const json::reader& r) {
     if (res.pairing != "in-process" && res.pairing != "process") p->fail("\"in-process\" or \"process\"");
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
+  res.measured_on = r.string_or("measured_on", "");
   if (auto params = r.maybe("params")) {
     for (const auto& [name, value] : params->object()) {
       res.params.emplace_back(std::string(name), params->at(std::string_view(name)).string());
@@ -302,6 +303,7 @@ bj::value to_json(const run_document& run) {
     o["message"] = res.message;
     if (!res.pairing.empty()) o["pairing"] = res.pairing;
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
+    if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
     if (!res.params.empty()) {
       bj::object params;
       for (const auto& [name, value] : res.params) params[name] = value;

@@ -9,6 +9,8 @@
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
 
+#include <boost/json.hpp>
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -38,6 +41,9 @@ struct bench_args {
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
   std::string device;
+  std::string devices;
+  std::string prestart = "auto";
+  std::string timings;
   std::optional<int> processes;
   std::optional<int> max_processes;
   std::string pairing = "in-process";
@@ -92,6 +98,16 @@ bool report_self_check(const run_document& base, const run_document& head, const
   return biased == 0;
 }
 
+// --timings FILE: where the time went, as JSON, for the benchmark scripts (bench/devices_cpu.py,
+// tests/device/scaling_gpu.sh).
+void write_timings(const runner::bench_timing& timing, const std::string& path) {
+  std::ofstream out(path);
+  out << boost::json::serialize(runner::timing_json(timing)) << "\n";
+  if (!out) {
+    throw error(errc::usage, "--timings " + path + ": cannot write the file (pass a path in a writable folder)");
+  }
+}
+
 // The manifest's absolute path, after checking the flags that go together; the run documents' folders (e.g.
 // .rnx/) are made before the measurement rather than failing after it.
 fs::path checked_config(const bench_args& a) {
@@ -125,6 +141,8 @@ runner::bench_options bench_options_of(const bench_args& a, const fs::path& conf
   o.manifests = {config};
   o.filters = {a.kernels, a.runtimes, a.dtypes, a.batches};
   o.device = a.device;
+  o.devices = a.devices;
+  o.prestart = runner::parse_prestart_mode(a.prestart);
   o.processes = a.processes;
   o.max_processes = a.max_processes;
   o.in_process_pairing = a.pairing != "process";
@@ -256,7 +274,11 @@ void run(const bench_args& a) {
       if (!a.base_out.empty()) std::cerr << "wrote " << a.base_out << "\n";
     }
   }
-  if (!a.quiet) print_time(timing);
+  if (!a.quiet) {
+    print_time(timing);
+    if (!a.timings.empty()) runner::print_timing(std::cerr, timing);
+  }
+  if (!a.timings.empty()) write_timings(timing, a.timings);
   exit_code() = 0;
   if (a.self_check && !report_self_check(*base, head, policy)) exit_code() = 1;
   if (a.fail_on_error) fail_on_errors(sides, base_label);
@@ -276,6 +298,16 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
   cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
+  cmd->add_option("--devices", args->devices,
+                  "Measure configurations on these devices at once, each configuration (both sides) on one: "
+                  "cuda:0,cuda:1 or CPU core sets cpu:0-3,cpu:4-7 (default: [bench] devices, else one device)");
+  cmd->add_option("--prestart", args->prestart,
+                  "Start each device's next worker while the current one measures (auto: on for CUDA devices)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--timings", args->timings,
+                  "Write where the time went (worker start by phase, each configuration's steps) to this JSON file "
+                  "and print it as a table");
   cmd->add_option("--processes", args->processes, "Worker processes per configuration (with --pair: the first look)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--max-processes", args->max_processes,

@@ -17,6 +17,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
+#include <memory>
+#include <thread>
 #include <iomanip>
 #include <random>
 #include <sstream>
@@ -41,6 +44,7 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
+using detail::device_lane;
 using detail::planned;
 using detail::side_state;
 
@@ -121,22 +125,91 @@ bench_side assemble_side(std::size_t s, side_state& state, std::vector<planned>&
   return side;
 }
 
+// The lanes of --devices, else of the manifest's [bench] devices; empty for a run on one device.
+std::vector<device_lane> device_lanes(const bench_options& o, const manifest& m) {
+  const bool from_option = !o.devices.empty();
+  const std::string spec = from_option ? o.devices : m.devices;
+  if (spec.empty()) return {};
+  if (!o.device.empty() && from_option) {
+    throw error(errc::usage, "--device " + o.device + " and --devices " + spec +
+                                 ": pass one (--devices names each device a configuration may run on)");
+  }
+  const std::string where = from_option ? std::string("--devices") : m.source + ": [bench] devices";
+  std::vector<device_lane> lanes = detail::parse_devices(spec, where);
+  const bool any_cuda = std::any_of(lanes.begin(), lanes.end(), [](const device_lane& l) { return l.is_cuda(); });
+  detail::check_lanes(lanes, any_cuda ? detail::visible_gpus() : std::vector<detail::gpu_model>{});
+  return lanes;
+}
+
+// Whether workers are started ahead of their turn (bench.hpp, prestart_mode).
+bool prestarts(const bench_options& o, const std::vector<device_lane>& lanes, const std::vector<planned>& plan) {
+  if (o.contain || o.prestart == prestart_mode::off) return false;
+  if (o.prestart == prestart_mode::on) return true;
+  if (!lanes.empty()) return lanes.front().is_cuda();
+  if (!o.device.empty()) return o.device != "cpu" && detail::orchestrator::cuda_visible();
+  const bool any_gpu = std::any_of(plan.begin(), plan.end(), [](const planned& p) { return p.spec->device != "cpu"; });
+  return any_gpu && detail::orchestrator::cuda_visible();
+}
+
+// Runs every lane (one without --devices) to the end, concurrently; returns the looks of the schedule.
+int run_lanes(const bench_options& options, std::vector<side_state>& sides, std::vector<planned>& configs,
+              const std::vector<device_lane>& lanes, bench_timing* timing, clock_type::time_point began) {
+  detail::lane_shared shared;
+  const bool prestart = prestarts(options, lanes, configs);
+  std::vector<std::unique_ptr<detail::orchestrator>> runners;
+  if (lanes.empty()) {
+    std::vector<std::size_t> all(configs.size());
+    for (std::size_t i = 0; i < all.size(); ++i) all[i] = i;
+    runners.push_back(std::make_unique<detail::orchestrator>(options, sides, configs, all, nullptr, prestart, shared));
+  } else {
+    const auto members = detail::assign_lanes(configs, lanes.size());
+    for (std::size_t l = 0; l < lanes.size(); ++l) {
+      runners.push_back(std::make_unique<detail::orchestrator>(options, sides, configs, members[l], &lanes[l],
+                                                               prestart, shared));
+    }
+  }
+  runners.front()->prebuild_native();
+  std::vector<std::exception_ptr> failures(runners.size());
+  std::vector<std::thread> threads;
+  for (std::size_t l = 1; l < runners.size(); ++l) {
+    threads.emplace_back([&, l] {
+      try {
+        runners[l]->run();
+      } catch (...) {
+        failures[l] = std::current_exception();
+      }
+    });
+  }
+  try {
+    runners.front()->run();
+  } catch (...) {
+    failures.front() = std::current_exception();
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& f : failures) {
+    if (f) std::rethrow_exception(f);
+  }
+  if (timing) {
+    *timing = shared.ledger.take(std::chrono::duration<double>(clock_type::now() - began).count(),
+                                 static_cast<int>(std::max<std::size_t>(1, lanes.size())));
+  }
+  int looks = 1;
+  for (const auto& r : runners) looks = std::max(looks, r->looks());
+  return looks;
+}
+
 }  // namespace
 
 std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing) {
   const auto began = clock_type::now();
   std::vector<side_state> sides = load_sides(options);
   std::vector<planned> configs = plan(sides, options);
-  detail::orchestrator runner(options, sides, configs);
-  runner.run();
-  if (timing) {
-    *timing = runner.timing();
-    timing->total_s = std::chrono::duration<double>(clock_type::now() - began).count();
-  }
+  const std::vector<device_lane> lanes = device_lanes(options, sides[0].m);
+  const int looks = run_lanes(options, sides, configs, lanes, timing, began);
   const std::string pairing_id = new_pairing_id(sides.size());
   std::vector<bench_side> out;
   for (std::size_t s = 0; s < sides.size(); ++s) {
-    out.push_back(assemble_side(s, sides[s], configs, pairing_id, runner.looks()));
+    out.push_back(assemble_side(s, sides[s], configs, pairing_id, looks));
   }
   return out;
 }

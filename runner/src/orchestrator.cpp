@@ -40,7 +40,7 @@ void rotate(std::vector<std::size_t>& v, int round) {
   if (!v.empty()) std::rotate(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(round % v.size()), v.end());
 }
 
-bool cuda_visible() {
+bool cuda_listed() {
   std::string out;
   try {
     return run_capture({"nvidia-smi", "-L"}, out) == 0 && out.find("GPU") != std::string::npos;
@@ -53,10 +53,16 @@ fs::path cache_dir_of(const bench_options& o) { return o.cache_dir.empty() ? def
 
 }  // namespace
 
-orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan)
-    : o_(o), sides_(sides), plan_(plan) {
+bool orchestrator::cuda_visible() { return cuda_listed(); }
+
+orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
+                           std::vector<std::size_t> members, const device_lane* lane, bool prestart,
+                           lane_shared& shared)
+    : o_(o), sides_(sides), plan_(plan), members_(std::move(members)), lane_(lane), prestart_(prestart),
+      shared_(shared) {
   worker_ = o.worker.empty() ? default_worker_path() : o.worker;
-  for (const auto& p : plan_) {
+  for (std::size_t i : members_) {
+    const planned& p = plan_[i];
     total_rounds_ = std::max(total_rounds_, p.max_processes);
     looks_ = std::max(looks_, p.max_processes - p.processes + 1);
   }
@@ -66,9 +72,12 @@ orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& side
 }
 
 void orchestrator::run() {
-  prebuild_native();
   for (int round = 0; round < total_rounds_; ++round) run_one_round(round);
-  if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
+  next_.reset();  // a worker started for a round that did not come
+  {
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
+  }
   report_construction_orders();
 }
 
@@ -77,7 +86,7 @@ void orchestrator::run_one_round(int round) {
   // In-process pairs first: a pair that cannot share its process falls back to the per-side workers below, in
   // this same round.
   std::vector<std::size_t> joint;
-  for (std::size_t i = 0; i < plan_.size(); ++i) {
+  for (std::size_t i : members_) {
     if (plan_[i].side == 0 && plan_[i].in_process && runs_in(plan_[i], round)) joint.push_back(i);
   }
   rotate(joint, round);
@@ -88,7 +97,7 @@ void orchestrator::run_one_round(int round) {
   if (round % 2 == 1) std::reverse(order.begin(), order.end());
   for (std::size_t s : order) {
     std::vector<std::size_t> pending;
-    for (std::size_t i = 0; i < plan_.size(); ++i) {
+    for (std::size_t i : members_) {
       if (plan_[i].side == s && !plan_[i].in_process && runs_in(plan_[i], round)) pending.push_back(i);
     }
     rotate(pending, round);
@@ -98,7 +107,8 @@ void orchestrator::run_one_round(int round) {
 
 // One line per in-process pair: which side was loaded and bound first in each of its processes.
 void orchestrator::report_construction_orders() {
-  for (const auto& p : plan_) {
+  for (std::size_t i : members_) {
+    const planned& p = plan_[i];
     if (p.side != 0 || !p.in_process || p.first_sides.empty()) continue;
     std::string orders;
     int base_first = 0;
@@ -152,7 +162,8 @@ std::pair<double, int> orchestrator::process_budget(const planned& p, int round)
 void orchestrator::look(int round) {
   if (sides_.size() < 2) return;
   const pairing_info schedule{"", "head", "", in_process_block, looks_};
-  for (auto& head : plan_) {
+  for (std::size_t i : members_) {
+    planned& head = plan_[i];
     if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
     // An in-process pair alternates which side is loaded first (where each side's weights land) from process to
     // process: it is judged only after an even number of processes, when both orders count equally.
@@ -195,6 +206,7 @@ void orchestrator::prebuild_native() {
 
 void orchestrator::progress(const std::string& line, bool permanent) {
   if (!o_.log) return;
+  std::lock_guard<std::mutex> lock(shared_.mutex);
   if (o_.live) {
     *o_.log << "\r\033[K" << line << (permanent ? "\n" : "") << std::flush;
   } else if (permanent) {
@@ -210,10 +222,13 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
   job.pairing_seed = pairing_seed_ ^ (static_cast<std::uint64_t>(round) << 48);
   job.cuda_arch = sides_[side].m.cuda_arch;
   job.cache_dir = cache_dir_of(o_).string();
-  job.device_override = o_.device;
-  bool any_gpu = o_.device.empty() ? false : o_.device != "cpu";
-  for (std::size_t i : pending) any_gpu = any_gpu || (o_.device.empty() && plan_[i].spec->device != "cpu");
-  job.fingerprint_device = any_gpu ? "auto" : "cpu";
+  job.device_override = lane_ ? lane_->device : o_.device;
+  bool any_gpu = job.device_override.empty() ? false : job.device_override != "cpu";
+  for (std::size_t i : pending) {
+    any_gpu = any_gpu || (job.device_override.empty() && plan_[i].spec->device != "cpu");
+  }
+  job.fingerprint_device = lane_ ? lane_->device : any_gpu ? "auto" : "cpu";
+  if (lane_) job.cores = lane_->cores;
   job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
   for (std::size_t i : pending) {
     const planned& p = plan_[i];
@@ -233,8 +248,13 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
 }
 
 fs::path orchestrator::write_job_file(const worker_job& job) {
+  int number = 0;
+  {
+    std::lock_guard<std::mutex> lock(shared_.mutex);
+    number = shared_.job_counter++;
+  }
   fs::path job_path = fs::temp_directory_path() /
-                      ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(job_counter_++) + ".json");
+                      ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(number) + ".json");
   std::ofstream out(job_path);
   out << json::serialize(to_json(job));
   if (!out) throw error(errc::internal, job_path.string() + ": cannot write the worker job");
@@ -266,13 +286,14 @@ void orchestrator::split_pair(planned& head, const std::string& reason) {
 
 std::set<std::size_t> orchestrator::run_worker(std::size_t side, int round, const fs::path& job_path,
                                                const std::vector<std::size_t>& pending, bool joint) {
-  worker_run w(worker_, job_path, o_.contain);
-  ++timing_.workers;
+  auto [worker, launched] = take_worker(job_path);
+  worker_run& w = *worker;
   worker_session s;
   s.side = side;
   s.round = round;
   s.joint = joint;
-  s.launched = s.started = clock_type::now();
+  s.launched = launched;
+  s.released = s.started = clock_type::now();
   // Starting Python and importing torch takes seconds; a worker that cannot even start gets a minute.
   s.limit_s = 60;
   read_events(w, s);
@@ -301,7 +322,8 @@ void orchestrator::read_events(worker_run& w, worker_session& s) {
 
 void orchestrator::on_event(worker_session& s, const ready_event& e) {
   s.ready = true;
-  timing_.worker_start_s += std::chrono::duration<double>(clock_type::now() - s.launched).count();
+  shared_.ledger.on_ready(e.clock, s.launched, s.released);
+  std::lock_guard<std::mutex> lock(shared_.mutex);
   for (std::size_t side = 0; side < sides_.size(); ++side) {
     if ((side == s.side || s.joint) && !sides_[side].env) {
       sides_[side].env = run_from_json(bj::object{{"schema", run_schema_id},
@@ -324,8 +346,7 @@ void orchestrator::on_event(worker_session& s, const start_event& e) {
 }
 
 void orchestrator::on_event(worker_session& s, const result_event& e) {
-  if (e.warmup_ms) timing_.warmup_s += *e.warmup_ms / 1000;
-  timing_.sampling_s += e.sampling_ms / 1000;
+  shared_.ledger.on_result(e.warmup_ms, e.sampling_ms, e.phases_ms, label(plan_[e.index]), lane_ ? lane_->name : "");
   planned& p = plan_[e.index];
   if (e.pair_fallback) {
     split_pair(p, *e.pair_fallback);
@@ -409,6 +430,7 @@ void orchestrator::fail_with_partner(std::size_t i, const std::string& message, 
 
 void orchestrator::merge(std::size_t side, int round, planned& p, const side_outcome& outcome) {
   p.result.device = outcome.device;
+  if (lane_) p.result.measured_on = lane_->name;
   if (outcome.check) {
     p.checked = true;
     p.result.max_abs_err = outcome.check->max_abs_err;
@@ -426,8 +448,11 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
          << " page faults per sample, " << d->preempted_samples << " preempted";
       p.process_notes.push_back(os.str());
     }
-    auto& clocks = sides_[side].sm_clocks;
-    clocks.insert(clocks.end(), outcome.sm_mhz.begin(), outcome.sm_mhz.end());
+    {
+      std::lock_guard<std::mutex> lock(shared_.mutex);
+      auto& clocks = sides_[side].sm_clocks;
+      clocks.insert(clocks.end(), outcome.sm_mhz.begin(), outcome.sm_mhz.end());
+    }
     ++p.rounds_done;
   } else {
     set_failed(p, outcome.status, outcome.message);
@@ -441,6 +466,7 @@ void orchestrator::report(int round, const planned& p) {
   if (o_.live && !last) return;  // a terminal shows each configuration once, when it is done
   os << "[" << (round + 1) << "/" << total_rounds_ << "] " << std::left << std::setw(44) << label(p) << " "
      << std::setw(8) << to_string(p.result.status);
+  if (lane_) os << " [" << lane_->name << "]";
   if (!p.failed && !p.result.groups.empty()) {
     std::vector<double> last_group(p.result.samples_ms.end() - p.result.groups.back(), p.result.samples_ms.end());
     os << " median " << fmt_ms(median(last_group)) << " ms (" << last_group.size() << " samples)";
@@ -450,6 +476,24 @@ void orchestrator::report(int round, const planned& p) {
     os << " " << first_line;
   }
   progress(os.str(), true);
+}
+
+std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::take_worker(const fs::path& job_path) {
+  if (!prestart_) {
+    shared_.ledger.worker_started();
+    return {std::make_unique<worker_run>(worker_, job_path, o_.contain), clock_type::now()};
+  }
+  if (!next_) start_next();
+  auto taken = std::make_pair(std::move(next_), next_launched_);
+  taken.first->release(job_path);
+  start_next();
+  return taken;
+}
+
+void orchestrator::start_next() {
+  shared_.ledger.worker_started();
+  next_launched_ = clock_type::now();
+  next_ = std::make_unique<worker_run>(worker_);
 }
 
 }  // namespace rnx::runner::detail

@@ -3,6 +3,8 @@
 #pragma once
 
 #include "bench_plan.hpp"
+#include "bench_timing.hpp"
+#include "scheduler.hpp"
 #include "worker_protocol.hpp"
 #include "worker_run.hpp"
 
@@ -11,6 +13,8 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -18,18 +22,29 @@
 
 namespace rnx::runner::detail {
 
+// What the device lanes of one run share: the sides' environments and clocks, the progress stream, the ledger.
+struct lane_shared {
+  std::mutex mutex;
+  timing_ledger ledger;
+  int job_counter = 0;
+};
+
 class orchestrator {
  public:
-  orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan);
+  // Measures `members` (plan indices; a configuration with its partner) on `lane` (nullptr: the manifest's or
+  // --device's device, no lane), starting each worker ahead of its turn when `prestart` (docs/scaling.md).
+  orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
+               std::vector<std::size_t> members, const device_lane* lane, bool prestart, lane_shared& shared);
 
-  // Every round of every configuration, until each is measured, decided by a look, or failed.
+  // Compiling .cpp/.cu kernels once, before the lanes start, keeps the compiler out of the workers' timeouts.
+  void prebuild_native();
+  // Every round of this lane's configurations, until each is measured, decided by a look, or failed.
   void run();
   // Looks of the sequential schedule (1 outside paired runs).
   int looks() const { return looks_; }
-  const bench_timing& timing() const { return timing_; }
+  static bool cuda_visible();
 
  private:
-  using clock_type = std::chrono::steady_clock;
 
   // What the orchestrator knows of the one worker process it is reading.
   struct worker_session {
@@ -37,6 +52,7 @@ class orchestrator {
     int round = 0;
     bool joint = false;  // in-process pairs: both sides in this worker
     clock_type::time_point launched;
+    clock_type::time_point released;  // when it got its job (a prestarted worker's launch came earlier)
     clock_type::time_point started;  // of the configuration running now (or the launch)
     double limit_s = 60;             // for the configuration running now (or for starting at all)
     bool ready = false;
@@ -46,7 +62,6 @@ class orchestrator {
   };
 
   // Steps of run().
-  void prebuild_native();
   void run_one_round(int round);
   void look(int round);
   void report_construction_orders();
@@ -79,19 +94,28 @@ class orchestrator {
   double budget_left_ms(const planned& p) const;
   std::pair<double, int> process_budget(const planned& p, int round) const;
 
+  // The worker for a job and when its process started: the one prestarted for it (released with the job; the
+  // next one starts at once, importing while this one measures), else a fresh one.
+  std::pair<std::unique_ptr<worker_run>, clock_type::time_point> take_worker(const std::filesystem::path& job_path);
+  void start_next();
+
   void progress(const std::string& line, bool permanent = false);
   void report(int round, const planned& p);
 
   const bench_options& o_;
   std::vector<side_state>& sides_;
   std::vector<planned>& plan_;
+  std::vector<std::size_t> members_;
+  const device_lane* lane_ = nullptr;
+  bool prestart_ = false;
+  lane_shared& shared_;
+  std::unique_ptr<worker_run> next_;  // prestart: the worker that takes the next job
+  clock_type::time_point next_launched_;
   std::filesystem::path worker_;
   int total_rounds_ = 0;
   int looks_ = 1;
   gate_policy policy_;
-  bench_timing timing_;
   std::uint64_t pairing_seed_ = 0;
-  int job_counter_ = 0;
 };
 
 }  // namespace rnx::runner::detail

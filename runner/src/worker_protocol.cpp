@@ -19,6 +19,11 @@ bj::value to_json(const worker_job& job) {
   o["cache_dir"] = job.cache_dir;
   o["fingerprint_device"] = job.fingerprint_device;
   o["device_override"] = job.device_override;
+  if (!job.cores.empty()) {
+    bj::array cores;
+    for (int c : job.cores) cores.push_back(c);
+    o["cores"] = std::move(cores);
+  }
   bj::object ov;
   if (job.overrides.min_samples) ov["min_samples"] = *job.overrides.min_samples;
   if (job.overrides.max_samples) ov["max_samples"] = *job.overrides.max_samples;
@@ -52,6 +57,11 @@ worker_job job_from_json(const bj::value& v) {
   job.cache_dir = r.string_or("cache_dir", "");
   job.fingerprint_device = r.string_or("fingerprint_device", "auto");
   job.device_override = r.string_or("device_override", "");
+  if (auto cores = r.maybe("cores")) {
+    for (std::size_t i = 0; i < cores->array().size(); ++i) {
+      job.cores.push_back(static_cast<int>(cores->at(i).integer()));
+    }
+  }
   if (auto ov = r.maybe("overrides")) {
     if (auto x = ov->maybe("min_samples")) job.overrides.min_samples = static_cast<int>(x->integer());
     if (auto x = ov->maybe("max_samples")) job.overrides.max_samples = static_cast<int>(x->integer());
@@ -123,6 +133,7 @@ result_event result_from(const json::reader& r) {
   e.index = static_cast<std::size_t>(r.integer("index"));
   if (r.has("warmup_ms")) e.warmup_ms = r.at("warmup_ms").value().to_number<double>();
   if (r.has("sampling_ms")) e.sampling_ms = r.at("sampling_ms").value().to_number<double>();
+  if (r.has("phases_ms")) e.phases_ms = r.at("phases_ms").value();
   if (r.has("pair_fallback")) {
     e.pair_fallback = r.string("pair_fallback");
     return e;
@@ -147,7 +158,9 @@ std::optional<worker_event> event_from_line(const std::string& line) {
   const bj::value* kind = v.as_object().if_contains("event");
   if (!kind || !kind->is_string()) return std::nullopt;
   const std::string_view name = kind->as_string();
-  if (name == "ready") return worker_event{ready_event{r.at("environment").value()}};
+  if (name == "ready") {
+    return worker_event{ready_event{r.at("environment").value(), r.has("clock") ? r.at("clock").value() : bj::value()}};
+  }
   if (name == "start") return worker_event{start_event{static_cast<std::size_t>(r.integer("index"))}};
   if (name == "result") return worker_event{result_from(r)};
   return std::nullopt;

@@ -45,7 +45,10 @@ struct worker_job {
   std::string cuda_arch;
   std::string cache_dir;
   std::string fingerprint_device = "auto";
-  std::string device_override;  // --device: replaces every kernel's device
+  std::string device_override;  // --device, or the device lane's: replaces every kernel's device
+  // A CPU device lane (`--devices cpu:0-1,...`): the cores this worker and its threads may run on; its threads
+  // are capped at their number. Empty: whatever the orchestrator was allowed.
+  std::vector<int> cores;
   job_overrides overrides;
   std::vector<job_config> configs;
 };
@@ -58,6 +61,9 @@ worker_job job_from_json(const boost::json::value& v);
 // The worker has started (Python and torch imported) and fingerprinted its environment.
 struct ready_event {
   boost::json::value environment;  // the rnx.run/v1 "environment" object
+  // Seconds on the machine's monotonic clock at main(), after `import torch`, when it got its job, after the
+  // device, at ready (null from an older worker): the start-up split of bench_timing.
+  boost::json::value clock;
 };
 
 // The worker begins the configuration at `index` of the job.
@@ -98,6 +104,7 @@ struct result_event {
   side_outcome head;
   std::optional<side_outcome> base;   // in-process pairs: the base side, measured in the same process
   std::optional<std::string> first_side;  // in-process pairs: "base" or "head", loaded and bound first
+  boost::json::value phases_ms;  // load, inputs, bind, measure of this configuration in this process (or null)
 };
 
 using worker_event = std::variant<ready_event, start_event, result_event>;

@@ -85,6 +85,9 @@ struct run_result {
   // processes, interleaved; `pairing_reason` says why it could not share one). Empty outside paired runs.
   std::string pairing;
   std::string pairing_reason;
+  // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
+  // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
+  std::string measured_on;
   // Imported runs (rnx import, docs/import.md): the harness's parameters of this configuration in the harness's
   // order, the harness's own name for it, and its summaries when it kept no samples (samples_ms then empty).
   std::vector<std::pair<std::string, std::string>> params;
