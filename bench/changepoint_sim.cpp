@@ -4,7 +4,7 @@
 // stdout: one line per history, the change points the store would have stored and announced, as the store does it:
 // after each run the history so far is scanned and the changes not yet known (rnx::stats::unknown_changes) are
 // stored. Each is "look index ratio ci_lo ci_hi probability" (look: the newest run's index when it was found),
-// separated by ';'. Usage: changepoint_sim [--penalty X] < histories.txt
+// separated by ';'. Usage: changepoint_sim [--penalty X] [--widening W] < histories.txt
 #include "rnx/stats/changepoint.hpp"
 
 #include <cstdio>
@@ -50,8 +50,10 @@ int main(int argc, char** argv) {
     const std::string arg = argv[i];
     if (arg == "--penalty" && i + 1 < argc) {
       opt.penalty = std::atof(argv[++i]);
+    } else if (arg == "--widening" && i + 1 < argc) {
+      opt.short_history_widening = std::atof(argv[++i]);
     } else {
-      std::cerr << "usage: changepoint_sim [--penalty X] < histories (one a line, runs as log_stat,log_se)\n";
+      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] < histories (one a line, runs as log_stat,log_se)\n";
       return 2;
     }
   }

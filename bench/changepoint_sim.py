@@ -35,6 +35,7 @@ import os
 import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
 
@@ -143,6 +144,15 @@ def score(name, found_lists, is_step, runs, histories):
     }
 
 
+def scan_cost(sim, rng, profile, runs=200, histories=20):
+    """Seconds per scan of a history of up to `runs` runs: the CLI scans after every run, `runs` scans a history."""
+    y, se = simulate(rng, profile, np.zeros(runs), histories)
+    lines = "\n".join(" ".join(f"{a:.9g},{b:.9g}" for a, b in zip(yr, sr)) for yr, sr in zip(y, se)) + "\n"
+    start = time.perf_counter()
+    subprocess.run([sim], input=lines, capture_output=True, text=True, check=True)
+    return (time.perf_counter() - start) / (runs * histories)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--histories", type=int, default=500)
@@ -185,11 +195,14 @@ def main():
         print(f"| {r['profile']} | {r['scenario']} | {pct(d['detected'])} | {pct(d['within_3'])} | {delay} | "
               f"{d['false_per_1000_runs']:.2f} | {pct(c['detected'])} | {pct(c['within_3'])} | "
               f"{c['false_per_1000_runs']:.2f} |")
+    cost = scan_cost(args.sim, rng, profiles[0])
+    print(f"\nscan cost: {1e3 * cost:.3f} ms per scan, averaged over the scans after each run of 20 histories of "
+          f"200 runs (histories of 1 to 200 runs; the store reads at most 200)")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
         json.dump({"bench": "changepoint_sim", "command": " ".join(["python3", "bench/changepoint_sim.py"] + sys.argv[1:]),
                    "histories": args.histories, "runs": args.runs, "step_at": STEP_AT, "seed": args.seed,
-                   "profiles": profiles, "rows": rows}, f, indent=1)
+                   "profiles": profiles, "rows": rows, "scan_cost_s": cost}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -220,8 +220,11 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   }
   const auto [extra, total] = between_run_variance(y, typical);
   out.noise = std::sqrt(total);
+  // The noise of a short history is itself uncertain (a median absolute deviation of a few differences): it is
+  // widened by a factor that fades as the history grows, so the first runs of a history do not raise false steps.
+  const double widen = 1 + opt.short_history_widening / static_cast<double>(n - 1);
   std::vector<double> w(n);
-  for (std::size_t i = 0; i < n; ++i) w[i] = 1 / std::max(own[i] + extra, min_variance);
+  for (std::size_t i = 0; i < n; ++i) w[i] = 1 / std::max((own[i] + extra) * widen, min_variance);
   const segment_costs costs(y, w);
   out.changes = confirm_cuts(y, costs, optimal_partition(costs, n, opt.penalty, opt.min_segment), opt);
   return out;

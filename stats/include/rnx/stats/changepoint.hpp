@@ -39,13 +39,14 @@ std::optional<run_point> summarize_run(const sample_view& run);
 std::optional<run_point> point_from_interval(double median_ms, std::optional<double> lo_ms, std::optional<double> hi_ms);
 
 struct change_options {
-  double penalty = 25.0;  // cost of one more change point, in squared standard deviations (calibrated: docs/drift.md)
+  double penalty = 16.0;  // cost of one more change point, in squared standard deviations (calibrated: docs/drift.md)
   std::size_t min_segment = 2;   // runs on each side of a step; the newest run alone never makes a change point
   std::size_t min_history = 8;   // shorter histories are not scanned
   double probability = 0.95;  // a change point's probability must reach this
   double min_effect = 0.005;  // and its size (ratio - 1, either way) this fraction
   double hazard = 0.01;       // prior chance of a step between two consecutive runs
   double step_prior_sd = 0.05;  // prior spread of a step's log size
+  double short_history_widening = 10.0;  // run variances times 1 + this / (runs - 1)
 };
 
 struct change_point {
