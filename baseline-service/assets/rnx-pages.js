@@ -49,6 +49,35 @@
     }
   };
 
+  // A dashed vertical line at each change point (the first run after a step), red for slower, green for faster;
+  // the canvas records how many it drew (data-change-markers) for the browser test.
+  function changePlugin(changes) {
+    return {
+      id: "rnxChanges",
+      afterDatasetsDraw: function (chart) {
+        var ctx = chart.ctx;
+        var x = chart.scales.x;
+        var area = chart.chartArea;
+        var drawn = 0;
+        ctx.save();
+        ctx.setLineDash([5, 4]);
+        ctx.lineWidth = 1.5;
+        changes.forEach(function (c) {
+          var px = x.getPixelForValue(Date.parse(c.t));
+          if (!(px >= area.left && px <= area.right)) return;
+          ctx.strokeStyle = c.direction === "slower" ? "#d00" : "#080";
+          ctx.beginPath();
+          ctx.moveTo(px, area.top);
+          ctx.lineTo(px, area.bottom);
+          ctx.stroke();
+          drawn += 1;
+        });
+        ctx.restore();
+        chart.canvas.setAttribute("data-change-markers", String(drawn));
+      }
+    };
+  }
+
   function drawHistory(section, data) {
     var canvas = section.querySelector("canvas.history-chart");
     if (!canvas) return;
@@ -77,7 +106,7 @@
     new Chart(canvas, {
       type: "scatter",
       data: { datasets: datasets },
-      plugins: [intervalPlugin],
+      plugins: [intervalPlugin, changePlugin(data.changes || [])],
       options: {
         animation: false,
         maintainAspectRatio: false,

@@ -211,6 +211,34 @@ bj::object overview_data(store::database& db, const store::project_info& project
           {"configs", std::move(config_list)}, {"verdicts", std::move(verdicts)}};
 }
 
+namespace {
+
+// The change points of one configuration in the history's range, as chart markers (docs/drift.md).
+bj::array change_markers(store::database& db, const store::project_info& project, const config_key& key,
+                         const history_query& q) {
+  store::change_filter filter;
+  filter.config = key;
+  filter.env_id = q.env_id;
+  filter.limit = 1000;
+  bj::array out;
+  for (const auto& c : db.change_points(project.id, filter)) {
+    if ((q.from && c.created_at < *q.from) || (q.to && c.created_at >= *q.to)) continue;
+    out.push_back(bj::object{{"run_id", std::to_string(c.run_id)},
+                             {"env_id", c.env_id},
+                             {"branch", c.branch},
+                             {"t", c.created_at},
+                             {"commit", c.commit},
+                             {"before_commit", c.before_commit},
+                             {"ratio", c.ratio},
+                             {"ci95", bj::array{c.ci_lo, c.ci_hi}},
+                             {"probability", c.probability},
+                             {"direction", c.ratio > 1 ? "slower" : "faster"}});
+  }
+  return out;
+}
+
+}  // namespace
+
 bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
                         const history_query& q) {
   validate(q);
@@ -284,6 +312,7 @@ bj::object history_data(store::database& db, const store::project_info& project,
                             {"points", q.points}};
   out["series"] = std::move(series);
   out["accepted"] = std::move(accepted);
+  out["changes"] = change_markers(db, project, key, q);
   return out;
 }
 
