@@ -53,7 +53,8 @@ int main(int argc, char** argv) {
     } else if (arg == "--widening" && i + 1 < argc) {
       opt.short_history_widening = std::atof(argv[++i]);
     } else {
-      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] < histories (one a line, runs as log_stat,log_se)\n";
+      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] < histories "
+                   "(one a line, runs as log_stat,log_se)\n";
       return 2;
     }
   }

@@ -78,7 +78,8 @@ def h200_profiles():
         {"name": "h200-chain", "sd": sd_of_logs(chain_ratios) / math.sqrt(2),
          "se": half_width_sd(chain_intervals, 8) / math.sqrt(2), "processes": 8,
          "source": "docs/gpu-results.md runs 5, 7, 8: chain A/A ratios and intervals"},
-        {"name": "h200-matmul", "sd": sd_of_logs(matmul_medians), "se": half_width_sd(matmul_intervals, 3) / math.sqrt(2),
+        {"name": "h200-matmul", "sd": sd_of_logs(matmul_medians),
+         "se": half_width_sd(matmul_intervals, 3) / math.sqrt(2),
          "processes": 3, "source": "docs/gpu-results.md runs 2, 5, 7 medians; runs 4, 5 A/A intervals"},
     ]
 
@@ -102,7 +103,8 @@ def simulate(rng, profile, level, histories):
 
 def run_detector(sim, y, se, penalty):
     lines = "\n".join(" ".join(f"{a:.9g},{b:.9g}" for a, b in zip(yr, sr)) for yr, sr in zip(y, se)) + "\n"
-    out = subprocess.run([sim] + (["--penalty", str(penalty)] if penalty else []), input=lines, capture_output=True, text=True, check=True).stdout.splitlines()
+    argv = [sim] + (["--penalty", str(penalty)] if penalty else [])
+    out = subprocess.run(argv, input=lines, capture_output=True, text=True, check=True).stdout.splitlines()
     stored = []
     for line in out:
         changes = []
@@ -200,7 +202,8 @@ def main():
           f"200 runs (histories of 1 to 200 runs; the store reads at most 200)")
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
-        json.dump({"bench": "changepoint_sim", "command": " ".join(["python3", "bench/changepoint_sim.py"] + sys.argv[1:]),
+        command = " ".join(["python3", "bench/changepoint_sim.py"] + sys.argv[1:])
+        json.dump({"bench": "changepoint_sim", "command": command,
                    "histories": args.histories, "runs": args.runs, "step_at": STEP_AT, "seed": args.seed,
                    "profiles": profiles, "rows": rows, "scan_cost_s": cost}, f, indent=1)
 

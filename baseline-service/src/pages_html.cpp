@@ -292,8 +292,8 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
   os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
      << "\" aria-label=\"median per run over time\"></canvas></div>\n";
   os << "<p class=\"legend\">One series per environment. Dot: a run's median; bar: 95% interval of that median; "
-        "diamond: a baseline; red triangle: an accepted slowdown; dashed line: a change point. Click a point to open its "
-        "run.</p>\n";
+        "diamond: a baseline; red triangle: an accepted slowdown; dashed line: a change point. Click a point to "
+        "open its run.</p>\n";
   os << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
         "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
   for (const auto& sv : arr(data, "series")) {

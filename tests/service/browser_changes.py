@@ -45,7 +45,8 @@ def wait_for_changes(base, token, n, timeout=60):
     """The server scans after each push run on its background thread: waits until it stored `n` change points."""
     end = time.time() + timeout
     while time.time() < end:
-        req = urllib.request.Request(base + "/api/v1/projects/demo/changes", headers={"Authorization": "Bearer " + token})
+        req = urllib.request.Request(base + "/api/v1/projects/demo/changes",
+                                     headers={"Authorization": "Bearer " + token})
         changes = json.load(urllib.request.urlopen(req, timeout=10))["changes"]
         if len(changes) >= n:
             return changes

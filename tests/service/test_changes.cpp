@@ -182,7 +182,8 @@ TEST_CASE("rnx-server: each change point reaches the webhooks once, however many
   REQUIRE(list.size() == 4);
   CHECK(list[0].at("run_id").as_string() == std::to_string(ids[12]));
   CHECK(list[0].at("ci95").as_array().size() == 2);
-  auto one = http::request("GET", server.url("/api/v1/projects/demo/changes?kernel=kernel0&branch=main&limit=10"), auth);
+  auto one =
+      http::request("GET", server.url("/api/v1/projects/demo/changes?kernel=kernel0&branch=main&limit=10"), auth);
   REQUIRE(one.status == 200);
   CHECK(json::parse(one.body, "changes").at("changes").as_array().size() == 2);
   auto none = http::request("GET", server.url("/api/v1/projects/demo/changes?branch=feature"), auth);

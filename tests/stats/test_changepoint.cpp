@@ -52,7 +52,9 @@ TEST_CASE("a speed-up is a change point too, with a ratio below 1") {
 TEST_CASE("flat noise gives no change point, over 200 histories") {
   std::mt19937_64 rng(20261203);
   int found = 0;
-  for (int i = 0; i < 200; ++i) found += static_cast<int>(find_change_points(history(rng, 60, 0.01, 60, 1.0)).changes.size());
+  for (int i = 0; i < 200; ++i) {
+    found += static_cast<int>(find_change_points(history(rng, 60, 0.01, 60, 1.0)).changes.size());
+  }
   CHECK(found == 0);
 }
 

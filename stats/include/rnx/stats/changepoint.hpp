@@ -36,7 +36,8 @@ std::optional<run_point> summarize_run(const sample_view& run);
 
 // The same from what the store keeps of an older run (its median and order-statistic interval); a missing or
 // degenerate interval gives log_se 0.
-std::optional<run_point> point_from_interval(double median_ms, std::optional<double> lo_ms, std::optional<double> hi_ms);
+std::optional<run_point> point_from_interval(double median_ms, std::optional<double> lo_ms,
+                                             std::optional<double> hi_ms);
 
 struct change_options {
   double penalty = 16.0;  // cost of one more change point, in squared standard deviations (calibrated: docs/drift.md)
