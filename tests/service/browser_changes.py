@@ -13,6 +13,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from datetime import datetime, timedelta, timezone
 
@@ -41,14 +42,15 @@ def upload_history(base, token):
     return ids, ["%s/%s/float32/b%d" % c for c in cfgs]
 
 
-def wait_for_changes(base, token, n, timeout=60):
-    """The server scans after each push run on its background thread: waits until it stored `n` change points."""
+def wait_for_changes(base, config, timeout=60):
+    """The server scans after each push run on its background thread: waits until the history page's JSON has a
+    change point for `config`."""
     end = time.time() + timeout
+    changes = []
     while time.time() < end:
-        req = urllib.request.Request(base + "/api/v1/projects/demo/changes",
-                                     headers={"Authorization": "Bearer " + token})
-        changes = json.load(urllib.request.urlopen(req, timeout=10))["changes"]
-        if len(changes) >= n:
+        url = base + "/api/v1/projects/demo/configs/" + urllib.parse.quote(config, safe="") + "/history"
+        changes = json.load(urllib.request.urlopen(url, timeout=10)).get("changes", [])
+        if changes:
             return changes
         time.sleep(0.2)
     return changes
@@ -83,13 +85,13 @@ def main():
             sys.exit("browser_changes: rnx-server did not start: " + line)
         base = line.split("listening on ")[1].split(" ")[0]
         ids, configs = upload_history(base, token)
-        changes = wait_for_changes(base, token, 2)
-        checks.expect(len(changes) == 2, "API: one change point per softmax configuration (got %d)" % len(changes))
+        changes = wait_for_changes(base, configs[0])
+        checks.expect(len(changes) == 1, "history JSON: one change point for %s (got %d)" % (configs[0], len(changes)))
         checks.expect(all(c["run_id"] == ids[STEP_AT] for c in changes),
-                      "API: each starts at the run of the step (%s)" % [c["run_id"] for c in changes])
+                      "history JSON: it starts at the run of the step (%s)" % [c["run_id"] for c in changes])
 
         browser = Browser(work)
-        status = browser.open(base + "/projects/demo/configs/" + configs[0])
+        status = browser.open(base + "/projects/demo/configs/" + urllib.parse.quote(configs[0], safe=""))
         checks.expect(status == 200, "history page: HTTP 200 (got %s)" % status)
         page = browser.js("""new Promise(done => setTimeout(() => {
             const canvas = document.querySelector('canvas.history-chart');
@@ -110,7 +112,12 @@ def main():
         checks.expect(page["ratio"] is not None and 1.08 < page["ratio"] < 1.12,
                       "history page: its ratio is about 1.10 (got %s)" % page["ratio"])
         browser.screenshot(os.path.join(a.out, "history_changes.png"))
-        problems = browser_problems(browser)
+        # Chromium asks for /favicon.ico on its own, and the server has none: that 404 is the only one allowed.
+        problems = browser_problems(browser, allow_error_status=True)
+        problems += ["HTTP %d: %s" % (e["params"]["response"]["status"], e["params"]["response"]["url"])
+                     for e in browser.events if e.get("method") == "Network.responseReceived"
+                     and e["params"]["response"]["status"] >= 400
+                     and not e["params"]["response"]["url"].endswith("/favicon.ico")]
         checks.expect(not problems, "history page: no console error, exception or outside request %s" % problems)
     finally:
         if browser:
