@@ -1,5 +1,5 @@
 // Change points over the store: found after a branch's push runs and stored once, read back from old databases,
-// sent to the webhooks once (real rnx-server, local webhook server), listed by `rnx changes`.
+// sent to the webhooks once (real rnx-server, local webhook server), listed by the API and by `rnx changes`.
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
@@ -173,6 +173,41 @@ TEST_CASE("rnx-server: each change point reaches the webhooks once, however many
   CHECK(std::string(slack_body.at("text").as_string()).find("became slower on demo/main at c12") != std::string::npos);
   auto teams_body = json::parse(change_messages(teams).front().body, "teams change point");
   CHECK(teams_body.at("@type").as_string() == "MessageCard");
+}
+
+TEST_CASE("GET /api/v1/projects/{p}/changes: stored change points, filtered; bad queries 400, other projects 403") {
+  test::temp_dir dir;
+  std::string db_path = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db_path, "demo");
+  std::string other_token = test::make_token(db_path, "other");
+  std::vector<std::int64_t> ids;
+  {
+    store::database db(db_path);
+    auto project = db.find_project("demo");
+    for (int i = 0; i < 16; ++i) {
+      ids.push_back(store::upload_run(db, project->id, test::make_run(push_run(i, 12, 1.06))).run.id);
+      store::detect_changes(db, ids.back());
+    }
+  }
+  test::server_process server(db_path);
+  const http::header_list auth = {{"Authorization", "Bearer " + token}};
+  auto listed = http::request("GET", server.url("/api/v1/projects/demo/changes"), auth);
+  REQUIRE(listed.status == 200);
+  auto list = json::parse(listed.body, "changes").at("changes").as_array();
+  REQUIRE(list.size() == 4);
+  CHECK(list[0].at("run_id").as_string() == std::to_string(ids[12]));
+  CHECK(list[0].at("ci95").as_array().size() == 2);
+  auto one =
+      http::request("GET", server.url("/api/v1/projects/demo/changes?kernel=kernel0&branch=main&limit=10"), auth);
+  REQUIRE(one.status == 200);
+  CHECK(json::parse(one.body, "changes").at("changes").as_array().size() == 2);
+  auto none = http::request("GET", server.url("/api/v1/projects/demo/changes?branch=feature"), auth);
+  CHECK(json::parse(none.body, "changes").at("changes").as_array().empty());
+  CHECK(http::request("GET", server.url("/api/v1/projects/demo/changes?limit=0"), auth).status == 400);
+  CHECK(http::request("GET", server.url("/api/v1/projects/demo/changes?colour=red"), auth).status == 400);
+  CHECK(http::request("GET", server.url("/api/v1/projects/demo/changes")).status == 401);
+  CHECK(http::request("GET", server.url("/api/v1/projects/demo/changes"), {{"Authorization", "Bearer " + other_token}})
+            .status == 403);
 }
 
 #ifdef RNX_CLI_BIN
