@@ -199,6 +199,35 @@
       (p.pr != null ? " PR #" + p.pr : "") + " " + (p.branch || "") + " " + (p.commit || "").slice(0, 8);
   }
 
+  // A dashed vertical line at each change point (the first run after a step), red for slower, green for faster;
+  // the canvas records how many it drew (data-change-markers) for the browser test.
+  function changePlugin(changes) {
+    return {
+      id: "rnxChanges",
+      afterDatasetsDraw: function (chart) {
+        var ctx = chart.ctx;
+        var x = chart.scales.x;
+        var area = chart.chartArea;
+        var drawn = 0;
+        ctx.save();
+        ctx.setLineDash([5, 4]);
+        ctx.lineWidth = 1.5;
+        changes.forEach(function (c) {
+          var px = x.getPixelForValue(Date.parse(c.t));
+          if (!(px >= area.left && px <= area.right)) return;
+          ctx.strokeStyle = c.direction === "slower" ? "#d00" : "#080";
+          ctx.beginPath();
+          ctx.moveTo(px, area.top);
+          ctx.lineTo(px, area.bottom);
+          ctx.stroke();
+          drawn += 1;
+        });
+        ctx.restore();
+        chart.canvas.setAttribute("data-change-markers", String(drawn));
+      }
+    };
+  }
+
   function drawHistory(section, data) {
     var canvas = section.querySelector("canvas.history-chart");
     if (!canvas) return;
@@ -209,7 +238,7 @@
     new Chart(canvas, {
       type: "scatter",
       data: { datasets: datasets },
-      plugins: [intervalPlugin, markerPlugin],
+      plugins: [intervalPlugin, markerPlugin, changePlugin(data.changes || [])],
       options: {
         animation: false,
         maintainAspectRatio: false,

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/service/changes.hpp"
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/verdicts.hpp"
 
@@ -263,6 +264,8 @@ void api::add_api_routes() {
          to(&api::list_runs)});
   r.add({"/api/v1/projects/{project}/history", {verb::get}, {"branch", "env_id", "kernel", "limit"},
          answer_form::json, to(&api::history)});
+  r.add({"/api/v1/projects/{project}/changes", {verb::get}, {"branch", "env_id", "kernel", "limit"},
+         answer_form::json, to(&api::changes)});
 }
 
 response api::healthz(const route_call& c) {
@@ -381,6 +384,23 @@ response api::list_runs(const route_call& c) {
   bj::array runs;
   for (const auto& s : db_.list_runs(p.id, filter)) runs.push_back(summary_json(s));
   return json_answer(200, bj::object{{"project", project}, {"runs", std::move(runs)}}, req);
+}
+
+// The change points of the project's branch histories (docs/drift.md), newest step first.
+response api::changes(const route_call& c) {
+  const std::string& project = c.parts[3];
+  store::database::validate_project_name(project);
+  auto who = authenticate(c.req);
+  auto p = authorize_project(who, project);
+  const store::run_filter listing = listing_filter(c.query);
+  store::change_filter filter;
+  filter.branch = listing.branch;
+  filter.env_id = listing.env_id;
+  filter.kernel = query_value(c.query, "kernel");
+  filter.limit = listing.limit;
+  bj::array list;
+  for (const auto& change : db_.change_points(p.id, filter)) list.push_back(store::change_json(change));
+  return json_answer(200, bj::object{{"project", project}, {"changes", std::move(list)}}, c.req);
 }
 
 response api::history(const route_call& c) {

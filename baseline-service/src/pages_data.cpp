@@ -299,6 +299,34 @@ bj::object overview_data(store::database& db, const store::project_info& project
           {"environments", std::move(envs)}, {"configs", std::move(config_list)}, {"verdicts", std::move(verdicts)}};
 }
 
+namespace {
+
+// The change points of one configuration in the history's range, as chart markers (docs/drift.md).
+bj::array change_markers(store::database& db, const store::project_info& project, const config_key& key,
+                         const history_query& q) {
+  store::change_filter filter;
+  filter.config = key;
+  filter.env_id = q.env_id;
+  filter.limit = 1000;
+  bj::array out;
+  for (const auto& c : db.change_points(project.id, filter)) {
+    if ((q.from && c.created_at < *q.from) || (q.to && c.created_at >= *q.to)) continue;
+    out.push_back(bj::object{{"run_id", std::to_string(c.run_id)},
+                             {"env_id", c.env_id},
+                             {"branch", c.branch},
+                             {"t", c.created_at},
+                             {"commit", c.commit},
+                             {"before_commit", c.before_commit},
+                             {"ratio", c.ratio},
+                             {"ci95", bj::array{c.ci_lo, c.ci_hi}},
+                             {"probability", c.probability},
+                             {"direction", c.ratio > 1 ? "slower" : "faster"}});
+  }
+  return out;
+}
+
+}  // namespace
+
 bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
                         const history_query& q) {
   validate(q);
@@ -395,6 +423,8 @@ bj::object history_data(store::database& db, const store::project_info& project,
   out["accepted"] = std::move(accepted);
   // Events drawn as vertical lines across the chart ({"t", "env_id", "label", "run_id"}); none are computed here.
   out["markers"] = bj::array{};
+  // The configuration's change points (docs/drift.md), drawn as their own markers with a table below the chart.
+  out["changes"] = change_markers(db, project, key, q);
   return out;
 }
 

@@ -110,6 +110,32 @@ std::string sparkline(const bj::array& values) {
   return os.str();
 }
 
+// The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
+std::string change_table(const bj::object& data, const link_style& links) {
+  std::ostringstream os;
+  os << "<h2>Change points</h2>\n";
+  const auto* changes = data.if_contains("changes");
+  if (!changes || !changes->is_array() || changes->as_array().empty()) {
+    os << "<p class=\"no-changes\">None in this range.</p>\n";
+    return os.str();
+  }
+  os << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
+        "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
+        "<th class=\"num\">probability</th></tr></thead><tbody>\n";
+  for (const auto& cv : changes->as_array()) {
+    const auto& c = obj(cv);
+    const auto& ci = arr(c, "ci95");
+    os << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
+       << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
+       << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
+       << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
+       << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
+       << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
+  }
+  os << "</tbody></table>\n";
+  return os.str();
+}
+
 std::string verdict_banner(const bj::object& verdict) {
   std::string overall = raw(verdict, "verdict");
   return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
@@ -352,7 +378,8 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
         "diamond: a baseline; dashed step line: the baseline in force, with the shaded band of &plusmn;"
      << fmt(rope ? std::optional<double>(*rope * 100) : std::nullopt, "%.3g")
      << "% around it (the gate's band of practical equivalence); red triangle: a run accepted as slower in this "
-        "configuration. Click a point to open its run.</p>\n";
+        "configuration; dashed vertical line: a change point (red slower, green faster). Click a point to open its "
+        "run.</p>\n";
   std::ostringstream t;
   t << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
        "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
@@ -382,6 +409,7 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
     a_table << "</tbody></table>";
     os << scroll_box(a_table.str());
   }
+  os << change_table(data, links);
   config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
                  at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
   return {"history", config + " history", anchor_of("config-", key.label()), os.str(), data};

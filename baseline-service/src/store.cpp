@@ -5,6 +5,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/stats/changepoint.hpp"
 #include "rnx/stats/summary.hpp"
 
 #include <sqlite3.h>
@@ -137,6 +138,35 @@ CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, c
     R"sql(
 ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
 ALTER TABLE tokens ADD COLUMN expires_at TEXT;
+)sql",
+    // 4 -> 5: change points. Each result keeps the run statistic verdicts compare and its uncertainty (results
+    // stored before have neither: the detector reads their median and interval instead); the change points
+    // found in a branch's history, one row each, announced once.
+    R"sql(
+ALTER TABLE results ADD COLUMN stat_ms REAL;
+ALTER TABLE results ADD COLUMN stat_log_se REAL;
+CREATE TABLE change_points (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  branch TEXT NOT NULL,
+  env_id TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  runtime TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  before_run_id INTEGER NOT NULL REFERENCES runs(id),
+  detected_run_id INTEGER NOT NULL REFERENCES runs(id),
+  ratio REAL NOT NULL,
+  ci_lo REAL NOT NULL,
+  ci_hi REAL NOT NULL,
+  probability REAL NOT NULL,
+  n_before INTEGER NOT NULL,
+  n_after INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (project_id, branch, env_id, kernel, runtime, dtype, batch, run_id)
+);
+CREATE INDEX change_points_by_config ON change_points (project_id, kernel, runtime, dtype, batch, env_id, run_id);
 )sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
@@ -295,8 +325,8 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
   out.run.id = sqlite3_last_insert_rowid(db_);
 
   auto& res = prepare(
-      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms, stat_ms, "
+      "stat_log_se) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   for (const auto& r : run.results) {
     res.restart();
     res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
@@ -304,7 +334,15 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
     // The pooled median of all samples, with its interval: the history's statistic. The verdict's (each process's
     // median, geometric mean over processes) is recomputed from the stored document when a verdict is asked.
     auto m = median_of(r.samples_ms);
-    res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi).run();
+    res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi);
+    // The change points' input: the statistic verdicts compare and its standard error (log scale).
+    std::optional<stats::run_point> point;
+    if (r.status == result_status::ok) point = stats::summarize_run({r.samples_ms, r.groups});
+    if (point) {
+      res.bind(11, std::exp(point->log_stat)).bind(12, point->log_se).run();
+    } else {
+      res.bind_null(11).bind_null(12).run();
+    }
   }
 
   // A push (no pull request) to a named branch is that branch's newest baseline in its environment.

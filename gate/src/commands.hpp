@@ -14,6 +14,7 @@ void add_gate_command(CLI::App& app);
 void add_accept_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_init_command(CLI::App& app);
+void add_changes_command(CLI::App& app);
 #endif
 #ifdef RNX_HAVE_TORCH
 void add_bench_command(CLI::App& app);

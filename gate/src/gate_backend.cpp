@@ -5,11 +5,13 @@
 #include "rnx/common/error.hpp"
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/service/changes.hpp"
 #include "rnx/service/verdicts.hpp"
 
 #include <boost/json.hpp>
 
 #include <filesystem>
+#include <iostream>
 
 namespace rnx::gate {
 
@@ -245,6 +247,7 @@ class embedded_backend final : public baseline_backend {
     auto project = db_.ensure_project(run.project);
     try {
       auto outcome = store::upload_run(db_, project.id, run);
+      if (outcome.baseline) announce_changes(outcome.run.id);
       return uploaded_run{std::to_string(outcome.run.id), outcome.baseline.has_value(), false};
     } catch (const error& e) {
       if (e.code() != errc::conflict) throw;
@@ -335,6 +338,20 @@ class embedded_backend final : public baseline_backend {
   }
 
  private:
+  // The change points this push run revealed in its branch's history (stored for `rnx changes`), one line each;
+  // a failed scan is a warning, never a failed upload.
+  void announce_changes(std::int64_t run_id) {
+    try {
+      for (const auto& c : store::detect_changes(db_, run_id)) {
+        std::cerr << "rnx: change point on " << c.branch << ": " << c.key.label() << " x" << c.ratio << " ["
+                  << c.ci_lo << ", " << c.ci_hi << "], P " << c.probability << ", from commit " << c.commit
+                  << " (rnx changes --store " << path_ << ")\n";
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "rnx: warning: the change-point scan after run " << run_id << " failed: " << e.what() << "\n";
+    }
+  }
+
   static std::filesystem::path prepare_path(const std::string& path) {
     std::filesystem::path p(path);
     if (p.has_parent_path()) {

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   rnx::cli::add_accept_command(app);
   rnx::cli::add_report_command(app);
   rnx::cli::add_init_command(app);
+  rnx::cli::add_changes_command(app);
 #endif
 #ifdef RNX_HAVE_TORCH
   rnx::cli::add_bench_command(app);

@@ -51,6 +51,7 @@ class api {
   response post_baseline(const route_call& c);
   response list_runs(const route_call& c);
   response history(const route_call& c);
+  response changes(const route_call& c);
 
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);

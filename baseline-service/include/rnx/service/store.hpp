@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 4;
+inline constexpr int current_schema_version = 5;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -210,6 +210,47 @@ struct project_listing {
   std::string last_run_at;  // "" without runs
 };
 
+// One run of a branch's own history (push runs, no pull request) for the change-point detector, oldest first:
+// the run statistic and its log standard error, or for results stored before they were kept, the median and a
+// log standard error from its interval (0 when unknown).
+struct branch_point {
+  std::int64_t run_id = 0;
+  std::string commit;
+  std::string created_at;
+  double stat_ms = 0;
+  double log_se = 0;
+};
+
+// A change point found in one configuration's history of a branch, in one environment.
+struct change_record {
+  std::int64_t id = 0;
+  std::string project;
+  std::string branch;
+  std::string env_id;
+  config_key key;
+  std::int64_t run_id = 0;         // the first run after the step
+  std::string commit;              // its commit
+  std::int64_t before_run_id = 0;  // the last run before it
+  std::string before_commit;
+  std::int64_t detected_run_id = 0;  // the newest run when it was found
+  double ratio = 1;                  // after / before
+  double ci_lo = 1;
+  double ci_hi = 1;
+  double probability = 0;
+  std::int64_t n_before = 0;
+  std::int64_t n_after = 0;
+  std::string created_at;  // of the first run after the step
+  std::string detected_at;
+};
+
+struct change_filter {
+  std::optional<std::string> branch;
+  std::optional<std::string> env_id;
+  std::optional<std::string> kernel;
+  std::optional<config_key> config;
+  int limit = 100;
+};
+
 struct stored_verdict_row {
   std::int64_t id = 0;
   std::int64_t run_id = 0;
@@ -323,6 +364,15 @@ class database {
   std::vector<stored_verdict_row> recent_verdicts(std::int64_t project_id, int limit);
   // The newest stored verdict of a run: a "request" verdict before a "regression" one.
   std::optional<stored_verdict_row> verdict_of_run(std::int64_t run_id);
+
+  // Change points (store_changes.cpp). The newest `limit` ok results of `key` from push runs of `branch` in
+  // `env_id` up to run `until_run_id`, as the detector reads them, oldest first.
+  std::vector<branch_point> branch_history(std::int64_t project_id, std::string_view branch, std::string_view env_id,
+                                           const config_key& key, std::int64_t until_run_id, int limit);
+  // Stores a change point; nullopt when the same one (configuration, branch, environment, first run) is stored.
+  std::optional<std::int64_t> insert_change_point(std::int64_t project_id, const change_record& change);
+  // Stored change points, newest first step first; commits and project filled.
+  std::vector<change_record> change_points(std::int64_t project_id, const change_filter& filter);
 
   webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
   std::vector<webhook> webhooks(std::int64_t project_id);
