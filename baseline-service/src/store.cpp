@@ -138,6 +138,29 @@ CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, c
 ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
 ALTER TABLE tokens ADD COLUMN expires_at TEXT;
 )sql",
+    // 4 -> 5: sharded runs. The shards of a run group are held here until the group is formed into one run
+    // (all N arrived, or its timeout passed); only then is there a run, a baseline or a verdict.
+    R"sql(
+CREATE TABLE run_groups (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  run_group TEXT NOT NULL,
+  shard_count INTEGER NOT NULL,
+  first_received INTEGER NOT NULL,
+  first_received_at TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  formed_at TEXT,
+  UNIQUE (project_id, run_group)
+);
+CREATE TABLE shard_uploads (
+  group_id INTEGER NOT NULL REFERENCES run_groups(id),
+  shard_index INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  PRIMARY KEY (group_id, shard_index)
+);
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 

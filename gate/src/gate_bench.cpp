@@ -31,6 +31,8 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
     args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
   }
   for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
+  if (!request.shard.empty()) args.insert(args.end(), {"--shard", request.shard});
+  if (!request.run_group.empty()) args.insert(args.end(), {"--run-group", request.run_group});
   auto number = [](double v) {
     std::ostringstream os;
     os.precision(12);

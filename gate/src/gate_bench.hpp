@@ -17,6 +17,8 @@ struct bench_request {
   std::vector<std::string> kernels;  // only these kernels of the manifest; empty = all
   std::optional<double> rope;         // paired mode: the band and probability of the sequential looks, when the
   std::optional<double> probability;  // gate's resolved policy is not the manifest's own
+  std::string shard;      // "K/N": only this shard of the suite (rnx bench --shard); "" = all
+  std::string run_group;  // with shard: the run group ("" = rnx bench's default from GitHub's environment)
 };
 
 struct bench_outcome {

@@ -11,6 +11,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
@@ -30,6 +31,8 @@ class page_routes;
 struct api_options {
   std::size_t max_json_depth = 64;  // deeper documents are bad input, not a stack risk
   gate_policy default_policy;       // when a verdict request names no policy
+  // How long after a run group's first shard its verdict waits for the others (docs/scaling.md).
+  std::chrono::seconds shard_timeout{3600};
 };
 
 class api {
