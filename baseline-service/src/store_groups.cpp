@@ -12,6 +12,8 @@
 
 namespace rnx::store {
 
+using detail::transaction;
+
 namespace {
 
 std::int64_t unix_now() {
