@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -52,22 +53,15 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "shards_cpu.json"))
     args = ap.parse_args()
     kernels = args.kernel or DEFAULT_KERNELS
-    with tempfile.TemporaryDirectory() as tmp:
-        whole = bench(args.rnx, args.config, kernels, os.path.join(tmp, "whole.json"), [])
-        shards = []
-        heads = []
-        for k in range(1, args.shards + 1):
-            out = os.path.join(tmp, f"shard{k}.json")
-            shards.append(bench(args.rnx, args.config, kernels, out,
-                                ["--shard", f"{k}/{args.shards}", "--run-group", "shards-bench-1-1"]))
-            heads += [out, out.replace(".json", "-base.json")]
-        merged = subprocess.run([args.rnx, "gate", "--merge", *heads, "--no-github", "--mode", "paired",
-                                 "--out-dir", os.path.join(tmp, "gate"), "--store", os.path.join(tmp, "store.db")],
-                                capture_output=True, text=True, cwd=tmp)
-        if merged.returncode not in (0, 1):
-            sys.exit(f"shards_cpu: rnx gate --merge failed ({merged.returncode}):\n{merged.stderr}\n{merged.stdout}")
-        with open(os.path.join(tmp, "gate", "verdict.json")) as f:
-            verdict = json.load(f)
+    tmp = tempfile.mkdtemp(prefix="rnx-shards-bench-")
+    whole = bench(args.rnx, args.config, kernels, os.path.join(tmp, "whole.json"), [])
+    shards = []
+    documents = []
+    for k in range(1, args.shards + 1):
+        out = os.path.join(tmp, f"shard{k}.json")
+        shards.append(bench(args.rnx, args.config, kernels, out,
+                            ["--shard", f"{k}/{args.shards}", "--run-group", "shards-bench-1-1"]))
+        documents += [out, out.replace(".json", "-base.json")]
 
     fixed = sum(s["worker_start_s"] for s in shards) / len(shards)
     slowest = max(s["wall_s"] for s in shards)
@@ -81,12 +75,25 @@ def main():
     print(f"slowest shard {slowest:.1f} s; unsharded/{args.shards} + fixed cost (a shard's worker start, "
           f"mean {fixed:.1f} s) = {whole['wall_s'] / args.shards:.1f} + {fixed:.1f} = {predicted:.1f} s; "
           f"ratio slowest/unsharded {slowest / whole['wall_s']:.2f}")
-    print(f"merged: {len(verdict['configs'])} configurations judged, verdict {verdict['verdict']}")
+    result = {"kernels": kernels, "shards": args.shards, "unsharded": whole, "shard_runs": shards,
+              "slowest_shard_s": slowest, "fixed_cost_s": fixed, "predicted_s": predicted}
     os.makedirs(os.path.dirname(args.out), exist_ok=True)
     with open(args.out, "w") as f:
-        json.dump({"kernels": kernels, "shards": args.shards, "unsharded": whole, "shard_runs": shards,
-                   "slowest_shard_s": slowest, "fixed_cost_s": fixed, "predicted_s": predicted,
-                   "merged_configs": len(verdict["configs"]), "merged_verdict": verdict["verdict"]}, f, indent=2)
+        json.dump(result, f, indent=2)
+    # The shards put together: one paired verdict over every configuration of the suite.
+    merged = subprocess.run([args.rnx, "gate", "--merge", *documents, "--no-github", "--mode", "paired",
+                             "--out-dir", os.path.join(tmp, "gate"), "--store", os.path.join(tmp, "store.db")],
+                            capture_output=True, text=True, cwd=tmp)
+    if merged.returncode not in (0, 1):
+        sys.exit(f"shards_cpu: rnx gate --merge failed ({merged.returncode}); documents in {tmp}:\n"
+                 f"{merged.stderr}\n{merged.stdout}")
+    with open(os.path.join(tmp, "gate", "verdict.json")) as f:
+        verdict = json.load(f)
+    shutil.rmtree(tmp, ignore_errors=True)
+    print(f"merged: {len(verdict['configs'])} configurations judged, verdict {verdict['verdict']}")
+    result.update(merged_configs=len(verdict["configs"]), merged_verdict=verdict["verdict"])
+    with open(args.out, "w") as f:
+        json.dump(result, f, indent=2)
     print(f"wrote {args.out}")
 
 

@@ -83,6 +83,15 @@ def unsharded_verdict(h, base, head):
         return json.load(f)
 
 
+def same(a, b):
+    """Equal, numbers to 1e-12 relative: a verdict that went through the service's JSON is the same verdict."""
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(same(x, y) for x, y in zip(a, b))
+    if isinstance(a, float) and isinstance(b, float):
+        return abs(a - b) <= 1e-12 * max(abs(a), abs(b), 1e-300)
+    return a == b
+
+
 def check_group_verdict(verdict, unsharded, missing):
     check(verdict["verdict"] == "WARN", "a missing shard makes the verdict WARN, got %s: %s" % (
         verdict["verdict"], verdict["reason"]))
@@ -100,7 +109,7 @@ def check_group_verdict(verdict, unsharded, missing):
             continue
         c = by_key[key(u)]
         for field in ("decision", "ratio", "ci95", "p_faster", "p_slower", "p_equivalent", "n_base", "n_head"):
-            check(c.get(field) == u.get(field), "%s: %s %r sharded, %r unsharded" % (
+            check(same(c.get(field), u.get(field)), "%s: %s %r sharded, %r unsharded" % (
                 key(u), field, c.get(field), u.get(field)))
     check(by_key["k1/eager/float32/b8"]["decision"] == "faster", "k1 measured faster in its shard")
     check(unsharded["verdict"] == "PASS", "the unsharded run passes (k1 faster, the rest equivalent)")
