@@ -4,6 +4,10 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/run_document.hpp"
 
+#include "gate_report.hpp"
+
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <iostream>
 #include <set>
@@ -93,6 +97,76 @@ verdict_document await_group_verdict(baseline_backend& backend, const std::strin
     const double pause = std::min({left, 5.0, std::max(0.5, static_cast<double>(outcome.state.seconds_left))});
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long long>(pause * 1000)));
   }
+}
+
+void add_shard_flags(CLI::App& cmd, shard_flags& flags) {
+  cmd.add_option("--shard", flags.shard, "K/N: a matrix job measuring shard K of N of the suite; it reports nothing "
+                                         "(its run goes to its run group in the service, or is an artifact)");
+  cmd.add_option("--run-group", flags.run_group, "The shards' run group (default: $GITHUB_SHA-$GITHUB_RUN_ID-"
+                                                 "$GITHUB_RUN_ATTEMPT)");
+  cmd.add_option("--merge", flags.merge, "The final job of a matrix: the shards' run documents (and, paired, their "
+                                         "base runs), judged together once; a missing shard's configurations are named");
+  cmd.add_flag("--group-verdict", flags.group_verdict, "The final job of a matrix whose shards uploaded to the "
+                                                       "store: wait for the run group's verdict and report it once");
+  cmd.add_option("--group-wait", flags.group_wait_s, "With --group-verdict: seconds to wait for the group at most")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
+}
+
+void check_shard_flags(const shard_flags& flags, bool results_given) {
+  const int kinds = int{!flags.merge.empty()} + int{!flags.shard.empty()} + int{flags.group_verdict};
+  if (kinds > 1) {
+    throw error(errc::usage, "--shard (a matrix job), --merge (the final job, from files) and --group-verdict (the "
+                             "final job, from the store) are three kinds of job: use one");
+  }
+  if (results_given && (!flags.merge.empty() || flags.group_verdict)) {
+    throw error(errc::usage, "--results is one prepared run; --merge and --group-verdict judge a sharded run's "
+                             "shards: drop --results");
+  }
+  if (!flags.run_group.empty() && flags.shard.empty() && !flags.group_verdict) {
+    throw error(errc::usage, "--run-group names the group of --shard or --group-verdict; add one of them");
+  }
+  if (!flags.shard.empty()) (void)parse_shard(flags.shard);
+  if (!flags.run_group.empty()) validate_run_group(flags.run_group, "--run-group");
+}
+
+std::string resolve_run_group(const shard_flags& flags, std::string_view what) {
+  std::string group = flags.run_group;
+  if (group.empty()) {
+    group = github_run_group(env_or_empty("GITHUB_SHA"), env_or_empty("GITHUB_RUN_ID"),
+                             env_or_empty("GITHUB_RUN_ATTEMPT"));
+  }
+  if (group.empty()) {
+    throw error(errc::usage, std::string(what) + " needs the run group: pass --run-group NAME (in GitHub Actions it "
+                                                 "is GITHUB_SHA-GITHUB_RUN_ID-GITHUB_RUN_ATTEMPT)");
+  }
+  validate_run_group(group, "--run-group");
+  return group;
+}
+
+void hand_in_shard(const run_document& head, bool paired, bool has_base, const backend_flags& backend,
+                   const manifest* m, const std::string& out_dir, const std::string& output_path) {
+  const shard_info& s = *head.shard;
+  const std::string name = std::to_string(s.index) + "/" + std::to_string(s.count);
+  const bool embedded = resolve_service_url(backend, m).url.empty();
+  std::string state;
+  if (!paired && (!embedded || !backend.store.empty())) {
+    std::unique_ptr<baseline_backend> store;
+    try {
+      store = open_backend(backend, m).backend;
+      state = describe_group(store->upload_shard(head));
+      std::cout << "rnx gate: shard " << name << " stored in the " << store->describe() << "; " << state << "\n";
+    } catch (const error& e) {
+      if (e.code() != errc::unavailable && !(embedded && e.code() == errc::internal)) throw;
+      state = "not stored: " + std::string(e.what());
+      std::cout << "::warning title=rnx::" << escape_command_data("shard " + name + " " + state) << "\n";
+    }
+  } else {
+    std::cout << "rnx gate: shard " << name << " of run group " << s.group << ": its run documents are in "
+              << out_dir << " (run.json" << (has_base ? ", base-run.json" : "")
+              << "); upload them as an artifact, and the matrix's final job judges every shard with rnx gate --merge\n";
+  }
+  if (!output_path.empty()) write_outputs(output_path, {{"shard", name}, {"run-group", s.group}, {"group-state", state}});
 }
 
 }  // namespace rnx::gate
