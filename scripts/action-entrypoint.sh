@@ -42,6 +42,7 @@ import_files=""
 merge_files=""
 group_verdict=""
 project=""
+config=""
 for arg in "$@"; do
   case "$arg" in
     --*=*) ;;
@@ -61,6 +62,7 @@ for arg in "$@"; do
     --merge) merge_files="$value"; continue ;;
     --group-verdict) group_verdict="$value"; continue ;;
     --project) project="$value" ;;
+    --config) config="$value" ;;
   esac
   # An input that this mode does not use (e.g. thresholds in accept mode) is left out.
   if flag_allowed "$name"; then args+=("$name" "$value"); fi
@@ -88,9 +90,16 @@ if [ -n "$import_format" ]; then
   # Space-separated paths; shell patterns (bench-*.json) are expanded on purpose.
   # shellcheck disable=SC2206
   files=($import_files)
-  [ -n "$project" ] || project="${GITHUB_REPOSITORY##*/}"
+  # The project: the input, else rnx.toml's [project] name (rnx import reads it), else the repository's name.
+  import_args=()
+  [ -n "$config" ] && import_args+=(--config "$config")
+  if [ -n "$project" ]; then
+    import_args+=(--project "$project")
+  elif [ ! -f "${config:-rnx.toml}" ]; then
+    import_args+=(--project "${GITHUB_REPOSITORY##*/}")
+  fi
   mkdir -p .rnx
-  "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json --project "$project"
+  "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json "${import_args[@]}"
   args+=(--results .rnx/imported-run.json)
 fi
 # The final job of a sharded matrix: the shards' documents (patterns expanded on purpose), or the service's group.

@@ -296,10 +296,9 @@ gate_policy parse_gate(const walker& w, const toml::table& t, std::string_view p
   }
   if (auto n = t.get("on_abstain")) {
     std::string s = w.string(*n, key("on_abstain"));
-    if (s == "warn") p.on_abstain = overall::warn;
-    else if (s == "pass") p.on_abstain = overall::pass;
-    else if (s == "block") p.on_abstain = overall::block;
-    else w.fail(n, key("on_abstain"), "unknown value \"" + s + "\" (use warn, pass or block)");
+    auto answer = overall_from_string(s);
+    if (!answer) w.fail(n, key("on_abstain"), "unknown value \"" + s + "\" (use warn, pass or block)");
+    p.on_abstain = *answer;
   }
   if (auto n = t.get("report_only")) p.report_only = w.boolean(*n, key("report_only"));
   return p;

@@ -23,7 +23,7 @@ struct optimize_cli_options {
   double budget_ms = 0, warmup_ms = 0;
   bool no_profile = false;
   bool no_commit = false;
-  std::string format = "text";
+  output_format format = output_format::text;
   std::string json_out;
   std::string repo;
   double verify_timeout_s = 0;
@@ -75,9 +75,9 @@ void run_optimize_command(optimize_cli_options& o) {
     out << json::serialize(record, true) << "\n";
     if (!out) throw error(errc::not_found, o.json_out + ": cannot write the --json-out file");
   }
-  if (o.format == "json") {
+  if (o.format == output_format::json) {
     std::cout << json::serialize(record, true) << "\n";
-  } else if (o.format == "markdown") {
+  } else if (o.format == output_format::markdown) {
     std::cout << optimize::render_proposal_body(r);
   } else {
     std::cout << optimize::render_attempts_text(r);
@@ -125,9 +125,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--remote", o->loop.pr.remote, "The remote the branch is pushed to")->capture_default_str();
   cmd->add_option("--work-dir", o->loop.work_dir, "Folder for candidates and records (default: a new temporary one)");
   cmd->add_option("--json-out", o->json_out, "Also write the JSON record of every attempt here");
-  cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  add_format_option(*cmd, o->format);
   cmd->callback([o] { run_optimize_command(*o); });
 }
 

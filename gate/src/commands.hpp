@@ -22,6 +22,11 @@ void add_profile_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 #endif
 
+// --format of the commands that print a document: text for a terminal, JSON, or Markdown.
+enum class output_format { text, json, markdown };
+// Adds --format (text | json | markdown, default text) to `cmd`, read into `format`.
+CLI::Option* add_format_option(CLI::App& cmd, output_format& format);
+
 // The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).
 int& exit_code();
 

@@ -9,6 +9,22 @@
 
 namespace rnx::gate {
 
+std::string_view to_string(gate_mode m) {
+  switch (m) {
+    case gate_mode::stored: return "stored";
+    case gate_mode::paired: return "paired";
+    case gate_mode::confirmed: return "confirmed";
+  }
+  return "stored";
+}
+
+std::optional<gate_mode> gate_mode_from_string(std::string_view text) {
+  for (gate_mode m : {gate_mode::stored, gate_mode::paired, gate_mode::confirmed}) {
+    if (text == to_string(m)) return m;
+  }
+  return std::nullopt;
+}
+
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();

@@ -12,8 +12,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rnx::gate {
+
+// What `rnx gate` compares the head with: the stored baseline, the base revision measured beside it in this job
+// (paired), or the stored baseline with what it calls slower measured again paired (confirmed).
+enum class gate_mode { stored, paired, confirmed };
+std::string_view to_string(gate_mode m);
+std::optional<gate_mode> gate_mode_from_string(std::string_view text);
 
 // The environment variable `name`, or "" when it is unset.
 std::string env_or_empty(const char* name);

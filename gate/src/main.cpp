@@ -4,11 +4,21 @@
 #include "rnx/common/error.hpp"
 
 #include <iostream>
+#include <map>
+#include <string>
 
 namespace rnx::cli {
 int& exit_code() {
   static int code = 0;
   return code;
+}
+
+CLI::Option* add_format_option(CLI::App& cmd, output_format& format) {
+  const std::map<std::string, output_format> names{
+      {"text", output_format::text}, {"json", output_format::json}, {"markdown", output_format::markdown}};
+  return cmd.add_option("--format", format, "Output format: text, json or markdown")
+      ->transform(CLI::CheckedTransformer(names))
+      ->default_str("text");
 }
 }  // namespace rnx::cli
 

@@ -2,6 +2,7 @@
 #include "rnx/runner/tolerance.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 
 #include <algorithm>
 #include <cmath>
@@ -57,10 +58,17 @@ std::string_view to_string(yard_basis basis) {
   return "self_check";
 }
 
-std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
-                                           std::uint64_t seed) {
+bool tf32_allowed(at::ScalarType dtype, at::Device device) {
+  if (dtype != at::kFloat || !device.is_cuda()) return false;
+  return at::globalContext().allowTF32CuDNN() || at::globalContext().allowTF32CuBLAS();
+}
+
+double arithmetic_eps(at::ScalarType dtype, at::Device device) {
+  return tf32_allowed(dtype, device) ? 9.765625e-4 : dtype_eps(dtype);  // TF32: 2^-10
+}
+
+std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, double eps, std::uint64_t seed) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x5DEECE66DULL);
-  const double eps = dtype_eps(dtype);
   std::vector<at::Tensor> out;
   out.reserve(inputs.size());
   for (const auto& t : inputs) {
@@ -76,9 +84,10 @@ std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs
 }
 
 yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& ref64,
-                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64) {
+                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64, bool tf32) {
   yardstick y;
   y.dtype = dtype;
+  y.tf32 = tf32;
   at::Tensor errors = all_errors(eager, ref64);
   y.elements = errors.numel();
   if (y.elements > 0) {
@@ -116,7 +125,8 @@ std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   std::string capped;
   if (basis == yard_basis::self_check && y.input_rounding && rounding_explains * *y.input_rounding < y.typical) {
     capped = ", counted only up to " + number(rounding_explains) + "x the " + number(*y.input_rounding) +
-             " that rounding the inputs to " + dt + " moves the float64 result (" +
+             " that rounding the inputs to " + (y.tf32 ? "TF32 (allowed for float32 on CUDA)" : dt) +
+             " moves the float64 result (" +
              number(rounding_explains * *y.input_rounding) + ")";
   }
   std::ostringstream os;

@@ -47,12 +47,16 @@ int result_fd = 1;
 // glibc serves a large allocation (a CPU tensor of a few MiB) with a fresh mmap until freeing such a block
 // raises its threshold, and whether that has happened differs from process to process. Where it has not, every
 // call maps, faults in and unmaps its outputs: on the 2-core CI machine a softmax over 2 MiB measured 5-9 ms in
-// such processes against 1.4-2.8 ms in the others. Fixed thresholds (glibc's largest mmap threshold, 32 MiB)
-// make every worker reuse its heap from the first call, as any warmed-up program does.
+// such processes against 1.4-2.8 ms in the others. A fixed threshold is not enough: glibc caps it at 32 MiB, and
+// a 64 MiB output (a GELU over 16 M floats) was still mapped and faulted in at every call, 57,344 page faults a
+// sample, with process medians 0.72 to 13 ms apart (bench/corpus.py aa, batchnorm2d_module at batch 4). So mmap
+// is not used for allocations at all (glibc still maps where its heap cannot grow) and freed memory stays with
+// the process (a trim threshold of 1 GiB): every worker reuses its heap from the first call, as any warmed-up
+// program does.
 void steady_allocator() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 
