@@ -54,6 +54,8 @@ class api {
   response post_baseline(const route_call& c);
   response list_runs(const route_call& c);
   response history(const route_call& c);
+  response get_group(const route_call& c);           // a sharded run's group (docs/scaling.md)
+  response post_group_verdict(const route_call& c);  // its verdict once complete or due
 
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);
