@@ -14,7 +14,7 @@ mode="${1:-gate}"
 [ "$#" -gt 0 ] && shift
 
 gate_flags="--config --service-url --store --mode --pair-ref --rope --probability --min-samples --on-abstain --runner
-  --results --out-dir --report-key --status-context --project"
+  --results --out-dir --report-key --status-context --project --shard --run-group"
 accept_flags="--config --service-url --store --status-context"
 optimize_flags="--config --kernel --budget --rewriter"
 
@@ -39,6 +39,8 @@ flag_allowed() {
 args=()
 import_format=""
 import_files=""
+merge_files=""
+group_verdict=""
 project=""
 config=""
 for arg in "$@"; do
@@ -57,6 +59,8 @@ for arg in "$@"; do
   case "$name" in
     --import-format) import_format="$value"; continue ;;
     --import-files) import_files="$value"; continue ;;
+    --merge) merge_files="$value"; continue ;;
+    --group-verdict) group_verdict="$value"; continue ;;
     --project) project="$value" ;;
     --config) config="$value" ;;
   esac
@@ -98,6 +102,26 @@ if [ -n "$import_format" ]; then
   "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json "${import_args[@]}"
   args+=(--results .rnx/imported-run.json)
 fi
+# The final job of a sharded matrix: the shards' documents (patterns expanded on purpose), or the service's group.
+if [ -n "$merge_files" ]; then
+  shopt -s nullglob
+  # shellcheck disable=SC2206
+  merge=($merge_files)
+  shopt -u nullglob
+  if [ "${#merge[@]}" -eq 0 ]; then
+    echo "::error title=rnx::no shard run document matches the merge input \"$merge_files\": every shard job failed before writing one (or the artifacts were not downloaded)" >&2
+    exit 2
+  fi
+  args+=(--merge "${merge[@]}")
+fi
+case "$group_verdict" in
+  "" | false) ;;
+  true) args+=(--group-verdict) ;;
+  *)
+    echo "::error title=rnx::the group-verdict input \"$group_verdict\" must be true or false" >&2
+    exit 2
+    ;;
+esac
 case "$mode" in
   gate) exec "$rnx" gate "${args[@]}" ;;
   report-only) exec "$rnx" gate --report-only "${args[@]}" ;;

@@ -7,6 +7,7 @@
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/verdicts.hpp"
 
+#include "api_groups.hpp"
 #include "pages_routes.hpp"
 #include "router.hpp"
 
@@ -262,6 +263,9 @@ void api::add_api_routes() {
   r.add({"/api/v1/baselines", {verb::post}, {}, answer_form::json, to(&api::post_baseline)});
   r.add({"/api/v1/projects/{project}/runs", {verb::get}, {"branch", "env_id", "limit"}, answer_form::json,
          to(&api::list_runs)});
+  r.add({"/api/v1/projects/{project}/groups/{group}", {verb::get}, {}, answer_form::json, to(&api::get_group)});
+  r.add({"/api/v1/projects/{project}/groups/{group}/verdict", {verb::post}, {}, answer_form::json,
+         to(&api::post_group_verdict)});
   r.add({"/api/v1/projects/{project}/history", {verb::get}, {"branch", "env_id", "kernel", "limit"},
          answer_form::json, to(&api::history)});
   r.add({"/api/v1/projects/{project}/changes", {verb::get}, {"branch", "env_id", "kernel", "limit"},
@@ -291,6 +295,8 @@ response api::post_run(const route_call& c) {
   // moving a baseline is an accept, so it needs more than the upload scope.
   require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
                                                              : store::token_action::move_baseline);
+  // A shard of a sharded run is held in its run group until the group is formed (api_groups.cpp).
+  if (run.shard) return shard_upload_answer(db_, metrics_, who.project_id, run, options_.shard_timeout, req);
   auto upload = store::upload_run(db_, who.project_id, run);
   metrics_.count_run_stored();
   if (upload.baseline && upload.previous_baseline) {
@@ -337,6 +343,20 @@ response api::post_verdict(const route_call& c) {
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, "request");
   return json_answer(200, to_json(judged.verdict), req);
+}
+
+response api::get_group(const route_call& c) {
+  auto who = authenticate(c.req);
+  auto project = authorize_project(who, c.parts[3]);
+  return group_answer(db_, project.id, c.parts[5], options_.shard_timeout, c.req);
+}
+
+response api::post_group_verdict(const route_call& c) {
+  auto who = authenticate(c.req);
+  require_scope(who, store::token_action::ask_verdict);
+  auto policy = policy_from(c.req, options_.default_policy, options_.max_json_depth);
+  auto project = authorize_project(who, c.parts[3]);
+  return group_verdict_answer(db_, metrics_, project.id, c.parts[5], policy, options_.shard_timeout, c.req);
 }
 
 response api::post_baseline(const route_call& c) {

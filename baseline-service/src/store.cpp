@@ -168,6 +168,29 @@ CREATE TABLE change_points (
 );
 CREATE INDEX change_points_by_config ON change_points (project_id, kernel, runtime, dtype, batch, env_id, run_id);
 )sql",
+    // 5 -> 6: sharded runs. The shards of a run group are held here until the group is formed into one run
+    // (all N arrived, or its timeout passed); only then is there a run, a baseline or a verdict.
+    R"sql(
+CREATE TABLE run_groups (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  run_group TEXT NOT NULL,
+  shard_count INTEGER NOT NULL,
+  first_received INTEGER NOT NULL,
+  first_received_at TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  formed_at TEXT,
+  UNIQUE (project_id, run_group)
+);
+CREATE TABLE shard_uploads (
+  group_id INTEGER NOT NULL REFERENCES run_groups(id),
+  shard_index INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  PRIMARY KEY (group_id, shard_index)
+);
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/shard.hpp"
 
 #include <openssl/evp.h>
 
@@ -205,7 +206,7 @@ run_result result_from(const json::reader& r) {
 run_document run_from_json(const bj::value& v, std::string_view source) {
   json::reader r(v, std::string(source));
   r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
-               "results", "pairing"});
+               "results", "pairing", "shard"});
   auto schema = r.at("schema");
   if (schema.string() != run_schema_id) schema.fail("\"rnx.run/v1\"");
   run_document run;
@@ -237,6 +238,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
     }
     run.pairing = std::move(info);
   }
+  if (auto sh = r.maybe("shard")) run.shard = shard_from_json(*sh);
   const std::int64_t block = run.pairing ? run.pairing->block : in_process_block;
   auto results = r.at("results");
   std::set<config_key> seen;
@@ -258,6 +260,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
                                      run.results.back().key().label() + " (each configuration appears once)");
     }
   }
+  if (run.shard) check_shard_results(run, source);
   return run;
 }
 
@@ -343,6 +346,7 @@ bj::value to_json(const run_document& run) {
                                 {"block", run.pairing->block},
                                 {"looks", run.pairing->looks}};
   }
+  if (run.shard) doc["shard"] = to_json(*run.shard);
   return doc;
 }
 

@@ -6,6 +6,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/shard.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
 
@@ -62,6 +63,9 @@ struct bench_args {
   std::optional<std::int64_t> pull_request;
   bool quiet = false;
   bool fail_on_error = false;
+  std::string shard;         // "K/N": only this shard's configurations (docs/scaling.md)
+  std::string run_group;     // the shards' run group (default: from GitHub's environment)
+  std::string shard_costs;   // a previous run document whose sampling times balance the split
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -106,6 +110,36 @@ void write_timings(const runner::bench_timing& timing, const std::string& path) 
   if (!out) {
     throw error(errc::usage, "--timings " + path + ": cannot write the file (pass a path in a writable folder)");
   }
+}
+
+// --shard K/N: this job's share of the suite, recorded in the run documents so the verdict can be formed over
+// every shard of the run group (rnx gate --merge, or the service) and name the configurations of a missing one.
+std::optional<shard_info> plan_shard_of(const bench_args& a, runner::bench_options& o) {
+  if (a.shard.empty()) {
+    if (!a.run_group.empty() || !a.shard_costs.empty()) {
+      throw error(errc::usage, "rnx bench: --run-group and --shard-costs belong to a sharded run: add --shard K/N");
+    }
+    return std::nullopt;
+  }
+  const shard_spec spec = parse_shard(a.shard);
+  std::string group = a.run_group;
+  if (group.empty()) {
+    group = github_run_group(env_or("GITHUB_SHA", ""), env_or("GITHUB_RUN_ID", ""), env_or("GITHUB_RUN_ATTEMPT", ""));
+  }
+  if (group.empty()) {
+    throw error(errc::usage, "rnx bench --shard " + a.shard + ": no run group: pass --run-group NAME, the same in "
+                             "every shard of one run (in GitHub Actions it is GITHUB_SHA-GITHUB_RUN_ID-"
+                             "GITHUB_RUN_ATTEMPT)");
+  }
+  validate_run_group(group, "--run-group");
+  std::map<config_key, double> costs;
+  if (!a.shard_costs.empty()) costs = costs_from_run(read_run_file(a.shard_costs));
+  shard_info info = runner::plan_shard(o, spec.index, spec.count, group, costs);
+  if (!a.quiet) {
+    std::cerr << "rnx bench: shard " << a.shard << " of run group " << group << ": " << o.only->size() << " of "
+              << info.assignment.size() << " configurations (balanced by " << to_string(info.balanced_by) << ")\n";
+  }
+  return info;
 }
 
 // The manifest's absolute path, after checking the flags that go together; the run documents' folders (e.g.
@@ -239,6 +273,7 @@ void run(const bench_args& a) {
   const fs::path dir = config.parent_path();
   gate_policy policy;
   runner::bench_options o = bench_options_of(a, config, policy);
+  const std::optional<shard_info> shard = plan_shard_of(a, o);
   std::unique_ptr<gate::scoped_worktree> worktree;
   std::string base_commit;
   if (!a.pair.empty()) base_commit = add_pair_side(a, config, o, worktree);
@@ -258,6 +293,7 @@ void run(const bench_args& a) {
     if (sides[1].pairing) sides[1].pairing->partner_commit = id.commit;
   }
   run_document head = runner::make_run_document(sides[0], id.commit, id.branch, id.base_branch, a.pull_request);
+  head.shard = shard;
   write_run_file(head, a.out);
   if (!a.quiet) {
     std::cerr << "\n";
@@ -267,6 +303,7 @@ void run(const bench_args& a) {
   std::optional<run_document> base;
   if (paired) {
     base = runner::make_run_document(sides[1], base_commit, a.self_check ? id.branch : a.pair, "", std::nullopt);
+    base->shard = shard;
     if (!a.base_out.empty()) write_run_file(*base, a.base_out);
     if (!a.quiet) {
       std::cerr << "\nbase " << base_label << " (" << base_commit.substr(0, 12) << "):\n";
@@ -338,6 +375,13 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--branch", args->branch, "Branch recorded in the run (default: from GitHub or git)");
   cmd->add_option("--base-branch", args->base_branch, "Base branch recorded in the run (default: $GITHUB_BASE_REF)");
   cmd->add_option("--pull-request", args->pull_request, "Pull request number")->check(CLI::PositiveNumber);
+  cmd->add_option("--shard", args->shard,
+                  "K/N: measure only shard K of N of the suite (a CI matrix; judge with rnx gate --merge)");
+  cmd->add_option("--run-group", args->run_group,
+                  "With --shard: the run group shared by every shard (default: $GITHUB_SHA-$GITHUB_RUN_ID-"
+                  "$GITHUB_RUN_ATTEMPT)");
+  cmd->add_option("--shard-costs", args->shard_costs,
+                  "With --shard: a previous run document; its sampling times balance the split (default: by count)");
   cmd->add_flag("--quiet", args->quiet, "No progress or summary on stderr");
   cmd->add_flag("--fail-on-error", args->fail_on_error,
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "

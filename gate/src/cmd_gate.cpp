@@ -6,6 +6,7 @@
 #include "gate_bench.hpp"
 #include "gate_context.hpp"
 #include "gate_drift.hpp"
+#include "gate_merge.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
@@ -16,6 +17,7 @@
 #include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/text.hpp"
+#include "rnx/stats/shards.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <algorithm>
@@ -51,6 +53,7 @@ struct gate_options {
   std::string report_key;
   std::string status_context = "rnx/benchmark";
   bool no_github = false;
+  shard_flags sharding;  // --shard, --merge, --group-verdict (docs/scaling.md)
 };
 
 void apply_flags(github_context& ctx, const gate_options& o) {
@@ -275,6 +278,7 @@ struct gate_job {
   bool embedded = false;  // the embedded store rather than rnx-server
   std::optional<uploaded_run> upload;
   std::string drift_report;  // [gate] drift_budget: the check's Markdown, "" when no budget is set
+  std::optional<merged_shards> shards;  // --merge: the shards' documents, each side merged
 
   const manifest* manifest_ptr() const { return m ? &*m : nullptr; }
 };
@@ -343,11 +347,12 @@ gate_job plan_gate(gate_options o, github_context ctx) {
     std::cout << "rnx gate: a push is stored as the new baseline; paired mode applies to pull requests\n";
   }
   // A prepared run needs no manifest; benchmarking does.
-  job.m = load_manifest_if_present(o.config, o.config_given || o.results.empty());
+  const bool prepared = !o.results.empty() || !o.sharding.merge.empty() || o.sharding.group_verdict;
+  job.m = load_manifest_if_present(o.config, o.config_given || !prepared);
   job.policy = resolve_policy(job.manifest_ptr(), o.policy, ctx.runner_environment);
   job.project = !o.project.empty() ? o.project : job.m ? job.m->project : std::string();
   job.out_dir = o.out_dir;
-  if (job.paired) job.pair_ref = paired_base_ref(o, ctx);
+  if (job.paired && o.sharding.merge.empty()) job.pair_ref = paired_base_ref(o, ctx);
   job.o = std::move(o);
   job.ctx = std::move(ctx);
   return job;
@@ -359,6 +364,8 @@ void bench_head_and_base(gate_job& job) {
   bench_request request;
   request.config = job.o.config;
   request.out = (job.out_dir / "run.json").string();
+  request.shard = job.o.sharding.shard;
+  request.run_group = job.o.sharding.run_group;
   if (job.paired && job.o.base_results.empty()) {
     request.pair_ref = job.pair_ref;
     request.base_out = (job.out_dir / "base-run.json").string();
@@ -378,6 +385,19 @@ void bench_head_and_base(gate_job& job) {
 
 // The head run (and, paired, the base run): the prepared files given, or measured now.
 void measure(gate_job& job) {
+  if (job.shards) {
+    // --merge: the shards' runs put together; paired when their base runs came with them.
+    job.head = job.shards->head.merged;
+    if (job.paired && !job.shards->base) {
+      throw error(errc::usage, "--mode paired with --merge needs the shards' base runs (rnx bench --base-out) among "
+                               "the files");
+    }
+    if (job.paired) {
+      job.base = job.shards->base->merged;
+      job.pair_ref = job.base->commit;
+    }
+    return;
+  }
   if (job.o.results.empty()) {
     bench_head_and_base(job);
     return;
@@ -453,6 +473,42 @@ void offer_accept(gate_job& job) {
                                    : resolve_service_url(job.o.backend, job.manifest_ptr()).url;
   job.facts.accept_hint =
       accept_hint({job.ctx.event == event_kind::pull_request, job.embedded, location, job.facts.run_id});
+}
+
+// The final job of a sharded matrix with a store the shards uploaded to: the run group's verdict, once every shard
+// has arrived or the group is due, reported like any verdict (one comment, one status).
+void judge_group(gate_job& job) {
+  const std::string group = resolve_run_group(job.o.sharding, "--group-verdict");
+  if (job.project.empty()) {
+    throw error(errc::usage, "--group-verdict: no project: set [project] name in " + job.o.config +
+                                 " or pass --project NAME");
+  }
+  job.head.project = job.project;
+  job.head.commit = job.ctx.commit;
+  job.head.branch = job.ctx.branch;
+  job.head.base_branch = job.ctx.base_branch;
+  std::error_code ec;
+  std::filesystem::create_directories(job.out_dir, ec);
+  if (ec) throw error(errc::usage, "cannot create --out-dir " + job.o.out_dir + ": " + ec.message());
+  job.facts.mode = std::string(to_string(gate_mode::stored));
+  job.facts.event = std::string(to_string(job.ctx.event));
+  job.facts.commit = job.head.commit;
+  job.facts.runner_label = job.policy.runner_label;
+  job.embedded = resolve_service_url(job.o.backend, job.manifest_ptr()).url.empty();
+  try {
+    job.backend = open_backend(job.o.backend, job.manifest_ptr()).backend;
+    job.facts.backend = job.backend->describe();
+    job.verdict = await_group_verdict(*job.backend, job.project, group, job.policy.policy, job.o.sharding.group_wait_s);
+    if (!job.verdict.head_run_id.empty()) {
+      job.upload = uploaded_run{job.verdict.head_run_id, false, false};
+      job.facts.run_id = job.verdict.head_run_id;
+    }
+  } catch (const error& e) {
+    if (!is_outage(e, job.embedded)) throw;
+    const std::string where = job.backend ? "the " + job.backend->describe() : std::string("the baseline store");
+    job.verdict = warn_verdict(where + " is unavailable, so run group " + group + " was not judged: " + e.what(),
+                               job.policy.policy, job.head);
+  }
 }
 
 // Paired: the verdict is the head against the base measured beside it.
@@ -545,10 +601,28 @@ void run_gate(gate_options o) {
   github_context ctx = read_github_context(process_env());
   apply_flags(ctx, o);
   if (answer_non_gating_event(ctx, o)) return;
+  check_shard_flags(o.sharding, !o.results.empty());
+  std::optional<merged_shards> shards;
+  if (!o.sharding.merge.empty()) {
+    shards = read_shard_files(o.sharding.merge);
+    if (o.mode.empty()) o.mode = shards->base ? "paired" : "stored";
+  }
   gate_job job = plan_gate(std::move(o), std::move(ctx));
-  measure(job);
-  file_head_run(job);
-  store_and_judge(job);
+  job.shards = std::move(shards);
+  if (job.o.sharding.group_verdict) {
+    judge_group(job);
+  } else {
+    measure(job);
+    file_head_run(job);
+    if (job.head.shard) {
+      // A shard job reports nothing: the matrix's final job does, once (docs/scaling.md).
+      hand_in_shard(job.head, job.paired, job.base.has_value(), job.o.backend, job.manifest_ptr(), job.o.out_dir,
+                    job.ctx.output_path);
+      exit_code() = 0;
+      return;
+    }
+    store_and_judge(job);
+  }
   offer_accept(job);
   if (job.mode == gate_mode::confirmed && job.ctx.event == event_kind::pull_request) {
     if (auto note = confirm_slower(job.verdict, job.o, job.policy, job.out_dir); !note.empty()) {
@@ -558,6 +632,7 @@ void run_gate(gate_options o) {
   }
   if (job.paired) judge_paired(job);
   check_drift_budget(job);
+  if (job.shards) stats::add_missing_shards(job.verdict, job.shards->head, job.policy.policy);
   note_new_baseline(job);
   add_history(job);
   publish(job);
@@ -582,6 +657,7 @@ void add_gate_command(CLI::App& app) {
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);
   add_policy_flags(*cmd, o->policy);
+  add_shard_flags(*cmd, o->sharding);
   cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");
   cmd->add_option("--commit", o->commit, "Commit measured (default: from GitHub's event)");
   cmd->add_option("--branch", o->branch, "Branch measured (default: from GitHub's event)");

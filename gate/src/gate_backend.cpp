@@ -6,6 +6,7 @@
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/service/changes.hpp"
+#include "rnx/service/run_groups.hpp"
 #include "rnx/service/verdicts.hpp"
 
 #include <boost/json.hpp>
@@ -183,7 +184,39 @@ class service_backend final : public baseline_backend {
     return {pages::run_page(body.as_object(), links)};
   }
 
+  store::group_state upload_shard(const run_document& shard) override {
+    bj::value body = call("POST", "/api/v1/runs", json::serialize(to_json(shard)));
+    return read_group(body, "POST /api/v1/runs");
+  }
+
+  group_outcome judge_group(const std::string& project, const std::string& group, const gate_policy& policy) override {
+    bj::object request{{"policy", policy_json(policy)}};
+    bj::value body = call("POST", "/api/v1/projects/" + percent_encode(project) + "/groups/" + percent_encode(group) +
+                                      "/verdict",
+                          json::serialize(request));
+    group_outcome out;
+    out.state = read_group(body, "the run group's verdict");
+    if (const auto* v = body.as_object().if_contains("verdict")) {
+      try {
+        out.verdict = verdict_from_json(*v, describe() + " verdict");
+      } catch (const error& e) {
+        throw error(errc::unavailable, e.what());
+      }
+    }
+    return out;
+  }
+
  private:
+  store::group_state read_group(const bj::value& body, std::string_view what) {
+    const auto* group = body.as_object().if_contains("group");
+    if (!group) throw error(errc::unavailable, describe() + " answered " + std::string(what) + " without the group");
+    try {
+      return store::group_state_from_json(*group, describe() + " group");
+    } catch (const error& e) {
+      throw error(errc::unavailable, e.what());
+    }
+  }
+
   // Returns the JSON body of a 2xx answer. 5xx and network failures are `unavailable`; a 4xx keeps
   // the service's own error code and message (they name what to fix).
   bj::value call(std::string_view method, const std::string& target, const std::string& body) {
@@ -239,7 +272,8 @@ class service_backend final : public baseline_backend {
 
 class embedded_backend final : public baseline_backend {
  public:
-  explicit embedded_backend(const std::string& path) : path_(path), db_(prepare_path(path)) {}
+  embedded_backend(const std::string& path, std::chrono::seconds group_timeout)
+      : path_(path), db_(prepare_path(path)), group_timeout_(group_timeout) {}
 
   std::string describe() const override { return "embedded store " + path_; }
 
@@ -337,6 +371,19 @@ class embedded_backend final : public baseline_backend {
     return pages::report_pages(db_, *p, to_id(run_id));
   }
 
+  store::group_state upload_shard(const run_document& shard) override {
+    return store::receive_shard(db_, db_.ensure_project(shard.project).id, shard, group_timeout_);
+  }
+
+  group_outcome judge_group(const std::string& project, const std::string& group, const gate_policy& policy) override {
+    auto p = db_.find_project(project);
+    if (!p) throw error(errc::not_found, "project " + project + " is not in " + describe());
+    auto judged = store::judge_run_group(db_, p->id, group, policy, group_timeout_, store::advice_route{path_});
+    group_outcome out{std::move(judged.state), std::nullopt};
+    if (judged.judged) out.verdict = std::move(judged.judged->verdict);
+    return out;
+  }
+
  private:
   // The change points this push run revealed in its branch's history (stored for `rnx changes`), one line each;
   // a failed scan is a warning, never a failed upload.
@@ -380,6 +427,7 @@ class embedded_backend final : public baseline_backend {
 
   std::string path_;
   store::database db_;
+  std::chrono::seconds group_timeout_;
 };
 
 }  // namespace
@@ -389,8 +437,8 @@ std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::str
   return std::make_unique<service_backend>(std::move(url), std::move(token), timeout);
 }
 
-std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path) {
-  return std::make_unique<embedded_backend>(path);
+std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path, std::chrono::seconds group_timeout) {
+  return std::make_unique<embedded_backend>(path, group_timeout);
 }
 
 }  // namespace rnx::gate

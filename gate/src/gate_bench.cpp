@@ -37,6 +37,8 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
   if (request.quiet) args.push_back("--quiet");
   if (request.processes) args.insert(args.end(), {"--processes", std::to_string(*request.processes)});
   if (request.max_processes) args.insert(args.end(), {"--max-processes", std::to_string(*request.max_processes)});
+  if (!request.shard.empty()) args.insert(args.end(), {"--shard", request.shard});
+  if (!request.run_group.empty()) args.insert(args.end(), {"--run-group", request.run_group});
   auto number = [](double v) {
     std::ostringstream os;
     os.precision(12);

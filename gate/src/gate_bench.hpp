@@ -25,6 +25,8 @@ struct bench_request {
   std::optional<double> budget_ms;   // timed budget per configuration and process
   std::optional<double> rope;         // paired mode: the band and probability of the sequential looks, when the
   std::optional<double> probability;  // gate's resolved policy is not the manifest's own
+  std::string shard;      // "K/N": only this shard of the suite (rnx bench --shard); "" = all
+  std::string run_group;  // with shard: the run group ("" = rnx bench's default from GitHub's environment)
 };
 
 struct bench_outcome {

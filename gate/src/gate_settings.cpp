@@ -59,6 +59,11 @@ void add_backend_flags(CLI::App& cmd, backend_flags& flags) {
   cmd.add_option("--service-timeout", flags.timeout_s, "Seconds per phase of a service call before WARN")
       ->check(CLI::Range(0.1, 600.0))
       ->capture_default_str();
+  cmd.add_option("--group-timeout", flags.group_timeout_s,
+                 "Embedded store: seconds after a run group's first shard before it is judged without the missing "
+                 "ones (the service: rnx-server --shard-timeout)")
+      ->check(CLI::Range(0.0, 7 * 86400.0))
+      ->capture_default_str();
 }
 
 service_setting resolve_service_url(const backend_flags& flags, const manifest* m) {
@@ -84,7 +89,8 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
     return choice;
   }
   choice.embedded = true;
-  choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store);
+  choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store,
+                                         std::chrono::seconds(static_cast<long long>(flags.group_timeout_s)));
   return choice;
 }
 

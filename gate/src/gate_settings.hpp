@@ -30,6 +30,7 @@ struct backend_flags {
   std::string service_url;   // --service-url, else RNX_SERVICE_URL, else [service] url
   std::string store;         // --store PATH: the embedded SQLite store
   double timeout_s = 30;     // per HTTP phase, service calls
+  double group_timeout_s = 3600;  // embedded store: a run group is formed this long after its first shard
 };
 void add_backend_flags(CLI::App& cmd, backend_flags& flags);
 

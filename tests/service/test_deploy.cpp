@@ -299,12 +299,13 @@ TEST_CASE("schema 3 -> 4: tokens made before revocation existed keep working and
   std::string db = dir.file("rnx.sqlite");
   std::string token = test::make_token(db, "demo", "upload");
   {
-    // Back to the version 3 layout: no revoked_at / expires_at (nor what version 5 added), versions 4 and 5 not
-    // recorded.
+    // Back to the version 3 layout: no revoked_at / expires_at (nor what versions 5 and 6 added), versions 4 to 6
+    // not recorded.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
                          "ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE tokens DROP COLUMN expires_at; "
+                         "DROP TABLE shard_uploads; DROP TABLE run_groups; "
                          "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
                          "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 4",
                          nullptr, nullptr, nullptr) == SQLITE_OK);

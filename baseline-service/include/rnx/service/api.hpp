@@ -11,6 +11,7 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <memory>
 #include <string>
@@ -31,6 +32,8 @@ struct route_call;
 struct api_options {
   std::size_t max_json_depth = 64;  // deeper documents are bad input, not a stack risk
   gate_policy default_policy;       // when a verdict request names no policy
+  // How long after a run group's first shard its verdict waits for the others (docs/scaling.md).
+  std::chrono::seconds shard_timeout{3600};
 };
 
 class api {
@@ -52,6 +55,8 @@ class api {
   response list_runs(const route_call& c);
   response history(const route_call& c);
   response changes(const route_call& c);
+  response get_group(const route_call& c);           // a sharded run's group (docs/scaling.md)
+  response post_group_verdict(const route_call& c);  // its verdict once complete or due
 
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);

@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 5;
+inline constexpr int current_schema_version = 6;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -278,6 +278,17 @@ struct delivery_record {
   std::string created_at;
 };
 
+// A sharded run's group as the store holds it while its shards arrive (store_groups.cpp, run_groups.hpp).
+struct run_group_record {
+  std::string group;
+  std::int64_t count = 0;              // N
+  std::int64_t first_received = 0;     // Unix seconds of the first shard's arrival (the timeout runs from it)
+  std::string first_received_at;       // the same, RFC 3339
+  std::optional<std::int64_t> run_id;  // the run formed from the arrived shards; unset while the group is open
+  std::string formed_at;
+  std::vector<std::int64_t> arrived;   // shard indexes, ascending
+};
+
 class database {
  public:
   explicit database(const std::filesystem::path& path, open_options options = {});
@@ -379,6 +390,17 @@ class database {
   void log_delivery(const delivery_record& record);
   std::vector<delivery_record> deliveries(std::int64_t webhook_id);
 
+  // Shards of a sharded run (store_groups.cpp). store_shard holds one shard's document in its group (made on the
+  // first shard): the identical document again is a no-op; another document for a held shard, a different N, or a
+  // shard of a group already formed is a conflict naming the group and what to do.
+  run_group_record store_shard(std::int64_t project_id, const run_document& shard);
+  std::optional<run_group_record> find_run_group(std::int64_t project_id, std::string_view group);
+  std::vector<run_document> shard_documents(std::int64_t project_id, std::string_view group);
+  // Marks the group formed as run `run_id`; conflict when it was formed already (the other run id is named).
+  void mark_group_formed(std::int64_t project_id, std::string_view group, std::int64_t run_id);
+  // The id of a stored run with exactly this document (insert_run's digest), if any.
+  std::optional<std::int64_t> find_run_by_document(std::int64_t project_id, const run_document& run);
+
   // "ok" or SQLite's list of problems.
   std::string integrity_check();
 
@@ -394,6 +416,7 @@ class database {
   token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
   token_record find_token_locked(std::string_view which);
   baseline_record baseline_from_row(statement& st);
+  std::optional<run_group_record> find_run_group_locked(std::int64_t project_id, std::string_view group);
 
   std::filesystem::path path_;
   std::mutex mutex_;

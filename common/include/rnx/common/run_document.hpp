@@ -110,6 +110,20 @@ struct pairing_info {
                                   // probability threshold is split over them (docs/statistics.md)
 };
 
+// How the configurations of a suite were split over the jobs of a CI matrix (`rnx bench --shard K/N`).
+enum class shard_balance { cost, count };  // by the stored cost of each configuration, or by their number
+std::string_view to_string(shard_balance b);
+
+// One shard's share of a sharded run: the documents of one run group are judged together (docs/scaling.md).
+struct shard_info {
+  std::int64_t index = 1;  // K of K/N, from 1
+  std::int64_t count = 1;  // N
+  std::string group;       // the run group: commit + workflow run + attempt ([A-Za-z0-9._-], at most 200)
+  shard_balance balanced_by = shard_balance::count;
+  // Every configuration of the suite with the shard that measures it, so any shard names a missing one's share.
+  std::vector<std::pair<config_key, std::int64_t>> assignment;
+};
+
 struct run_document {
   std::string project;
   std::string commit;
@@ -120,6 +134,7 @@ struct run_document {
   environment env;
   std::vector<run_result> results;
   std::optional<pairing_info> pairing;
+  std::optional<shard_info> shard;  // a shard of a sharded run
 };
 
 // Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming

@@ -14,8 +14,10 @@
 #include <boost/json/object.hpp>
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -67,6 +69,9 @@ struct bench_options {
   // `allow_weaker` is set. Unset: workers run as the user, with the full environment (a repository's own
   // kernels, trusted by its CI).
   std::optional<sandbox::sandbox_limits> contain;
+  // A shard of a sharded run (`rnx bench --shard K/N`): only these configurations, on either side. Unset: all
+  // that the filters select.
+  std::optional<std::set<config_key>> only;
 };
 
 struct bench_side {
@@ -120,6 +125,16 @@ std::filesystem::path default_worker_path();
 // Throws rnx::error(usage) when the filters name an unknown kernel or select nothing, and rnx::error(not_found /
 // bad_input / invalid) for a bad manifest. Kernel failures never throw: they become results with a message.
 std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing = nullptr);
+
+// The configurations of the head manifest (options.manifests[0]) that the filters select, in the order a bench
+// runs them: the suite that `rnx bench --shard K/N` splits (runner/src/shard.cpp). Ignores `only`.
+std::vector<config_key> planned_configs(const bench_options& options);
+
+// The shard `index` of `count` of the suite: the split (split_shards, by the costs given where known) recorded
+// as a run document's shard member, and `only` set to its configurations. rnx::error(usage) when the suite has
+// fewer configurations than shards (a shard would measure nothing).
+shard_info plan_shard(bench_options& options, std::int64_t index, std::int64_t count, const std::string& group,
+                      const std::map<config_key, double>& costs);
 
 run_document make_run_document(const bench_side& side, std::string commit, std::string branch, std::string base_branch,
                                std::optional<std::int64_t> pull_request);
