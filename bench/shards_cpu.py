@@ -6,7 +6,7 @@
 # with `rnx gate --merge` cover every configuration. Prints a table, writes JSON.
 #
 #   nice -n 5 python3 bench/shards_cpu.py [--rnx build/bin/rnx] [--shards 4] [--kernel K ...]
-#                                          [--out bench/results/shards_cpu.json]
+#                                          [--out FILE]   (default: shards_cpu.json in bench/results/)
 import argparse
 import json
 import os
