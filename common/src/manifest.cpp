@@ -365,7 +365,6 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
     if (!g) w.fail(n, "gate", "expected a table [gate]");
     w.only_keys(*g, "gate", manifest_key_names("gate"));
     m.gate = parse_gate(w, *g, "gate.", m.gate);
-    (void)parse_drift_settings(text, source);  // drift_budget, anchor, drift_action: checked here, read by the gate
     if (auto r = g->get("runners")) {
       auto runners = r->as_table();
       if (!runners) w.fail(r, "gate.runners", "expected a table of runner labels, e.g. [gate.runners.gpu] rope = 0.03");
@@ -501,6 +500,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   read_project(w, doc, m);
   const kernel_defaults defaults = read_defaults(w, doc);
   read_settings(w, doc, m);
+  (void)parse_drift_settings(text, source);  // drift_budget, anchor, drift_action: checked here, read by the gate
 
   auto kernels_node = doc.get("kernel");
   if (!kernels_node) {
