@@ -110,6 +110,11 @@ std::string sparkline(const bj::array& values) {
   return os.str();
 }
 
+// A table that may be wider than a phone: it scrolls inside its own box, never the page.
+std::string scroll_box(const std::string& table_html) {
+  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
+}
+
 // The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
 std::string change_table(const bj::object& data, const link_style& links) {
   std::ostringstream os;
@@ -119,20 +124,22 @@ std::string change_table(const bj::object& data, const link_style& links) {
     os << "<p class=\"no-changes\">None in this range.</p>\n";
     return os.str();
   }
-  os << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
+  std::ostringstream t;
+  t << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
         "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
         "<th class=\"num\">probability</th></tr></thead><tbody>\n";
   for (const auto& cv : changes->as_array()) {
     const auto& c = obj(cv);
     const auto& ci = arr(c, "ci95");
-    os << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
+    t << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
        << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
        << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
        << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
        << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
        << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << scroll_box(t.str());
   return os.str();
 }
 
@@ -184,11 +191,6 @@ std::string link_style::run(std::string_view id) const {
 }
 
 namespace {
-
-// A table that may be wider than a phone: it scrolls inside its own box, never the page.
-std::string scroll_box(const std::string& table_html) {
-  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
-}
 
 // How a project gets its first run: what an empty project and an empty landing page say.
 std::string upload_help(std::string_view project) {
