@@ -19,7 +19,7 @@ from datetime import datetime, timedelta, timezone
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import pages_seed  # noqa: E402
-from browser_pages import CHROMIUM, Browser, Checks, browser_problems  # noqa: E402
+from browser_pages import CHROMIUM, Browser, Checks, browser_problems, server_admin  # noqa: E402
 
 STEP_AT = 12
 RUNS = 20
@@ -70,10 +70,7 @@ def main():
     checks = Checks()
     try:
         db = os.path.join(work, "rnx.sqlite")
-
-        def admin(*args):
-            return subprocess.run([a.server, "admin", *args, "--db", db], check=True, capture_output=True,
-                                  text=True).stdout.strip()
+        admin = server_admin(a.server, db)
 
         admin("project", "create", "demo")
         token = admin("token", "create", "--project", "demo", "--scope", "admin")

@@ -196,6 +196,14 @@ def first_push(base, token, project):
 NO_SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
 
 
+def server_admin(server, db):
+    """`rnx-server admin ... --db DB` as a function: its arguments in, its standard output (stripped) out."""
+    def admin(*args):
+        return subprocess.run([server, "admin", *args, "--db", db], check=True, capture_output=True,
+                              text=True).stdout.strip()
+    return admin
+
+
 def main():
     started = time.time()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -211,10 +219,7 @@ def main():
     checks = Checks()
     try:
         db = os.path.join(work, "rnx.sqlite")
-
-        def admin(*args):
-            return subprocess.run([a.server, "admin", *args, "--db", db], check=True, capture_output=True,
-                                  text=True).stdout.strip()
+        admin = server_admin(a.server, db)
 
         admin("project", "create", "demo")
         admin("project", "create", "secret")
