@@ -7,6 +7,7 @@
 #  of 1.000, the two pairings agreeing). Default settings otherwise (no [bench] table).
 #
 #   RNX=build/bin/rnx RUNS=10 PROCESS_RUNS=3 ROPE=0.01 bench/runner_selfcheck_gpu.sh
+#   KERNELS=layernorm_module ... (only these kernels; default both)
 # Writes selfcheck.json to $OUT (or the current folder).
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +16,8 @@ runs="${RUNS:-10}"
 process_runs="${PROCESS_RUNS:-3}"
 rope="${ROPE:-0.01}"
 out="${OUT:-$PWD}"
+kernel_flags=()
+for k in ${KERNELS:-}; do kernel_flags+=(--kernel "$k"); done
 tmp="$(mktemp -d /tmp/rnx-selfcheck-XXXXXX)"
 trap 'rm -rf "$tmp"' EXIT
 cat > "$tmp/layernorm_module.py" <<'PY'
@@ -85,7 +88,7 @@ run_one() {  # run_one PAIRING INDEX
   local pairing="$1" i="$2" log="$tmp/log_$1_$2.txt"
   local flags=()
   [ "$pairing" = process ] && flags=(--pairing process)
-  "$rnx" bench --config "$tmp/rnx.toml" --self-check "${flags[@]}" --rope "$rope" --out "$tmp/h.json" 2>"$log"
+  "$rnx" bench --config "$tmp/rnx.toml" --self-check "${flags[@]}" "${kernel_flags[@]}" --rope "$rope" --out "$tmp/h.json" 2>"$log"
   echo "$pairing run $i (exit $?):"
   grep -E '^  (layernorm|mlp)_module/' "$log" | sed "s/^/  /" || tail -5 "$log"
   grep -E '^  (layernorm|mlp)_module/' "$log" | sed "s/^/$pairing /" >>"$tmp/lines.txt"

@@ -10,6 +10,7 @@
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 rnx="${RNX:-$root/build-gpu/bin/rnx}"
+rnx="$(cd "$(dirname "$rnx")" && pwd)/$(basename "$rnx")"  # absolute: the run happens in a scratch folder
 out="${OUT:-$root/build-gpu/out}"
 mkdir -p "$out"
 if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
