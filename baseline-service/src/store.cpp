@@ -138,6 +138,24 @@ CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, c
 ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
 ALTER TABLE tokens ADD COLUMN expires_at TEXT;
 )sql",
+    // 4 -> 5: paired verdicts (the gate measured base and head side by side and the store re-derived its verdict
+    // from the two stored runs). SQLite cannot change a CHECK in place, so the table is copied.
+    R"sql(
+CREATE TABLE verdicts_v5 (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  baseline_run_id INTEGER REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('request', 'regression', 'paired')),
+  verdict TEXT NOT NULL,
+  document TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+INSERT INTO verdicts_v5 (id, run_id, baseline_run_id, kind, verdict, document, created_at)
+  SELECT id, run_id, baseline_run_id, kind, verdict, document, created_at FROM verdicts;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v5 RENAME TO verdicts;
+CREATE INDEX verdicts_by_run ON verdicts (run_id);
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 

@@ -174,7 +174,8 @@ class service_backend final : public baseline_backend {
     const std::string message = what + service_message(r.body);
     switch (r.status) {
       case 401: throw error(errc::unauthorized, message + " (set RNX_TOKEN to a token of this project)");
-      case 403: throw error(errc::forbidden, message + " (the token belongs to another project)");
+      // The service says which: a token of another project, or one whose scope does not allow the request.
+      case 403: throw error(errc::forbidden, message);
       case 404: throw error(errc::not_found, message);
       case 409: throw error(errc::conflict, message);
       case 413: throw error(errc::too_large, message);

@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 4;
+inline constexpr int current_schema_version = 5;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -291,7 +291,8 @@ class database {
   std::vector<run_summary> list_runs(std::int64_t project_id, const run_filter& filter);
   std::vector<history_series> history(std::int64_t project_id, const run_filter& filter);
 
-  // kind: "request" (asked for through the API or CLI) or "regression" (baseline vs previous baseline).
+  // kind: "request" (asked for through the API or CLI), "regression" (baseline vs previous baseline) or "paired"
+  // (the gate's side-by-side comparison of a pull request's base and head runs, re-derived by the store).
   std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
                              std::string_view kind, const verdict_document& verdict);
   // The newest stored verdict of that kind for run_id against exactly that baseline (nullopt = none):
@@ -308,9 +309,10 @@ class database {
   std::vector<baseline_result> recent_baseline_results(std::int64_t project_id, int baselines);
   // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
   std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
-  // Newest stored verdicts of the project's runs ("request" kind), newest first.
+  // Newest stored verdicts of the project's runs ("request" and "paired" kinds), newest first.
   std::vector<stored_verdict_row> recent_verdicts(std::int64_t project_id, int limit);
-  // The newest stored verdict of a run: a "request" verdict before a "regression" one.
+  // The newest stored verdict of a run: a "paired" verdict (what the pull request's gate decided) before a
+  // "request" one, before a "regression" one.
   std::optional<stored_verdict_row> verdict_of_run(std::int64_t run_id);
 
   webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
