@@ -411,10 +411,9 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
     auto nm = t.get("name");
     if (!nm) w.fail(kernels->get(i), key("name"), "missing (every [[kernel]] needs name = \"...\")");
     k.name = w.string(*nm, key("name"));
-    bool name_ok = !k.name.empty() && std::all_of(k.name.begin(), k.name.end(), [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-    });
-    if (!name_ok) w.fail(nm, key("name"), "\"" + k.name + "\" must be non-empty letters, digits, '_', '-' or '.'");
+    if (auto problem = kernel_name_problem(k.name); !problem.empty()) {
+      w.fail(nm, key("name"), "\"" + k.name + "\" must be " + problem);
+    }
     if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
     prefix = "kernel." + k.name;
     auto p = t.get("path");

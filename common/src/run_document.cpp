@@ -7,6 +7,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -54,6 +55,19 @@ std::string compute_env_id(const environment& env) {
     out += hex[digest[i] & 15];
   }
   return out;
+}
+
+std::string kernel_name_problem(std::string_view name, bool imported) {
+  if (imported) {
+    const bool printable = !name.empty() && name.size() <= 512 && std::none_of(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+    });
+    return printable ? "" : "a non-empty harness name of at most 512 characters without control characters";
+  }
+  const bool ok = !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return ok ? "" : "1 to 128 letters, digits, '_', '-' or '.' (the rule of rnx.toml's [[kernel]] name)";
 }
 
 namespace {
@@ -172,6 +186,7 @@ run_result result_from(const json::reader& r) {
     }
   }
   res.origin = r.string_or("origin", "");
+  if (auto problem = kernel_name_problem(res.kernel, !res.origin.empty()); !problem.empty()) r.at("kernel").fail(problem);
   if (auto a = r.maybe("aggregates")) {
     a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
     aggregate_summary summary;

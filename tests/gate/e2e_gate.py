@@ -22,6 +22,7 @@ from harness import (BASE_SHA, GITHUB_TOKEN, HEAD_SHA, MERGE_SHA, REPO, Failure,
                      free_port, issue_comment_payload, pull_request_payload, push_payload, synthetic_run)
 
 PROJECT = "kernels-demo"
+ENV_ID = synthetic_run(PROJECT)["environment"]["env_id"]  # the synthetic runs' environment, hashed as rnx does
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -182,9 +183,9 @@ def case_warn_no_baseline(h):
     r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", h.service_url], expect=0)
     check(r.outputs.get("verdict") == "WARN", "no baseline is WARN")
     # The advice names the service's way to make a baseline by hand, for this very run.
-    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+    want = ('no baseline of branch "main" in environment %s yet: upload a run from "main" measured in '
             'this environment (a push build), or make run %s the baseline with POST /api/v1/baselines'
-            % r.outputs.get("run-id"))
+            % (ENV_ID, r.outputs.get("run-id")))
     check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     assert_in("new", r.summary, "configurations are new")
     # The head column is the statistic a verdict compares (per process, then the geometric mean), and says so.
@@ -277,9 +278,9 @@ def case_embedded_store(h):
     })
     store = h.path("cache", "baselines.db")
     r = pr_gate(h, run_file(h, "early.json", seed=5), ["--store", store], expect=0)
-    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+    want = ('no baseline of branch "main" in environment %s yet: upload a run from "main" measured in '
             'this environment (a push build), or make run 1 the baseline with rnx accept --run-id 1 --store %s '
-            '--reason "..."' % store)
+            '--reason "..."' % (ENV_ID, store))
     check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     push_gate(h, run_file(h, "base.json", seed=1), ["--store", store])
     check(os.path.exists(store), "the store file was created")

@@ -4,6 +4,7 @@ GITHUB_* variables pointing at temp files, and synthetic run documents.
 Every process it starts listens on 127.0.0.1 only, is bounded in time, and is stopped when the
 harness closes (also on failure).
 """
+import hashlib
 import json
 import os
 import random
@@ -40,9 +41,21 @@ def free_port():
         return s.getsockname()[1]
 
 
+def env_id_of(env):
+    """The env_id rnx computes from an environment's fields (compute_env_id in common/src/run_document.cpp); the
+    service refuses a run whose env_id is anything else."""
+    fields = [env.get(k, "") for k in ("device", "compute_capability", "driver", "cuda", "torch", "python", "cpu",
+                                        "os")] + [env.get("image", "none")]
+    canonical = "".join(f + "\x1f" for f in fields) + str(env.get("threads", 0))
+    if env.get("harness"):
+        canonical += "\x1f" + env["harness"]
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
+
+
 def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), n_per_group=12, groups=3,
-                  env_id="e2e-cpu-0001", commit="", branch="", base_branch="", pull_request=None):
-    """A run document (rnx.run/v1) with log-normal samples around 1 ms (x scale), 3 worker processes."""
+                  cpu="test cpu", commit="", branch="", base_branch="", pull_request=None):
+    """A run document (rnx.run/v1) with log-normal samples around 1 ms (x scale), 3 worker processes, measured on
+    `cpu` (another cpu is another environment)."""
     rng = random.Random(seed)
     results = []
     for i, kernel in enumerate(kernels):
@@ -58,10 +71,11 @@ def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), 
     doc = {"schema": "rnx.run/v1", "project": project, "commit": commit, "branch": branch,
            "base_branch": base_branch, "pull_request": pull_request,
            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "environment": {"env_id": env_id, "device": "cpu", "compute_capability": "", "driver": "",
-                           "cuda": "", "torch": "2.11.0", "python": "3.11.7", "cpu": "test cpu", "threads": 2,
+           "environment": {"device": "cpu", "compute_capability": "", "driver": "",
+                           "cuda": "", "torch": "2.11.0", "python": "3.11.7", "cpu": cpu, "threads": 2,
                            "os": "linux", "image": "none", "clocks": {}},
            "results": results}
+    doc["environment"]["env_id"] = env_id_of(doc["environment"])
     return doc
 
 

@@ -6,6 +6,7 @@ one intended slowdown that is accepted as the new baseline, and one unstable con
   python3 tests/service/pages_seed.py --url http://127.0.0.1:PORT --token TOKEN --runs 60 --kernels 3
 """
 import argparse
+import hashlib
 import http.client
 import json
 import random
@@ -19,6 +20,11 @@ ENVIRONMENTS = [
     {"env_id": "a100f27b5e8c31", "device": "NVIDIA A100-SXM4-80GB", "cpu": "AMD EPYC 7763", "speed": 1.85},
     {"env_id": "l4c03d9a61e5f2", "device": "NVIDIA L4", "cpu": "Intel Xeon Gold 6338", "speed": 3.4},
 ]
+# rnx-server accepts only the env_id rnx computes from an environment's fields (compute_env_id): these documents
+# send device, cpu, threads 2, torch 2.11.0 and cuda 13.0, the rest empty and image "none".
+for _env in ENVIRONMENTS:
+    _fields = [_env["device"], "", "", "13.0", "2.11.0", "", _env["cpu"], "", "none"]
+    _env["env_id"] = hashlib.sha256(("".join(f + "\x1f" for f in _fields) + "2").encode()).hexdigest()[:16]
 KERNELS = ["softmax", "layernorm", "attention", "gelu", "matmul", "rmsnorm"]
 RUNTIMES = ["eager", "compile"]
 

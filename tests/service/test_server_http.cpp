@@ -68,7 +68,7 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   std::string early = c.upload({.branch = "feature", .pull_request = 1, .commit = "early"});
   auto warn = c.verdict(early);
   CHECK(warn.verdict == overall::warn);
-  CHECK(warn.reason.find("env-a") != std::string::npos);
+  CHECK(warn.reason.find(test::env_id_of("env-a")) != std::string::npos);
   for (const auto& cfg : warn.configs) CHECK(cfg.result == decision::new_config);
 
   // A push to main is the baseline; the same code on a PR passes.
@@ -115,7 +115,7 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   auto got = c.call("GET", "/api/v1/runs/" + base_id);
   REQUIRE(got.status == 200);
   CHECK(c.json_of(got).at("document").at("commit").as_string() == "base");
-  auto list = c.call("GET", "/api/v1/projects/demo/runs?branch=main&env_id=env-a&limit=10");
+  auto list = c.call("GET", "/api/v1/projects/demo/runs?branch=main&env_id=" + test::env_id_of("env-a") + "&limit=10");
   REQUIRE(list.status == 200);
   auto runs = c.json_of(list).at("runs").as_array();
   REQUIRE(runs.size() == 1);

@@ -64,7 +64,11 @@ enum class token_action {
   move_baseline,            // a push run (no pull_request): it replaces the branch's newest baseline
   accept_run,               // POST /api/v1/baselines
 };
-std::string_view to_string(token_action action);
+std::string_view to_string(token_action action);  // what a message says: "accept a run as a baseline"
+// The action's identifier in JSON ("accept_run"; GET /api/v1/projects/{p}/token lists them).
+std::string_view identifier(token_action action);
+inline constexpr token_action all_token_actions[] = {token_action::upload_pull_request_run, token_action::ask_verdict,
+                                                     token_action::move_baseline, token_action::accept_run};
 bool scope_allows(token_scope scope, token_action action);
 // The scopes that allow `action`, for error messages ("baseline, accept or admin").
 std::string scopes_allowing(token_action action);

@@ -36,6 +36,12 @@ struct environment {
 // SHA-256 (hex, first 16 characters) of the fields that define "the same environment".
 std::string compute_env_id(const environment& env);
 
+// The one rule for kernel names, shared by rnx.toml's [[kernel]] name and every run document's results: 1 to 128
+// letters, digits, '_', '-' or '.'. An imported result (one with an `origin`) keeps its harness's name, which
+// may hold any printable character but no control character. Returns "" when `name` follows the rule, else what
+// to write, for the caller's message.
+std::string kernel_name_problem(std::string_view name, bool imported = false);
+
 enum class result_status { ok, diverged, error, skipped };
 std::string_view to_string(result_status s);
 
