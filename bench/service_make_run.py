@@ -1,8 +1,15 @@
 #!/usr/bin/env python3
 """Writes a synthetic rnx.run/v1 document (default: 16 configurations x 50 samples) for the service benches."""
 import argparse
+import hashlib
 import json
 import random
+
+
+def env_id(cpu):
+    """rnx's compute_env_id of this environment (device, cpu, 2 threads, image "none"): rnx-server refuses any other."""
+    fields = ["NVIDIA H200", "", "", "", "", "", cpu, "", "none"]
+    return hashlib.sha256(("".join(f + "\x1f" for f in fields) + "2").encode()).hexdigest()[:16]
 
 
 def main():
@@ -12,7 +19,7 @@ def main():
     p.add_argument("--base-branch", default="main")
     p.add_argument("--pull-request", type=int, default=None)
     p.add_argument("--commit", default="0000000")
-    p.add_argument("--env-id", default="bench-env")
+    p.add_argument("--cpu", default="bench cpu", help="the machine's CPU name (another name: another env_id)")
     p.add_argument("--kernels", type=int, default=4)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--samples", type=int, default=50)
@@ -33,7 +40,7 @@ def main():
     doc = {
         "schema": "rnx.run/v1", "project": a.project, "commit": a.commit, "branch": a.branch,
         "base_branch": a.base_branch, "created_at": "2026-12-02T10:00:00Z",
-        "environment": {"env_id": a.env_id, "device": "NVIDIA H200", "threads": 2},
+        "environment": {"env_id": env_id(a.cpu), "device": "NVIDIA H200", "cpu": a.cpu, "threads": 2},
         "results": results,
     }
     if a.pull_request is not None:

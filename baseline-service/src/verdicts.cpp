@@ -152,6 +152,15 @@ judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int
   return out;
 }
 
+void check_env_id(const run_document& run) {
+  const std::string expected = compute_env_id(run.env);
+  if (run.env.env_id == expected) return;
+  throw error(errc::invalid, "run document: $.environment.env_id: \"" + run.env.env_id.substr(0, 64) +
+                                 "\" is not the hash of the environment's fields (they give \"" + expected +
+                                 "\"); the service files runs by it, so it is computed, not chosen: upload the "
+                                 "document rnx bench or rnx import wrote, unedited");
+}
+
 std::string comparison_branch(const run_document& run) {
   return run.base_branch.empty() ? run.branch : run.base_branch;
 }

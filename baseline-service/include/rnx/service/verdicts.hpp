@@ -23,6 +23,11 @@ using upload_outcome = database::insert_result;
 // Throws rnx::error(invalid) naming the JSON path, conflict for a duplicate upload.
 upload_outcome upload_run(database& db, std::int64_t project_id, const run_document& run);
 
+// rnx-server files a run under its environment's baselines, so a client must not choose the env_id: it must be the
+// hash rnx computes from the environment's other fields (compute_env_id). rnx::error(invalid) naming
+// $.environment.env_id otherwise. (The embedded store trusts the process it runs in.)
+void check_env_id(const run_document& run);
+
 // The branch whose baselines a run is compared with: its base_branch, else (a push) its own branch.
 std::string comparison_branch(const run_document& run);
 
