@@ -88,6 +88,8 @@ bj::value parse_body(const request& req, std::size_t max_depth, std::string_view
   return json::parse(req.body(), "request body", max_depth);
 }
 
+gate_policy read_policy(const json::reader& p, gate_policy policy);
+
 gate_policy policy_from(const request& req, const gate_policy& fallback, std::size_t max_depth) {
   gate_policy policy = fallback;
   if (req.body().empty()) return policy;
@@ -100,25 +102,30 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
   }
   auto p = r.maybe("policy");
   if (!p) return policy;
-  p->only_keys({"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
-  if (auto v = p->maybe("rope")) policy.rope = v->number();
-  if (auto v = p->maybe("probability")) policy.probability = v->number();
-  if (auto v = p->maybe("min_samples")) {
+  return read_policy(*p, policy);
+}
+
+// The policy fields of a request body's "policy" object over `policy`; validated.
+gate_policy read_policy(const json::reader& p, gate_policy policy) {
+  p.only_keys({"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
+  if (auto v = p.maybe("rope")) policy.rope = v->number();
+  if (auto v = p.maybe("probability")) policy.probability = v->number();
+  if (auto v = p.maybe("min_samples")) {
     auto n = v->integer();
     if (n < 2 || n > 1000000) v->fail("an integer between 2 and 1000000");
     policy.min_samples = static_cast<int>(n);
   }
-  if (auto v = p->maybe("resamples")) {
+  if (auto v = p.maybe("resamples")) {
     auto n = v->integer();
     if (n < 100 || n > 100000) v->fail("an integer between 100 and 100000");
     policy.resamples = static_cast<int>(n);
   }
-  if (auto v = p->maybe("statistic")) {
+  if (auto v = p.maybe("statistic")) {
     auto s = statistic_from_string(v->string());
     if (!s) v->fail("\"median\" or \"mean\"");
     policy.stat = *s;
   }
-  if (auto v = p->maybe("on_abstain")) {
+  if (auto v = p.maybe("on_abstain")) {
     std::string s = v->string();
     if (s == "warn") {
       policy.on_abstain = overall::warn;
@@ -130,7 +137,7 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
       v->fail("one of \"warn\", \"pass\", \"block\"");
     }
   }
-  if (auto v = p->maybe("report_only")) policy.report_only = v->boolean();
+  if (auto v = p.maybe("report_only")) policy.report_only = v->boolean();
   try {
     validate(policy);
   } catch (const error& e) {
@@ -242,6 +249,9 @@ void api::require_scope(const store::auth_result& who, store::token_action actio
   }
   std::string allowed = store::scopes_allowing(action);
   std::string hint;
+  if (action == store::token_action::accept_run) {
+    hint = "; the accept workflow keeps such a token in the secret RNX_ACCEPT_TOKEN (ci-examples/accept-comment.yml)";
+  }
   if (action == store::token_action::move_baseline) {
     hint = "; a push run (no pull_request) replaces branch baselines, which is an accept. Upload tokens can upload "
            "pull-request runs only: give the CI job of pushes to a protected branch a baseline token";
@@ -324,6 +334,16 @@ response api::route(const request& req, context& ctx) {
     if (auto r = only(bhttp::verb::post, {})) return *r;
     return post_verdict(req, ctx, parse_run_id(parts[3], "path"));
   }
+  if (is({"api", "v1", "runs", "*", "paired-verdict"})) {
+    ctx.route = "/api/v1/runs/{id}/paired-verdict";
+    if (auto r = only(bhttp::verb::post, {})) return *r;
+    return post_paired_verdict(req, ctx, parse_run_id(parts[3], "path"));
+  }
+  if (is({"api", "v1", "projects", "*", "token"})) {
+    ctx.route = "/api/v1/projects/{project}/token";
+    if (auto r = only(bhttp::verb::get, {})) return *r;
+    return get_token_check(req, ctx, parts[3]);
+  }
   if (is({"api", "v1", "baselines"})) {
     ctx.route = "/api/v1/baselines";
     if (auto r = only(bhttp::verb::post, {})) return *r;
@@ -349,6 +369,7 @@ response api::post_run(const request& req, context&) {
   auto body = parse_body(req, options_.max_json_depth, "a run document (rnx.run/v1)");
   auto run = run_from_json(body, "run document");
   authorize_project(who, run.project);
+  store::check_env_id(run);
   // A push run (no pull request) on a named branch becomes that branch's newest baseline (store::upload_run):
   // moving a baseline is an accept, so it needs more than the upload scope.
   require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
@@ -395,6 +416,48 @@ response api::post_verdict(const request& req, context&, std::int64_t run_id) {
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, "request");
   return json_response(200, to_json(judged.verdict), req.version(), req.keep_alive());
+}
+
+// The gate's paired verdict for head run `run_id`: both runs of the token's project, re-derived by the store.
+response api::post_paired_verdict(const request& req, context&, std::int64_t run_id) {
+  auto who = authenticate(req);
+  require_scope(who, store::token_action::ask_verdict);
+  auto body = parse_body(req, options_.max_json_depth, "{\"base_run_id\", \"policy\", \"verdict\"}");
+  json::reader r(body, "request body");
+  r.only_keys({"base_run_id", "policy", "verdict"});
+  auto base_field = r.at("base_run_id");
+  std::int64_t base_run_id = 0;
+  try {
+    base_run_id = parse_run_id(base_field.string(), "request body: $.base_run_id");
+  } catch (const error& e) {
+    throw error(errc::invalid, e.what());
+  }
+  gate_policy policy = options_.default_policy;
+  if (auto p = r.maybe("policy")) policy = read_policy(*p, policy);
+  const verdict_document decided = verdict_from_json(r.at("verdict").value(), "request body: $.verdict");
+  auto head = db_.find_run_summary(run_id);
+  if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
+  authorize_project(who, head->project);
+  auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
+  metrics_.count_verdict(judged.verdict.verdict, "paired");
+  return json_response(200, to_json(judged.verdict), req.version(), req.keep_alive());
+}
+
+// Who the bearer token is and what it may do: the gate asks before it measures.
+response api::get_token_check(const request& req, context&, const std::string& project) {
+  store::database::validate_project_name(project);
+  auto who = authenticate(req);
+  authorize_project(who, project);
+  bj::array allows;
+  for (auto action : store::all_token_actions) {
+    if (store::scope_allows(who.scope, action)) allows.push_back(bj::string(store::identifier(action)));
+  }
+  return json_response(200,
+                       bj::object{{"project", who.project},
+                                  {"label", who.label},
+                                  {"scope", store::to_string(who.scope)},
+                                  {"allows", std::move(allows)}},
+                       req.version(), req.keep_alive());
 }
 
 response api::post_baseline(const request& req, context&) {

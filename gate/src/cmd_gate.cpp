@@ -5,6 +5,7 @@
 #include "gate_backend.hpp"
 #include "gate_bench.hpp"
 #include "gate_context.hpp"
+#include "gate_paired.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
@@ -313,6 +314,13 @@ void run_gate(gate_options o) {
                                "--base-branch");
     }
   }
+  // A push stores a run that moves its branch's baseline; a pull request's run (a local one with --pull-request) does
+  // not. A missing or refused token is found out before the benchmark, not after it.
+  const bool push_run = ctx.event == event_kind::push_like || (ctx.event == event_kind::local && !ctx.pull_request);
+  if (o.results.empty()) {
+    check_access_before_measuring(o.backend, m ? &*m : nullptr, project, push_run,
+                                  ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
+  }
   if (!o.results.empty()) {
     head = read_run_file(o.results);
     if (paired) {
@@ -406,6 +414,13 @@ void run_gate(gate_options o) {
     verdict.baseline = baseline_ref{"paired:" + (pair_ref.empty() ? o.base_results : pair_ref), base->commit,
                                     base->created_at};
     verdict.head_run_id = facts.run_id;
+    if (upload && backend) {
+      auto stored = store_paired_verdict(*backend, *base, upload->id, head, policy.policy, verdict);
+      if (!stored.note.empty()) {
+        std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
+        facts.note += (facts.note.empty() ? "" : "; ") + stored.note;
+      }
+    }
   }
   // A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first
   // one does not also ask for a baseline.
@@ -465,7 +480,11 @@ void run_gate(gate_options o) {
   report_to_github(ctx, o, verdict, facts, head.project);
   // A push has already landed: its regression is reported (annotation, status, summary), and failing
   // the job would only hide the stored baseline behind a red mark that no one can fix by re-running.
-  exit_code() = verdict.verdict == overall::block && ctx.event != event_kind::push_like ? 1 : 0;
+  if (verdict.verdict == overall::block && push_run) {
+    std::cout << "rnx gate: a push is not failed for a regression: the run is stored as the newest baseline of "
+              << terminal_safe(head.branch) << " either way\n";
+  }
+  exit_code() = verdict.verdict == overall::block && !push_run ? 1 : 0;
 }
 
 }  // namespace

@@ -46,6 +46,8 @@ class api {
   response post_run(const request& req, context& ctx);
   response get_run(const request& req, context& ctx, std::int64_t run_id);
   response post_verdict(const request& req, context& ctx, std::int64_t run_id);
+  response post_paired_verdict(const request& req, context& ctx, std::int64_t run_id);
+  response get_token_check(const request& req, context& ctx, const std::string& project);
   response post_baseline(const request& req, context& ctx);
   response list_runs(const request& req, context& ctx, const std::string& project);
   response history(const request& req, context& ctx, const std::string& project);
