@@ -407,14 +407,14 @@ def kernel_call(kernel, batch, device):
 
 
 def fix_malloc_thresholds():
-    """glibc's mmap threshold 32 MiB and trim threshold 64 MiB, as rnx-runner-worker sets them before anything
+    """No mmap for allocations and a trim threshold of 1 GiB, as rnx-runner-worker sets glibc up before anything
     else (docs/runner.md, "Allocator"): without it every multi-MiB output is a fresh mmap with a page fault per
     4 KiB, and a plain loop measures the faults, not the kernel."""
     import ctypes
     libc = ctypes.CDLL("libc.so.6")
-    m_trim_threshold, m_mmap_threshold = -1, -3
-    libc.mallopt(m_mmap_threshold, 32 << 20)
-    libc.mallopt(m_trim_threshold, 64 << 20)
+    m_trim_threshold, m_mmap_max = -1, -4
+    libc.mallopt(m_mmap_max, 0)
+    libc.mallopt(m_trim_threshold, 1 << 30)
 
 
 def run_sizes(args, kernels, names):

@@ -14,7 +14,7 @@ mode="${1:-gate}"
 [ "$#" -gt 0 ] && shift
 
 gate_flags="--config --service-url --store --mode --pair-ref --rope --probability --min-samples --on-abstain --runner
-  --results --out-dir --report-key --status-context --project"
+  --results --out-dir --report-key --status-context --project --shard --run-group"
 accept_flags="--config --service-url --store --status-context"
 optimize_flags="--config --kernel --budget --rewriter"
 
@@ -39,7 +39,10 @@ flag_allowed() {
 args=()
 import_format=""
 import_files=""
+merge_files=""
+group_verdict=""
 project=""
+config=""
 for arg in "$@"; do
   case "$arg" in
     --*=*) ;;
@@ -56,7 +59,10 @@ for arg in "$@"; do
   case "$name" in
     --import-format) import_format="$value"; continue ;;
     --import-files) import_files="$value"; continue ;;
+    --merge) merge_files="$value"; continue ;;
+    --group-verdict) group_verdict="$value"; continue ;;
     --project) project="$value" ;;
+    --config) config="$value" ;;
   esac
   # An input that this mode does not use (e.g. thresholds in accept mode) is left out.
   if flag_allowed "$name"; then args+=("$name" "$value"); fi
@@ -84,11 +90,38 @@ if [ -n "$import_format" ]; then
   # Space-separated paths; shell patterns (bench-*.json) are expanded on purpose.
   # shellcheck disable=SC2206
   files=($import_files)
-  [ -n "$project" ] || project="${GITHUB_REPOSITORY##*/}"
+  # The project: the input, else rnx.toml's [project] name (rnx import reads it), else the repository's name.
+  import_args=()
+  [ -n "$config" ] && import_args+=(--config "$config")
+  if [ -n "$project" ]; then
+    import_args+=(--project "$project")
+  elif [ ! -f "${config:-rnx.toml}" ]; then
+    import_args+=(--project "${GITHUB_REPOSITORY##*/}")
+  fi
   mkdir -p .rnx
-  "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json --project "$project"
+  "$rnx" import --format "$import_format" "${files[@]}" --out .rnx/imported-run.json "${import_args[@]}"
   args+=(--results .rnx/imported-run.json)
 fi
+# The final job of a sharded matrix: the shards' documents (patterns expanded on purpose), or the service's group.
+if [ -n "$merge_files" ]; then
+  shopt -s nullglob
+  # shellcheck disable=SC2206
+  merge=($merge_files)
+  shopt -u nullglob
+  if [ "${#merge[@]}" -eq 0 ]; then
+    echo "::error title=rnx::no shard run document matches the merge input \"$merge_files\": every shard job failed before writing one (or the artifacts were not downloaded)" >&2
+    exit 2
+  fi
+  args+=(--merge "${merge[@]}")
+fi
+case "$group_verdict" in
+  "" | false) ;;
+  true) args+=(--group-verdict) ;;
+  *)
+    echo "::error title=rnx::the group-verdict input \"$group_verdict\" must be true or false" >&2
+    exit 2
+    ;;
+esac
 case "$mode" in
   gate) exec "$rnx" gate "${args[@]}" ;;
   report-only) exec "$rnx" gate --report-only "${args[@]}" ;;

@@ -2,7 +2,7 @@
 #include "admin.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/service/store.hpp"

@@ -3,10 +3,13 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/service/changes.hpp"
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/verdicts.hpp"
 
+#include "api_groups.hpp"
 #include "pages_routes.hpp"
+#include "router.hpp"
 
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
@@ -20,25 +23,7 @@ namespace rnx::service {
 namespace bj = boost::json;
 namespace bhttp = boost::beast::http;
 
-struct api::context {
-  std::string route = "unmatched";
-  std::map<std::string, std::string> query;
-};
-
 namespace {
-
-constexpr std::string_view docs_hint = "see docs/api/openapi.yaml";
-
-response json_response(int status, const bj::value& body, unsigned version, bool keep_alive) {
-  response res{static_cast<bhttp::status>(status), version};
-  res.set(bhttp::field::content_type, "application/json");
-  res.set(bhttp::field::cache_control, "no-store");
-  res.keep_alive(keep_alive);
-  res.body() = json::serialize(body);
-  res.body() += '\n';
-  res.prepare_payload();
-  return res;
-}
 
 bj::value summary_json(const store::run_summary& s) {
   return bj::object{{"id", std::to_string(s.id)},
@@ -126,16 +111,9 @@ gate_policy read_policy(const json::reader& p, gate_policy policy) {
     policy.stat = *s;
   }
   if (auto v = p.maybe("on_abstain")) {
-    std::string s = v->string();
-    if (s == "warn") {
-      policy.on_abstain = overall::warn;
-    } else if (s == "pass") {
-      policy.on_abstain = overall::pass;
-    } else if (s == "block") {
-      policy.on_abstain = overall::block;
-    } else {
-      v->fail("one of \"warn\", \"pass\", \"block\"");
-    }
+    auto answer = overall_from_string(v->string());
+    if (!answer) v->fail("one of \"warn\", \"pass\", \"block\"");
+    policy.on_abstain = *answer;
   }
   if (auto v = p.maybe("report_only")) policy.report_only = v->boolean();
   try {
@@ -183,22 +161,36 @@ store::run_filter listing_filter(const std::map<std::string, std::string>& query
 response error_response(int status, std::string_view code, std::string_view message, unsigned version,
                         bool keep_alive) {
   bj::object body{{"error", bj::object{{"code", code}, {"message", message}}}};
-  auto res = json_response(status, body, version, keep_alive);
+  response res{static_cast<bhttp::status>(status), version};
+  res.set(bhttp::field::content_type, "application/json");
+  res.set(bhttp::field::cache_control, "no-store");
+  res.keep_alive(keep_alive);
+  res.body() = json::serialize(body);
+  res.body() += '\n';
+  res.prepare_payload();
   if (status == 401) res.set(bhttp::field::www_authenticate, "Bearer realm=\"rnx\"");
   return res;
 }
 
 api::api(store::database& db, metrics& m, notifier* notify, api_options options)
-    : db_(db), metrics_(m), notify_(notify), options_(std::move(options)), pages_(std::make_unique<page_routes>(db)) {}
+    : db_(db),
+      metrics_(m),
+      notify_(notify),
+      options_(options),
+      pages_(std::make_unique<page_routes>(db)),
+      router_(std::make_unique<router>()) {
+  add_api_routes();
+  pages_->add_routes(*router_);
+}
 
 api::~api() = default;
 
 response api::handle_request(const request& req) {
   auto start = std::chrono::steady_clock::now();
-  context ctx;
+  std::string route_name = "unmatched";
   response res;
   try {
-    res = route(req, ctx);
+    res = router_->dispatch(req, route_name);
   } catch (const error& e) {
     res = error_response(e.http_status(), errc_name(e.code()), e.what(), req.version(), req.keep_alive());
   } catch (const std::exception& e) {
@@ -206,7 +198,7 @@ response api::handle_request(const request& req) {
                          req.version(), req.keep_alive());
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  metrics_.observe_request(ctx.route, std::string(req.method_string()), res.result_int(), seconds);
+  metrics_.observe_request(route_name, std::string(req.method_string()), res.result_int(), seconds);
   return res;
 }
 
@@ -267,104 +259,46 @@ void api::require_scope(const store::auth_result& who, store::token_action actio
                                    " --label NAME`)");
 }
 
-response api::route(const request& req, context& ctx) {
-  if (auto page = pages_->handle(req, ctx.route)) return std::move(*page);
-  auto target = boost::urls::parse_origin_form(std::string_view(req.target().data(), req.target().size()));
-  if (!target) {
-    throw error(errc::bad_input, "request target is not a valid path (" + target.error().message() +
-                                     "); percent-encode special characters");
-  }
-  std::vector<std::string> parts;
-  for (auto segment : target->segments()) parts.push_back(segment);
-  for (auto param : target->params()) {
-    if (!ctx.query.emplace(param.key, param.value).second) {
-      throw error(errc::bad_input, "query parameter \"" + param.key + "\" is given twice; give it once");
-    }
-  }
-  auto method = req.method();
-  auto only = [&](bhttp::verb allowed, std::initializer_list<std::string_view> query_keys) {
-    if (method != allowed) {
-      auto res = error_response(405, "method_not_allowed",
-                                std::string(req.method_string()) + " is not supported on " + ctx.route + "; use " +
-                                    std::string(bhttp::to_string(allowed)),
-                                req.version(), req.keep_alive());
-      res.set(bhttp::field::allow, bhttp::to_string(allowed));
-      return std::optional<response>(std::move(res));
-    }
-    for (const auto& [key, value] : ctx.query) {
-      bool known = false;
-      for (auto k : query_keys) known = known || k == key;
-      if (!known) {
-        throw error(errc::bad_input, "unknown query parameter \"" + key + "\" on " + ctx.route + "; " +
-                                         std::string(docs_hint));
-      }
-    }
-    return std::optional<response>();
+void api::add_api_routes() {
+  using bhttp::verb;
+  auto to = [this](response (api::*handler)(const route_call&)) {
+    return [this, handler](const route_call& c) { return (this->*handler)(c); };
   };
-  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(parts, pattern); };
-
-  if (is({"healthz"})) {
-    ctx.route = "/healthz";
-    if (auto r = only(bhttp::verb::get, {})) return *r;
-    return json_response(200, bj::object{{"status", "ok"}, {"schema_version", db_.schema_version()}}, req.version(),
-                         req.keep_alive());
-  }
-  if (is({"metrics"})) {
-    ctx.route = "/metrics";
-    if (auto r = only(bhttp::verb::get, {})) return *r;
-    response res{bhttp::status::ok, req.version()};
-    res.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-    res.keep_alive(req.keep_alive());
-    res.body() = metrics_.render(db_.count_runs());
-    res.prepare_payload();
-    return res;
-  }
-  if (is({"api", "v1", "runs"})) {
-    ctx.route = "/api/v1/runs";
-    if (auto r = only(bhttp::verb::post, {})) return *r;
-    return post_run(req, ctx);
-  }
-  if (is({"api", "v1", "runs", "*"})) {
-    ctx.route = "/api/v1/runs/{id}";
-    if (auto r = only(bhttp::verb::get, {})) return *r;
-    return get_run(req, ctx, parse_run_id(parts[3], "path"));
-  }
-  if (is({"api", "v1", "runs", "*", "verdict"})) {
-    ctx.route = "/api/v1/runs/{id}/verdict";
-    if (auto r = only(bhttp::verb::post, {})) return *r;
-    return post_verdict(req, ctx, parse_run_id(parts[3], "path"));
-  }
-  if (is({"api", "v1", "runs", "*", "paired-verdict"})) {
-    ctx.route = "/api/v1/runs/{id}/paired-verdict";
-    if (auto r = only(bhttp::verb::post, {})) return *r;
-    return post_paired_verdict(req, ctx, parse_run_id(parts[3], "path"));
-  }
-  if (is({"api", "v1", "projects", "*", "token"})) {
-    ctx.route = "/api/v1/projects/{project}/token";
-    if (auto r = only(bhttp::verb::get, {})) return *r;
-    return get_token_check(req, ctx, parts[3]);
-  }
-  if (is({"api", "v1", "baselines"})) {
-    ctx.route = "/api/v1/baselines";
-    if (auto r = only(bhttp::verb::post, {})) return *r;
-    return post_baseline(req, ctx);
-  }
-  if (is({"api", "v1", "projects", "*", "runs"})) {
-    ctx.route = "/api/v1/projects/{project}/runs";
-    if (auto r = only(bhttp::verb::get, {"branch", "env_id", "limit"})) return *r;
-    return list_runs(req, ctx, parts[3]);
-  }
-  if (is({"api", "v1", "projects", "*", "history"})) {
-    ctx.route = "/api/v1/projects/{project}/history";
-    if (auto r = only(bhttp::verb::get, {"branch", "env_id", "kernel", "limit"})) return *r;
-    return history(req, ctx, parts[3]);
-  }
-  std::string path(target->encoded_path().substr(0, 200));
-  throw error(errc::not_found, "no route for " + std::string(req.method_string()) + " " + path + "; " +
-                                   std::string(docs_hint));
+  router& r = *router_;
+  r.add({"/healthz", {verb::get}, {}, answer_form::json, to(&api::healthz)});
+  r.add({"/metrics", {verb::get}, {}, answer_form::json, to(&api::metrics_text)});
+  r.add({"/api/v1/runs", {verb::post}, {}, answer_form::json, to(&api::post_run)});
+  r.add({"/api/v1/runs/{id}", {verb::get}, {}, answer_form::json, to(&api::get_run)});
+  r.add({"/api/v1/runs/{id}/verdict", {verb::post}, {}, answer_form::json, to(&api::post_verdict)});
+  r.add({"/api/v1/runs/{id}/paired-verdict", {verb::post}, {}, answer_form::json, to(&api::post_paired_verdict)});
+  r.add({"/api/v1/projects/{project}/token", {verb::get}, {}, answer_form::json, to(&api::get_token_check)});
+  r.add({"/api/v1/baselines", {verb::post}, {}, answer_form::json, to(&api::post_baseline)});
+  r.add({"/api/v1/projects/{project}/runs", {verb::get}, {"branch", "env_id", "limit"}, answer_form::json,
+         to(&api::list_runs)});
+  r.add({"/api/v1/projects/{project}/groups/{group}", {verb::get}, {}, answer_form::json, to(&api::get_group)});
+  r.add({"/api/v1/projects/{project}/groups/{group}/verdict", {verb::post}, {}, answer_form::json,
+         to(&api::post_group_verdict)});
+  r.add({"/api/v1/projects/{project}/history", {verb::get}, {"branch", "env_id", "kernel", "limit"},
+         answer_form::json, to(&api::history)});
+  r.add({"/api/v1/projects/{project}/changes", {verb::get}, {"branch", "env_id", "kernel", "limit"},
+         answer_form::json, to(&api::changes)});
 }
 
-response api::post_run(const request& req, context&) {
+response api::healthz(const route_call& c) {
+  return json_answer(200, bj::object{{"status", "ok"}, {"schema_version", db_.schema_version()}}, c.req);
+}
+
+response api::metrics_text(const route_call& c) {
+  response res{bhttp::status::ok, c.req.version()};
+  res.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
+  res.keep_alive(c.req.keep_alive());
+  res.body() = metrics_.render(db_.count_runs());
+  res.prepare_payload();
+  return res;
+}
+
+response api::post_run(const route_call& c) {
+  const request& req = c.req;
   auto who = authenticate(req);
   auto body = parse_body(req, options_.max_json_depth, "a run document (rnx.run/v1)");
   auto run = run_from_json(body, "run document");
@@ -374,6 +308,8 @@ response api::post_run(const request& req, context&) {
   // moving a baseline is an accept, so it needs more than the upload scope.
   require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
                                                              : store::token_action::move_baseline);
+  // A shard of a sharded run is held in its run group until the group is formed (api_groups.cpp).
+  if (run.shard) return shard_upload_answer(db_, metrics_, who.project_id, run, options_.shard_timeout, req);
   auto upload = store::upload_run(db_, who.project_id, run);
   metrics_.count_run_stored();
   if (upload.baseline && upload.previous_baseline) {
@@ -392,21 +328,25 @@ response api::post_run(const request& req, context&) {
   std::string id = std::to_string(upload.run.id);
   bj::object out = summary_json(upload.run).as_object();
   out["links"] = bj::object{{"self", "/api/v1/runs/" + id}, {"verdict", "/api/v1/runs/" + id + "/verdict"}};
-  auto res = json_response(201, out, req.version(), req.keep_alive());
+  auto res = json_answer(201, out, req);
   res.set(bhttp::field::location, "/api/v1/runs/" + id);
   return res;
 }
 
-response api::get_run(const request& req, context&, std::int64_t run_id) {
+response api::get_run(const route_call& c) {
+  const request& req = c.req;
+  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
   auto who = authenticate(req);
   auto stored = db_.find_run(run_id);
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   authorize_project(who, stored->summary.project);
   bj::object out{{"run", summary_json(stored->summary)}, {"document", to_json(stored->document)}};
-  return json_response(200, out, req.version(), req.keep_alive());
+  return json_answer(200, out, req);
 }
 
-response api::post_verdict(const request& req, context&, std::int64_t run_id) {
+response api::post_verdict(const route_call& c) {
+  const request& req = c.req;
+  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
@@ -415,11 +355,13 @@ response api::post_verdict(const request& req, context&, std::int64_t run_id) {
   authorize_project(who, stored->project);
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, "request");
-  return json_response(200, to_json(judged.verdict), req.version(), req.keep_alive());
+  return json_answer(200, to_json(judged.verdict), req);
 }
 
 // The gate's paired verdict for head run `run_id`: both runs of the token's project, re-derived by the store.
-response api::post_paired_verdict(const request& req, context&, std::int64_t run_id) {
+response api::post_paired_verdict(const route_call& c) {
+  const request& req = c.req;
+  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
   auto body = parse_body(req, options_.max_json_depth, "{\"base_run_id\", \"policy\", \"verdict\"}");
@@ -440,11 +382,13 @@ response api::post_paired_verdict(const request& req, context&, std::int64_t run
   authorize_project(who, head->project);
   auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
   metrics_.count_verdict(judged.verdict.verdict, "paired");
-  return json_response(200, to_json(judged.verdict), req.version(), req.keep_alive());
+  return json_answer(200, to_json(judged.verdict), req);
 }
 
 // Who the bearer token is and what it may do: the gate asks before it measures.
-response api::get_token_check(const request& req, context&, const std::string& project) {
+response api::get_token_check(const route_call& c) {
+  const request& req = c.req;
+  const std::string& project = c.parts[3];
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   authorize_project(who, project);
@@ -452,15 +396,30 @@ response api::get_token_check(const request& req, context&, const std::string& p
   for (auto action : store::all_token_actions) {
     if (store::scope_allows(who.scope, action)) allows.push_back(bj::string(store::identifier(action)));
   }
-  return json_response(200,
-                       bj::object{{"project", who.project},
-                                  {"label", who.label},
-                                  {"scope", store::to_string(who.scope)},
-                                  {"allows", std::move(allows)}},
-                       req.version(), req.keep_alive());
+  return json_answer(200,
+                     bj::object{{"project", who.project},
+                                {"label", who.label},
+                                {"scope", store::to_string(who.scope)},
+                                {"allows", std::move(allows)}},
+                     req);
 }
 
-response api::post_baseline(const request& req, context&) {
+response api::get_group(const route_call& c) {
+  auto who = authenticate(c.req);
+  auto project = authorize_project(who, c.parts[3]);
+  return group_answer(db_, project.id, c.parts[5], options_.shard_timeout, c.req);
+}
+
+response api::post_group_verdict(const route_call& c) {
+  auto who = authenticate(c.req);
+  require_scope(who, store::token_action::ask_verdict);
+  auto policy = policy_from(c.req, options_.default_policy, options_.max_json_depth);
+  auto project = authorize_project(who, c.parts[3]);
+  return group_verdict_answer(db_, metrics_, project.id, c.parts[5], policy, options_.shard_timeout, c.req);
+}
+
+response api::post_baseline(const route_call& c) {
+  const request& req = c.req;
   auto who = authenticate(req);
   require_scope(who, store::token_action::accept_run);
   auto body = parse_body(req, options_.max_json_depth, "{\"run_id\", \"accepted_by\", \"reason\"}");
@@ -491,26 +450,46 @@ response api::post_baseline(const request& req, context&) {
   // Who accepted is the token as well as the name given: the name alone is free text.
   accepted_by += " (token \"" + who.label + "\", " + std::string(store::to_string(who.scope)) + " scope)";
   auto record = store::accept_run(db_, who.project_id, run_id, accepted_by, reason, who.token_id);
-  return json_response(201, baseline_json(record), req.version(), req.keep_alive());
+  return json_answer(201, baseline_json(record), req);
 }
 
-response api::list_runs(const request& req, context& ctx, const std::string& project) {
+response api::list_runs(const route_call& c) {
+  const request& req = c.req;
+  const std::string& project = c.parts[3];
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);
-  const store::run_filter filter = listing_filter(ctx.query);
+  const store::run_filter filter = listing_filter(c.query);
   bj::array runs;
   for (const auto& s : db_.list_runs(p.id, filter)) runs.push_back(summary_json(s));
-  return json_response(200, bj::object{{"project", project}, {"runs", std::move(runs)}}, req.version(),
-                       req.keep_alive());
+  return json_answer(200, bj::object{{"project", project}, {"runs", std::move(runs)}}, req);
 }
 
-response api::history(const request& req, context& ctx, const std::string& project) {
+// The change points of the project's branch histories (docs/drift.md), newest step first.
+response api::changes(const route_call& c) {
+  const std::string& project = c.parts[3];
+  store::database::validate_project_name(project);
+  auto who = authenticate(c.req);
+  auto p = authorize_project(who, project);
+  const store::run_filter listing = listing_filter(c.query);
+  store::change_filter filter;
+  filter.branch = listing.branch;
+  filter.env_id = listing.env_id;
+  filter.kernel = query_value(c.query, "kernel");
+  filter.limit = listing.limit;
+  bj::array list;
+  for (const auto& change : db_.change_points(p.id, filter)) list.push_back(store::change_json(change));
+  return json_answer(200, bj::object{{"project", project}, {"changes", std::move(list)}}, c.req);
+}
+
+response api::history(const route_call& c) {
+  const request& req = c.req;
+  const std::string& project = c.parts[3];
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);
-  store::run_filter filter = listing_filter(ctx.query);
-  filter.kernel = query_value(ctx.query, "kernel");
+  store::run_filter filter = listing_filter(c.query);
+  filter.kernel = query_value(c.query, "kernel");
   bj::array series;
   for (const auto& s : db_.history(p.id, filter)) {
     bj::array points;
@@ -530,18 +509,7 @@ response api::history(const request& req, context& ctx, const std::string& proje
                                 {"env_id", s.env_id},
                                 {"points", std::move(points)}});
   }
-  return json_response(200, bj::object{{"project", project}, {"series", std::move(series)}}, req.version(),
-                       req.keep_alive());
-}
-
-bool path_matches(const std::vector<std::string>& parts, std::initializer_list<std::string_view> pattern) {
-  if (parts.size() != pattern.size()) return false;
-  std::size_t i = 0;
-  for (auto p : pattern) {
-    if (p != "*" && parts[i] != p) return false;
-    ++i;
-  }
-  return true;
+  return json_answer(200, bj::object{{"project", project}, {"series", std::move(series)}}, req);
 }
 
 }  // namespace rnx::service

@@ -32,6 +32,7 @@ struct serve_flags {
   int webhook_attempts = 3;
   double webhook_timeout_s = 5;
   double webhook_backoff_s = 0.5;
+  double shard_timeout_s = 3600;
 };
 
 std::pair<std::string, unsigned short> split_listen(const std::string& listen) {
@@ -68,7 +69,9 @@ int serve(const serve_flags& f) {
   notify_options.timeout = std::chrono::milliseconds(static_cast<long>(f.webhook_timeout_s * 1000));
   notify_options.first_backoff = std::chrono::milliseconds(static_cast<long>(f.webhook_backoff_s * 1000));
   rnx::service::notifier notify(db, metrics, notify_options);
-  rnx::service::api api(db, metrics, &notify);
+  rnx::service::api_options api_options;
+  api_options.shard_timeout = std::chrono::seconds(static_cast<long>(f.shard_timeout_s));
+  rnx::service::api api(db, metrics, &notify, api_options);
 
   rnx::service::server_options options;
   std::tie(options.host, options.port) = split_listen(f.listen);
@@ -142,6 +145,11 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--synchronous", flags.synchronous,
                         "full: fsync every commit (survives power loss); normal: survives process crashes only")
       ->check(CLI::IsMember({"full", "normal"}))
+      ->capture_default_str();
+  serve_cmd->add_option("--shard-timeout", flags.shard_timeout_s,
+                        "Seconds after a run group's first shard before its verdict is formed without the missing "
+                        "shards (named, WARN)")
+      ->check(CLI::Range(0.0, 7 * 86400.0))
       ->capture_default_str();
   serve_cmd->add_option("--webhook-attempts", flags.webhook_attempts, "Delivery attempts per webhook and event")
       ->check(CLI::Range(1, 20))

@@ -1,8 +1,9 @@
-// Regression checks after baseline uploads, and webhook delivery (generic, Slack, Teams) with retries and a log.
+// Regression checks and change points after baseline uploads, and webhook delivery (generic, Slack, Teams) with
+// retries and a log.
 #include "rnx/service/notifier.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 
 #include <iostream>
@@ -77,6 +78,59 @@ std::string webhook_payload(store::webhook_format format, const std::string& pro
   return "{}";
 }
 
+namespace {
+
+// "1.031 [1.018, 1.045]": a ratio with its 95% interval, three decimals.
+std::string ratio_text(double ratio, double lo, double hi) {
+  std::ostringstream os;
+  os.setf(std::ios::fixed);
+  os.precision(3);
+  os << ratio << " [" << lo << ", " << hi << "]";
+  return os.str();
+}
+
+}  // namespace
+
+std::string change_payload(store::webhook_format format, const store::change_record& c) {
+  const bool slower = c.ratio > 1;
+  const std::string title = "rnx: " + c.key.label() + " became " + (slower ? "slower" : "faster") + " on " +
+                            c.project + "/" + c.branch + " at " + c.commit;
+  std::ostringstream summary;
+  summary.setf(std::ios::fixed);
+  summary.precision(2);
+  summary << "change point in environment " << c.env_id << ": ratio " << ratio_text(c.ratio, c.ci_lo, c.ci_hi)
+          << ", probability " << c.probability << "; first run after it " << c.run_id << " (" << c.commit
+          << "), last before it " << c.before_run_id << " (" << c.before_commit << ")";
+  switch (format) {
+    case store::webhook_format::generic: {
+      bj::object o = store::change_json(c).as_object();
+      o["event"] = "change_point";
+      return json::serialize(o);
+    }
+    case store::webhook_format::slack: {
+      bj::object section{{"type", "section"},
+                         {"text", bj::object{{"type", "mrkdwn"}, {"text", "*" + title + "*\n" + summary.str()}}}};
+      return json::serialize(bj::object{{"text", title}, {"blocks", bj::array{section}}});
+    }
+    case store::webhook_format::teams: {
+      bj::array facts{bj::object{{"name", "ratio [95% CI]"}, {"value", ratio_text(c.ratio, c.ci_lo, c.ci_hi)}},
+                      bj::object{{"name", "probability"}, {"value", std::to_string(c.probability)}},
+                      bj::object{{"name", "first commit after"}, {"value", c.commit}},
+                      bj::object{{"name", "last commit before"}, {"value", c.before_commit}},
+                      bj::object{{"name", "environment"}, {"value", c.env_id}}};
+      bj::object card{{"@type", "MessageCard"},
+                      {"@context", "https://schema.org/extensions"},
+                      {"summary", title},
+                      {"themeColor", slower ? "D70000" : "2E7D32"},
+                      {"title", title},
+                      {"text", summary.str()},
+                      {"sections", bj::array{bj::object{{"facts", std::move(facts)}}}}};
+      return json::serialize(card);
+    }
+  }
+  return "{}";
+}
+
 notifier::notifier(store::database& db, metrics& m, notifier_options options)
     : db_(db), metrics_(m), options_(std::move(options)) {
   worker_ = std::thread([this] { work(); });
@@ -133,6 +187,11 @@ void notifier::work() {
 }
 
 void notifier::check_and_notify(const store::upload_outcome& upload) {
+  try {
+    announce_changes(upload);
+  } catch (const std::exception& e) {
+    std::cerr << "rnx-server: change-point scan after run " << upload.run.id << " failed: " << e.what() << "\n";
+  }
   auto judged = store::regression_check(db_, upload, options_.policy);
   if (!judged) return;
   metrics_.count_verdict(judged->verdict.verdict, "regression");
@@ -141,6 +200,17 @@ void notifier::check_and_notify(const store::upload_outcome& upload) {
   if (!project) return;
   for (const auto& hook : db_.webhooks(project->id)) {
     deliver(hook, upload.run, webhook_payload(hook.format, project->name, upload.run, judged->verdict));
+  }
+}
+
+void notifier::announce_changes(const store::upload_outcome& upload) {
+  if (!upload.baseline) return;
+  auto changes = store::detect_changes(db_, upload.run.id);
+  if (changes.empty()) return;
+  auto project = db_.find_project(upload.run.project);
+  if (!project) return;
+  for (const auto& change : changes) {
+    for (const auto& hook : db_.webhooks(project->id)) deliver(hook, upload.run, change_payload(hook.format, change));
   }
 }
 

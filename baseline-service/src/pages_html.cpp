@@ -110,6 +110,39 @@ std::string sparkline(const bj::array& values) {
   return os.str();
 }
 
+// A table that may be wider than a phone: it scrolls inside its own box, never the page.
+std::string scroll_box(const std::string& table_html) {
+  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
+}
+
+// The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
+std::string change_table(const bj::object& data, const link_style& links) {
+  std::ostringstream os;
+  os << "<h2>Change points</h2>\n";
+  const auto* changes = data.if_contains("changes");
+  if (!changes || !changes->is_array() || changes->as_array().empty()) {
+    os << "<p class=\"no-changes\">None in this range.</p>\n";
+    return os.str();
+  }
+  std::ostringstream t;
+  t << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
+        "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
+        "<th class=\"num\">probability</th></tr></thead><tbody>\n";
+  for (const auto& cv : changes->as_array()) {
+    const auto& c = obj(cv);
+    const auto& ci = arr(c, "ci95");
+    t << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
+       << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
+       << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
+       << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
+       << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
+       << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
+  }
+  t << "</tbody></table>";
+  os << scroll_box(t.str());
+  return os.str();
+}
+
 std::string verdict_banner(const bj::object& verdict) {
   std::string overall = raw(verdict, "verdict");
   return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
@@ -157,23 +190,55 @@ std::string link_style::run(std::string_view id) const {
   return "/runs/" + percent_encode(id);
 }
 
-page overview_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  std::ostringstream os;
-  os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
-     << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
+namespace {
 
-  os << "<h2>Environments</h2>\n<table class=\"envs\"><thead><tr><th>env_id</th><th>device</th><th>cpu</th>"
-        "<th class=\"num\">runs</th><th>last run</th></tr></thead><tbody>\n";
+// How a project gets its first run: what an empty project and an empty landing page say.
+std::string upload_help(std::string_view project) {
+  const std::string name = project.empty() ? std::string("NAME") : escape_html(project);
+  return "<div class=\"empty-state\"><p><strong>No runs yet.</strong> Upload one from a checkout whose "
+         "<code>rnx.toml</code> names the project, with one of its tokens:</p>\n<pre><code>"
+         "rnx-server admin token create --project " + name + " --db rnx.sqlite   # on the server, printed once\n"
+         "RNX_TOKEN=rnx_... rnx gate --service-url URL                  # URL: this server's address</code></pre>\n"
+         "<p>A push build on the base branch becomes the first baseline; pull requests are judged against it. "
+         "The gate's GitHub Action does the same in CI (<code>service-url</code> and <code>token</code> inputs).</p>"
+         "</div>\n";
+}
+
+// The sparkline's scale: the lowest and highest median it draws.
+std::string spark_scale(const bj::array& values) {
+  std::optional<double> lo;
+  std::optional<double> hi;
+  for (const auto& x : values) {
+    auto n = num(x);
+    if (!n) continue;
+    lo = lo ? std::min(*lo, *n) : *n;
+    hi = hi ? std::max(*hi, *n) : *n;
+  }
+  if (!lo) return "";
+  return "<span class=\"spark-scale\">" + fmt(lo, "%.3g") + "&ndash;" + fmt(hi, "%.3g") + " ms</span>";
+}
+
+// "+4.1% (95%: +2.0% to +6.3%)" from a {"ratio", "lo", "hi"} object, escaped; "&ndash;" when absent.
+std::string change_cell(const bj::value& change) {
+  const auto& c = obj(change);
+  auto text = change_text(num(at(c, "ratio")), num(at(c, "lo")), num(at(c, "hi")));
+  return text.empty() ? std::string("&ndash;") : escape_html(text);
+}
+
+void overview_environments(std::ostringstream& os, const bj::object& data, const link_style& links) {
+  std::ostringstream t;
+  t << "<table class=\"envs\"><thead><tr><th>env_id</th><th>device</th><th>cpu</th>"
+       "<th class=\"num\">runs</th><th>last run</th></tr></thead><tbody>\n";
   std::vector<std::string> newest_runs;
   for (const auto& ev : arr(data, "environments")) {
     const auto& env = obj(ev);
-    os << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(raw(env, "env_id")))
-       << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
-       << raw(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
+    t << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(raw(env, "env_id")))
+      << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
+      << raw(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
     if (!raw(env, "newest_run_id").empty()) newest_runs.push_back(raw(env, "newest_run_id"));
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << "<h2>Environments</h2>\n" << scroll_box(t.str());
   if (newest_runs.size() >= 2 && !links.report) {
     std::string ids;
     for (std::size_t i = 0; i < newest_runs.size() && i < static_cast<std::size_t>(max_compare_runs); ++i) {
@@ -181,10 +246,14 @@ page overview_page(const bj::object& data, const link_style& links) {
     }
     os << "<p>" << link("/compare?runs=" + ids, "Compare the newest run of each environment") << "</p>\n";
   }
+}
 
-  os << "<h2>Configurations</h2>\n<table class=\"configs\"><thead><tr><th>configuration</th><th>environment</th>"
-        "<th class=\"num\">baseline median</th><th>trend</th><th>recent runs</th><th>last verdicts</th></tr></thead>"
-        "<tbody>\n";
+void overview_configs(std::ostringstream& os, const bj::object& data, const link_style& links) {
+  const std::string project = raw(data, "project");
+  std::ostringstream t;
+  t << "<table class=\"configs\"><thead><tr><th>configuration</th><th>environment</th>"
+       "<th class=\"num\">baseline median</th><th class=\"num\">&Delta;% (95%)</th><th>trend</th>"
+       "<th>recent runs</th><th>last verdicts</th></tr></thead><tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
     config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
@@ -192,51 +261,90 @@ page overview_page(const bj::object& data, const link_style& links) {
     bool first = true;
     for (const auto& sv : series) {
       const auto& se = obj(sv);
-      os << "<tr class=\"config-row\">";
+      t << "<tr class=\"config-row\">";
       if (first) {
-        os << "<td rowspan=\"" << series.size() << "\">"
-           << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
+        t << "<td rowspan=\"" << series.size() << "\">"
+          << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
       }
       const auto& baseline = obj(at(se, "baseline"));
       std::string trend = raw(se, "trend");
       std::string arrow = trend == "slower" ? "&#9650;" : trend == "faster" ? "&#9660;" : trend == "flat" ? "&#8594;" : "";
-      os << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id"))) << "</code></td>"
-         << "<td class=\"num\">"
-         << (baseline.empty() ? std::string("&ndash;")
-                              : link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms")) +
-                                    (raw(baseline, "source") == "accepted" ? " <span class=\"badge acc\">accepted</span>" : ""))
-         << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend) << "\" title=\"newest baseline / previous: "
-         << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow << "</td><td>" << sparkline(arr(se, "recent"))
-         << "</td>";
-      if (first) {
-        os << "<td rowspan=\"" << series.size() << "\">";
-        for (const auto& dv : arr(c, "verdicts")) {
-          const auto& d = obj(dv);
-          std::string chip_html = chip(raw(d, "decision"));
-          os << link(links.run(raw(d, "run_id")), chip_html) << " ";
-        }
-        os << "</td>";
+      std::string baseline_html = "&ndash;";
+      if (!baseline.empty()) {
+        baseline_html = link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms"));
+        if (raw(baseline, "source") == "accepted") baseline_html += " <span class=\"badge acc\">accepted</span>";
       }
-      os << "</tr>\n";
+      t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
+        << "</code></td><td class=\"num\">" << baseline_html
+        << "</td><td class=\"num delta t-" << escape_html(trend.empty() ? "none" : trend) << "\">"
+        << change_cell(at(se, "change")) << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
+        << "\" title=\"newest baseline / previous: " << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow
+        << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent"))
+        << "</td><td>";
+      // Only this environment's decisions: a chip never stands for another machine's verdict.
+      for (const auto& dv : arr(se, "verdicts")) {
+        const auto& d = obj(dv);
+        std::string title = raw(d, "change").empty() ? raw(d, "decision") : raw(d, "decision") + " " + raw(d, "change");
+        t << link(links.run(raw(d, "run_id")), "<span title=\"run " + e(d, "run_id") + ": " + escape_html(title) +
+                                                   "\">" + chip(raw(d, "decision")) + "</span>")
+          << " ";
+      }
+      t << "</td></tr>\n";
       first = false;
     }
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << "<h2>Configurations</h2>\n<p class=\"legend\">&Delta;%: the newest baseline against the one before it, "
+        "with a 95% interval; beyond &plusmn;"
+     << fmt(num(at(data, "rope")) ? std::optional<double>(*num(at(data, "rope")) * 100) : std::nullopt, "%.3g")
+     << "% it is slower (&#9650;) or faster (&#9660;). Recent runs: each run's median, lowest to highest as "
+        "labelled.</p>\n"
+     << scroll_box(t.str());
+}
 
-  os << "<h2>Last verdicts</h2>\n<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
-        "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead><tbody>\n";
+void overview_verdicts(std::ostringstream& os, const bj::object& data, const link_style& links) {
+  std::ostringstream t;
+  t << "<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
+       "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead>"
+       "<tbody>\n";
   for (const auto& vv : arr(data, "verdicts")) {
     const auto& v = obj(vv);
     std::string counts;
     for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
-    os << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-" << e(v, "verdict")
-       << "\">" << e(v, "verdict") << "</span></td><td>" << e(v, "branch") << "</td><td>"
-       << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
-       << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
-       << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
-       << "</td></tr>\n";
+    bool paired = at(v, "paired").is_bool() && at(v, "paired").as_bool();
+    t << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-"
+      << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>"
+      << (paired ? " <span class=\"badge\">paired</span>" : "")
+      << "</td><td>" << e(v, "branch") << "</td><td>"
+      << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
+      << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
+      << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
+      << "</td></tr>\n";
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << "<h2>Last verdicts</h2>\n";
+  if (arr(data, "verdicts").empty()) {
+    os << "<p>No verdict stored yet: the gate asks for one for every pull request it judges.</p>\n";
+  } else {
+    os << scroll_box(t.str());
+  }
+}
+
+}  // namespace
+
+page overview_page(const bj::object& data, const link_style& links) {
+  const std::string project = raw(data, "project");
+  std::ostringstream os;
+  if (!links.report) os << "<p class=\"crumbs\"><a href=\"/\">projects</a> / overview</p>\n";
+  os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
+     << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
+  if (arr(data, "configs").empty() && arr(data, "environments").empty()) {
+    os << upload_help(project);
+    return {"overview", project + " overview", "overview", os.str(), data};
+  }
+  overview_environments(os, data, links);
+  overview_configs(os, data, links);
+  overview_verdicts(os, data, links);
   return {"overview", project + " overview", "overview", os.str(), data};
 }
 
@@ -245,7 +353,8 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
   const std::string config = raw(data, "config");
   const auto& range = obj(at(data, "range"));
   std::ostringstream os;
-  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
+  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
+     << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
   os << "<h1><code>" << escape_html(config) << "</code></h1>\n";
   if (!links.report) {
     // A GET form: every choice is a URL people can share.
@@ -265,32 +374,44 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
   }
   os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
      << "\" aria-label=\"median per run over time\"></canvas></div>\n";
-  os << "<p class=\"legend\">One series per environment. Dot: a run's median; bar: 95% interval of that median; "
-        "diamond: a baseline; red triangle: an accepted slowdown. Click a point to open its run.</p>\n";
-  os << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
-        "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
+  auto rope = num(at(data, "rope"));
+  os << "<p class=\"legend\">One colour per environment. Filled dots joined by a line: runs of the base branch "
+        "(pushes); hollow squares, not joined: pull-request runs; bar: the 95% interval of a run's median; "
+        "diamond: a baseline; dashed step line: the baseline in force, with the shaded band of &plusmn;"
+     << fmt(rope ? std::optional<double>(*rope * 100) : std::nullopt, "%.3g")
+     << "% around it (the gate's band of practical equivalence); red triangle: a run accepted as slower in this "
+        "configuration; dashed vertical line: a change point (red slower, green faster). Click a point to open its "
+        "run.</p>\n";
+  std::ostringstream t;
+  t << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
+       "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
   for (const auto& sv : arr(data, "series")) {
     const auto& se = obj(sv);
-    os << "<tr><td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-       << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << raw(se, "n_total")
-       << "</td><td class=\"num\">" << raw(se, "n_shown") << "</td></tr>\n";
+    t << "<tr><td><span class=\"swatch c" << (at(se, "colour").is_int64() ? at(se, "colour").as_int64() % 8 : 0)
+      << "\"></span><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
+      << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << raw(se, "n_total")
+      << "</td><td class=\"num\">" << raw(se, "n_shown") << "</td></tr>\n";
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << scroll_box(t.str());
   const auto& accepted = arr(data, "accepted");
   os << "<h2>Accepted slowdowns</h2>\n";
   if (accepted.empty()) {
-    os << "<p>None in this range.</p>\n";
+    os << "<p>None in this range: no run was accepted as slower in this configuration.</p>\n";
   } else {
-    os << "<table class=\"accepted\"><thead><tr><th>run</th><th>environment</th><th>when</th><th>accepted by</th>"
-          "<th>reason</th></tr></thead><tbody>\n";
+    std::ostringstream a_table;
+    a_table << "<table class=\"accepted\"><thead><tr><th>run</th><th>environment</th><th>when</th><th>accepted by</th>"
+               "<th>reason</th></tr></thead><tbody>\n";
     for (const auto& av : accepted) {
       const auto& a = obj(av);
-      os << "<tr><td>" << link(links.run(raw(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
-         << escape_html(short_env(raw(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
-         << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
+      a_table << "<tr><td>" << link(links.run(raw(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
+              << escape_html(short_env(raw(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
+              << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
     }
-    os << "</tbody></table>\n";
+    a_table << "</tbody></table>";
+    os << scroll_box(a_table.str());
   }
+  os << change_table(data, links);
   config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
                  at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
   return {"history", config + " history", anchor_of("config-", key.label()), os.str(), data};
@@ -302,44 +423,78 @@ page run_page(const bj::object& data, const link_style& links) {
   const auto& env = obj(at(data, "environment"));
   const auto& base = obj(at(data, "base_run"));
   std::ostringstream os;
-  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / run</p>\n";
+  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
+     << link(links.project(project), escape_html(project)) << " / run</p>\n";
+  const auto& verdict = obj(at(data, "verdict"));
+  const auto& baseline_ref = obj(at(verdict, "baseline"));
+  std::string compared = "no stored base run";
+  if (!base.empty()) {
+    compared = link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
+               escape_html(raw(base, "commit").substr(0, 12)) + "</code>)";
+  } else if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+    compared = "the base revision <code>" + escape_html(raw(baseline_ref, "id").substr(7)) + "</code> (commit <code>" +
+               escape_html(raw(baseline_ref, "commit").substr(0, 12)) + "</code>), measured in the same job";
+  }
   os << "<h1>Run " << e(run, "id") << "</h1>\n<dl class=\"facts\"><dt>commit</dt><dd><code>" << e(run, "commit")
      << "</code></dd><dt>branch</dt><dd>" << e(run, "branch")
      << (at(run, "pull_request").is_int64() ? " (pull request #" + raw(run, "pull_request") + ")" : std::string())
      << "</dd><dt>environment</dt><dd><code>" << e(env, "env_id") << "</code> " << e(env, "device") << " "
      << e(env, "cpu") << "</dd><dt>created</dt><dd>" << e(run, "created_at") << "</dd><dt>compared with</dt><dd>"
-     << (base.empty() ? std::string("no stored base run")
-                      : link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
-                            escape_html(raw(base, "commit").substr(0, 12)) + "</code>)")
-     << "</dd></dl>\n";
-  const auto& verdict = obj(at(data, "verdict"));
+     << compared << "</dd></dl>\n";
   if (verdict.empty()) {
     os << "<p class=\"banner v-none\">No verdict is stored for this run; its samples are below.</p>\n";
   } else {
     os << verdict_banner(verdict) << "\n";
+    std::string pairing;
+    for (const auto& cv : arr(verdict, "configs")) {
+      if (pairing.empty()) pairing = raw(obj(cv), "pairing");
+    }
+    if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+      os << "<p class=\"legend\">Judged by the gate's paired comparison: base and head measured in the same job"
+         << (pairing.empty() ? std::string() : " (pairing: " + escape_html(pairing) + ")") << ".</p>\n";
+    }
   }
-  os << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th>decision</th><th class=\"num\">head/base"
-        "</th><th class=\"num\">95% interval</th><th class=\"num\">P(slower)</th><th class=\"num\">P(faster)</th>"
-        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
-        "<th>reason</th></tr></thead><tbody>\n";
+  const auto& record = obj(at(data, "baseline_record"));
+  if (raw(record, "source") == "accepted") {
+    os << "<p class=\"banner accepted\"><strong>Accepted</strong> as the baseline of " << e(record, "branch")
+       << (raw(record, "accepted_by").empty() ? std::string() : " by " + e(record, "accepted_by"))
+       << (raw(record, "created_at").empty() ? std::string() : " at " + e(record, "created_at"))
+       << (raw(record, "reason").empty() ? std::string(".") : ": " + e(record, "reason")) << "</p>\n";
+  } else if (raw(record, "source") == "push") {
+    os << "<p class=\"legend\">This run is a baseline of " << e(record, "branch") << " (a push build).</p>\n";
+  }
+  const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
+  std::ostringstream t;
+  t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th class=\"num\">change "
+       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
+       "<th class=\"num\">P(faster)</th>"
+       "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
+       "<th>reason</th></tr></thead><tbody>\n";
   std::ostringstream charts;
   std::size_t index = 0;
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
     config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     const auto& ci = arr(c, "ci95");
+    std::optional<double> lo = ci.size() == 2 ? num(ci[0]) : std::nullopt;
+    std::optional<double> hi = ci.size() == 2 ? num(ci[1]) : std::nullopt;
+    auto ratio = num(at(c, "ratio"));
     std::string decision = raw(c, "decision");
     const auto& head = obj(at(c, "head"));
     const auto& base_side = obj(at(c, "base"));
-    os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td><td>"
-       << chip(decision) << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
-       << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
-       << "</td><td class=\"num\">" << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">"
-       << fmt(num(at(c, "p_faster")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f")
-       << "</td><td class=\"num\">" << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
-       << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
-       << "</td><td>" << e(c, "reason") << (head.empty() || raw(head, "message").empty() ? "" : " " + e(head, "message"))
-       << "</td></tr>\n";
+    std::string change = change_text(ratio, lo, hi);
+    // The head's own message (an unstable or failing run) unless the reason already quotes it.
+    std::string message = head.empty() ? "" : raw(head, "message");
+    bool quoted = message.empty() || raw(c, "reason").find(message) != std::string::npos;
+    t << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>")
+      << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
+      << (change.empty() ? std::string("&ndash;") : escape_html(change)) << "</td><td class=\"band-cell\">"
+      << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
+      << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_faster")), "%.3f")
+      << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f") << "</td><td class=\"num\">"
+      << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
+      << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
+      << "</td><td class=\"reason\">" << e(c, "reason") << (quoted ? "" : " " + escape_html(message)) << "</td></tr>\n";
     // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
     bool open = decision == "slower" || decision == "abstain" || decision == "broken" || index < 2;
     charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
@@ -353,7 +508,12 @@ page run_page(const bj::object& data, const link_style& links) {
               "process\"></canvas></div></details>\n";
     ++index;
   }
-  os << "</tbody></table>\n<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
+  t << "</tbody></table>";
+  os << "<p class=\"legend\">Change: head against base as a signed percentage with its 95% interval. The small chart "
+        "draws it against the band of practical equivalence (shaded, &plusmn;"
+     << fmt(rope * 100, "%.3g") << "%): the dot is the change, the bar its interval, the dashed line no change.</p>\n"
+     << scroll_box(t.str());
+  os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, head "
         "in orange.</p>\n"
      << charts.str();
@@ -364,9 +524,11 @@ page compare_page(const bj::object& data, const link_style& links) {
   const std::string project = raw(data, "project");
   const auto& runs = arr(data, "runs");
   std::ostringstream os;
-  os << "<p class=\"crumbs\">" << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
-  os << "<h1>Hardware comparison</h1>\n<table class=\"runs\"><thead><tr><th>run</th><th>environment</th><th>device"
-        "</th><th>cpu</th><th>commit</th><th>created</th><th class=\"num\">price per hour</th></tr></thead><tbody>\n";
+  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
+     << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
+  std::ostringstream t;
+  t << "<table class=\"runs\"><thead><tr><th>run</th><th>environment</th><th>device"
+       "</th><th>cpu</th><th>commit</th><th>created</th><th class=\"num\">price per hour</th></tr></thead><tbody>\n";
   std::string ids;
   std::string prices;
   for (const auto& rv : runs) {
@@ -374,49 +536,66 @@ page compare_page(const bj::object& data, const link_style& links) {
     ids += (ids.empty() ? "" : ",") + raw(r, "id");
     auto price = num(at(r, "price_per_hour"));
     if (price) prices += (prices.empty() ? "" : ",") + raw(r, "env_id") + ":" + fmt(price, "%g");
-    os << "<tr><td>" << link(links.run(raw(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
-       << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
-       << escape_html(raw(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
-       << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
+    t << "<tr><td>" << link(links.run(raw(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
+      << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
+      << escape_html(raw(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
+      << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
   }
-  os << "</tbody></table>\n";
+  t << "</tbody></table>";
+  os << "<h1>Hardware comparison</h1>\n" << scroll_box(t.str());
   if (!links.report) {
     os << "<form class=\"controls\" method=\"get\"><input type=\"hidden\" name=\"runs\" value=\"" << escape_html(ids)
        << "\"><label>prices (ENV_ID:USD per hour, comma-separated) <input name=\"prices\" size=\"60\" value=\""
        << escape_html(prices) << "\"></label> <button type=\"submit\">cost per million items</button></form>\n";
   }
-  os << "<div class=\"chart-box\"><canvas class=\"compare-chart\" aria-label=\"time relative to the first run\">"
-        "</canvas></div>\n<table class=\"ratios\"><thead><tr><th>configuration</th>";
-  for (const auto& rv : runs) os << "<th class=\"num\">run " << e(obj(rv), "id") << " ms</th>";
-  for (std::size_t i = 1; i < runs.size(); ++i) os << "<th class=\"num\">run " << e(obj(runs[i]), "id") << " / first</th>";
-  for (const auto& rv : runs) {
-    if (num(at(obj(rv), "price_per_hour"))) os << "<th class=\"num\">run " << e(obj(rv), "id") << " $ per M items</th>";
+  std::ostringstream r;
+  r << "<table class=\"ratios\"><thead><tr><th>configuration</th>";
+  for (const auto& rv : runs) r << "<th class=\"num\">run " << e(obj(rv), "id") << " ms</th>";
+  for (std::size_t i = 1; i < runs.size(); ++i) {
+    r << "<th class=\"num\">run " << e(obj(runs[i]), "id") << " / first (95%)</th>";
   }
-  os << "</tr></thead><tbody>\n";
+  for (const auto& rv : runs) {
+    if (num(at(obj(rv), "price_per_hour"))) r << "<th class=\"num\">run " << e(obj(rv), "id") << " $ per M items</th>";
+  }
+  r << "</tr></thead><tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
     config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    os << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
+    r << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
     const auto& ms = arr(c, "median_ms");
     const auto& ratio = arr(c, "ratio");
+    const auto& ratio_lo = arr(c, "ratio_lo");
+    const auto& ratio_hi = arr(c, "ratio_hi");
     const auto& cost = arr(c, "cost_per_million");
-    for (const auto& v : ms) os << "<td class=\"num\">" << fmt(num(v)) << "</td>";
-    for (std::size_t i = 1; i < ratio.size(); ++i) os << "<td class=\"num\">" << fmt(num(ratio[i]), "%.3f", "&times;") << "</td>";
-    for (std::size_t i = 0; i < runs.size() && i < cost.size(); ++i) {
-      if (num(at(obj(runs[i]), "price_per_hour"))) os << "<td class=\"num\">" << fmt(num(cost[i]), "$%.4g") << "</td>";
+    for (const auto& v : ms) r << "<td class=\"num\">" << fmt(num(v)) << "</td>";
+    for (std::size_t i = 1; i < ratio.size(); ++i) {
+      auto lo = i < ratio_lo.size() ? num(ratio_lo[i]) : std::nullopt;
+      auto hi = i < ratio_hi.size() ? num(ratio_hi[i]) : std::nullopt;
+      r << "<td class=\"num\">" << fmt(num(ratio[i]), "%.3f", "&times;")
+        << (lo && hi ? " <span class=\"ci\">(" + fmt(lo, "%.3f") + "&ndash;" + fmt(hi, "%.3f") + ")</span>" : "")
+        << "</td>";
     }
-    os << "</tr>\n";
+    for (std::size_t i = 0; i < runs.size() && i < cost.size(); ++i) {
+      if (num(at(obj(runs[i]), "price_per_hour"))) r << "<td class=\"num\">" << fmt(num(cost[i]), "$%.4g") << "</td>";
+    }
+    r << "</tr>\n";
   }
-  os << "</tbody></table>\n<p class=\"legend\">Cost per million items = price per hour &times; median ms per call / "
-        "(3.6 &times; batch). A ratio below 1 is faster than the first run.</p>\n";
+  r << "</tbody></table>";
+  os << "<div class=\"chart-box\"><canvas class=\"compare-chart\" aria-label=\"time relative to the first run\">"
+        "</canvas></div>\n"
+     << scroll_box(r.str())
+     << "<p class=\"legend\">Bars start at 1.0 (the first run's time): up is slower, down is faster; the whisker is "
+        "the ratio's 95% interval, from the intervals of the two medians (order statistics) combined in log space. "
+        "Cost per million items = price per hour &times; median ms per call / (3.6 &times; batch).</p>\n";
   return {"compare", "hardware comparison", "compare", os.str(), data};
 }
 
-page error_page(int status, std::string_view message) {
+page error_page(int status, std::string_view message, const std::vector<way_back>& back) {
   std::string title = status == 404   ? "Not found"
                       : status == 401 ? "Sign in needed"
                       : status == 403 ? "Not allowed"
                       : status == 405 ? "Method not allowed"
+                      : status >= 500 ? "Server error"
                                       : "Bad request";
   std::ostringstream os;
   os << "<h1>" << status << " " << title << "</h1>\n<p class=\"error-message\">" << escape_html(message) << "</p>\n";
@@ -425,7 +604,70 @@ page error_page(int status, std::string_view message) {
           "name=\"token\" autocomplete=\"off\" size=\"50\"></label> <button type=\"submit\">sign in</button></form>\n"
           "<p class=\"legend\">The token is kept in a cookie for this site only (HttpOnly, SameSite=Strict).</p>\n";
   }
+  os << "<ul class=\"ways-back\">";
+  for (const auto& w : back) os << "<li>" << link(w.href, escape_html(w.text)) << "</li>";
+  os << "<li><a href=\"/\">all projects on this server</a></li></ul>\n";
   return {"error", std::to_string(status) + " " + title, "error", os.str(), bj::object{}};
+}
+
+std::vector<way_back> ways_back(const std::vector<std::string>& path,
+                                const std::map<std::string, std::string>& query) {
+  std::vector<way_back> out;
+  if (path.size() > 2 && path[0] == "projects" && !path[1].empty() && path[1].size() <= 64) {
+    out.push_back({"/projects/" + percent_encode(path[1]), "the overview of " + path[1]});
+  }
+  auto runs = query.find("runs");
+  if (!path.empty() && path.back() == "compare" && runs != query.end()) {
+    std::string_view list = runs->second;
+    for (std::size_t n = 0; !list.empty() && n < static_cast<std::size_t>(max_compare_runs); ++n) {
+      auto comma = list.find(',');
+      std::string_view id = list.substr(0, comma);
+      bool digits = !id.empty() && id.size() < 19 &&
+                    std::all_of(id.begin(), id.end(), [](char ch) { return ch >= '0' && ch <= '9'; });
+      if (digits) out.push_back({"/runs/" + std::string(id), "run " + std::string(id)});
+      if (comma == std::string_view::npos) break;
+      list.remove_prefix(comma + 1);
+    }
+  }
+  return out;
+}
+
+page landing_page(const bj::object& data) {
+  std::ostringstream os;
+  os << "<h1>Projects</h1>\n";
+  const auto& projects = arr(data, "projects");
+  std::string signed_in = raw(data, "signed_in");
+  if (projects.empty()) {
+    os << "<p>No project on this server is readable without a token"
+       << (signed_in.empty() ? std::string(" and you are not signed in") : std::string()) << ".</p>\n"
+       << "<div class=\"empty-state\"><p>Make one and upload its first run:</p><pre><code>"
+          "rnx-server admin project create NAME --db rnx.sqlite\n"
+          "rnx-server admin token create --project NAME --db rnx.sqlite   # printed once\n"
+          "rnx-server admin project visibility NAME public --db rnx.sqlite   # listed here for everyone\n"
+          "RNX_TOKEN=rnx_... rnx gate --service-url URL   # in a checkout whose rnx.toml names NAME</code></pre>"
+          "<p>A private project is listed to whoever signs in with one of its tokens.</p></div>\n";
+  } else {
+    std::ostringstream t;
+    t << "<table class=\"projects\"><thead><tr><th>project</th><th>visibility</th><th class=\"num\">runs</th>"
+         "<th>last run</th></tr></thead><tbody>\n";
+    for (const auto& pv : projects) {
+      const auto& p = obj(pv);
+      bool is_public = at(p, "public").is_bool() && at(p, "public").as_bool();
+      t << "<tr><td>" << link("/projects/" + percent_encode(raw(p, "name")), e(p, "name")) << "</td><td>"
+        << (is_public ? "public" : "private (your token)") << "</td><td class=\"num\">" << raw(p, "n_runs")
+        << "</td><td>" << (raw(p, "last_run_at").empty() ? std::string("no runs yet") : e(p, "last_run_at"))
+        << "</td></tr>\n";
+    }
+    t << "</tbody></table>";
+    os << scroll_box(t.str());
+  }
+  if (signed_in.empty()) {
+    os << "<p class=\"legend\">Private projects are listed after signing in with one of their tokens: "
+          "<a href=\"/login?next=/\">sign in</a>.</p>\n";
+  } else {
+    os << "<p class=\"legend\">Signed in with a token of " << escape_html(signed_in) << ".</p>\n";
+  }
+  return {"landing", "projects", "projects", os.str(), data};
 }
 
 namespace {
@@ -438,17 +680,18 @@ std::string section(const page& p) {
 
 constexpr std::string_view head_common =
     "<!doctype html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
-    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n";
+    "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<link rel=\"icon\" href=\"data:,\">\n";
 
 }  // namespace
 
 std::string render_page(const page& p) {
   std::string out(head_common);
   out += "<title>" + escape_html(p.title) + " &middot; rnx</title>\n<link rel=\"stylesheet\" href=\"/assets/rnx-pages.css\">\n"
-         "</head>\n<body>\n<header class=\"top\"><span class=\"brand\">rnx</span></header>\n<main>\n";
+         "</head>\n<body>\n<header class=\"top\"><a class=\"brand\" href=\"/\">rnx</a> <nav><a href=\"/\">projects</a>"
+         "</nav></header>\n<main>\n";
   out += section(p);
   out += "</main>\n";
-  if (p.kind != "error") {
+  if (p.kind != "error" && p.kind != "landing") {
     out += "<script src=\"/assets/chart.min.js\"></script>\n<script src=\"/assets/rnx-pages.js\"></script>\n";
   }
   out += "</body>\n</html>\n";

@@ -3,6 +3,8 @@
 // token (header, or the cookie /login sets) must belong to the project.
 #include "pages_routes.hpp"
 
+#include "router.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/service/pages.hpp"
@@ -35,54 +37,9 @@ namespace rnx::service {
 namespace bhttp = boost::beast::http;
 namespace bj = boost::json;
 
-struct page_routes::call {
-  const request& req;
-  std::vector<std::string> parts;
-  std::map<std::string, std::string> query;
-  bool json = false;  // an /api/v1 endpoint: errors as JSON
-  std::string& route;
-};
-
 namespace {
 
-// Same policy everywhere: scripts, styles and data only from this server, no framing, no inline script.
-constexpr const char* content_security_policy =
-    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-    "form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
-
-response html_response(int status, std::string body, const request& req) {
-  response res{static_cast<bhttp::status>(status), req.version()};
-  res.set(bhttp::field::content_type, "text/html; charset=utf-8");
-  res.set(bhttp::field::cache_control, "no-store");
-  res.set("Content-Security-Policy", content_security_policy);
-  res.set("X-Content-Type-Options", "nosniff");
-  res.set("Referrer-Policy", "no-referrer");
-  res.keep_alive(req.keep_alive());
-  res.body() = std::move(body);
-  res.prepare_payload();
-  return res;
-}
-
-response json_ok(const bj::value& body, const request& req) {
-  response res{bhttp::status::ok, req.version()};
-  res.set(bhttp::field::content_type, "application/json");
-  res.set(bhttp::field::cache_control, "no-store");
-  res.keep_alive(req.keep_alive());
-  res.body() = json::serialize(body);
-  res.body() += '\n';
-  res.prepare_payload();
-  return res;
-}
-
 bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
-// The paths this class answers, by their raw target: pages, assets, login and the JSON behind the charts.
-bool is_page_target(std::string_view target) {
-  for (auto prefix : {"/projects/", "/runs/", "/compare", "/assets/", "/login"}) {
-    if (starts_with(target, prefix)) return true;
-  }
-  return false;
-}
 
 std::string_view header(const request& req, bhttp::field f) {
   auto it = req.find(f);
@@ -155,38 +112,33 @@ bool log_scale_of(const std::map<std::string, std::string>& query) {
 
 }  // namespace
 
-std::optional<response> page_routes::handle(const request& req, std::string& route) {
-  std::string_view raw(req.target().data(), req.target().size());
-  const bool page = is_page_target(raw);
-  auto target = boost::urls::parse_origin_form(raw);
-  if (!target) {
-    if (!page) return std::nullopt;  // the API answers its own malformed targets
-    route = "page";
-    return html_response(400, pages::render_page(pages::error_page(400, "the address is not a valid path (" +
-                                                                            target.error().message() +
-                                                                            "); percent-encode special characters")),
-                         req);
-  }
-  call c{req, {}, {}, false, route};
-  for (auto segment : target->segments()) c.parts.push_back(segment);
-  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(c.parts, pattern); };
-  c.json = is({"api", "v1", "projects", "*", "overview"}) || is({"api", "v1", "projects", "*", "configs", "*", "history"}) ||
-           is({"api", "v1", "runs", "*", "evidence"}) || is({"api", "v1", "compare"});
-  if (!page && !c.json) return std::nullopt;
-  try {
-    for (auto param : target->params()) {
-      if (!c.query.emplace(param.key, param.value).second) {
-        throw error(errc::bad_input, "query parameter \"" + param.key + "\" is given twice; give it once");
-      }
-    }
-    return dispatch(c);
-  } catch (const error& e) {
-    if (c.json) return error_response(e.http_status(), errc_name(e.code()), e.what(), req.version(), req.keep_alive());
-    return html_response(e.http_status(), pages::render_page(pages::error_page(e.http_status(), e.what())), req);
-  }
+void page_routes::add_routes(router& r) {
+  using bhttp::verb;
+  constexpr auto html = answer_form::html;
+  constexpr auto json = answer_form::json;
+  const std::vector<std::string> history_keys{"env_id", "from", "to", "points"};
+  r.add({"/", {verb::get}, {}, html, [this](const route_call& c) { return landing(c); }});
+  r.add({"/assets/{name}", {verb::get}, {}, html, [this](const route_call& c) { return asset(c); }});
+  r.add({"/login", {verb::get, verb::post}, {"next"}, html, [this](const route_call& c) { return login(c); }});
+  r.add({"/projects/{project}", {verb::get}, {}, html, [this](const route_call& c) { return overview(c, html); }});
+  r.add({"/api/v1/projects/{project}/overview", {verb::get}, {}, json,
+         [this](const route_call& c) { return overview(c, json); }});
+  auto page_history_keys = history_keys;
+  page_history_keys.push_back("scale");
+  r.add({"/projects/{project}/configs/{config}", {verb::get}, page_history_keys, html,
+         [this](const route_call& c) { return with_ways_back(c, [&] { return config_history(c, html); }); }});
+  r.add({"/api/v1/projects/{project}/configs/{config}/history", {verb::get}, history_keys, json,
+         [this](const route_call& c) { return config_history(c, json); }});
+  r.add({"/runs/{id}", {verb::get}, {}, html, [this](const route_call& c) { return run_evidence(c, html); }});
+  r.add({"/api/v1/runs/{id}/evidence", {verb::get}, {}, json,
+         [this](const route_call& c) { return run_evidence(c, json); }});
+  r.add({"/compare", {verb::get}, {"runs", "prices"}, html,
+         [this](const route_call& c) { return with_ways_back(c, [&] { return compare(c, html); }); }});
+  r.add({"/api/v1/compare", {verb::get}, {"runs", "prices"}, json,
+         [this](const route_call& c) { return compare(c, json); }});
 }
 
-store::project_info page_routes::readable_project(const call& c, const std::string& name) {
+store::project_info page_routes::readable_project(const route_call& c, const std::string& name) {
   store::database::validate_project_name(name);
   auto project = db_.find_project(name);
   if (!project) throw error(errc::not_found, "project \"" + name + "\" does not exist on this server");
@@ -194,13 +146,14 @@ store::project_info page_routes::readable_project(const call& c, const std::stri
   return *project;
 }
 
-void page_routes::check_readable(const call& c, const store::project_info& project) {
+void page_routes::check_readable(const route_call& c, const store::project_info& project) {
   if (project.is_public) return;
   std::string token = token_of(c.req);
   if (token.empty()) {
     throw error(errc::unauthorized, "project \"" + project.name +
                                         "\" is private: sign in with one of its tokens (or send \"Authorization: "
-                                        "Bearer <token>\"); `rnx-server admin project public` makes it readable by all");
+                                        "Bearer <token>\"); `rnx-server admin project visibility " + project.name +
+                                        " public` makes it readable by all");
   }
   auto who = db_.authenticate(token);
   if (!who) throw error(errc::unauthorized, "the token is not valid (unknown, revoked or mistyped); sign in again");
@@ -209,121 +162,97 @@ void page_routes::check_readable(const call& c, const store::project_info& proje
   }
 }
 
-response page_routes::dispatch(call& c) {
-  const request& req = c.req;
-  auto& parts = c.parts;
-  // A 405 answer for a method the route does not take, else nullopt after checking the query's keys.
-  auto only = [&](std::string_view route, std::initializer_list<std::string_view> keys,
-                  bool allow_post = false) -> std::optional<response> {
-    c.route = std::string(route);
-    if (req.method() != bhttp::verb::get && !(allow_post && req.method() == bhttp::verb::post)) {
-      std::string message = std::string(req.method_string()) + " is not supported on " + c.route + "; use GET" +
-                            (allow_post ? " or POST" : "");
-      auto res = c.json ? error_response(405, "method_not_allowed", message, req.version(), req.keep_alive())
-                        : html_response(405, pages::render_page(pages::error_page(405, message)), req);
-      res.set(bhttp::field::allow, allow_post ? "GET, POST" : "GET");
-      return res;
-    }
-    for (const auto& [key, value] : c.query) {
-      bool known = false;
-      for (auto k : keys) known = known || k == key;
-      if (!known) {
-        std::string allowed;
-        for (auto k : keys) allowed += (allowed.empty() ? "" : ", ") + std::string(k);
-        throw error(errc::bad_input, "unknown query parameter \"" + key.substr(0, 40) + "\" on " + c.route +
-                                         (allowed.empty() ? "; it takes none" : "; it takes " + allowed));
-      }
-    }
-    return std::nullopt;
-  };
-  auto is = [&](std::initializer_list<std::string_view> pattern) { return path_matches(parts, pattern); };
-  pages::link_style links;
-
-  if (is({"assets", "*"})) {
-    if (auto r = only("/assets/{name}", {})) return *r;
-    auto a = pages::find_asset(parts[1]);
-    if (!a) throw error(errc::not_found, "no asset named \"" + parts[1].substr(0, 60) + "\"");
-    response res{bhttp::status::ok, req.version()};
-    res.set(bhttp::field::content_type, a->content_type);
-    // Assets change only with the binary; a day of caching keeps page loads to the HTML and its data.
-    res.set(bhttp::field::cache_control, "public, max-age=86400");
-    res.set("X-Content-Type-Options", "nosniff");
-    res.keep_alive(req.keep_alive());
-    res.body() = std::string(a->body);
-    res.prepare_payload();
-    return res;
+// The projects this caller may read: the public ones, and the project of the token it sent or signed in with.
+response page_routes::landing(const route_call& c) {
+  std::optional<std::string> signed_in;
+  if (auto token = token_of(c.req); !token.empty()) {
+    if (auto who = db_.authenticate(token)) signed_in = who->project;
   }
-  if (is({"login"})) {
-    if (auto r = only("/login", {"next"}, true)) return *r;
-    return login(c);
-  }
-  if (is({"projects", "*"}) || is({"api", "v1", "projects", "*", "overview"})) {
-    if (auto r = only(c.json ? "/api/v1/projects/{project}/overview" : "/projects/{project}", {})) return *r;
-    auto project = readable_project(c, parts[c.json ? 3 : 1]);
-    auto data = pages::overview_data(db_, project);
-    if (c.json) return json_ok(data, req);
-    return html_response(200, pages::render_page(pages::overview_page(data, links)), req);
-  }
-  if (is({"projects", "*", "configs", "*"}) || is({"api", "v1", "projects", "*", "configs", "*", "history"})) {
-    if (c.json) {
-      if (auto r = only("/api/v1/projects/{project}/configs/{config}/history", {"env_id", "from", "to", "points"})) return *r;
-    } else {
-      if (auto r = only("/projects/{project}/configs/{config}", {"env_id", "from", "to", "points", "scale"})) return *r;
-    }
-    auto query = history_query_of(c.query);
-    bool log_scale = log_scale_of(c.query);
-    auto key = pages::parse_config(parts[c.json ? 5 : 3]);
-    auto project = readable_project(c, parts[c.json ? 3 : 1]);
-    auto data = pages::history_data(db_, project, key, query);
-    if (c.json) return json_ok(data, req);
-    return html_response(200, pages::render_page(pages::history_page(data, links, log_scale)), req);
-  }
-  if (is({"runs", "*"}) || is({"api", "v1", "runs", "*", "evidence"})) {
-    if (auto r = only(c.json ? "/api/v1/runs/{id}/evidence" : "/runs/{id}", {})) return *r;
-    auto id = parse_id(parts[c.json ? 3 : 1]);
-    auto summary = db_.find_run_summary(id);
-    if (!summary) throw error(errc::not_found, "run " + std::to_string(id) + " does not exist");
-    auto project = db_.find_project(summary->project);
-    if (!project) throw error(errc::not_found, "run " + std::to_string(id) + " has no project");
-    check_readable(c, *project);
-    auto data = pages::run_data(db_, id);
-    if (c.json) return json_ok(data, req);
-    return html_response(200, pages::render_page(pages::run_page(data, links)), req);
-  }
-  if (is({"compare"}) || is({"api", "v1", "compare"})) {
-    if (auto r = only(c.json ? "/api/v1/compare" : "/compare", {"runs", "prices"})) return *r;
-    auto runs_text = value_of(c.query, "runs");
-    if (!runs_text) {
-      throw error(errc::bad_input, "query parameter runs is missing: write runs=ID,ID,... (2 to " +
-                                       std::to_string(pages::max_compare_runs) + " runs of different environments)");
-    }
-    auto ids = pages::parse_run_list(*runs_text);
-    auto prices = pages::parse_prices(value_of(c.query, "prices").value_or(""));
-    // Every run must be readable before anything about any of them is shown.
-    for (auto id : ids) {
-      auto summary = db_.find_run_summary(id);
-      if (!summary) throw error(errc::not_found, "run " + std::to_string(id) + " does not exist");
-      auto project = db_.find_project(summary->project);
-      if (!project) throw error(errc::not_found, "run " + std::to_string(id) + " has no project");
-      check_readable(c, *project);
-    }
-    auto data = pages::compare_data(db_, ids, prices);
-    if (c.json) return json_ok(data, req);
-    return html_response(200, pages::render_page(pages::compare_page(data, links)), req);
-  }
-  c.route = "page";
-  throw error(errc::not_found, "no page at " + std::string(req.target().substr(0, 120)) +
-                                   "; pages are /projects/NAME, /projects/NAME/configs/CONFIG, /runs/ID and "
-                                   "/compare?runs=ID,ID");
+  return html_answer(200, pages::render_page(pages::landing_page(pages::landing_data(db_, signed_in))), c.req);
 }
 
-response page_routes::login(call& c) {
+response page_routes::with_ways_back(const route_call& c, const std::function<response()>& page) {
+  try {
+    return page();
+  } catch (const error& e) {
+    auto p = pages::error_page(e.http_status(), e.what(), pages::ways_back(c.parts, c.query));
+    return html_answer(e.http_status(), pages::render_page(p), c.req);
+  }
+}
+
+response page_routes::asset(const route_call& c) {
+  auto a = pages::find_asset(c.parts[1]);
+  if (!a) throw error(errc::not_found, "no asset named \"" + c.parts[1].substr(0, 60) + "\"");
+  response res{bhttp::status::ok, c.req.version()};
+  res.set(bhttp::field::content_type, a->content_type);
+  // Assets change only with the binary; a day of caching keeps page loads to the HTML and its data.
+  res.set(bhttp::field::cache_control, "public, max-age=86400");
+  res.set("X-Content-Type-Options", "nosniff");
+  res.keep_alive(c.req.keep_alive());
+  res.body() = std::string(a->body);
+  res.prepare_payload();
+  return res;
+}
+
+response page_routes::overview(const route_call& c, answer_form form) {
+  const bool json = form == answer_form::json;
+  auto project = readable_project(c, c.parts[json ? 3 : 1]);
+  auto data = pages::overview_data(db_, project);
+  if (json) return json_answer(200, data, c.req);
+  return html_answer(200, pages::render_page(pages::overview_page(data, pages::link_style{})), c.req);
+}
+
+response page_routes::config_history(const route_call& c, answer_form form) {
+  const bool json = form == answer_form::json;
+  auto query = history_query_of(c.query);
+  bool log_scale = log_scale_of(c.query);
+  auto key = pages::parse_config(c.parts[json ? 5 : 3]);
+  auto project = readable_project(c, c.parts[json ? 3 : 1]);
+  auto data = pages::history_data(db_, project, key, query);
+  if (json) return json_answer(200, data, c.req);
+  return html_answer(200, pages::render_page(pages::history_page(data, pages::link_style{}, log_scale)), c.req);
+}
+
+// A run may be shown to whoever may read its project.
+void page_routes::check_run_readable(const route_call& c, std::int64_t id) {
+  auto summary = db_.find_run_summary(id);
+  if (!summary) throw error(errc::not_found, "run " + std::to_string(id) + " does not exist");
+  auto project = db_.find_project(summary->project);
+  if (!project) throw error(errc::not_found, "run " + std::to_string(id) + " has no project");
+  check_readable(c, *project);
+}
+
+response page_routes::run_evidence(const route_call& c, answer_form form) {
+  const bool json = form == answer_form::json;
+  auto id = parse_id(c.parts[json ? 3 : 1]);
+  check_run_readable(c, id);
+  auto data = pages::run_data(db_, id);
+  if (json) return json_answer(200, data, c.req);
+  return html_answer(200, pages::render_page(pages::run_page(data, pages::link_style{})), c.req);
+}
+
+response page_routes::compare(const route_call& c, answer_form form) {
+  auto runs_text = value_of(c.query, "runs");
+  if (!runs_text) {
+    throw error(errc::bad_input, "query parameter runs is missing: write runs=ID,ID,... (2 to " +
+                                     std::to_string(pages::max_compare_runs) + " runs of different environments)");
+  }
+  auto ids = pages::parse_run_list(*runs_text);
+  auto prices = pages::parse_prices(value_of(c.query, "prices").value_or(""));
+  // Every run must be readable before anything about any of them is shown.
+  for (auto id : ids) check_run_readable(c, id);
+  auto data = pages::compare_data(db_, ids, prices);
+  if (form == answer_form::json) return json_answer(200, data, c.req);
+  return html_answer(200, pages::render_page(pages::compare_page(data, pages::link_style{})), c.req);
+}
+
+response page_routes::login(const route_call& c) {
   const request& req = c.req;
   std::string next = value_of(c.query, "next").value_or("");
   if (req.method() == bhttp::verb::get) {
     auto p = pages::error_page(401, "Sign in with a token of the project you want to read.");
     p.title = "Sign in";
-    return html_response(200, pages::render_page(p), req);
+    return html_answer(200, pages::render_page(p), req);
   }
   std::string token;
   auto form = boost::urls::parse_query(std::string_view(req.body().data(), req.body().size()));

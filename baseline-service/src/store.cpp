@@ -5,6 +5,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/stats/changepoint.hpp"
 #include "rnx/stats/summary.hpp"
 
 #include <sqlite3.h>
@@ -138,10 +139,62 @@ CREATE INDEX runs_listing ON runs (project_id, id, env_id, created_at, branch, c
 ALTER TABLE tokens ADD COLUMN revoked_at TEXT;
 ALTER TABLE tokens ADD COLUMN expires_at TEXT;
 )sql",
-    // 4 -> 5: paired verdicts (the gate measured base and head side by side and the store re-derived its verdict
+    // 4 -> 5: change points. Each result keeps the run statistic verdicts compare and its uncertainty (results
+    // stored before have neither: the detector reads their median and interval instead); the change points
+    // found in a branch's history, one row each, announced once.
+    R"sql(
+ALTER TABLE results ADD COLUMN stat_ms REAL;
+ALTER TABLE results ADD COLUMN stat_log_se REAL;
+CREATE TABLE change_points (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  branch TEXT NOT NULL,
+  env_id TEXT NOT NULL,
+  kernel TEXT NOT NULL,
+  runtime TEXT NOT NULL,
+  dtype TEXT NOT NULL,
+  batch INTEGER NOT NULL,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  before_run_id INTEGER NOT NULL REFERENCES runs(id),
+  detected_run_id INTEGER NOT NULL REFERENCES runs(id),
+  ratio REAL NOT NULL,
+  ci_lo REAL NOT NULL,
+  ci_hi REAL NOT NULL,
+  probability REAL NOT NULL,
+  n_before INTEGER NOT NULL,
+  n_after INTEGER NOT NULL,
+  created_at TEXT NOT NULL,
+  UNIQUE (project_id, branch, env_id, kernel, runtime, dtype, batch, run_id)
+);
+CREATE INDEX change_points_by_config ON change_points (project_id, kernel, runtime, dtype, batch, env_id, run_id);
+)sql",
+    // 5 -> 6: sharded runs. The shards of a run group are held here until the group is formed into one run
+    // (all N arrived, or its timeout passed); only then is there a run, a baseline or a verdict.
+    R"sql(
+CREATE TABLE run_groups (
+  id INTEGER PRIMARY KEY,
+  project_id INTEGER NOT NULL REFERENCES projects(id),
+  run_group TEXT NOT NULL,
+  shard_count INTEGER NOT NULL,
+  first_received INTEGER NOT NULL,
+  first_received_at TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id),
+  formed_at TEXT,
+  UNIQUE (project_id, run_group)
+);
+CREATE TABLE shard_uploads (
+  group_id INTEGER NOT NULL REFERENCES run_groups(id),
+  shard_index INTEGER NOT NULL,
+  digest TEXT NOT NULL,
+  document TEXT NOT NULL,
+  received_at TEXT NOT NULL,
+  PRIMARY KEY (group_id, shard_index)
+);
+)sql",
+    // 6 -> 7: paired verdicts (the gate measured base and head side by side and the store re-derived its verdict
     // from the two stored runs). SQLite cannot change a CHECK in place, so the table is copied.
     R"sql(
-CREATE TABLE verdicts_v5 (
+CREATE TABLE verdicts_v7 (
   id INTEGER PRIMARY KEY,
   run_id INTEGER NOT NULL REFERENCES runs(id),
   baseline_run_id INTEGER REFERENCES runs(id),
@@ -150,10 +203,10 @@ CREATE TABLE verdicts_v5 (
   document TEXT NOT NULL,
   created_at TEXT NOT NULL
 );
-INSERT INTO verdicts_v5 (id, run_id, baseline_run_id, kind, verdict, document, created_at)
+INSERT INTO verdicts_v7 (id, run_id, baseline_run_id, kind, verdict, document, created_at)
   SELECT id, run_id, baseline_run_id, kind, verdict, document, created_at FROM verdicts;
 DROP TABLE verdicts;
-ALTER TABLE verdicts_v5 RENAME TO verdicts;
+ALTER TABLE verdicts_v7 RENAME TO verdicts;
 CREATE INDEX verdicts_by_run ON verdicts (run_id);
 )sql",
 };
@@ -313,14 +366,24 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
   out.run.id = sqlite3_last_insert_rowid(db_);
 
   auto& res = prepare(
-      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms) "
-      "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)");
+      "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms, stat_ms, "
+      "stat_log_se) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
   for (const auto& r : run.results) {
     res.restart();
     res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
     res.bind(4, std::string_view(r.dtype)).bind(5, r.batch).bind(6, to_string(r.status));
+    // The pooled median of all samples, with its interval: the history's statistic. The verdict's (each process's
+    // median, geometric mean over processes) is recomputed from the stored document when a verdict is asked.
     auto m = median_of(r.samples_ms);
-    res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi).run();
+    res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi);
+    // The change points' input: the statistic verdicts compare and its standard error (log scale).
+    std::optional<stats::run_point> point;
+    if (r.status == result_status::ok) point = stats::summarize_run({r.samples_ms, r.groups});
+    if (point) {
+      res.bind(11, std::exp(point->log_stat)).bind(12, point->log_se).run();
+    } else {
+      res.bind_null(11).bind_null(12).run();
+    }
   }
 
   // A push (no pull request) to a named branch is that branch's newest baseline in its environment.

@@ -86,7 +86,8 @@ std::vector<environment_summary> database::environments(std::int64_t project_id)
 std::vector<baseline_result> database::recent_baseline_results(std::int64_t project_id, int baselines) {
   std::lock_guard lock(mutex_);
   auto& st = prepare(
-      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, x.median_ms "
+      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, x.median_ms, "
+      "x.lo_ms, x.hi_ms "
       "FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
       "JOIN results x ON x.run_id = b.run_id ORDER BY b.id DESC");
   st.bind(1, project_id).bind(2, std::int64_t{baselines});
@@ -99,7 +100,30 @@ std::vector<baseline_result> database::recent_baseline_results(std::int64_t proj
     b.created_at = st.text(3);
     b.key = {st.text(4), st.text(5), st.text(6), st.integer(7)};
     if (!st.is_null(8)) b.median_ms = st.real(8);
+    if (!st.is_null(9)) b.lo_ms = st.real(9);
+    if (!st.is_null(10)) b.hi_ms = st.real(10);
     out.push_back(std::move(b));
+  }
+  return out;
+}
+
+std::vector<project_listing> database::readable_projects(std::optional<std::string_view> also) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT p.id, p.name, p.created_at, p.public, (SELECT count(*) FROM runs r WHERE r.project_id = p.id), "
+      "(SELECT max(created_at) FROM runs r WHERE r.project_id = p.id) FROM projects p "
+      "WHERE p.public = 1 OR p.name = ?1 ORDER BY p.name");
+  st.bind(1, also);
+  std::vector<project_listing> out;
+  while (st.step()) {
+    project_listing p;
+    p.project.id = st.integer(0);
+    p.project.name = st.text(1);
+    p.project.created_at = st.text(2);
+    p.project.is_public = st.integer(3) != 0;
+    p.n_runs = st.integer(4);
+    if (!st.is_null(5)) p.last_run_at = st.text(5);
+    out.push_back(std::move(p));
   }
   return out;
 }

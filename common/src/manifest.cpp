@@ -1,8 +1,10 @@
 // Parsing and validating rnx.toml with toml++; every error names the file, line and key and says what to write.
 #include "rnx/common/manifest.hpp"
 
+#include "rnx/common/drift_settings.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest_keys.hpp"
+#include "rnx/common/run_document.hpp"
 
 // Debian's toml++ 3.3 ships toml.h; newer releases and the carried copy ship toml.hpp.
 #if __has_include(<toml++/toml.hpp>)
@@ -296,63 +298,68 @@ gate_policy parse_gate(const walker& w, const toml::table& t, std::string_view p
   }
   if (auto n = t.get("on_abstain")) {
     std::string s = w.string(*n, key("on_abstain"));
-    if (s == "warn") p.on_abstain = overall::warn;
-    else if (s == "pass") p.on_abstain = overall::pass;
-    else if (s == "block") p.on_abstain = overall::block;
-    else w.fail(n, key("on_abstain"), "unknown value \"" + s + "\" (use warn, pass or block)");
+    auto answer = overall_from_string(s);
+    if (!answer) w.fail(n, key("on_abstain"), "unknown value \"" + s + "\" (use warn, pass or block)");
+    p.on_abstain = *answer;
   }
   if (auto n = t.get("report_only")) p.report_only = w.boolean(*n, key("report_only"));
   return p;
 }
 
-}  // namespace
+// What [defaults] sets for every kernel (each kernel may override it).
+struct kernel_defaults {
+  std::vector<std::string> runtimes = {"eager"};
+  std::vector<std::string> dtypes = {"float32"};
+  std::vector<std::int64_t> batch = {1};
+  std::string device = "auto";
+  std::map<std::string, tolerance> tolerances;
+};
 
-manifest parse_manifest(std::string_view text, const std::string& source, const fs::path& root) {
-  toml::table doc;
+toml::table parse_toml(std::string_view text, const std::string& source) {
   try {
-    doc = toml::parse(text, source);
+    return toml::parse(text, source);
   } catch (const toml::parse_error& e) {
     const auto& at = e.source().begin;
     throw error(errc::bad_input, source + ":" + std::to_string(at.line) + ":" + std::to_string(at.column) +
                                      ": malformed TOML: " + std::string(e.description()));
   }
-  walker w(source);
-  // [optimize] belongs to `rnx optimize` (optimize/src/config.cpp); it is read there, not here.
-  w.only_keys(doc, "", manifest_key_names(""));
-  manifest m;
-  m.source = source;
-  m.root = fs::absolute(root).lexically_normal();
+}
 
+void read_project(const walker& w, const toml::table& doc, manifest& m) {
   auto project = doc["project"].as_table();
   if (!project) {
-    throw error(errc::invalid, source + ": missing table [project] (add:  [project]  name = \"my-project\")");
+    throw error(errc::invalid, m.source + ": missing table [project] (add:  [project]  name = \"my-project\")");
   }
   w.only_keys(*project, "project", manifest_key_names("project"));
   auto name = project->get("name");
   if (!name) w.fail(doc.get("project"), "project.name", "missing (add  name = \"my-project\"  under [project])");
   m.project = w.string(*name, "project.name");
   if (m.project.empty()) w.fail(name, "project.name", "must not be empty");
+}
 
-  std::vector<std::string> runtimes = {"eager"};
-  std::vector<std::string> dtypes = {"float32"};
-  std::vector<std::int64_t> batch = {1};
-  std::string device = "auto";
-  std::map<std::string, tolerance> tolerances;
-  if (auto n = doc.get("defaults")) {
-    auto d = n->as_table();
-    if (!d) w.fail(n, "defaults", "expected a table [defaults]");
-    w.only_keys(*d, "defaults", manifest_key_names("defaults"));
-    if (auto v = d->get("runtimes")) runtimes = w.choices(*v, "defaults.runtimes", known_runtimes);
-    if (auto v = d->get("dtypes")) dtypes = w.choices(*v, "defaults.dtypes", known_dtypes);
-    if (auto v = d->get("batch")) batch = w.batches(*v, "defaults.batch");
-    if (auto v = d->get("device")) device = w.device(*v, "defaults.device");
-    if (auto v = d->get("tolerance")) w.tolerances(*v, "defaults.tolerance", dtypes, tolerances);
-  }
+kernel_defaults read_defaults(const walker& w, const toml::table& doc) {
+  kernel_defaults k;
+  auto n = doc.get("defaults");
+  if (!n) return k;
+  auto d = n->as_table();
+  if (!d) w.fail(n, "defaults", "expected a table [defaults]");
+  w.only_keys(*d, "defaults", manifest_key_names("defaults"));
+  if (auto v = d->get("runtimes")) k.runtimes = w.choices(*v, "defaults.runtimes", known_runtimes);
+  if (auto v = d->get("dtypes")) k.dtypes = w.choices(*v, "defaults.dtypes", known_dtypes);
+  if (auto v = d->get("batch")) k.batch = w.batches(*v, "defaults.batch");
+  if (auto v = d->get("device")) k.device = w.device(*v, "defaults.device");
+  if (auto v = d->get("tolerance")) w.tolerances(*v, "defaults.tolerance", k.dtypes, k.tolerances);
+  return k;
+}
+
+// [bench], [gate] (with its [gate.runners.LABEL] tables), [service] and [build].
+void read_settings(const walker& w, const toml::table& doc, manifest& m) {
   if (auto n = doc.get("bench")) {
     auto b = n->as_table();
     if (!b) w.fail(n, "bench", "expected a table [bench]");
     w.only_keys(*b, "bench", manifest_key_names("bench"));
     w.bench(*b, "bench.", m.bench);
+    if (auto v = b->get("devices")) m.devices = w.string(*v, "bench.devices");
   }
   if (auto n = doc.get("gate")) {
     auto g = n->as_table();
@@ -392,6 +399,108 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
       if (!ok) w.fail(a, "build.cuda_arch", "\"" + m.cuda_arch + "\" is not an architecture like \"sm_90\"");
     }
   }
+}
+
+// A kernel's inputs table, in the order written (toml++ sorts tables by key).
+std::vector<input_spec> read_inputs(const walker& w, const toml::node& in, const std::string& key) {
+  auto it = in.as_table();
+  if (!it) w.fail(&in, key, "expected a table such as { x = \"B,1024\" }");
+  std::vector<std::pair<const toml::key*, const toml::node*>> entries;
+  for (const auto& [name_key, shape] : *it) entries.emplace_back(&name_key, &shape);
+  std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
+    const auto& pa = a.first->source().begin;
+    const auto& pb = b.first->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
+  std::vector<input_spec> inputs;
+  for (const auto& [name_key, shape] : entries) {
+    std::string ikey = key + "." + std::string(name_key->str());
+    input_spec spec;
+    spec.name = std::string(name_key->str());
+    spec.text = w.string(*shape, ikey);
+    std::string where = w.source() + ":" + std::to_string(shape->source().begin.line) + ": key '" + ikey + "'";
+    spec.dims = parse_shape(spec.text, where);
+    inputs.push_back(std::move(spec));
+  }
+  return inputs;
+}
+
+// The checks that need the whole kernel: declared inputs where its kind needs them, B in a shape when several
+// batch sizes are configured.
+void check_kernel_inputs(const walker& w, const kernel_spec& k, const toml::table& t, const toml::node* where,
+                         const std::string& key_inputs) {
+  if (k.kind() == "python" || k.kind() == "torchscript") {
+    // KernelBench files and TorchScript files with example inputs declare none; they are checked at load time.
+  } else if (k.inputs.empty()) {
+    w.fail(where, key_inputs, "a " + k.kind() + " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
+  }
+  bool uses_batch = k.inputs.empty();
+  for (const auto& in : k.inputs) {
+    for (const auto& d : in.dims) uses_batch = uses_batch || d.is_batch;
+  }
+  if (!uses_batch && k.batch.size() > 1) {
+    w.fail(t.get("inputs"), key_inputs,
+           "no input shape uses B, yet " + std::to_string(k.batch.size()) +
+               " batch sizes are configured (use B in a shape, or set batch = [1] for this kernel)");
+  }
+}
+
+// The i-th [[kernel]] table, over the defaults.
+kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t i, const kernel_defaults& defaults,
+                        const manifest& m) {
+  const auto& t = *kernels.get(i)->as_table();
+  std::string prefix = "kernel[" + std::to_string(i) + "]";
+  auto key = [&](std::string_view k) { return prefix + "." + std::string(k); };
+  w.only_keys(t, prefix, manifest_key_names("kernel"));
+  kernel_spec k;
+  k.line = t.source().begin.line;
+  auto nm = t.get("name");
+  if (!nm) w.fail(kernels.get(i), key("name"), "missing (every [[kernel]] needs name = \"...\")");
+  k.name = w.string(*nm, key("name"));
+  if (auto problem = kernel_name_problem(k.name); !problem.empty()) {
+    w.fail(nm, key("name"), "\"" + k.name + "\" must be " + problem);
+  }
+  if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
+  prefix = "kernel." + k.name;
+  auto p = t.get("path");
+  if (!p) w.fail(kernels.get(i), key("path"), "missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
+  k.path = w.string(*p, key("path"));
+  k.resolved_path = (m.root / k.path).lexically_normal();
+  if (k.kind().empty()) {
+    w.fail(p, key("path"), "\"" + k.path + "\" has an unsupported extension (use .py, .pt, .cpp or .cu)");
+  }
+  if (auto e = t.get("entry")) k.entry = w.string(*e, key("entry"));
+  if (auto in = t.get("inputs")) k.inputs = read_inputs(w, *in, key("inputs"));
+  k.runtimes = defaults.runtimes;
+  k.dtypes = defaults.dtypes;
+  k.batch = defaults.batch;
+  k.device = defaults.device;
+  k.tolerances = defaults.tolerances;
+  k.bench = m.bench;
+  if (auto v = t.get("runtimes")) k.runtimes = w.choices(*v, key("runtimes"), known_runtimes);
+  if (auto v = t.get("dtypes")) k.dtypes = w.choices(*v, key("dtypes"), known_dtypes);
+  if (auto v = t.get("batch")) k.batch = w.batches(*v, key("batch"));
+  if (auto v = t.get("device")) k.device = w.device(*v, key("device"));
+  if (auto v = t.get("tolerance")) w.tolerances(*v, key("tolerance"), k.dtypes, k.tolerances);
+  w.bench(t, prefix + ".", k.bench);
+  check_kernel_inputs(w, k, t, kernels.get(i), key("inputs"));
+  return k;
+}
+
+}  // namespace
+
+manifest parse_manifest(std::string_view text, const std::string& source, const fs::path& root) {
+  toml::table doc = parse_toml(text, source);
+  walker w(source);
+  // [optimize] belongs to `rnx optimize` (optimize/src/config.cpp); it is read there, not here.
+  w.only_keys(doc, "", manifest_key_names(""));
+  manifest m;
+  m.source = source;
+  m.root = fs::absolute(root).lexically_normal();
+  read_project(w, doc, m);
+  const kernel_defaults defaults = read_defaults(w, doc);
+  read_settings(w, doc, m);
+  (void)parse_drift_settings(text, source);  // drift_budget, anchor, drift_action: checked here, read by the gate
 
   auto kernels_node = doc.get("kernel");
   if (!kernels_node) {
@@ -401,79 +510,7 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   if (!kernels || !kernels->is_array_of_tables()) {
     w.fail(kernels_node, "kernel", "expected [[kernel]] tables (write [[kernel]] on its own line before each kernel)");
   }
-  for (std::size_t i = 0; i < kernels->size(); ++i) {
-    const auto& t = *kernels->get(i)->as_table();
-    std::string prefix = "kernel[" + std::to_string(i) + "]";
-    auto key = [&](std::string_view k) { return prefix + "." + std::string(k); };
-    w.only_keys(t, prefix, manifest_key_names("kernel"));
-    kernel_spec k;
-    k.line = t.source().begin.line;
-    auto nm = t.get("name");
-    if (!nm) w.fail(kernels->get(i), key("name"), "missing (every [[kernel]] needs name = \"...\")");
-    k.name = w.string(*nm, key("name"));
-    if (auto problem = kernel_name_problem(k.name); !problem.empty()) {
-      w.fail(nm, key("name"), "\"" + k.name + "\" must be " + problem);
-    }
-    if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
-    prefix = "kernel." + k.name;
-    auto p = t.get("path");
-    if (!p) w.fail(kernels->get(i), key("path"), "missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
-    k.path = w.string(*p, key("path"));
-    k.resolved_path = (m.root / k.path).lexically_normal();
-    if (k.kind().empty()) {
-      w.fail(p, key("path"), "\"" + k.path + "\" has an unsupported extension (use .py, .pt, .cpp or .cu)");
-    }
-    if (auto e = t.get("entry")) k.entry = w.string(*e, key("entry"));
-    if (auto in = t.get("inputs")) {
-      auto it = in->as_table();
-      if (!it) w.fail(in, key("inputs"), "expected a table such as { x = \"B,1024\" }");
-      // toml++ tables are sorted by key; the call order is the order written, so sort by source position.
-      std::vector<std::pair<const toml::key*, const toml::node*>> entries;
-      for (const auto& [name_key, shape] : *it) entries.emplace_back(&name_key, &shape);
-      std::sort(entries.begin(), entries.end(), [](const auto& a, const auto& b) {
-        const auto& pa = a.first->source().begin;
-        const auto& pb = b.first->source().begin;
-        return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
-      });
-      for (const auto& [name_key, shape] : entries) {
-        std::string ikey = key("inputs") + "." + std::string(name_key->str());
-        input_spec spec;
-        spec.name = std::string(name_key->str());
-        spec.text = w.string(*shape, ikey);
-        std::string where = w.source() + ":" + std::to_string(shape->source().begin.line) + ": key '" + ikey + "'";
-        spec.dims = parse_shape(spec.text, where);
-        k.inputs.push_back(std::move(spec));
-      }
-    }
-    k.runtimes = runtimes;
-    k.dtypes = dtypes;
-    k.batch = batch;
-    k.device = device;
-    k.tolerances = tolerances;
-    k.bench = m.bench;
-    if (auto v = t.get("runtimes")) k.runtimes = w.choices(*v, key("runtimes"), known_runtimes);
-    if (auto v = t.get("dtypes")) k.dtypes = w.choices(*v, key("dtypes"), known_dtypes);
-    if (auto v = t.get("batch")) k.batch = w.batches(*v, key("batch"));
-    if (auto v = t.get("device")) k.device = w.device(*v, key("device"));
-    if (auto v = t.get("tolerance")) w.tolerances(*v, key("tolerance"), k.dtypes, k.tolerances);
-    w.bench(t, prefix + ".", k.bench);
-    if (k.kind() == "python" || k.kind() == "torchscript") {
-      // KernelBench files and TorchScript files with example inputs declare none; they are checked at load time.
-    } else if (k.inputs.empty()) {
-      w.fail(kernels->get(i), key("inputs"),
-             "a " + k.kind() + " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
-    }
-    bool uses_batch = k.inputs.empty();
-    for (const auto& in : k.inputs) {
-      for (const auto& d : in.dims) uses_batch = uses_batch || d.is_batch;
-    }
-    if (!uses_batch && k.batch.size() > 1) {
-      w.fail(t.get("inputs"), key("inputs"),
-             "no input shape uses B, yet " + std::to_string(k.batch.size()) +
-                 " batch sizes are configured (use B in a shape, or set batch = [1] for this kernel)");
-    }
-    m.kernels.push_back(std::move(k));
-  }
+  for (std::size_t i = 0; i < kernels->size(); ++i) m.kernels.push_back(read_kernel(w, *kernels, i, defaults, m));
   return m;
 }
 

@@ -53,6 +53,7 @@ const std::vector<manifest_key> all_keys = {
     RNX_BENCH_KEY("timeout_s", "number", between(0.1, 86400), "120"),
     RNX_BENCH_KEY("threads", "integer", between(0, 4096), "0"),
     RNX_BENCH_KEY("seed", "integer, 0 or more", std::nullopt, "0"),
+    {"bench", "devices", "string", std::nullopt, "none (one device)"},
 
     {"kernel", "name", "string", std::nullopt, "required"},
     {"kernel", "path", "string", std::nullopt, "required"},
@@ -72,6 +73,9 @@ const std::vector<manifest_key> all_keys = {
     RNX_GATE_KEY("on_abstain", "string", std::nullopt, "\"warn\""),
     RNX_GATE_KEY("report_only", "boolean", std::nullopt, "false"),
     {"gate", "runners", "table of tables", std::nullopt, "none"},
+    {"gate", "drift_budget", "number", strictly_between(0, 1), "none (no drift check)"},
+    {"gate", "anchor", "string", std::nullopt, "\"accepted\""},
+    {"gate", "drift_action", "string", std::nullopt, "\"warn\""},
 
     {"service", "url", "string", std::nullopt, "none (the embedded store)"},
 

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/shard.hpp"
 
 #include <openssl/evp.h>
 
@@ -123,7 +124,7 @@ environment environment_from(const json::reader& r) {
 run_result result_from(const json::reader& r) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
                "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
-               "aggregates"});
+               "aggregates", "measured_on"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -180,6 +181,7 @@ run_result result_from(const json::reader& r) {
     if (res.pairing != "in-process" && res.pairing != "process") p->fail("\"in-process\" or \"process\"");
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
+  res.measured_on = r.string_or("measured_on", "");
   if (auto params = r.maybe("params")) {
     for (const auto& [name, value] : params->object()) {
       res.params.emplace_back(std::string(name), params->at(std::string_view(name)).string());
@@ -219,7 +221,7 @@ run_result result_from(const json::reader& r) {
 run_document run_from_json(const bj::value& v, std::string_view source) {
   json::reader r(v, std::string(source));
   r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
-               "results", "pairing"});
+               "results", "pairing", "shard"});
   auto schema = r.at("schema");
   if (schema.string() != run_schema_id) schema.fail("\"rnx.run/v1\"");
   run_document run;
@@ -251,6 +253,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
     }
     run.pairing = std::move(info);
   }
+  if (auto sh = r.maybe("shard")) run.shard = shard_from_json(*sh);
   const std::int64_t block = run.pairing ? run.pairing->block : in_process_block;
   auto results = r.at("results");
   std::set<config_key> seen;
@@ -272,6 +275,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
                                      run.results.back().key().label() + " (each configuration appears once)");
     }
   }
+  if (run.shard) check_shard_results(run, source);
   return run;
 }
 
@@ -317,6 +321,7 @@ bj::value to_json(const run_document& run) {
     o["message"] = res.message;
     if (!res.pairing.empty()) o["pairing"] = res.pairing;
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
+    if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
     if (!res.params.empty()) {
       bj::object params;
       for (const auto& [name, value] : res.params) params[name] = value;
@@ -356,6 +361,7 @@ bj::value to_json(const run_document& run) {
                                 {"block", run.pairing->block},
                                 {"looks", run.pairing->looks}};
   }
+  if (run.shard) doc["shard"] = to_json(*run.shard);
   return doc;
 }
 

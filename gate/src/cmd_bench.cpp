@@ -5,10 +5,12 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
-#include "rnx/common/process.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/shard.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/stats/verdict.hpp"
+
+#include <boost/json.hpp>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +20,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -39,6 +42,9 @@ struct bench_args {
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
   std::string device;
+  std::string devices;
+  std::string prestart = "auto";
+  std::string timings;
   std::optional<int> processes;
   std::optional<int> max_processes;
   std::string pairing = "in-process";
@@ -57,44 +63,15 @@ struct bench_args {
   std::optional<std::int64_t> pull_request;
   bool quiet = false;
   bool fail_on_error = false;
+  std::string shard;         // "K/N": only this shard's configurations (docs/scaling.md)
+  std::string run_group;     // the shards' run group (default: from GitHub's environment)
+  std::string shard_costs;   // a previous run document whose sampling times balance the split
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
   const char* v = std::getenv(name);
   return v && *v ? std::string(v) : fallback;
 }
-
-// A temporary checkout of the base revision; removed again however the run ends.
-class base_worktree {
- public:
-  base_worktree(const fs::path& repo, const std::string& ref) : repo_(repo) {
-    char pattern[] = "/tmp/rnx-pair-XXXXXX";
-    if (!::mkdtemp(pattern)) throw error(errc::internal, "cannot create a temporary folder for --pair");
-    path_ = pattern;
-    fs::remove(path_);
-    // argv, no shell: a ref is passed to git as it is, whatever characters it holds; one that starts with '-'
-    // would be read as an option.
-    if (ref.empty() || ref.front() == '-') {
-      throw error(errc::usage, "--pair " + ref + ": not a revision (name a commit, branch or tag)");
-    }
-    std::string out;
-    const int status = run_capture({"git", "-C", repo.string(), "worktree", "add", "--detach", path_.string(), ref}, out);
-    if (status != 0) {
-      throw error(errc::usage, "--pair " + ref + ": git worktree add failed (is " + ref +
-                                   " a commit, branch or tag of this repository? fetch it first): " + out);
-    }
-    created_ = true;
-  }
-  ~base_worktree() {
-    if (created_) (void)git(repo_, {"worktree", "remove", "--force", path_.string()});
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path repo_;
-  fs::path path_;
-  bool created_ = false;
-};
 
 // --self-check: the working tree paired with itself is identical code, so every measured configuration must come
 // out equivalent or abstain; a faster or slower is a bias of the measurement (which side is loaded, placed or run
@@ -125,7 +102,49 @@ bool report_self_check(const run_document& base, const run_document& head, const
   return biased == 0;
 }
 
-void run(const bench_args& a) {
+// --timings FILE: where the time went, as JSON, for the benchmark scripts (bench/devices_cpu.py,
+// tests/device/scaling_gpu.sh).
+void write_timings(const runner::bench_timing& timing, const std::string& path) {
+  std::ofstream out(path);
+  out << boost::json::serialize(runner::timing_json(timing)) << "\n";
+  if (!out) {
+    throw error(errc::usage, "--timings " + path + ": cannot write the file (pass a path in a writable folder)");
+  }
+}
+
+// --shard K/N: this job's share of the suite, recorded in the run documents so the verdict can be formed over
+// every shard of the run group (rnx gate --merge, or the service) and name the configurations of a missing one.
+std::optional<shard_info> plan_shard_of(const bench_args& a, runner::bench_options& o) {
+  if (a.shard.empty()) {
+    if (!a.run_group.empty() || !a.shard_costs.empty()) {
+      throw error(errc::usage, "rnx bench: --run-group and --shard-costs belong to a sharded run: add --shard K/N");
+    }
+    return std::nullopt;
+  }
+  const shard_spec spec = parse_shard(a.shard);
+  std::string group = a.run_group;
+  if (group.empty()) {
+    group = github_run_group(env_or("GITHUB_SHA", ""), env_or("GITHUB_RUN_ID", ""), env_or("GITHUB_RUN_ATTEMPT", ""));
+  }
+  if (group.empty()) {
+    throw error(errc::usage, "rnx bench --shard " + a.shard + ": no run group: pass --run-group NAME, the same in "
+                             "every shard of one run (in GitHub Actions it is GITHUB_SHA-GITHUB_RUN_ID-"
+                             "GITHUB_RUN_ATTEMPT)");
+  }
+  validate_run_group(group, "--run-group");
+  std::map<config_key, double> costs;
+  if (!a.shard_costs.empty()) costs = costs_from_run(read_run_file(a.shard_costs));
+  shard_info info = runner::plan_shard(o, spec.index, spec.count, group, costs);
+  if (!a.quiet) {
+    std::cerr << "rnx bench: shard " << a.shard << " of run group " << group << ": " << o.only->size() << " of "
+              << info.assignment.size() << " configurations (balanced by " << to_string(info.balanced_by) << ")\n";
+  }
+  return info;
+}
+
+// The manifest's absolute path, after checking the flags that go together; the run documents' folders (e.g.
+// .rnx/) are made before the measurement rather than failing after it.
+fs::path checked_config(const bench_args& a) {
   if (a.out.empty()) throw error(errc::usage, "rnx bench: --out FILE is required (where the run document goes)");
   if (a.self_check && !a.pair.empty()) {
     throw error(errc::usage, "rnx bench: --self-check pairs the working tree with itself; drop --pair " + a.pair +
@@ -138,8 +157,6 @@ void run(const bench_args& a) {
   if (!fs::exists(config)) {
     throw error(errc::not_found, a.config + ": no such manifest (pass --config PATH/rnx.toml)");
   }
-  fs::path dir = config.parent_path();
-  // The run documents' folders (e.g. .rnx/), made before the measurement rather than failing after it.
   for (const std::string& out : {a.out, a.base_out}) {
     const fs::path folder = fs::path(out).parent_path();
     std::error_code ec;
@@ -149,15 +166,21 @@ void run(const bench_args& a) {
                                    " (pass a path in a writable folder)");
     }
   }
+  return config;
+}
 
+// The runner's options from the flags; `policy` gets the [gate] policy with --rope and --probability applied.
+runner::bench_options bench_options_of(const bench_args& a, const fs::path& config, gate_policy& policy) {
   runner::bench_options o;
   o.manifests = {config};
   o.filters = {a.kernels, a.runtimes, a.dtypes, a.batches};
   o.device = a.device;
+  o.devices = a.devices;
+  o.prestart = runner::parse_prestart_mode(a.prestart);
   o.processes = a.processes;
   o.max_processes = a.max_processes;
   o.in_process_pairing = a.pairing != "process";
-  gate_policy policy = load_manifest(config).gate;
+  policy = load_manifest(config).gate;
   if (a.rope) policy.rope = *a.rope;
   if (a.probability) policy.probability = *a.probability;
   if (a.rope || a.probability) o.policy = policy;
@@ -168,24 +191,92 @@ void run(const bench_args& a) {
   o.timeout_s = a.timeout_s;
   o.log = a.quiet ? nullptr : &std::cerr;
   o.live = ::isatty(2) && env_or("CI", "").empty();
+  return o;
+}
 
-  std::unique_ptr<base_worktree> worktree;
-  std::string base_commit;
-  if (!a.pair.empty()) {
-    auto top = git(dir, {"rev-parse", "--show-toplevel"});
-    if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
-    auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
-    if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
-    base_commit = *resolved;
-    worktree = std::make_unique<base_worktree>(fs::path(*top), a.pair);
-    fs::path relative = fs::relative(config, fs::canonical(*top));
-    fs::path base_config = worktree->path() / relative;
-    if (!fs::exists(base_config)) {
-      throw error(errc::not_found, "--pair " + a.pair + ": the base revision has no " + relative.string() +
-                                       " (the manifest must exist on both sides)");
-    }
-    o.manifests.push_back(base_config);
+// --pair REF: the base revision checked out in a worktree (alive while `worktree` is), its manifest added as the
+// second side. Returns the base commit.
+std::string add_pair_side(const bench_args& a, const fs::path& config, runner::bench_options& o,
+                          std::unique_ptr<gate::scoped_worktree>& worktree) {
+  const fs::path dir = config.parent_path();
+  auto top = git(dir, {"rev-parse", "--show-toplevel"});
+  if (!top) throw error(errc::usage, "--pair needs " + dir.string() + " to be inside a git repository");
+  auto resolved = git(dir, {"rev-parse", "--verify", a.pair + "^{commit}"});
+  if (!resolved) throw error(errc::usage, "--pair " + a.pair + ": not a commit of this repository (fetch it first)");
+  worktree = std::make_unique<gate::scoped_worktree>(fs::path(*top), a.pair, "--pair");
+  fs::path relative = fs::relative(config, fs::canonical(*top));
+  fs::path base_config = worktree->path() / relative;
+  if (!fs::exists(base_config)) {
+    throw error(errc::not_found, "--pair " + a.pair + ": the base revision has no " + relative.string() +
+                                     " (the manifest must exist on both sides)");
   }
+  o.manifests.push_back(base_config);
+  return *resolved;
+}
+
+// What the head run is filed under: the flags, else GitHub's environment, else git.
+struct head_identity {
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+};
+
+head_identity identify_head(const bench_args& a, const fs::path& dir) {
+  head_identity id;
+  id.commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
+  id.branch = !a.branch.empty() ? a.branch
+                                : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
+  id.base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
+  if (id.commit.empty()) {
+    // An empty string would read as a commit; the document leaves it out and says so here.
+    std::cerr << "rnx bench: the commit is unknown (" << dir.string()
+              << " is not in a git repository, and neither --commit nor GITHUB_SHA is set), so " << a.out
+              << " records none; pass --commit SHA\n";
+  }
+  if (id.branch.empty()) {
+    std::cerr << "rnx bench: the branch is unknown, so " << a.out
+              << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
+  }
+  return id;
+}
+
+void print_time(const runner::bench_timing& timing) {
+  char line[256];
+  std::snprintf(line, sizeof line,
+                "time: %.1f s in all: %d worker processes started in %.1f s, warm-up %.1f s, sampling %.1f s, "
+                "other %.1f s\n",
+                timing.total_s, timing.workers, timing.worker_start_s, timing.warmup_s, timing.sampling_s,
+                std::max(0.0, timing.total_s - timing.worker_start_s - timing.warmup_s - timing.sampling_s));
+  std::cerr << line;
+}
+
+// --fail-on-error: exit 1 when a configuration of either side is error or diverged (the documents are written).
+void fail_on_errors(const std::vector<runner::bench_side>& sides, const std::string& base_label) {
+  std::vector<std::string> failed;
+  for (std::size_t s = 0; s < sides.size(); ++s) {
+    for (const auto& r : sides[s].results) {
+      if (r.status != result_status::error && r.status != result_status::diverged) continue;
+      failed.push_back(r.key().label() + (s ? " (base " + base_label + ")" : "") + " " +
+                       std::string(to_string(r.status)));
+    }
+  }
+  if (failed.empty()) return;
+  std::cerr << "rnx bench: " << failed.size() << " configuration" << (failed.size() == 1 ? "" : "s")
+            << " failed (--fail-on-error, exit 1; the run document is written): ";
+  for (std::size_t i = 0; i < failed.size(); ++i) std::cerr << (i ? ", " : "") << failed[i];
+  std::cerr << "\n";
+  exit_code() = 1;
+}
+
+void run(const bench_args& a) {
+  const fs::path config = checked_config(a);
+  const fs::path dir = config.parent_path();
+  gate_policy policy;
+  runner::bench_options o = bench_options_of(a, config, policy);
+  const std::optional<shard_info> shard = plan_shard_of(a, o);
+  std::unique_ptr<gate::scoped_worktree> worktree;
+  std::string base_commit;
+  if (!a.pair.empty()) base_commit = add_pair_side(a, config, o, worktree);
   // The same manifest twice: the worker loads the second copy under the base's module names, so the two sides
   // share no Python module, weights or inputs they would not share in a real paired run.
   if (a.self_check) o.manifests.push_back(config);
@@ -195,26 +286,14 @@ void run(const bench_args& a) {
   runner::bench_timing timing;
   std::vector<runner::bench_side> sides = runner::run_bench(o, &timing);
 
-  std::string commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
-  std::string branch = !a.branch.empty() ? a.branch
-                                         : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
-  std::string base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
-  if (commit.empty()) {
-    // An empty string would read as a commit; the document leaves it out and says so here.
-    std::cerr << "rnx bench: the commit is unknown (" << dir.string()
-              << " is not in a git repository, and neither --commit nor GITHUB_SHA is set), so " << a.out
-              << " records none; pass --commit SHA\n";
-  }
-  if (branch.empty()) {
-    std::cerr << "rnx bench: the branch is unknown, so " << a.out
-              << " records none; pass --branch NAME (rnx gate needs one to store the run)\n";
-  }
-  if (a.self_check) base_commit = commit;
+  const head_identity id = identify_head(a, dir);
+  if (a.self_check) base_commit = id.commit;
   if (sides.size() > 1) {
     if (sides[0].pairing) sides[0].pairing->partner_commit = base_commit;
-    if (sides[1].pairing) sides[1].pairing->partner_commit = commit;
+    if (sides[1].pairing) sides[1].pairing->partner_commit = id.commit;
   }
-  run_document head = runner::make_run_document(sides[0], commit, branch, base_branch, a.pull_request);
+  run_document head = runner::make_run_document(sides[0], id.commit, id.branch, id.base_branch, a.pull_request);
+  head.shard = shard;
   write_run_file(head, a.out);
   if (!a.quiet) {
     std::cerr << "\n";
@@ -223,7 +302,8 @@ void run(const bench_args& a) {
   }
   std::optional<run_document> base;
   if (paired) {
-    base = runner::make_run_document(sides[1], base_commit, a.self_check ? branch : a.pair, "", std::nullopt);
+    base = runner::make_run_document(sides[1], base_commit, a.self_check ? id.branch : a.pair, "", std::nullopt);
+    base->shard = shard;
     if (!a.base_out.empty()) write_run_file(*base, a.base_out);
     if (!a.quiet) {
       std::cerr << "\nbase " << base_label << " (" << base_commit.substr(0, 12) << "):\n";
@@ -232,33 +312,13 @@ void run(const bench_args& a) {
     }
   }
   if (!a.quiet) {
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "time: %.1f s in all: %d worker processes started in %.1f s, warm-up %.1f s, sampling %.1f s, "
-                  "other %.1f s\n",
-                  timing.total_s, timing.workers, timing.worker_start_s, timing.warmup_s, timing.sampling_s,
-                  std::max(0.0, timing.total_s - timing.worker_start_s - timing.warmup_s - timing.sampling_s));
-    std::cerr << line;
+    print_time(timing);
+    if (!a.timings.empty()) runner::print_timing(std::cerr, timing);
   }
+  if (!a.timings.empty()) write_timings(timing, a.timings);
   exit_code() = 0;
   if (a.self_check && !report_self_check(*base, head, policy)) exit_code() = 1;
-  if (a.fail_on_error) {
-    std::vector<std::string> failed;
-    for (std::size_t s = 0; s < sides.size(); ++s) {
-      for (const auto& r : sides[s].results) {
-        if (r.status != result_status::error && r.status != result_status::diverged) continue;
-        failed.push_back(r.key().label() + (s ? " (base " + base_label + ")" : "") + " " +
-                         std::string(to_string(r.status)));
-      }
-    }
-    if (!failed.empty()) {
-      std::cerr << "rnx bench: " << failed.size() << " configuration" << (failed.size() == 1 ? "" : "s")
-                << " failed (--fail-on-error, exit 1; the run document is written): ";
-      for (std::size_t i = 0; i < failed.size(); ++i) std::cerr << (i ? ", " : "") << failed[i];
-      std::cerr << "\n";
-      exit_code() = 1;
-    }
-  }
+  if (a.fail_on_error) fail_on_errors(sides, base_label);
 }
 
 }  // namespace
@@ -275,6 +335,16 @@ void add_bench_command(CLI::App& app) {
       ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
   cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
+  cmd->add_option("--devices", args->devices,
+                  "Measure configurations on these devices at once, each configuration (both sides) on one: "
+                  "cuda:0,cuda:1 or CPU core sets cpu:0-3,cpu:4-7 (default: [bench] devices, else one device)");
+  cmd->add_option("--prestart", args->prestart,
+                  "Start each device's next worker while the current one measures (auto: on for CUDA devices)")
+      ->check(CLI::IsMember({"auto", "on", "off"}))
+      ->capture_default_str();
+  cmd->add_option("--timings", args->timings,
+                  "Write where the time went (worker start by phase, each configuration's steps) to this JSON file "
+                  "and print it as a table");
   cmd->add_option("--processes", args->processes, "Worker processes per configuration (with --pair: the first look)")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--max-processes", args->max_processes,
@@ -305,6 +375,13 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--branch", args->branch, "Branch recorded in the run (default: from GitHub or git)");
   cmd->add_option("--base-branch", args->base_branch, "Base branch recorded in the run (default: $GITHUB_BASE_REF)");
   cmd->add_option("--pull-request", args->pull_request, "Pull request number")->check(CLI::PositiveNumber);
+  cmd->add_option("--shard", args->shard,
+                  "K/N: measure only shard K of N of the suite (a CI matrix; judge with rnx gate --merge)");
+  cmd->add_option("--run-group", args->run_group,
+                  "With --shard: the run group shared by every shard (default: $GITHUB_SHA-$GITHUB_RUN_ID-"
+                  "$GITHUB_RUN_ATTEMPT)");
+  cmd->add_option("--shard-costs", args->shard_costs,
+                  "With --shard: a previous run document; its sampling times balance the split (default: by count)");
   cmd->add_flag("--quiet", args->quiet, "No progress or summary on stderr");
   cmd->add_flag("--fail-on-error", args->fail_on_error,
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "

@@ -20,7 +20,7 @@ struct compare_options {
   gate_policy policy;
   std::string stat = "median";
   std::string on_abstain = "warn";
-  std::string format = "text";
+  output_format format = output_format::text;
 };
 
 void run_compare(const compare_options& o) {
@@ -33,9 +33,9 @@ void run_compare(const compare_options& o) {
   verdict_document verdict = stats::judge_runs(base, head, policy);
   verdict.baseline = baseline_ref{o.base_path, base.commit, base.created_at};
   verdict.head_run_id = o.head_path;
-  if (o.format == "json") {
+  if (o.format == output_format::json) {
     std::cout << json::serialize(to_json(verdict), true);
-  } else if (o.format == "markdown") {
+  } else if (o.format == output_format::markdown) {
     std::cout << render_verdict_markdown(verdict);
   } else {
     std::cout << render_verdict_text(verdict);
@@ -64,9 +64,7 @@ void add_compare_command(CLI::App& app) {
       ->check(CLI::IsMember({"pass", "warn", "block"}))
       ->capture_default_str();
   cmd->add_flag("--report-only", options->policy.report_only, "Never answer BLOCK (report it as WARN)");
-  cmd->add_option("--format", options->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  add_format_option(*cmd, options->format);
   cmd->callback([options] { run_compare(*options); });
 }
 

@@ -5,6 +5,8 @@
 #include "gate_backend.hpp"
 #include "gate_bench.hpp"
 #include "gate_context.hpp"
+#include "gate_drift.hpp"
+#include "gate_merge.hpp"
 #include "gate_paired.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
@@ -16,6 +18,7 @@
 #include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/text.hpp"
+#include "rnx/stats/shards.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <algorithm>
@@ -38,7 +41,7 @@ struct gate_options {
   bool config_given = false;
   std::string results;       // a prepared head run instead of benchmarking
   std::string base_results;  // paired mode: a prepared base run instead of `rnx bench --pair`
-  std::string mode;  // "" = auto: paired on pull requests whose base commit is here, else stored
+  std::string mode;  // --mode (gate_mode); "" = auto: paired on pull requests whose base commit is here, else stored
   std::string pair_ref;
   backend_flags backend;
   policy_flags policy;
@@ -51,6 +54,7 @@ struct gate_options {
   std::string report_key;
   std::string status_context = "rnx/benchmark";
   bool no_github = false;
+  shard_flags sharding;  // --shard, --merge, --group-verdict (docs/scaling.md)
 };
 
 void apply_flags(github_context& ctx, const gate_options& o) {
@@ -256,235 +260,419 @@ std::string reachable_base(const gate_options& o, const github_context& ctx) {
   return {};
 }
 
-void run_gate(gate_options o) {
-  github_context ctx = read_github_context(process_env());
-  apply_flags(ctx, o);
+// One `rnx gate` job as it goes through its steps: what was measured, stored and judged, and what the report says.
+struct gate_job {
+  gate_options o;
+  github_context ctx;
+  gate_mode mode = gate_mode::stored;
+  bool paired = false;  // paired mode on a pull request (a push is stored, never paired)
+  std::optional<manifest> m;
+  resolved_policy policy;
+  std::string project;
+  std::filesystem::path out_dir;
+  std::string pair_ref;  // paired: the base revision measured beside the head
+  run_document head;
+  std::optional<run_document> base;
+  report_facts facts;
+  verdict_document verdict;
+  std::unique_ptr<baseline_backend> backend;
+  bool embedded = false;  // the embedded store rather than rnx-server
+  std::optional<uploaded_run> upload;
+  std::string drift_report;  // [gate] drift_budget: the check's Markdown, "" when no budget is set
+  std::optional<merged_shards> shards;  // --merge: the shards' documents, each side merged
+
+  const manifest* manifest_ptr() const { return m ? &*m : nullptr; }
+};
+
+// Events the gate does not measure on: answered here, with the exit code set. False for a gating event.
+bool answer_non_gating_event(const github_context& ctx, const gate_options& o) {
   if (ctx.event == event_kind::unsupported) {
     std::cout << "rnx gate: nothing to do on a " << ctx.event_name
               << " event (it gates pull_request, push and /rnx accept comments)\n";
     exit_code() = 0;
-    return;
+    return true;
   }
   if (ctx.event == event_kind::issue_comment) {
     exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
-    return;
+    return true;
   }
-  if (o.mode.empty()) {
-    // Paired is the decisive comparison: both revisions measured side by side in this job. It needs the base
-    // revision in the checkout; a push is a new baseline, and a prepared run has no base run beside it.
-    // A local run with --pull-request stands for one too.
-    const bool pull_request = ctx.event == event_kind::pull_request ||
-                              (ctx.event == event_kind::local && ctx.pull_request && !ctx.base_branch.empty());
-    std::string base_here;
-    if (pull_request && o.results.empty()) base_here = reachable_base(o, ctx);
-    o.mode = base_here.empty() ? "stored" : "paired";
-    if (o.mode == "paired") {
-      if (o.pair_ref.empty()) o.pair_ref = base_here;
-      std::cout << "rnx gate: paired mode: the base revision " << base_here << " is measured beside the head in "
-                << "this job (--mode stored compares with the stored baseline instead)\n";
-    } else if (pull_request && o.results.empty()) {
-      std::cout << "rnx gate: stored mode: the base revision ("
-                << (ctx.base_commit.empty() ? ctx.base_branch : ctx.base_commit)
-                << ") is not in this checkout, so the stored baseline decides; check out with fetch-depth: 0 for "
-                   "the paired comparison\n";
-    }
+  return false;
+}
+
+// --mode, or the automatic choice: paired is the decisive comparison (both revisions measured side by side in
+// this job); it needs the base revision in the checkout; a push is a new baseline, and a prepared run has no
+// base run beside it. A local run with --pull-request stands for a pull request. Sets o.pair_ref when it
+// picks paired.
+gate_mode choose_mode(gate_options& o, const github_context& ctx) {
+  if (!o.mode.empty()) {
+    auto mode = gate_mode_from_string(o.mode);
+    if (!mode) throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored, paired or confirmed");
+    return *mode;
   }
-  if (o.mode != "stored" && o.mode != "paired" && o.mode != "confirmed") {
-    throw error(errc::usage, "--mode \"" + o.mode + "\" must be stored, paired or confirmed");
+  const bool pull_request = ctx.event == event_kind::pull_request ||
+                            (ctx.event == event_kind::local && ctx.pull_request && !ctx.base_branch.empty());
+  std::string base_here;
+  if (pull_request && o.results.empty()) base_here = reachable_base(o, ctx);
+  if (!base_here.empty()) {
+    if (o.pair_ref.empty()) o.pair_ref = base_here;
+    std::cout << "rnx gate: paired mode: the base revision " << base_here << " is measured beside the head in "
+              << "this job (--mode stored compares with the stored baseline instead)\n";
+    return gate_mode::paired;
   }
-  const bool paired = o.mode == "paired" && ctx.event != event_kind::push_like;
-  if (o.mode == "paired" && !paired) {
+  if (pull_request && o.results.empty()) {
+    std::cout << "rnx gate: stored mode: the base revision ("
+              << (ctx.base_commit.empty() ? ctx.base_branch : ctx.base_commit)
+              << ") is not in this checkout, so the stored baseline decides; check out with fetch-depth: 0 for "
+                 "the paired comparison\n";
+  }
+  return gate_mode::stored;
+}
+
+// The base revision a paired job measures: --pair-ref, else what this checkout reaches, else the event's base.
+std::string paired_base_ref(const gate_options& o, const github_context& ctx) {
+  std::string ref = !o.pair_ref.empty() ? o.pair_ref : reachable_base(o, ctx);
+  if (ref.empty() && !ctx.base_commit.empty()) ref = ctx.base_commit;
+  if (ref.empty() && o.base_results.empty()) {
+    throw error(errc::usage, "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
+                             "--base-branch");
+  }
+  return ref;
+}
+
+// The mode, the manifest and the policy in force: everything decided before anything is measured.
+gate_job plan_gate(gate_options o, github_context ctx) {
+  gate_job job;
+  job.mode = choose_mode(o, ctx);
+  job.paired = job.mode == gate_mode::paired && ctx.event != event_kind::push_like;
+  if (job.mode == gate_mode::paired && !job.paired) {
     std::cout << "rnx gate: a push is stored as the new baseline; paired mode applies to pull requests\n";
   }
-
   // A prepared run needs no manifest; benchmarking does.
-  auto m = load_manifest_if_present(o.config, o.config_given || o.results.empty());
-  const resolved_policy policy = resolve_policy(m ? &*m : nullptr, o.policy, ctx.runner_environment);
-  const std::string project = !o.project.empty() ? o.project : m ? m->project : std::string();
-  const std::filesystem::path out_dir(o.out_dir);
+  const bool prepared = !o.results.empty() || !o.sharding.merge.empty() || o.sharding.group_verdict;
+  job.m = load_manifest_if_present(o.config, o.config_given || !prepared);
+  job.policy = resolve_policy(job.manifest_ptr(), o.policy, ctx.runner_environment);
+  job.project = !o.project.empty() ? o.project : job.m ? job.m->project : std::string();
+  job.out_dir = o.out_dir;
+  if (job.paired && o.sharding.merge.empty()) job.pair_ref = paired_base_ref(o, ctx);
+  job.o = std::move(o);
+  job.ctx = std::move(ctx);
+  return job;
+}
 
-  run_document head;
-  std::optional<run_document> base;
-  std::string pair_ref;
-  if (paired) {
-    pair_ref = !o.pair_ref.empty() ? o.pair_ref : reachable_base(o, ctx);
-    if (pair_ref.empty() && !ctx.base_commit.empty()) pair_ref = ctx.base_commit;
-    if (pair_ref.empty() && o.base_results.empty()) {
-      throw error(errc::usage, "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
-                               "--base-branch");
-    }
-  }
-  // A push stores a run that moves its branch's baseline; a pull request's run (a local one with --pull-request) does
-  // not. A missing or refused token is found out before the benchmark, not after it.
-  const bool push_run = ctx.event == event_kind::push_like || (ctx.event == event_kind::local && !ctx.pull_request);
-  if (o.results.empty()) {
-    check_access_before_measuring(o.backend, m ? &*m : nullptr, project, push_run,
-                                  ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
-  }
-  if (!o.results.empty()) {
-    head = read_run_file(o.results);
-    if (paired) {
-      if (o.base_results.empty()) {
-        throw error(errc::usage, "paired mode with --results needs --base-results BASE.json (the base revision's "
-                                 "run), or drop --results to let rnx bench --pair measure both");
-      }
-      base = read_run_file(o.base_results);
-    }
-  } else {
+// A push stores a run that moves its branch's baseline; a pull request's run (a local one with --pull-request) does
+// not. A local push, like a GitHub one, has already landed: its regression is reported, not failed.
+bool is_push_run(const github_context& ctx) {
+  return ctx.event == event_kind::push_like || (ctx.event == event_kind::local && !ctx.pull_request);
+}
+
+// A missing or refused token is found out before the benchmark, not after it (nothing to check for prepared runs).
+void check_access(const gate_job& job) {
+  if (!job.o.results.empty() || job.shards) return;
+  check_access_before_measuring(job.o.backend, job.manifest_ptr(), job.project, is_push_run(job.ctx),
+                                job.ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
+}
+
+// `rnx bench` (with --pair in paired mode) measures the head and, paired, the base beside it.
+void bench_head_and_base(gate_job& job) {
 #ifdef RNX_HAVE_TORCH
-    bench_request request;
-    request.config = o.config;
-    request.out = (out_dir / "run.json").string();
-    if (paired && o.base_results.empty()) {
-      request.pair_ref = pair_ref;
-      request.base_out = (out_dir / "base-run.json").string();
-      request.rope = policy.policy.rope;
-      request.probability = policy.policy.probability;
-    }
-    auto outcome = run_bench(request);
-    head = std::move(outcome.head);
-    base = std::move(outcome.base);
-    if (paired && !o.base_results.empty()) base = read_run_file(o.base_results);
+  bench_request request;
+  request.config = job.o.config;
+  request.out = (job.out_dir / "run.json").string();
+  request.shard = job.o.sharding.shard;
+  request.run_group = job.o.sharding.run_group;
+  if (job.paired && job.o.base_results.empty()) {
+    request.pair_ref = job.pair_ref;
+    request.base_out = (job.out_dir / "base-run.json").string();
+    request.rope = job.policy.policy.rope;
+    request.probability = job.policy.policy.probability;
+  }
+  auto outcome = run_bench(request);
+  job.head = std::move(outcome.head);
+  job.base = std::move(outcome.base);
+  if (job.paired && !job.o.base_results.empty()) job.base = read_run_file(job.o.base_results);
 #else
-    throw error(errc::usage, "this rnx was built without the runner (RNX_WITH_TORCH=OFF): pass --results RUN.json "
-                             "from `rnx bench` on a machine that has it");
+  (void)job;
+  throw error(errc::usage, "this rnx was built without the runner (RNX_WITH_TORCH=OFF): pass --results RUN.json "
+                           "from `rnx bench` on a machine that has it");
 #endif
-  }
-  stamp_run(head, ctx, project);
-  {
-    std::error_code ec;
-    std::filesystem::create_directories(out_dir, ec);
-    if (ec) throw error(errc::usage, "cannot create --out-dir " + o.out_dir + ": " + ec.message());
-  }
-  check_filing(head, o.results.empty() ? "the run rnx bench measured" : o.results, o.config);
-  write_run_file(head, (out_dir / "run.json").string());
+}
 
-  report_facts facts;
-  facts.mode = paired ? "paired" : o.mode == "confirmed" ? "confirmed" : "stored";
-  facts.event = std::string(to_string(ctx.event));
-  facts.commit = head.commit;
-  facts.runner_label = policy.runner_label;
+// The head run (and, paired, the base run): the prepared files given, or measured now.
+void measure(gate_job& job) {
+  if (job.shards) {
+    // --merge: the shards' runs put together; paired when their base runs came with them.
+    job.head = job.shards->head.merged;
+    if (job.paired && !job.shards->base) {
+      throw error(errc::usage, "--mode paired with --merge needs the shards' base runs (rnx bench --base-out) among "
+                               "the files");
+    }
+    if (job.paired) {
+      job.base = job.shards->base->merged;
+      job.pair_ref = job.base->commit;
+    }
+    return;
+  }
+  if (job.o.results.empty()) {
+    bench_head_and_base(job);
+    return;
+  }
+  job.head = read_run_file(job.o.results);
+  if (!job.paired) return;
+  if (job.o.base_results.empty()) {
+    throw error(errc::usage, "paired mode with --results needs --base-results BASE.json (the base revision's "
+                             "run), or drop --results to let rnx bench --pair measure both");
+  }
+  job.base = read_run_file(job.o.base_results);
+}
 
-  verdict_document verdict;
-  std::unique_ptr<baseline_backend> backend;
-  const bool embedded = resolve_service_url(o.backend, m ? &*m : nullptr).url.empty();
-  std::optional<uploaded_run> upload;
+// The head run, filed under what GitHub says was measured, checked and written to OUT/run.json.
+void file_head_run(gate_job& job) {
+  stamp_run(job.head, job.ctx, job.project);
+  std::error_code ec;
+  std::filesystem::create_directories(job.out_dir, ec);
+  if (ec) throw error(errc::usage, "cannot create --out-dir " + job.o.out_dir + ": " + ec.message());
+  check_filing(job.head, job.o.results.empty() ? "the run rnx bench measured" : job.o.results, job.o.config);
+  write_run_file(job.head, (job.out_dir / "run.json").string());
+  const gate_mode reported = job.paired                          ? gate_mode::paired
+                             : job.mode == gate_mode::confirmed ? gate_mode::confirmed
+                                                                : gate_mode::stored;
+  job.facts.mode = std::string(to_string(reported));
+  job.facts.event = std::string(to_string(job.ctx.event));
+  job.facts.commit = job.head.commit;
+  job.facts.runner_label = job.policy.runner_label;
+}
+
+// Uploads the head run and, outside paired mode, asks the backend's verdict. An outage of the store (or a fork's
+// pull request without RNX_TOKEN) gives a WARN verdict instead of failing the job.
+void store_and_judge(gate_job& job) {
+  job.embedded = resolve_service_url(job.o.backend, job.manifest_ptr()).url.empty();
   try {
-    backend = open_backend(o.backend, m ? &*m : nullptr).backend;
-    facts.backend = backend->describe();
-    upload = backend->upload(head);
-    facts.run_id = upload->id;
-    std::cout << "rnx gate: stored run " << upload->id << " in the " << backend->describe()
-              << (upload->already_stored ? " (it was uploaded before)" : "")
-              << (upload->baseline ? " as a baseline of " + head.branch : std::string()) << "\n";
-    if (!paired) verdict = backend->judge(upload->id, policy.policy);
+    job.backend = open_backend(job.o.backend, job.manifest_ptr()).backend;
+    job.facts.backend = job.backend->describe();
+    job.upload = job.backend->upload(job.head);
+    job.facts.run_id = job.upload->id;
+    std::cout << "rnx gate: stored run " << job.upload->id << " in the " << job.backend->describe()
+              << (job.upload->already_stored ? " (it was uploaded before)" : "")
+              << (job.upload->baseline ? " as a baseline of " + job.head.branch : std::string()) << "\n";
+    if (!job.paired) job.verdict = job.backend->judge(job.upload->id, job.policy.policy);
   } catch (const error& e) {
     // GitHub passes no secrets to pull requests from forks: without RNX_TOKEN the service must refuse,
     // and that is no reason to fail a contributor's build.
-    const bool fork_without_token = e.code() == errc::unauthorized && ctx.pull_request_from_fork &&
+    const bool fork_without_token = e.code() == errc::unauthorized && job.ctx.pull_request_from_fork &&
                                     env_or_empty("RNX_TOKEN").empty();
-    if (!is_outage(e, embedded) && !fork_without_token) throw;
-    const std::string where = backend ? "the " + backend->describe()
-                                      : embedded ? "the embedded store" : std::string("the baseline service");
-    if (paired) {
-      facts.note = "the run was not stored for history: " + where + " failed (" + e.what() + ")";
+    if (!is_outage(e, job.embedded) && !fork_without_token) throw;
+    const std::string where = job.backend ? "the " + job.backend->describe()
+                              : job.embedded ? "the embedded store"
+                                             : std::string("the baseline service");
+    if (job.paired) {
+      job.facts.note = "the run was not stored for history: " + where + " failed (" + e.what() + ")";
     } else {
-      verdict = warn_verdict(fork_without_token
-                                 ? "this pull request comes from a fork, which gets no RNX_TOKEN secret, so the " +
-                                       where + " refused the run and it was not judged"
-                                 : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
-                             policy.policy, head);
+      job.verdict = warn_verdict(fork_without_token
+                                     ? "this pull request comes from a fork, which gets no RNX_TOKEN secret, so " + where +
+                                           " refused the run and it was not judged"
+                                     : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
+                                 job.policy.policy, job.head);
     }
   }
-  // A paired verdict is against the base revision itself, which no accepted baseline changes.
-  const bool pull_request = ctx.event == event_kind::pull_request || (ctx.event == event_kind::local && ctx.pull_request);
-  if (pull_request && !paired) {
-    const std::string location = embedded ? (o.backend.store.empty() ? ".rnx/baselines.db" : o.backend.store)
-                                          : resolve_service_url(o.backend, m ? &*m : nullptr).url;
-    facts.accept_hint = accept_hint({ctx.event == event_kind::pull_request, embedded, location, facts.run_id});
-  }
-  if (o.mode == "confirmed" && ctx.event == event_kind::pull_request) {
-    if (auto note = confirm_slower(verdict, o, policy, out_dir); !note.empty()) {
-      std::cout << "rnx gate: " << terminal_safe(note) << "\n";
-      facts.note = note;
-    }
-  }
-  if (paired) {
-    verdict = stats::judge_runs(*base, head, policy.policy);
-    verdict.baseline = baseline_ref{"paired:" + (pair_ref.empty() ? o.base_results : pair_ref), base->commit,
-                                    base->created_at};
-    verdict.head_run_id = facts.run_id;
-    if (upload && backend) {
-      auto stored = store_paired_verdict(*backend, *base, upload->id, head, policy.policy, verdict);
-      if (!stored.note.empty()) {
-        std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
-        facts.note += (facts.note.empty() ? "" : "; ") + stored.note;
-      }
-    }
-  }
-  // A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first
-  // one does not also ask for a baseline.
-  if (upload && upload->baseline && !paired) {
-    if (verdict.baseline) {
-      verdict.reason = "stored as the newest baseline of " + head.branch + "; against the previous one: " +
-                       verdict.reason;
-    } else {
-      verdict.reason = "stored as the first baseline of " + head.branch + " in environment " + head.env.env_id +
-                       "; there is nothing earlier to compare it with";
-      for (auto& c : verdict.configs) {
-        if (c.result == decision::new_config) c.reason = "first baseline: nothing earlier to compare with";
-      }
-    }
-  }
+}
 
-  if (upload && backend) {
-    if (!embedded) {
-      std::string url = resolve_service_url(o.backend, m ? &*m : nullptr).url;
-      while (!url.empty() && url.back() == '/') url.pop_back();
-      facts.run_url = url + "/runs/" + upload->id;
-    }
-    try {
-      const std::string branch = head.base_branch.empty() ? head.branch : head.base_branch;
-      std::map<config_key, std::vector<double>> recent;
-      for (auto& h : backend->recent_medians(head.project, branch, head.env.env_id, 20)) {
-        recent[h.key] = std::move(h.medians);
-      }
-      for (const auto& r : head.results) {
-        auto it = recent.find(r.key());
-        if (it != recent.end() && it->second.size() >= 2) facts.history.emplace_back(r.key().label(), it->second);
-      }
-    } catch (const error& e) {
-      std::cout << "rnx gate: no recent history for the sparklines: " << terminal_safe(e.what()) << "\n";
-    }
+// On a pull request judged against the stored baseline: how an intended slowdown becomes the baseline.
+void offer_accept(gate_job& job) {
+  // A paired verdict is against the base revision itself, which no accepted baseline changes.
+  const bool pull_request =
+      job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);
+  if (!pull_request || job.paired) return;
+  const std::string location = job.embedded
+                                   ? (job.o.backend.store.empty() ? ".rnx/baselines.db" : job.o.backend.store)
+                                   : resolve_service_url(job.o.backend, job.manifest_ptr()).url;
+  job.facts.accept_hint =
+      accept_hint({job.ctx.event == event_kind::pull_request, job.embedded, location, job.facts.run_id});
+}
+
+// The final job of a sharded matrix with a store the shards uploaded to: the run group's verdict, once every shard
+// has arrived or the group is due, reported like any verdict (one comment, one status).
+void judge_group(gate_job& job) {
+  const std::string group = resolve_run_group(job.o.sharding, "--group-verdict");
+  if (job.project.empty()) {
+    throw error(errc::usage, "--group-verdict: no project: set [project] name in " + job.o.config +
+                                 " or pass --project NAME");
   }
-  const std::string report = render_report(verdict, facts);
+  job.head.project = job.project;
+  job.head.commit = job.ctx.commit;
+  job.head.branch = job.ctx.branch;
+  job.head.base_branch = job.ctx.base_branch;
+  std::error_code ec;
+  std::filesystem::create_directories(job.out_dir, ec);
+  if (ec) throw error(errc::usage, "cannot create --out-dir " + job.o.out_dir + ": " + ec.message());
+  job.facts.mode = std::string(to_string(gate_mode::stored));
+  job.facts.event = std::string(to_string(job.ctx.event));
+  job.facts.commit = job.head.commit;
+  job.facts.runner_label = job.policy.runner_label;
+  job.embedded = resolve_service_url(job.o.backend, job.manifest_ptr()).url.empty();
+  try {
+    job.backend = open_backend(job.o.backend, job.manifest_ptr()).backend;
+    job.facts.backend = job.backend->describe();
+    job.verdict = await_group_verdict(*job.backend, job.project, group, job.policy.policy, job.o.sharding.group_wait_s);
+    if (!job.verdict.head_run_id.empty()) {
+      job.upload = uploaded_run{job.verdict.head_run_id, false, false};
+      job.facts.run_id = job.verdict.head_run_id;
+    }
+  } catch (const error& e) {
+    if (!is_outage(e, job.embedded)) throw;
+    const std::string where = job.backend ? "the " + job.backend->describe() : std::string("the baseline store");
+    job.verdict = warn_verdict(where + " is unavailable, so run group " + group + " was not judged: " + e.what(),
+                               job.policy.policy, job.head);
+  }
+}
+
+// Paired: the verdict is the head against the base measured beside it.
+void judge_paired(gate_job& job) {
+  job.verdict = stats::judge_runs(*job.base, job.head, job.policy.policy);
+  job.verdict.baseline = baseline_ref{"paired:" + (job.pair_ref.empty() ? job.o.base_results : job.pair_ref),
+                                      job.base->commit, job.base->created_at};
+  job.verdict.head_run_id = job.facts.run_id;
+}
+
+// Paired: the base run and the verdict kept on the service beside the head run, so the run page the comment links
+// to shows what this job decided. A failure of the store is a note in the report, never a different verdict.
+void store_paired(gate_job& job) {
+  if (!job.upload || !job.backend || !job.base) return;
+  auto stored = store_paired_verdict(*job.backend, *job.base, job.upload->id, job.head, job.policy.policy,
+                                     job.verdict);
+  if (stored.note.empty()) return;
+  std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
+  job.facts.note += (job.facts.note.empty() ? "" : "; ") + stored.note;
+}
+
+// [gate] drift_budget: a pull request's head is also judged against the anchor's stored run (gate_drift.cpp).
+void check_drift_budget(gate_job& job) {
+  const bool pull_request =
+      job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);
+  if (!pull_request || !job.backend) return;
+  job.drift_report = gate_drift_check(job.verdict, *job.backend, job.head,
+                                      {job.o.config, job.out_dir, job.head.base_branch, job.facts.run_id},
+                                      job.policy.policy);
+}
+
+// A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first one
+// does not also ask for a baseline.
+void note_new_baseline(gate_job& job) {
+  if (!job.upload || !job.upload->baseline || job.paired) return;
+  if (job.verdict.baseline) {
+    job.verdict.reason = "stored as the newest baseline of " + job.head.branch + "; against the previous one: " +
+                         job.verdict.reason;
+    return;
+  }
+  job.verdict.reason = "stored as the first baseline of " + job.head.branch + " in environment " +
+                       job.head.env.env_id + "; there is nothing earlier to compare it with";
+  for (auto& c : job.verdict.configs) {
+    if (c.result == decision::new_config) c.reason = "first baseline: nothing earlier to compare with";
+  }
+}
+
+// The stored run's page on the service, and the recent medians the report draws as sparklines.
+void add_history(gate_job& job) {
+  if (!job.upload || !job.backend) return;
+  if (!job.embedded) {
+    std::string url = resolve_service_url(job.o.backend, job.manifest_ptr()).url;
+    while (!url.empty() && url.back() == '/') url.pop_back();
+    job.facts.run_url = url + "/runs/" + job.upload->id;
+  }
+  try {
+    const run_document& head = job.head;
+    const std::string branch = head.base_branch.empty() ? head.branch : head.base_branch;
+    std::map<config_key, std::vector<double>> recent;
+    for (auto& h : job.backend->recent_medians(head.project, branch, head.env.env_id, 20)) {
+      recent[h.key] = std::move(h.medians);
+    }
+    for (const auto& r : head.results) {
+      auto it = recent.find(r.key());
+      if (it != recent.end() && it->second.size() >= 2) job.facts.history.emplace_back(r.key().label(), it->second);
+    }
+  } catch (const error& e) {
+    std::cout << "rnx gate: no recent history for the sparklines: " << terminal_safe(e.what()) << "\n";
+  }
+}
+
+// The verdict on the terminal, in OUT/verdict.json, report.md and report.html, the step summary, the step's
+// outputs, and on GitHub (comment and commit status).
+void publish(const gate_job& job) {
+  const verdict_document& verdict = job.verdict;
+  const std::string report =
+      render_report(verdict, job.facts) + (job.drift_report.empty() ? "" : "\n" + job.drift_report);
   std::cout << render_verdict_text(verdict);
-  if (verdict.verdict == overall::block && !facts.accept_hint.empty()) std::cout << facts.accept_hint << "\n";
-  if (ctx.in_actions) {
+  if (verdict.verdict == overall::block && !job.facts.accept_hint.empty()) std::cout << job.facts.accept_hint << "\n";
+  if (job.ctx.in_actions) {
     for (const auto& line : annotations(verdict)) std::cout << line << "\n";
   }
-  const std::filesystem::path verdict_path = out_dir / "verdict.json";
+  const std::filesystem::path verdict_path = job.out_dir / "verdict.json";
   write_text(verdict_path, json::serialize(to_json(verdict), true));
-  write_text(out_dir / "report.md", report);
-  const std::filesystem::path html_path = out_dir / "report.html";
-  write_html_report(html_path, backend.get(), upload, paired, head, base, verdict);
-  if (!ctx.step_summary_path.empty()) append_file(ctx.step_summary_path, report + "\n");
-  if (!ctx.output_path.empty()) {
-    write_outputs(ctx.output_path, {{"verdict", std::string(to_string(verdict.verdict))},
-                                    {"run-id", facts.run_id},
-                                    {"reason", verdict.reason},
-                                    {"report", report},
-                                    {"verdict-file", verdict_path.string()},
-                                    {"report-html", html_path.string()}});
+  write_text(job.out_dir / "report.md", report);
+  const std::filesystem::path html_path = job.out_dir / "report.html";
+  write_html_report(html_path, job.backend.get(), job.upload, job.paired, job.head, job.base, verdict);
+  if (!job.ctx.step_summary_path.empty()) append_file(job.ctx.step_summary_path, report + "\n");
+  if (!job.ctx.output_path.empty()) {
+    write_outputs(job.ctx.output_path, {{"verdict", std::string(to_string(verdict.verdict))},
+                                        {"run-id", job.facts.run_id},
+                                        {"reason", verdict.reason},
+                                        {"report", report},
+                                        {"verdict-file", verdict_path.string()},
+                                        {"report-html", html_path.string()}});
   }
-  report_to_github(ctx, o, verdict, facts, head.project);
-  // A push has already landed: its regression is reported (annotation, status, summary), and failing
-  // the job would only hide the stored baseline behind a red mark that no one can fix by re-running.
-  if (verdict.verdict == overall::block && push_run) {
+  report_to_github(job.ctx, job.o, verdict, job.facts, job.head.project);
+}
+
+void run_gate(gate_options o) {
+  github_context ctx = read_github_context(process_env());
+  apply_flags(ctx, o);
+  if (answer_non_gating_event(ctx, o)) return;
+  check_shard_flags(o.sharding, !o.results.empty());
+  std::optional<merged_shards> shards;
+  if (!o.sharding.merge.empty()) {
+    shards = read_shard_files(o.sharding.merge);
+    if (o.mode.empty()) o.mode = shards->base ? "paired" : "stored";
+  }
+  gate_job job = plan_gate(std::move(o), std::move(ctx));
+  job.shards = std::move(shards);
+  if (job.o.sharding.group_verdict) {
+    judge_group(job);
+  } else {
+    check_access(job);
+    measure(job);
+    file_head_run(job);
+    if (job.head.shard) {
+      // A shard job reports nothing: the matrix's final job does, once (docs/scaling.md).
+      hand_in_shard(job.head, job.paired, job.base.has_value(), job.o.backend, job.manifest_ptr(), job.o.out_dir,
+                    job.ctx.output_path);
+      exit_code() = 0;
+      return;
+    }
+    store_and_judge(job);
+  }
+  offer_accept(job);
+  if (job.mode == gate_mode::confirmed && job.ctx.event == event_kind::pull_request) {
+    if (auto note = confirm_slower(job.verdict, job.o, job.policy, job.out_dir); !note.empty()) {
+      std::cout << "rnx gate: " << terminal_safe(note) << "\n";
+      job.facts.note = note;
+    }
+  }
+  if (job.paired) {
+    judge_paired(job);
+    store_paired(job);
+  }
+  check_drift_budget(job);
+  if (job.shards) stats::add_missing_shards(job.verdict, job.shards->head, job.policy.policy);
+  note_new_baseline(job);
+  add_history(job);
+  publish(job);
+  // A push has already landed: its regression is reported (annotation, status, summary), and failing the job
+  // would only hide the stored baseline behind a red mark that no one can fix by re-running.
+  const bool push_run = is_push_run(job.ctx);
+  if (job.verdict.verdict == overall::block && push_run) {
     std::cout << "rnx gate: a push is not failed for a regression: the run is stored as the newest baseline of "
-              << terminal_safe(head.branch) << " either way\n";
+              << terminal_safe(job.head.branch) << " either way\n";
   }
-  exit_code() = verdict.verdict == overall::block && !push_run ? 1 : 0;
+  exit_code() = job.verdict.verdict == overall::block && !push_run ? 1 : 0;
 }
 
 }  // namespace
@@ -503,6 +691,7 @@ void add_gate_command(CLI::App& app) {
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);
   add_policy_flags(*cmd, o->policy);
+  add_shard_flags(*cmd, o->sharding);
   cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");
   cmd->add_option("--commit", o->commit, "Commit measured (default: from GitHub's event)");
   cmd->add_option("--branch", o->branch, "Branch measured (default: from GitHub's event)");

@@ -23,7 +23,7 @@ struct optimize_cli_options {
   double budget_ms = 0, warmup_ms = 0;
   bool no_profile = false;
   bool no_commit = false;
-  std::string format = "text";
+  output_format format = output_format::text;
   std::string json_out;
   std::string repo;
   double verify_timeout_s = 0;
@@ -75,9 +75,9 @@ void run_optimize_command(optimize_cli_options& o) {
     out << json::serialize(record, true) << "\n";
     if (!out) throw error(errc::not_found, o.json_out + ": cannot write the --json-out file");
   }
-  if (o.format == "json") {
+  if (o.format == output_format::json) {
     std::cout << json::serialize(record, true) << "\n";
-  } else if (o.format == "markdown") {
+  } else if (o.format == output_format::markdown) {
     std::cout << optimize::render_proposal_body(r);
   } else {
     std::cout << optimize::render_attempts_text(r);
@@ -107,7 +107,18 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--rewriter", o->rewriter, "command:PATH | anthropic | openai (default: [optimize] rewriter)");
   cmd->add_option("--processes", o->processes, "Worker processes per configuration in the paired benchmark")->check(CLI::Range(1, 64));
   cmd->add_option("--min-samples", o->min_samples, "Fewest samples per process")->check(CLI::Range(1, 100000));
-  cmd->add_option("--max-samples", o->max_samples, "Most samples per process")->check(CLI::Range(1, 100000));
+  // One name for the setting: [bench] samples in rnx.toml, --samples of rnx bench and here.
+  cmd->add_option("--samples", o->max_samples, "At most this many samples per process ([bench] samples)")
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option_function<int>(
+         "--max-samples",
+         [o](int n) {
+           std::cerr << "rnx optimize: --max-samples is deprecated; use --samples (the same setting, [bench] samples)\n";
+           o->max_samples = n;
+         },
+         "Deprecated: --samples")
+      ->check(CLI::Range(1, 100000))
+      ->group("");
   cmd->add_option("--budget-ms", o->budget_ms, "Timed milliseconds per configuration and process");
   cmd->add_option("--warmup-ms", o->warmup_ms, "Warm-up milliseconds per configuration and process");
   cmd->add_option("--runtime", o->loop.runtimes, "Only these runtimes (repeatable)");
@@ -125,9 +136,7 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--remote", o->loop.pr.remote, "The remote the branch is pushed to")->capture_default_str();
   cmd->add_option("--work-dir", o->loop.work_dir, "Folder for candidates and records (default: a new temporary one)");
   cmd->add_option("--json-out", o->json_out, "Also write the JSON record of every attempt here");
-  cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  add_format_option(*cmd, o->format);
   cmd->callback([o] { run_optimize_command(*o); });
 }
 

@@ -23,7 +23,7 @@ struct profile_cli_options {
   optimize::profile_options profiling;
   int top = 10;
   std::string what_if = "2,10,inf";
-  std::string format = "text";
+  output_format format = output_format::text;
 };
 
 std::vector<double> parse_factors(const std::string& text) {
@@ -56,9 +56,9 @@ void run_profile(const profile_cli_options& o) {
     if (o.kernel.empty()) throw error(errc::usage, "rnx profile needs --kernel NAME (or --import trace.json)");
     p = optimize::profile_in_worker(o.config, o.kernel, o.profiling);
   }
-  if (o.format == "json") {
+  if (o.format == output_format::json) {
     std::cout << json::serialize(optimize::to_json(p, o.top, factors), true) << "\n";
-  } else if (o.format == "markdown") {
+  } else if (o.format == output_format::markdown) {
     std::cout << optimize::render_profile_markdown(p, o.top, factors);
   } else {
     std::cout << optimize::render_profile_text(p, o.top, factors);
@@ -82,9 +82,7 @@ void add_profile_command(CLI::App& app) {
   cmd->add_option("--warmup", o->profiling.warmup_calls, "Calls before profiling")->capture_default_str()->check(CLI::Range(0, 100000));
   cmd->add_option("--top", o->top, "Ops shown")->capture_default_str()->check(CLI::Range(1, 1000));
   cmd->add_option("--what-if", o->what_if, "Speedup factors for the top ops (inf = the op removed)")->capture_default_str();
-  cmd->add_option("--format", o->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  add_format_option(*cmd, o->format);
   cmd->callback([o] { run_profile(*o); });
 }
 

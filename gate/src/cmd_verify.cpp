@@ -26,7 +26,7 @@ struct verify_cli {
   std::string device;
   std::optional<double> rtol;
   std::optional<double> atol;
-  std::string format = "text";
+  output_format format = output_format::text;
   // A person reads `rnx verify`'s report: an implausible speedup is marked for review (exit 0 unless
   // --review-rejects). `rnx optimize` has no person in the loop and rejects it (verify_options' default).
   verify::verify_options options = review_speedups();
@@ -65,9 +65,9 @@ void run_verify(verify_cli& c) {
   o.candidate = c.candidate;
   o.candidate_entry = c.candidate_entry;
   verify::verify_report report = verify::verify_candidate(o);
-  if (c.format == "json") {
+  if (c.format == output_format::json) {
     std::cout << json::serialize(verify::to_json(report), true);
-  } else if (c.format == "markdown") {
+  } else if (c.format == output_format::markdown) {
     std::cout << verify::render_markdown(report);
   } else {
     std::cout << verify::render_text(report);
@@ -110,9 +110,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--keep-env", c->options.limits.keep_env, "Pass this environment variable to the candidate too");
   cmd->add_flag("--allow-weaker-sandbox", c->options.limits.allow_weaker,
                 "Let the sandbox stage pass without a network namespace or seccomp filter (every report says so)");
-  cmd->add_option("--format", c->format, "Output format")
-      ->check(CLI::IsMember({"text", "json", "markdown"}))
-      ->capture_default_str();
+  add_format_option(*cmd, c->format);
   cmd->callback([c] { run_verify(*c); });
 }
 

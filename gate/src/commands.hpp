@@ -14,6 +14,7 @@ void add_gate_command(CLI::App& app);
 void add_accept_command(CLI::App& app);
 void add_report_command(CLI::App& app);
 void add_init_command(CLI::App& app);
+void add_changes_command(CLI::App& app);
 #endif
 #ifdef RNX_HAVE_TORCH
 void add_bench_command(CLI::App& app);
@@ -21,6 +22,14 @@ void add_verify_command(CLI::App& app);
 void add_profile_command(CLI::App& app);
 void add_optimize_command(CLI::App& app);
 #endif
+#if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
+void add_bisect_command(CLI::App& app);
+#endif
+
+// --format of the commands that print a document: text for a terminal, JSON, or Markdown.
+enum class output_format { text, json, markdown };
+// Adds --format (text | json | markdown, default text) to `cmd`, read into `format`.
+CLI::Option* add_format_option(CLI::App& cmd, output_format& format);
 
 // The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).
 int& exit_code();

@@ -3,13 +3,16 @@
 
 #include "rnx/common/text.hpp"
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/service/changes.hpp"
+#include "rnx/service/run_groups.hpp"
 #include "rnx/service/verdicts.hpp"
 
 #include <boost/json.hpp>
 
 #include <filesystem>
+#include <iostream>
 
 namespace rnx::gate {
 
@@ -177,6 +180,37 @@ class service_backend final : public baseline_backend {
     return out;
   }
 
+  // The service's run list marks baselines but not how they became one: pushed runs of the branch are what it
+  // can name (baseline_source "push"); a pull request's accepted run, filed under its own branch, is not listed.
+  std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                               const std::string& env_id, int limit) override {
+    std::string target = "/api/v1/projects/" + percent_encode(project) + "/runs?branch=" + percent_encode(branch) +
+                         "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit);
+    bj::value body = call("GET", target, "");
+    std::vector<stored_run_ref> out;
+    if (const auto* runs = body.as_object().if_contains("runs"); runs && runs->is_array()) {
+      for (const auto& r : runs->get_array()) {
+        const auto* o = r.if_object();
+        const auto* b = o ? o->if_contains("baseline") : nullptr;
+        if (!b || !b->is_bool() || !b->get_bool()) continue;
+        stored_run_ref ref = run_ref_from_json(r);
+        if (ref.env_id != env_id) continue;
+        ref.baseline_source = ref.pull_request ? "" : "push";
+        out.push_back(std::move(ref));
+      }
+    }
+    return out;
+  }
+
+  run_document fetch_run(const std::string& run_id) override {
+    bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id), "");
+    const auto* doc = body.as_object().if_contains("document");
+    if (!doc) {
+      throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
+    }
+    return run_from_json(*doc, describe() + " run " + run_id);
+  }
+
   std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {
     bj::value body = call("GET", "/api/v1/runs/" + percent_encode(run_id) + "/evidence", "");
     pages::link_style links;
@@ -184,7 +218,39 @@ class service_backend final : public baseline_backend {
     return {pages::run_page(body.as_object(), links)};
   }
 
+  store::group_state upload_shard(const run_document& shard) override {
+    bj::value body = call("POST", "/api/v1/runs", json::serialize(to_json(shard)));
+    return read_group(body, "POST /api/v1/runs");
+  }
+
+  group_outcome judge_group(const std::string& project, const std::string& group, const gate_policy& policy) override {
+    bj::object request{{"policy", policy_json(policy)}};
+    bj::value body = call("POST", "/api/v1/projects/" + percent_encode(project) + "/groups/" + percent_encode(group) +
+                                      "/verdict",
+                          json::serialize(request));
+    group_outcome out;
+    out.state = read_group(body, "the run group's verdict");
+    if (const auto* v = body.as_object().if_contains("verdict")) {
+      try {
+        out.verdict = verdict_from_json(*v, describe() + " verdict");
+      } catch (const error& e) {
+        throw error(errc::unavailable, e.what());
+      }
+    }
+    return out;
+  }
+
  private:
+  store::group_state read_group(const bj::value& body, std::string_view what) {
+    const auto* group = body.as_object().if_contains("group");
+    if (!group) throw error(errc::unavailable, describe() + " answered " + std::string(what) + " without the group");
+    try {
+      return store::group_state_from_json(*group, describe() + " group");
+    } catch (const error& e) {
+      throw error(errc::unavailable, e.what());
+    }
+  }
+
   // Returns the JSON body of a 2xx answer. 5xx and network failures are `unavailable`; a 4xx keeps
   // the service's own error code and message (they name what to fix).
   bj::value call(std::string_view method, const std::string& target, const std::string& body) {
@@ -241,7 +307,8 @@ class service_backend final : public baseline_backend {
 
 class embedded_backend final : public baseline_backend {
  public:
-  explicit embedded_backend(const std::string& path) : path_(path), db_(prepare_path(path)) {}
+  embedded_backend(const std::string& path, std::chrono::seconds group_timeout)
+      : path_(path), db_(prepare_path(path)), group_timeout_(group_timeout) {}
 
   std::string describe() const override { return "embedded store " + path_; }
 
@@ -249,6 +316,7 @@ class embedded_backend final : public baseline_backend {
     auto project = db_.ensure_project(run.project);
     try {
       auto outcome = store::upload_run(db_, project.id, run);
+      if (outcome.baseline) announce_changes(outcome.run.id);
       return uploaded_run{std::to_string(outcome.run.id), outcome.baseline.has_value(), false};
     } catch (const error& e) {
       if (e.code() != errc::conflict) throw;
@@ -317,13 +385,66 @@ class embedded_backend final : public baseline_backend {
     return out;
   }
 
+  std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                               const std::string& env_id, int limit) override {
+    std::vector<stored_run_ref> out;
+    auto p = db_.find_project(project);
+    if (!p) return out;
+    // Every run of the environment, not only the branch's own: an accepted pull request run is filed under its
+    // pull request's branch and is a baseline of the branch it was accepted into.
+    store::run_filter filter;
+    filter.env_id = env_id;
+    filter.limit = 10 * limit;
+    for (const auto& s : db_.list_runs(p->id, filter)) {
+      if (!s.baseline) continue;
+      auto record = db_.baseline_of_run(s.id);
+      if (!record || record->branch != branch) continue;
+      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at, record->source});
+      if (static_cast<int>(out.size()) >= limit) break;
+    }
+    return out;
+  }
+
+  run_document fetch_run(const std::string& run_id) override {
+    auto stored = db_.find_run(to_id(run_id));
+    if (!stored) throw error(errc::not_found, "run " + run_id + " does not exist in " + describe());
+    return stored->document;
+  }
+
   std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) override {
     auto p = db_.find_project(project);
     if (!p) throw error(errc::not_found, "project " + project + " is not in " + describe());
     return pages::report_pages(db_, *p, to_id(run_id));
   }
 
+  store::group_state upload_shard(const run_document& shard) override {
+    return store::receive_shard(db_, db_.ensure_project(shard.project).id, shard, group_timeout_);
+  }
+
+  group_outcome judge_group(const std::string& project, const std::string& group, const gate_policy& policy) override {
+    auto p = db_.find_project(project);
+    if (!p) throw error(errc::not_found, "project " + project + " is not in " + describe());
+    auto judged = store::judge_run_group(db_, p->id, group, policy, group_timeout_, store::advice_route{path_});
+    group_outcome out{std::move(judged.state), std::nullopt};
+    if (judged.judged) out.verdict = std::move(judged.judged->verdict);
+    return out;
+  }
+
  private:
+  // The change points this push run revealed in its branch's history (stored for `rnx changes`), one line each;
+  // a failed scan is a warning, never a failed upload.
+  void announce_changes(std::int64_t run_id) {
+    try {
+      for (const auto& c : store::detect_changes(db_, run_id)) {
+        std::cerr << "rnx: change point on " << c.branch << ": " << c.key.label() << " x" << c.ratio << " ["
+                  << c.ci_lo << ", " << c.ci_hi << "], P " << c.probability << ", from commit " << c.commit
+                  << " (rnx changes --store " << path_ << ")\n";
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "rnx: warning: the change-point scan after run " << run_id << " failed: " << e.what() << "\n";
+    }
+  }
+
   static std::filesystem::path prepare_path(const std::string& path) {
     std::filesystem::path p(path);
     if (p.has_parent_path()) {
@@ -352,6 +473,7 @@ class embedded_backend final : public baseline_backend {
 
   std::string path_;
   store::database db_;
+  std::chrono::seconds group_timeout_;
 };
 
 }  // namespace
@@ -361,8 +483,8 @@ std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::str
   return std::make_unique<service_backend>(std::move(url), std::move(token), timeout);
 }
 
-std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path) {
-  return std::make_unique<embedded_backend>(path);
+std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path, std::chrono::seconds group_timeout) {
+  return std::make_unique<embedded_backend>(path, group_timeout);
 }
 
 }  // namespace rnx::gate

@@ -4,6 +4,7 @@
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/verdict_document.hpp"
 #include "rnx/service/pages.hpp"
+#include "rnx/service/run_groups.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -27,6 +28,7 @@ struct stored_run_ref {
   std::string env_id;
   std::optional<std::int64_t> pull_request;
   std::string created_at;
+  std::string baseline_source;  // baseline_history: "push" or "accepted"; "" where the backend cannot say
 };
 
 struct accepted_baseline {
@@ -39,6 +41,12 @@ struct accepted_baseline {
 struct config_medians {
   config_key key;
   std::vector<double> medians;
+};
+
+// A run group's verdict: unset while shards are missing and the group is not yet due (docs/scaling.md).
+struct group_outcome {
+  store::group_state state;
+  std::optional<verdict_document> verdict;
 };
 
 // Failures are rnx::error: unavailable for a service that is down, slow or answering 5xx (the gate
@@ -68,14 +76,28 @@ class baseline_backend {
   // Medians per configuration over the newest `limit` runs of `branch` in environment `env_id`.
   virtual std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
                                                      const std::string& env_id, int limit) = 0;
+  // The baselines of `branch` in environment `env_id`, newest first (at most `limit`): the runs its history is made
+  // of, as the drift check walks it back to an anchor.
+  virtual std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,
+                                                       const std::string& env_id, int limit) = 0;
+  // A stored run's document.
+  virtual run_document fetch_run(const std::string& run_id) = 0;
   // The pages of report.html for a stored run: its evidence page (service), or the project's overview, the
   // histories of its configurations and its evidence (embedded store).
   virtual std::vector<pages::page> report_pages(const std::string& project, const std::string& run_id) = 0;
+  // A shard of a sharded run (its document has "shard"): held in its run group until the group is formed.
+  virtual store::group_state upload_shard(const run_document& shard) = 0;
+  // The group's verdict once complete or due (the missing shards' configurations named), else pending.
+  virtual group_outcome judge_group(const std::string& project, const std::string& group,
+                                    const gate_policy& policy) = 0;
 };
 
 std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,
                                                        std::chrono::milliseconds timeout);
 // Opens (creating folders and file as needed) the SQLite store at `path`.
-std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path);
+// `group_timeout`: how long after its first shard a run group of the embedded store waits for the others (the
+// service has its own, rnx-server --shard-timeout).
+std::unique_ptr<baseline_backend> make_embedded_backend(const std::string& path,
+                                                        std::chrono::seconds group_timeout = std::chrono::minutes(60));
 
 }  // namespace rnx::gate

@@ -31,12 +31,21 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
     args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
   }
   for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
+  for (const auto& runtime : request.runtimes) args.insert(args.end(), {"--runtime", runtime});
+  for (const auto& dtype : request.dtypes) args.insert(args.end(), {"--dtype", dtype});
+  for (const auto batch : request.batches) args.insert(args.end(), {"--batch", std::to_string(batch)});
+  if (request.quiet) args.push_back("--quiet");
+  if (request.processes) args.insert(args.end(), {"--processes", std::to_string(*request.processes)});
+  if (request.max_processes) args.insert(args.end(), {"--max-processes", std::to_string(*request.max_processes)});
+  if (!request.shard.empty()) args.insert(args.end(), {"--shard", request.shard});
+  if (!request.run_group.empty()) args.insert(args.end(), {"--run-group", request.run_group});
   auto number = [](double v) {
     std::ostringstream os;
     os.precision(12);
     os << v;
     return os.str();
   };
+  if (request.budget_ms) args.insert(args.end(), {"--budget-ms", number(*request.budget_ms)});
   if (request.rope) args.insert(args.end(), {"--rope", number(*request.rope)});
   if (request.probability) args.insert(args.end(), {"--probability", number(*request.probability)});
   return args;

@@ -4,6 +4,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/common/text.hpp"
+#include "rnx/service/pages.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -31,6 +32,8 @@ std::string config_evidence(const config_verdict& c) {
     if (c.ci_lo && c.ci_hi) text += " (95% interval " + fixed3(*c.ci_lo) + " to " + fixed3(*c.ci_hi) + ")";
   }
   if (c.p_slower) text += ", P(slower) = " + fixed3(*c.p_slower);
+  // The same signed percentage and interval as the run page and report.html (rnx::pages::change_text).
+  if (auto change = pages::change_text(c.ratio, c.ci_lo, c.ci_hi); !change.empty()) text += ", change " + change;
   if (!c.reason.empty()) text += "; " + c.reason;
   return text;
 }

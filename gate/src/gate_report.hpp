@@ -13,7 +13,7 @@ namespace rnx::gate {
 
 // What the report says besides the verdict itself.
 struct report_facts {
-  std::string mode;         // "stored" | "paired"
+  std::string mode;         // to_string(gate_mode): "stored", "paired" or "confirmed"
   std::string event;        // "pull_request", "push", "local", ...
   std::string commit;
   std::string run_id;       // "" when the run was not stored

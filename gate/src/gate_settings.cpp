@@ -9,6 +9,22 @@
 
 namespace rnx::gate {
 
+std::string_view to_string(gate_mode m) {
+  switch (m) {
+    case gate_mode::stored: return "stored";
+    case gate_mode::paired: return "paired";
+    case gate_mode::confirmed: return "confirmed";
+  }
+  return "stored";
+}
+
+std::optional<gate_mode> gate_mode_from_string(std::string_view text) {
+  for (gate_mode m : {gate_mode::stored, gate_mode::paired, gate_mode::confirmed}) {
+    if (text == to_string(m)) return m;
+  }
+  return std::nullopt;
+}
+
 std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
@@ -43,6 +59,11 @@ void add_backend_flags(CLI::App& cmd, backend_flags& flags) {
   cmd.add_option("--service-timeout", flags.timeout_s, "Seconds per phase of a service call before WARN")
       ->check(CLI::Range(0.1, 600.0))
       ->capture_default_str();
+  cmd.add_option("--group-timeout", flags.group_timeout_s,
+                 "Embedded store: seconds after a run group's first shard before it is judged without the missing "
+                 "ones (the service: rnx-server --shard-timeout)")
+      ->check(CLI::Range(0.0, 7 * 86400.0))
+      ->capture_default_str();
 }
 
 service_setting resolve_service_url(const backend_flags& flags, const manifest* m) {
@@ -68,7 +89,8 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
     return choice;
   }
   choice.embedded = true;
-  choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store);
+  choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store,
+                                         std::chrono::seconds(static_cast<long long>(flags.group_timeout_s)));
   return choice;
 }
 

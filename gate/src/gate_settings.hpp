@@ -12,8 +12,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 namespace rnx::gate {
+
+// What `rnx gate` compares the head with: the stored baseline, the base revision measured beside it in this job
+// (paired), or the stored baseline with what it calls slower measured again paired (confirmed).
+enum class gate_mode { stored, paired, confirmed };
+std::string_view to_string(gate_mode m);
+std::optional<gate_mode> gate_mode_from_string(std::string_view text);
 
 // The environment variable `name`, or "" when it is unset.
 std::string env_or_empty(const char* name);
@@ -23,6 +30,7 @@ struct backend_flags {
   std::string service_url;   // --service-url, else RNX_SERVICE_URL, else [service] url
   std::string store;         // --store PATH: the embedded SQLite store
   double timeout_s = 30;     // per HTTP phase, service calls
+  double group_timeout_s = 3600;  // embedded store: a run group is formed this long after its first shard
 };
 void add_backend_flags(CLI::App& cmd, backend_flags& flags);
 

@@ -114,6 +114,15 @@ std::int64_t github_api::create_comment(std::int64_t number, const std::string& 
   return integer_member(parse_body(r, url), "id", url);
 }
 
+std::int64_t github_api::create_issue(const std::string& title, const std::string& body) {
+  bj::object request;
+  request["title"] = title;
+  request["body"] = body;
+  const std::string url = repo_url("/issues");
+  http::response r = call("POST", url, bj::serialize(request));
+  return integer_member(parse_body(r, url), "number", url);
+}
+
 std::int64_t github_api::upsert_comment(std::int64_t number, std::string_view marker, const std::string& body) {
   std::optional<std::int64_t> found;
   std::string url = repo_url("/issues/" + std::to_string(number) + "/comments?per_page=100");

@@ -2,7 +2,7 @@
 // collaborator permission and pull request lookups, all against GITHUB_API_URL.
 #pragma once
 
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -36,6 +36,8 @@ class github_api {
   // creates one. Returns the comment id. The marker keeps the gate to one comment per PR and job.
   std::int64_t upsert_comment(std::int64_t number, std::string_view marker, const std::string& body);
   std::int64_t create_comment(std::int64_t number, const std::string& body);
+  // Opens an issue; returns its number.
+  std::int64_t create_issue(const std::string& title, const std::string& body);
   // state: success | failure | error | pending; description is cut to GitHub's 140 characters.
   void post_status(const std::string& sha, std::string_view state, std::string_view context,
                    std::string_view description, const std::string& target_url);

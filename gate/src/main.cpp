@@ -4,11 +4,21 @@
 #include "rnx/common/error.hpp"
 
 #include <iostream>
+#include <map>
+#include <string>
 
 namespace rnx::cli {
 int& exit_code() {
   static int code = 0;
   return code;
+}
+
+CLI::Option* add_format_option(CLI::App& cmd, output_format& format) {
+  const std::map<std::string, output_format> names{
+      {"text", output_format::text}, {"json", output_format::json}, {"markdown", output_format::markdown}};
+  return cmd.add_option("--format", format, "Output format: text, json or markdown")
+      ->transform(CLI::CheckedTransformer(names))
+      ->default_str("text");
 }
 }  // namespace rnx::cli
 
@@ -23,12 +33,16 @@ int main(int argc, char** argv) {
   rnx::cli::add_accept_command(app);
   rnx::cli::add_report_command(app);
   rnx::cli::add_init_command(app);
+  rnx::cli::add_changes_command(app);
 #endif
 #ifdef RNX_HAVE_TORCH
   rnx::cli::add_bench_command(app);
   rnx::cli::add_verify_command(app);
   rnx::cli::add_profile_command(app);
   rnx::cli::add_optimize_command(app);
+#endif
+#if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
+  rnx::cli::add_bisect_command(app);
 #endif
   try {
     app.parse(argc, argv);

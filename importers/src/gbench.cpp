@@ -1,5 +1,6 @@
 // Google Benchmark's JSON (--benchmark_out_format=json or --benchmark_format=json): every repetition's time is a
-// sample; a benchmark with one repetition, or with only its mean/median/stddev rows, has only aggregates.
+// sample; a benchmark with one repetition, or with only its mean/median/stddev rows, has only aggregates. The rows of
+// ->Complexity() (BigO, RMS) are fits over a family's sizes, not measurements of one configuration: left out.
 #include "import_detail.hpp"
 
 #include "rnx/common/json.hpp"
@@ -12,10 +13,12 @@ namespace {
 
 namespace bj = boost::json;
 
-const char* const repetition_hint =
+const char* const repetitions_hint =
     "run the benchmark with --benchmark_repetitions=10 (a verdict needs 8 a side; add "
-    "--benchmark_enable_random_interleaving=true) and without --benchmark_report_aggregates_only, so every "
-    "repetition is written";
+    "--benchmark_enable_random_interleaving=true) so that every repetition is a sample";
+const char* const aggregates_only_hint =
+    "run the benchmark without --benchmark_report_aggregates_only (and, for JSON on standard output, without "
+    "--benchmark_display_aggregates_only) so that every repetition is written";
 
 std::optional<double> ms_per(std::string_view unit) {
   if (unit == "ns") return 1e-6;
@@ -66,6 +69,73 @@ struct gathered {
   std::int64_t iterations = 0;  // of a single repetition
 };
 
+// Versions before run_type (1.4 and older) named the aggregate rows of benchmark NAME "NAME_mean", "NAME_median",
+// "NAME_stddev"; such a row after NAME's own rows is its aggregate.
+void legacy_aggregate(const std::map<std::string, std::size_t>& seen, std::string& run_name, std::string& run_type,
+                      std::string& aggregate_name) {
+  for (const char* suffix : {"_mean", "_median", "_stddev"}) {
+    const std::string_view tail(suffix);
+    if (run_name.size() <= tail.size() || run_name.compare(run_name.size() - tail.size(), tail.size(), tail) != 0) {
+      continue;
+    }
+    const std::string base = run_name.substr(0, run_name.size() - tail.size());
+    if (!seen.count(base)) return;
+    run_name = base;
+    run_type = "aggregate";
+    aggregate_name = std::string(tail.substr(1));
+    return;
+  }
+}
+
+// ->Complexity() adds a BigO row (coefficients, no times) and an RMS row (a fraction) per family; versions before
+// run_type had only their big_o / rms members to tell them apart.
+bool is_complexity_row(const json::reader& entry) {
+  const std::string aggregate = entry.string_or("aggregate_name", "");
+  return aggregate == "BigO" || aggregate == "RMS" || entry.has("big_o") || entry.has("rms");
+}
+
+std::string complexity_note(const std::string& file, const std::string& path, const std::vector<std::string>& rows) {
+  std::string names;
+  for (std::size_t i = 0; i < rows.size() && i < 4; ++i) names += (i ? ", " : "") + rows[i];
+  if (rows.size() > 4) names += " and " + std::to_string(rows.size() - 4) + " more";
+  return file + ": " + path + ": left out " + std::to_string(rows.size()) + " complexity row" +
+         (rows.size() == 1 ? "" : "s") + " (" + names + "): ->Complexity() fits a curve over a family's sizes, which "
+         "measures no one configuration; each size's own rows are imported";
+}
+
+// A benchmark without two repetitions keeps a summary: one repetition is itself a mean over its iterations, and the
+// aggregate rows (--benchmark_report_aggregates_only) are summaries of repetitions that were not written.
+void keep_summary(const std::string& file, gathered& g) {
+  measured_case& c = g.c;
+  aggregate_summary a;
+  if (c.samples_ms.size() == 1) {
+    a.count = std::max<std::int64_t>(1, g.iterations);
+    a.mean_ms = c.samples_ms.front();
+    c.aggregates_what = "a single repetition (one mean over its " + std::to_string(a.count) + " iteration" +
+                        (a.count == 1 ? "" : "s") + ")";
+    c.aggregates_hint = repetitions_hint;
+  } else {
+    a.count = std::max<std::int64_t>(1, g.aggregate_count);
+    auto pick = [&](const char* name) -> std::optional<double> {
+      auto it = g.aggregate_ms.find(name);
+      return it == g.aggregate_ms.end() ? std::nullopt : std::optional<double>(it->second);
+    };
+    a.mean_ms = pick("mean");
+    a.median_ms = pick("median");
+    a.stddev_ms = pick("stddev");
+    a.min_ms = pick("min");
+    a.max_ms = pick("max");
+    if (!a.mean_ms && !a.median_ms) fail(file, c.path, c.origin + " has neither repetitions nor a mean or median");
+    std::string names;
+    for (const auto& [name, ms] : g.aggregate_ms) names += (names.empty() ? "" : ", ") + name;
+    const std::string of = g.aggregate_count > 1 ? " of " + std::to_string(g.aggregate_count) + " repetitions" : "";
+    c.aggregates_what = "only aggregate rows (" + names + of + ")";
+    c.aggregates_hint = aggregates_only_hint;
+  }
+  c.samples_ms.clear();
+  c.aggregates = a;
+}
+
 }  // namespace
 
 parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu_time) {
@@ -86,16 +156,30 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
   if (cpu_time) ctx.harness += ", cpu_time";
   if (auto n = context.maybe("num_cpus")) ctx.threads = n->integer();
   if (auto mhz = context.maybe("mhz_per_cpu")) ctx.clocks["cpu_mhz"] = mhz->number();
-  if (auto date = context.maybe("date")) ctx.created_at = utc_timestamp(date->string());
+  if (auto date = context.maybe("date")) {
+    ctx.timestamp = date->string();
+    ctx.timestamp_path = date->path();
+    ctx.naive_timestamp_rule = "older Google Benchmark versions wrote the local time of the machine that ran it, "
+                               "without its offset";
+  }
 
   auto benchmarks = root.at("benchmarks");
   std::vector<gathered> order;
   std::map<std::string, std::size_t> by_name;
+  std::vector<std::string> complexity_rows;
+  std::string complexity_path;
   for (std::size_t i = 0; i < benchmarks.array().size(); ++i) {
     auto entry = benchmarks.at(i);
     entry.object();
-    const std::string run_name = entry.has("run_name") ? entry.string("run_name") : entry.string("name");
-    const std::string run_type = entry.string_or("run_type", "iteration");
+    std::string run_name = entry.has("run_name") ? entry.string("run_name") : entry.string("name");
+    if (is_complexity_row(entry)) {
+      if (complexity_rows.empty()) complexity_path = entry.path();
+      complexity_rows.push_back(entry.string_or("name", run_name));
+      continue;
+    }
+    std::string run_type = entry.string_or("run_type", "iteration");
+    std::string aggregate_name = entry.string_or("aggregate_name", "");
+    if (!entry.has("run_type")) legacy_aggregate(by_name, run_name, run_type, aggregate_name);
     if (run_type != "iteration" && run_type != "aggregate") entry.at("run_type").fail("\"iteration\" or \"aggregate\"");
     auto [it, inserted] = by_name.emplace(run_name, order.size());
     if (inserted) {
@@ -132,11 +216,14 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
     const double ms = time.number() * *factor;
     if (!(ms >= 0)) time.fail("a non-negative time");
     if (run_type == "aggregate") {
-      g.aggregate_ms[entry.string("aggregate_name")] = ms;
+      if (aggregate_name.empty()) entry.at("aggregate_name").fail("the aggregate's name (mean, median, ...)");
+      g.aggregate_ms[aggregate_name] = ms;
       if (auto reps = entry.maybe("repetitions")) g.aggregate_count = reps->integer();
       continue;
     }
-    const std::int64_t repetition = entry.has("repetition_index") ? entry.integer("repetition_index") : -1;
+    // Versions before repetition_index wrote the repetitions one after another under one name.
+    const std::int64_t repetition = entry.has("repetition_index") ? entry.integer("repetition_index")
+                                                                   : static_cast<std::int64_t>(g.c.samples_ms.size());
     if (auto [rep, fresh] = g.repetitions.emplace(repetition, entry.path()); !fresh) {
       fail(file, entry.path(), "duplicate benchmark " + run_name + " (repetition " + std::to_string(repetition) +
                                    " also at " + rep->second + "): each name appears once per repetition");
@@ -146,34 +233,14 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
   }
 
   for (auto& g : order) {
-    measured_case& c = g.c;
-    if (c.status != result_status::ok) {
-      c.samples_ms.clear();
-    } else if (c.samples_ms.size() < 2) {
-      // One repetition is itself a mean over its iterations; so are the aggregate rows.
-      aggregate_summary a;
-      if (c.samples_ms.size() == 1) {
-        a.count = std::max<std::int64_t>(1, g.iterations);
-        a.mean_ms = c.samples_ms.front();
-      } else {
-        a.count = std::max<std::int64_t>(1, g.aggregate_count);
-        auto pick = [&](const char* name) -> std::optional<double> {
-          auto it = g.aggregate_ms.find(name);
-          return it == g.aggregate_ms.end() ? std::nullopt : std::optional<double>(it->second);
-        };
-        a.mean_ms = pick("mean");
-        a.median_ms = pick("median");
-        a.stddev_ms = pick("stddev");
-        a.min_ms = pick("min");
-        a.max_ms = pick("max");
-        if (!a.mean_ms && !a.median_ms) fail(file, c.path, c.origin + " has neither repetitions nor a mean or median");
-      }
-      c.samples_ms.clear();
-      c.aggregates = a;
-      c.aggregates_hint = repetition_hint;
+    if (g.c.status != result_status::ok) {
+      g.c.samples_ms.clear();
+    } else if (g.c.samples_ms.size() < 2) {
+      keep_summary(file, g);
     }
-    out.cases.push_back(std::move(c));
+    out.cases.push_back(std::move(g.c));
   }
+  if (!complexity_rows.empty()) out.notes.push_back(complexity_note(file, complexity_path, complexity_rows));
   return out;
 }
 

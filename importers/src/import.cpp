@@ -137,6 +137,7 @@ struct merged {
   run_result result;
   std::string first_file;
   std::string first_path;
+  std::vector<std::size_t> in_files;  // indices of the files that have this configuration
 };
 
 // Files of one import must come from one machine and one harness: a baseline compares like with like.
@@ -156,18 +157,7 @@ void check_same_context(const parsed_file& first, const parsed_file& other) {
   differ("thread count", std::to_string(a.threads), std::to_string(b.threads));
 }
 
-}  // namespace
-
-run_document import_run(const import_options& options, import_summary* summary) {
-  if (options.files.empty()) throw error(errc::usage, "rnx import needs at least one FILE");
-  if (options.project.empty()) {
-    throw error(errc::usage, "--project is empty: name the project the run belongs to (as rnx gate stores it)");
-  }
-  const std::string runtime(to_string(options.fmt));
-  if (options.gbench_cpu_time && options.fmt != format::gbench) {
-    throw error(errc::usage, "--gbench-time cpu applies to --format gbench only (" + runtime +
-                                 " output has one timer per file; see docs/import.md)");
-  }
+std::vector<parsed_file> read_files(const import_options& options) {
   std::vector<parsed_file> files;
   for (const auto& file : options.files) {
     bj::value doc;
@@ -188,13 +178,67 @@ run_document import_run(const import_options& options, import_summary* summary) 
     }
     if (files.size() > 1) check_same_context(files.front(), files.back());
   }
+  return files;
+}
 
-  // One result per configuration, in the order of first appearance; each file is one process group.
+merged first_sight(const measured_case& c, const config_key& key, const parsed_file& f, bool several_files) {
+  merged m;
+  m.first_file = f.file;
+  m.first_path = c.path;
+  run_result& r = m.result;
+  r.kernel = key.kernel;
+  r.runtime = key.runtime;
+  r.dtype = key.dtype;
+  r.batch = key.batch;
+  r.device = c.device;
+  r.status = c.status;
+  r.message = c.message;
+  r.samples_ms = c.samples_ms;
+  if (several_files && !c.samples_ms.empty()) r.groups.push_back(static_cast<std::int64_t>(c.samples_ms.size()));
+  r.params = c.params;
+  r.origin = c.origin;
+  r.aggregates = c.aggregates;
+  return m;
+}
+
+void add_process(merged& m, const measured_case& c, const config_key& key, const parsed_file& f) {
+  run_result& r = m.result;
+  if (r.aggregates || c.aggregates) {
+    detail::fail(f.file, c.path, key.label() + " has only aggregates here or in " + m.first_file + " (" +
+                                     m.first_path + "), and summaries of separate runs cannot be merged: import "
+                                     "per-sample output, or one file");
+  }
+  if (c.status != result_status::ok && r.status == result_status::ok) {
+    // A failure in any process is the configuration's outcome; its samples from other processes are kept.
+    r.status = c.status;
+    r.message = c.message + " (in " + f.file + ")";
+  }
+  if (!c.samples_ms.empty()) {
+    r.samples_ms.insert(r.samples_ms.end(), c.samples_ms.begin(), c.samples_ms.end());
+    r.groups.push_back(static_cast<std::int64_t>(c.samples_ms.size()));
+  }
+}
+
+// "FILE: PATH: NAME has WHAT, no per-sample times (and N more): HINT, or pass --allow-aggregates ...".
+[[noreturn]] void refuse_aggregates(const std::vector<std::pair<std::string, const measured_case*>>& refused) {
+  const auto& [file, c] = refused.front();
+  const bool several = refused.size() > 1;
+  throw error(errc::invalid, file + ": " + c->path + ": " + c->origin + " has " + c->aggregates_what +
+                                 ", no per-sample times" +
+                                 (several ? " (and " + std::to_string(refused.size() - 1) + " more)" : "") + ": " +
+                                 c->aggregates_hint + ", or pass --allow-aggregates to import " +
+                                 (several ? "them" : "it") + " marked (the verdict abstains on " +
+                                 (several ? "them" : "it") + ")");
+}
+
+// One result per configuration, in the order of first appearance; each file is one process group.
+std::vector<merged> merge_files(const std::vector<parsed_file>& files, const import_options& options) {
+  const std::string runtime(to_string(options.fmt));
   std::vector<merged> results;
   std::map<config_key, std::size_t> index;
-  std::vector<std::string> refused;  // "FILE: PATH: NAME" of configurations with only aggregates
-  std::string refused_hint;
-  for (const auto& f : files) {
+  std::vector<std::pair<std::string, const measured_case*>> refused;  // configurations with only aggregates
+  for (std::size_t file_index = 0; file_index < files.size(); ++file_index) {
+    const parsed_file& f = files[file_index];
     std::map<config_key, std::string> in_this_file;
     for (const auto& c : f.cases) {
       const config_key key = key_of(c, runtime);
@@ -202,67 +246,113 @@ run_document import_run(const import_options& options, import_summary* summary) 
         detail::fail(f.file, c.path, "duplicate configuration " + key.label() + " (also at " + it->second +
                                          "): each benchmark name and parameter set may appear once per file");
       }
-      if (c.aggregates && !options.allow_aggregates) {
-        if (refused.empty()) refused_hint = c.aggregates_hint;
-        refused.push_back(f.file + ": " + c.path + ": " + c.origin);
-      }
+      if (c.aggregates && !options.allow_aggregates) refused.emplace_back(f.file, &c);
       auto found = index.find(key);
       if (found == index.end()) {
-        merged m;
-        m.first_file = f.file;
-        m.first_path = c.path;
-        run_result& r = m.result;
-        r.kernel = key.kernel;
-        r.runtime = key.runtime;
-        r.dtype = key.dtype;
-        r.batch = key.batch;
-        r.device = c.device;
-        r.status = c.status;
-        r.message = c.message;
-        r.samples_ms = c.samples_ms;
-        if (files.size() > 1 && !c.samples_ms.empty()) r.groups.push_back(static_cast<std::int64_t>(c.samples_ms.size()));
-        r.params = c.params;
-        r.origin = c.origin;
-        r.aggregates = c.aggregates;
         index.emplace(key, results.size());
-        results.push_back(std::move(m));
+        results.push_back(first_sight(c, key, f, files.size() > 1));
+        results.back().in_files.push_back(file_index);
         continue;
       }
-      merged& m = results[found->second];
-      run_result& r = m.result;
-      if (r.aggregates || c.aggregates) {
-        detail::fail(f.file, c.path, key.label() + " has only aggregates here or in " + m.first_file + " (" +
-                                         m.first_path + "), and summaries of separate runs cannot be merged: import "
-                                         "per-sample output, or one file");
-      }
-      if (c.status != result_status::ok && r.status == result_status::ok) {
-        // A failure in any process is the configuration's outcome; its samples from other processes are kept.
-        r.status = c.status;
-        r.message = c.message + " (in " + f.file + ")";
-      }
-      if (!c.samples_ms.empty()) {
-        r.samples_ms.insert(r.samples_ms.end(), c.samples_ms.begin(), c.samples_ms.end());
-        r.groups.push_back(static_cast<std::int64_t>(c.samples_ms.size()));
-      }
+      add_process(results[found->second], c, key, f);
+      results[found->second].in_files.push_back(file_index);
     }
   }
-  if (!refused.empty()) {
-    throw error(errc::invalid, refused.front() + " has only aggregates, no per-sample times" +
-                                   (refused.size() > 1 ? " (and " + std::to_string(refused.size() - 1) + " more)" : "") +
-                                   ": " + refused_hint + ", or pass --allow-aggregates to import them marked (the "
-                                   "verdict abstains on them)");
-  }
+  if (!refused.empty()) refuse_aggregates(refused);
+  return results;
+}
 
-  const detail::harness_context& ctx = files.front().context;
+// Configurations that some files lack, grouped by the files they are missing from: one warning per group.
+std::vector<std::string> missing_configurations(const std::vector<merged>& results,
+                                                const std::vector<parsed_file>& files) {
+  std::map<std::vector<std::size_t>, std::vector<std::string>> by_missing;
+  std::vector<std::vector<std::size_t>> order;
+  for (const auto& m : results) {
+    if (m.in_files.size() == files.size()) continue;
+    std::vector<std::size_t> missing;
+    for (std::size_t i = 0; i < files.size(); ++i) {
+      if (std::find(m.in_files.begin(), m.in_files.end(), i) == m.in_files.end()) missing.push_back(i);
+    }
+    auto& labels = by_missing[missing];
+    if (labels.empty()) order.push_back(missing);
+    labels.push_back(m.result.key().label());
+  }
+  std::vector<std::string> warnings;
+  for (const auto& missing : order) {
+    const auto& labels = by_missing[missing];
+    std::string where;
+    for (std::size_t i = 0; i < missing.size(); ++i) where += (i ? ", " : "") + files[missing[i]].file;
+    std::string names;
+    for (std::size_t i = 0; i < labels.size() && i < 5; ++i) names += (i ? ", " : "") + labels[i];
+    if (labels.size() > 5) names += " and " + std::to_string(labels.size() - 5) + " more";
+    const bool one = labels.size() == 1;
+    warnings.push_back(std::to_string(labels.size()) + " configuration" + (one ? " is" : "s are") +
+                       " missing from " + where + " (in " + std::to_string(files.size() - missing.size()) + " of " +
+                       std::to_string(files.size()) + " files): " + names + "; " + (one ? "its" : "each") +
+                       " result holds the samples of the files that have it, one process group each (was it "
+                       "filtered out or renamed there, or did the harness stop before it?)");
+  }
+  return warnings;
+}
+
+// The run's time: the earliest of the files' own time stamps in UTC; the time of the import only where no file has
+// one it can read, and then said.
+std::string created_at(const std::vector<parsed_file>& files, std::vector<std::string>& notes) {
+  std::string earliest;
+  std::string naive_first;
+  std::size_t naive_count = 0;
+  for (const auto& f : files) {
+    const auto& ctx = f.context;
+    if (ctx.timestamp.empty()) continue;
+    const auto stamp = detail::read_timestamp(ctx.timestamp);
+    if (!stamp) {
+      notes.push_back(f.file + ": " + ctx.timestamp_path + ": \"" + ctx.timestamp + "\" is no date and time rnx "
+                      "reads (ISO 8601, e.g. 2026-12-03T09:27:05+02:00); left out of created_at");
+      continue;
+    }
+    if (stamp->naive && naive_count++ == 0) {
+      naive_first = f.file + ": " + ctx.timestamp_path + ": \"" + ctx.timestamp + "\" has no UTC offset";
+    }
+    if (earliest.empty() || stamp->utc < earliest) earliest = stamp->utc;
+  }
+  if (naive_count > 0) {
+    const std::size_t more = naive_count - 1;
+    const std::string likewise =
+        more ? " (likewise in " + std::to_string(more) + " more file" + (more == 1 ? "" : "s") + ")" : "";
+    notes.push_back(naive_first + likewise +
+                    ": taken as UTC (" + files.front().context.naive_timestamp_rule + ")");
+  }
+  if (!earliest.empty()) return earliest;
+  const std::string now = utc_now_rfc3339();
+  for (const auto& f : files) {
+    if (f.context.timestamp.empty()) continue;
+    notes.push_back("created_at is the time of the import, " + now + ": no file has a time stamp rnx reads");
+    break;
+  }
+  return now;
+}
+
+// --project, else a project the harness recorded; a run must belong to one.
+std::string run_project(const import_options& options, const std::vector<parsed_file>& files,
+                        std::vector<std::string>& notes) {
+  if (!options.project.empty()) return options.project;
+  for (const auto& f : files) {
+    if (f.context.project.empty()) continue;
+    notes.push_back("project \"" + f.context.project + "\" from " + f.file + ": " + f.context.project_path +
+                    " (no --project given)");
+    return f.context.project;
+  }
+  std::string names = files.front().file;
+  if (files.size() > 1) names += " and the other files";
+  throw error(errc::usage, "no project to file the run under: pass --project NAME, or run rnx import beside the "
+                           "rnx.toml that names it ([project] name); " + names + " name" +
+                           (files.size() > 1 ? "" : "s") + " none (of the harnesses only pytest-benchmark records "
+                           "one, in commit_info.project)");
+}
+
+environment run_environment(const detail::harness_context& ctx) {
   const detail::machine_facts machine = detail::this_machine();
-  run_document run;
-  run.project = options.project;
-  run.commit = !options.commit.empty() ? options.commit : ctx.commit;
-  run.branch = !options.branch.empty() ? options.branch : ctx.branch;
-  run.base_branch = options.base_branch;
-  run.pull_request = options.pull_request;
-  run.created_at = !ctx.created_at.empty() ? ctx.created_at : utc_now_rfc3339();
-  environment& env = run.env;
+  environment env;
   env.cpu = !ctx.cpu.empty() ? ctx.cpu : machine.cpu;
   env.device = !ctx.device.empty() ? ctx.device : "cpu: " + env.cpu;
   env.compute_capability = ctx.compute_capability;
@@ -273,8 +363,34 @@ run_document import_run(const import_options& options, import_summary* summary) 
   env.harness = ctx.harness;
   env.clocks = ctx.clocks;
   env.env_id = compute_env_id(env);
+  return env;
+}
+
+}  // namespace
+
+run_document import_run(const import_options& options, import_summary* summary) {
+  if (options.files.empty()) throw error(errc::usage, "rnx import needs at least one FILE");
+  const std::string runtime(to_string(options.fmt));
+  if (options.gbench_cpu_time && options.fmt != format::gbench) {
+    throw error(errc::usage, "--gbench-time cpu applies to --format gbench only (" + runtime +
+                                 " output has one timer per file; see docs/import.md)");
+  }
+  const std::vector<parsed_file> files = read_files(options);
+  std::vector<merged> results = merge_files(files, options);
 
   import_summary counts;
+  for (const auto& f : files) counts.notes.insert(counts.notes.end(), f.notes.begin(), f.notes.end());
+  counts.warnings = missing_configurations(results, files);
+  const detail::harness_context& ctx = files.front().context;
+  run_document run;
+  run.project = run_project(options, files, counts.notes);
+  run.commit = !options.commit.empty() ? options.commit : ctx.commit;
+  run.branch = !options.branch.empty() ? options.branch : ctx.branch;
+  run.base_branch = options.base_branch;
+  run.pull_request = options.pull_request;
+  run.created_at = created_at(files, counts.notes);
+  run.env = run_environment(ctx);
+
   for (auto& m : results) {
     run_result& r = m.result;
     if (r.status != result_status::ok) {

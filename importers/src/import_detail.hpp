@@ -27,7 +27,8 @@ struct measured_case {
   std::string message;
   std::vector<double> samples_ms;
   std::optional<aggregate_summary> aggregates;  // set when the harness kept no per-sample times
-  std::string aggregates_hint;                  // how to make this harness keep them
+  std::string aggregates_what;  // what it kept instead: "a single repetition (one mean over its 1000 iterations)"
+  std::string aggregates_hint;  // how to make this harness keep them
 };
 
 // What a file says about where it was measured; empty fields are filled from the importing machine.
@@ -41,7 +42,13 @@ struct harness_context {
   std::map<std::string, double> clocks;
   std::string commit;
   std::string branch;
-  std::string created_at;
+  // The harness's own time stamp as written, where it is, and what a stamp without a UTC offset means in it.
+  std::string timestamp;
+  std::string timestamp_path;
+  std::string naive_timestamp_rule;
+  // A project name the file records (pytest-benchmark's commit_info.project), and where.
+  std::string project;
+  std::string project_path;
   // The JSON path of the block the fields came from ("$.context"), for the mismatch message between files.
   std::string path = "$";
 };
@@ -50,6 +57,7 @@ struct parsed_file {
   std::string file;
   harness_context context;
   std::vector<measured_case> cases;
+  std::vector<std::string> notes;  // what was left out or renamed, and why ("FILE: PATH: ...")
 };
 
 parsed_file parse_gbench(const std::string& file, const boost::json::value& doc, bool cpu_time);
@@ -78,7 +86,13 @@ struct machine_facts {
 };
 machine_facts this_machine();
 
-// "2026-12-03T09:27:05+00:00" or "...05.123456+00:00" -> "2026-12-03T09:27:05Z"; "" for anything else.
-std::string utc_timestamp(std::string_view text);
+// A harness's time stamp in UTC to the second ("2026-12-03T09:27:05Z"), from ISO 8601 with any UTC offset ("Z",
+// "+02:00", "-0500") or none (naive: the caller decides what that means), a space or "T" between date and time,
+// and Google Benchmark's oldest "MM/DD/YY HH:MM:SS"; nullopt for anything else.
+struct time_stamp {
+  std::string utc;
+  bool naive = false;
+};
+std::optional<time_stamp> read_timestamp(std::string_view text);
 
 }  // namespace rnx::importers::detail

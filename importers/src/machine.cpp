@@ -17,19 +17,4 @@ machine_facts this_machine() {
   return m;
 }
 
-std::string utc_timestamp(std::string_view text) {
-  // Only UTC stamps are taken over; a local time with an offset would need a time-zone conversion to compare.
-  if (text.size() < 19 || text[4] != '-' || text[7] != '-' || text[10] != 'T' || text[13] != ':' || text[16] != ':') {
-    return "";
-  }
-  std::string_view rest = text.substr(19);
-  if (!rest.empty() && rest.front() == '.') {
-    std::size_t i = 1;
-    while (i < rest.size() && rest[i] >= '0' && rest[i] <= '9') ++i;
-    rest = rest.substr(i);
-  }
-  if (rest != "Z" && rest != "+00:00") return "";
-  return std::string(text.substr(0, 19)) + "Z";
-}
-
 }  // namespace rnx::importers::detail

@@ -99,6 +99,52 @@ std::vector<double> read_sample_times(const std::string& file, const json::reade
   return ms;
 }
 
+// nvbench versions its JSON from format 1.0 on ($.meta.version.json); earlier output (summaries keyed by name, no
+// tags) and any later major version are laid out differently, so they are refused before anything else is read.
+void check_format_version(const json::reader& root) {
+  const std::string advice = ": rnx reads nvbench's JSON format 1.x only; run the benchmark again with an nvbench "
+                             "that writes format 1.x (--jsonbin FILE)";
+  const bj::object& top = root.object();
+  const bj::value* meta = top.if_contains("meta");
+  const bj::value* version = meta && meta->is_object() ? meta->get_object().if_contains("version") : nullptr;
+  const bj::value* json = version && version->is_object() ? version->get_object().if_contains("json") : nullptr;
+  if (!json || json->is_null()) {
+    fail(root.source(), "$.meta.version.json",
+         "no JSON format version: nvbench has written one since format 1.0, so this file is older (a format other "
+         "than 1.x)" + advice);
+  }
+  auto format_version = root.at("meta").at("version").at("json");
+  const std::int64_t major = format_version.integer("major");
+  if (major != 1) {
+    const std::string text = format_version.string_or("string", std::to_string(major) + ".x");
+    fail(root.source(), format_version.path(), "JSON format " + text + ", a format other than 1.x" + advice);
+  }
+}
+
+// A state written by --json: its mean, relative spread and sample count are all there is.
+void keep_summaries(const json::reader& mean, const std::optional<json::reader>& noise,
+                    const std::optional<json::reader>& count, measured_case& c) {
+  aggregate_summary a;
+  auto mean_value = summary_value(mean, "value");
+  if (!mean_value) mean.at("data").fail("a \"value\"");
+  a.mean_ms = number_of(*mean_value) * 1e3;
+  if (!(*a.mean_ms >= 0)) mean_value->fail("a non-negative time");
+  if (noise) {
+    if (auto v = summary_value(*noise, "value")) {
+      const double relative = number_of(*v);
+      if (std::isfinite(relative) && relative >= 0) a.stddev_ms = relative * *a.mean_ms;
+    }
+  }
+  a.count = 1;
+  if (count) {
+    if (auto v = summary_value(*count, "value")) a.count = std::max<std::int64_t>(1, std::llround(number_of(*v)));
+  }
+  c.aggregates = a;
+  c.aggregates_what = "only summaries (mean and relative spread of " + std::to_string(a.count) +
+                      " cold samples, as --json writes them)";
+  c.aggregates_hint = jsonbin_hint;
+}
+
 struct device_facts {
   std::string name;
   std::string compute_capability;
@@ -118,16 +164,9 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
   harness_context& ctx = out.context;
   ctx.path = "$.devices";
   ctx.harness = "nvbench";
-  if (auto meta = root.maybe("meta")) {
-    if (auto version = meta->maybe("version")) {
-      if (auto format_version = version->maybe("json")) {
-        auto major = format_version->at("major");
-        if (major.integer() != 1) major.fail("JSON format version 1 (this rnx reads nvbench's format 1.x)");
-      }
-      if (auto nvb = version->maybe("nvbench")) {
-        if (auto s = nvb->maybe("string")) ctx.harness += " " + s->string();
-      }
-    }
+  check_format_version(root);
+  if (auto nvb = root.at("meta").at("version").maybe("nvbench")) {
+    if (auto s = nvb->maybe("string")) ctx.harness += " " + s->string();
   }
 
   std::map<std::int64_t, device_facts> devices;
@@ -163,8 +202,11 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
       if (!first_device) {
         first_device = id;
       } else if (devices[*first_device].name != known->second.name) {
-        fail(file, device.path(), "states on a " + known->second.name + " and a " + devices[*first_device].name +
-                                      ": one environment a run; import each GPU model's states separately (-d ID)");
+        fail(file, device.path(),
+             "states on " + devices[*first_device].name + " (device " + std::to_string(*first_device) + ") and " +
+                 known->second.name + " (device " + std::to_string(id) + "): one environment a run; run the "
+                 "benchmark once per GPU model with nvbench's own device option (the benchmark's -d ID / --devices "
+                 "ID) and import each file separately");
       }
       c.device = "cuda:" + std::to_string(id);
       if (auto axes = state.maybe("axis_values")) {
@@ -203,23 +245,7 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
           fail(file, summaries.path(), "no cold GPU time (nv/cold/time/gpu/mean) in this state: rnx imports nvbench's "
                                        "cold measurements");
         }
-        aggregate_summary a;
-        auto mean_value = summary_value(*mean, "value");
-        if (!mean_value) mean->at("data").fail("a \"value\"");
-        a.mean_ms = number_of(*mean_value) * 1e3;
-        if (!(*a.mean_ms >= 0)) mean_value->fail("a non-negative time");
-        if (noise) {
-          if (auto v = summary_value(*noise, "value")) {
-            const double relative = number_of(*v);
-            if (std::isfinite(relative) && relative >= 0) a.stddev_ms = relative * *a.mean_ms;
-          }
-        }
-        a.count = 1;
-        if (count) {
-          if (auto v = summary_value(*count, "value")) a.count = std::max<std::int64_t>(1, std::llround(number_of(*v)));
-        }
-        c.aggregates = a;
-        c.aggregates_hint = jsonbin_hint;
+        keep_summaries(*mean, noise, count, c);
       }
       out.cases.push_back(std::move(c));
     }

@@ -1,8 +1,11 @@
-// pytest-benchmark's JSON (--benchmark-json, or a file saved by --benchmark-autosave): each round's time from
-// stats.data (kept with --benchmark-save-data) is a sample; without it only the summary statistics exist.
+// pytest-benchmark's JSON (--benchmark-json, or a file saved by --benchmark-save / --benchmark-autosave): each round's
+// time in stats.data is a sample. --benchmark-json always writes stats.data; saved files have it only with
+// --benchmark-save-data, and without it only the summary statistics exist.
 #include "import_detail.hpp"
 
 #include "rnx/common/json.hpp"
+
+#include <cctype>
 
 namespace rnx::importers::detail {
 
@@ -11,7 +14,72 @@ namespace {
 namespace bj = boost::json;
 
 const char* const save_data_hint =
-    "run pytest with --benchmark-save-data beside --benchmark-json so pytest-benchmark writes every round's time";
+    "import the file that --benchmark-json=FILE writes (it always holds every round's time), or save with "
+    "--benchmark-save-data beside --benchmark-save / --benchmark-autosave (saved files hold the rounds only then)";
+
+// A value pytest-benchmark could not write as JSON: its encoder writes "UNSERIALIZABLE[repr]", and a repr holds the
+// object's memory address ("<Foo object at 0x7f...>"), which differs from run to run. A list or mapping is unstable
+// when anything inside it is.
+bool unstable_value(const bj::value& v) {
+  const std::string text = param_text(v);
+  if (text.find("UNSERIALIZABLE[") != std::string::npos) return true;
+  const auto at = text.find(" at 0x");
+  return at != std::string::npos && at + 6 < text.size() && std::isxdigit(static_cast<unsigned char>(text[at + 6]));
+}
+
+// pytest joins the ids of a test's parameters with "-"; the id of a parameter it cannot show (an object) is the
+// argument's name and its index ("obj0"), a function's or class's its name, the same every run. When the test id
+// splits into one part per parameter, in the order of params, the unstable parameters take their part of it;
+// otherwise the whole id stands in for them.
+void name_params(const std::string& file, const json::reader& params, const std::string& id, measured_case& c,
+                 std::vector<std::pair<std::string, std::string>>& renamed) {
+  std::vector<std::string> parts;
+  for (std::size_t start = 0;;) {
+    const auto dash = id.find('-', start);
+    parts.push_back(id.substr(start, dash == std::string::npos ? std::string::npos : dash - start));
+    if (dash == std::string::npos) break;
+    start = dash + 1;
+  }
+  const auto& object = params.object();
+  // The parts line up with the parameters when there is one each and every string or integer parameter reads as its
+  // own part (pytest writes those as they are); a fixture's parameters can come in another order than params.
+  bool one_part_each = !id.empty() && parts.size() == object.size();
+  std::size_t checked = 0;
+  for (const auto& [key, value] : object) {
+    const bool plain = value.is_string() || value.is_int64() || value.is_uint64();
+    if (one_part_each && plain && !unstable_value(value) && parts[checked] != param_text(value)) {
+      one_part_each = false;
+    }
+    ++checked;
+  }
+  bool whole_id_used = false;
+  std::size_t index = 0;
+  for (const auto& [key, value] : object) {
+    const std::size_t position = index++;
+    if (!unstable_value(value)) {
+      c.params.emplace_back(std::string(key), param_text(value));
+      if (key == "device") c.device = param_text(value);
+      continue;
+    }
+    const std::string where = file + ": " + params.path() + "." + std::string(key) + ": " + param_text(value);
+    if (one_part_each) {
+      c.params.emplace_back(std::string(key), parts[position]);
+      renamed.emplace_back(where, std::string(key) + "=" + parts[position]);
+    } else if (!whole_id_used) {
+      c.params.emplace_back("id", id.empty() ? std::string(key) : id);
+      renamed.emplace_back(where, c.params.back().first + "=" + c.params.back().second);
+      whole_id_used = true;
+    }
+  }
+}
+
+std::string unstable_note(const std::vector<std::pair<std::string, std::string>>& renamed) {
+  const std::size_t more = renamed.size() - 1;
+  return renamed.front().first + " is named " + renamed.front().second + ", from the test id" +
+         (more ? " (and " + std::to_string(more) + " more parameter" + (more == 1 ? "" : "s") + " like it)" : "") +
+         ": pytest-benchmark writes the repr of a value it cannot write as JSON, and the memory address in it "
+         "changes every run; the test id does not, so runs of one suite share configurations";
+}
 
 }  // namespace
 
@@ -43,9 +111,18 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
     const std::string branch = commit->string_or("branch", "");
     if (branch != "(unknown)") ctx.branch = branch;
   }
-  if (auto when = root.maybe("datetime")) ctx.created_at = utc_timestamp(when->string());
+  if (auto project = root.maybe("commit_info"); project && project->has("project")) {
+    ctx.project = project->string_or("project", "");
+    ctx.project_path = project->path() + ".project";
+  }
+  if (auto when = root.maybe("datetime")) {
+    ctx.timestamp = when->string();
+    ctx.timestamp_path = when->path();
+    ctx.naive_timestamp_rule = "pytest-benchmark before 5.0 wrote datetime.utcnow(), UTC without an offset";
+  }
 
   auto benchmarks = root.at("benchmarks");
+  std::vector<std::pair<std::string, std::string>> renamed;  // where an unstable value was, and what names it now
   for (std::size_t i = 0; i < benchmarks.array().size(); ++i) {
     auto entry = benchmarks.at(i);
     measured_case c;
@@ -58,10 +135,7 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
       if (bracket != std::string::npos) c.name.resize(bracket);
     }
     if (auto params = entry.maybe("params")) {
-      for (const auto& [key, value] : params->object()) {
-        c.params.emplace_back(std::string(key), param_text(value));
-        if (key == "device") c.device = param_text(value);
-      }
+      name_params(file, *params, param, c, renamed);
     } else if (!param.empty()) {
       // Parametrized with ids only: the id is all there is.
       c.params.emplace_back("id", param);
@@ -102,10 +176,13 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
       a.max_ms = seconds("max");
       if (!a.mean_ms && !a.median_ms) stats.at("median");  // neither: name the missing member
       c.aggregates = a;
+      c.aggregates_what = "only the summary statistics of its " + std::to_string(a.count) + " round" +
+                          (a.count == 1 ? "" : "s") + " (no stats.data)";
       c.aggregates_hint = save_data_hint;
     }
     out.cases.push_back(std::move(c));
   }
+  if (!renamed.empty()) out.notes.push_back(unstable_note(renamed));
   return out;
 }
 

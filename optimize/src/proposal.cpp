@@ -3,7 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/optimize/subprocess.hpp"
 

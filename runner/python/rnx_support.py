@@ -218,6 +218,19 @@ def _prepare_onnxruntime(target, inputs, dtype, device):
     return run, convert
 
 
+def state_tensors(call):
+    """The parameters and buffers of the nn.Module behind a prepared eager or torch.compile call (what the kernel
+    owns besides its inputs), or [] where there is none or where two of them share memory (tied weights, which
+    moving one at a time would untie)."""
+    target = getattr(call, "func", None)
+    target = getattr(target, "_orig_mod", target)  # torch.compile wraps the module
+    if not isinstance(target, torch.nn.Module) or isinstance(target, torch.jit.ScriptModule):
+        return []
+    tensors = list(target.parameters()) + list(target.buffers())
+    storages = [t.untyped_storage().data_ptr() for t in tensors]
+    return tensors if len(set(storages)) == len(storages) else []
+
+
 def versions():
     return {"torch": torch.__version__.split("+")[0], "torch_full": torch.__version__,
             "python": ".".join(str(v) for v in sys.version_info[:3]),

@@ -80,6 +80,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
               if (measured_batch && *measured_batch != batch) continue;
               measured_batch = batch;
             }
+            if (o.only && !o.only->count(config_key{k.name, runtime, dtype, batch})) continue;  // another shard's
             planned p;
             p.side = s;
             p.spec = &k;

@@ -11,6 +11,7 @@
 
 #ifdef RNX_RUNNER_CUDA
 #include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAFunctions.h>
 #endif
 
 #include <cstdio>
@@ -61,6 +62,18 @@ environment collect_environment(at::Device device) {
 #endif
   env.env_id = compute_env_id(env);
   return env;
+}
+
+void open_device(at::Device device) {
+#ifdef RNX_RUNNER_CUDA
+  if (!device.is_cuda()) return;
+  c10::cuda::set_device(device.index());
+  // One small allocation creates the primary context and the caching allocator's first block.
+  (void)at::zeros({1}, at::TensorOptions().device(device));
+  c10::cuda::device_synchronize();
+#else
+  (void)device;
+#endif
 }
 
 }  // namespace rnx::runner

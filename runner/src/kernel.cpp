@@ -155,6 +155,12 @@ class python_call final : public bound_call {
     return unwrap_list(list.get(), "kernel \"" + spec_.name + "\"");
   }
 
+  std::vector<at::Tensor> state() override {
+    py_ref args = py_ref::steal(PyTuple_Pack(1, call_.get()));
+    py_ref list = call_support("state_tensors", args.get());
+    return unwrap_list(list.get(), "the state of kernel \"" + spec_.name + "\"");
+  }
+
  private:
   const kernel_spec& spec_;
   py_ref call_;
@@ -301,6 +307,12 @@ class script_call final : public bound_call {
   }
   void invoke() override { run(); }
   std::vector<at::Tensor> outputs() override { return ivalue_tensors(run()); }
+  std::vector<at::Tensor> state() override {
+    std::vector<at::Tensor> out;
+    for (const auto& p : module_.parameters()) out.push_back(p);
+    for (const auto& b : module_.buffers()) out.push_back(b);
+    return out;
+  }
 
  private:
   c10::IValue run() {
@@ -538,6 +550,23 @@ check_result compare_outputs(const std::vector<at::Tensor>& out, const std::vect
     r.message += os.str();
   }
   return r;
+}
+
+std::size_t rehome_state(bound_call& first, bound_call& second) {
+  std::vector<at::Tensor> a = first.state();
+  std::vector<at::Tensor> b = second.state();
+  at::NoGradGuard no_grad;
+  std::size_t moved = 0;
+  // The new copy is made while the old memory is still held, so it cannot land where the old one was.
+  auto move = [&moved](at::Tensor& t) {
+    t.set_data(t.detach().clone());
+    ++moved;
+  };
+  for (std::size_t i = 0; i < std::max(a.size(), b.size()); ++i) {
+    if (i < a.size()) move(a[i]);
+    if (i < b.size()) move(b[i]);
+  }
+  return moved;
 }
 
 }  // namespace rnx::runner

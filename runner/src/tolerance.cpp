@@ -2,6 +2,7 @@
 #include "rnx/runner/tolerance.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/Context.h>
 
 #include <algorithm>
 #include <cmath>
@@ -57,10 +58,17 @@ std::string_view to_string(yard_basis basis) {
   return "self_check";
 }
 
-std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
-                                           std::uint64_t seed) {
+bool tf32_allowed(at::ScalarType dtype, at::Device device) {
+  if (dtype != at::kFloat || !device.is_cuda()) return false;
+  return at::globalContext().allowTF32CuDNN() || at::globalContext().allowTF32CuBLAS();
+}
+
+double arithmetic_eps(at::ScalarType dtype, at::Device device) {
+  return tf32_allowed(dtype, device) ? 9.765625e-4 : dtype_eps(dtype);  // TF32: 2^-10
+}
+
+std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, double eps, std::uint64_t seed) {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x5DEECE66DULL);
-  const double eps = dtype_eps(dtype);
   std::vector<at::Tensor> out;
   out.reserve(inputs.size());
   for (const auto& t : inputs) {
@@ -76,9 +84,10 @@ std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs
 }
 
 yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& ref64,
-                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64) {
+                            at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64, bool tf32) {
   yardstick y;
   y.dtype = dtype;
+  y.tf32 = tf32;
   at::Tensor errors = all_errors(eager, ref64);
   y.elements = errors.numel();
   if (y.elements > 0) {
@@ -116,7 +125,8 @@ std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   std::string capped;
   if (basis == yard_basis::self_check && y.input_rounding && rounding_explains * *y.input_rounding < y.typical) {
     capped = ", counted only up to " + number(rounding_explains) + "x the " + number(*y.input_rounding) +
-             " that rounding the inputs to " + dt + " moves the float64 result (" +
+             " that rounding the inputs to " + (y.tf32 ? "TF32 (allowed for float32 on CUDA)" : dt) +
+             " moves the float64 result (" +
              number(rounding_explains * *y.input_rounding) + ")";
   }
   std::ostringstream os;
@@ -131,9 +141,44 @@ std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   return os.str();
 }
 
+namespace {
+
+// How many elements of the floating outputs lie outside `tol` (torch.testing's rule), and how many were compared.
+std::pair<std::int64_t, std::int64_t> count_outside(const std::vector<at::Tensor>& out,
+                                                    const std::vector<at::Tensor>& ref, tolerance tol) {
+  std::int64_t outside = 0;
+  std::int64_t total = 0;
+  for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
+    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
+    if (!out[i].is_floating_point()) continue;
+    at::Tensor o = out[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor e = ref[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor close = (o - e).abs().le(tol.atol + tol.rtol * e.abs()).logical_or(o.eq(e));
+    outside += close.logical_not().sum().item<std::int64_t>();
+    total += o.numel();
+  }
+  return {outside, total};
+}
+
+}  // namespace
+
 check_result check_within(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref64, tolerance base,
                           const yardstick& y, yard_basis basis) {
-  check_result r = compare_outputs(out, ref64, widen(base, y, basis));
+  const tolerance applied = widen(base, y, basis);
+  check_result r = compare_outputs(out, ref64, applied);
+  if (!r.ok && basis == yard_basis::self_check) {
+    tolerance tail = applied;
+    tail.atol *= tail_factor;
+    check_result loose = compare_outputs(out, ref64, tail);
+    const auto [outside, total] = count_outside(out, ref64, applied);
+    if (loose.ok && static_cast<double>(total) * tail_share >= 1 &&
+        static_cast<double>(outside) <= tail_share * static_cast<double>(total)) {
+      loose.message = std::to_string(outside) + " of " + std::to_string(total) + " elements beyond the tolerance, " +
+                      "within the tail allowance (" + number(tail_factor) + "x atol for at most " +
+                      number(100 * tail_share) + "% of the elements)";
+      return loose;
+    }
+  }
   if (!r.ok) r.message += "; tolerance " + describe(base, y, basis);
   return r;
 }

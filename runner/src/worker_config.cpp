@@ -9,6 +9,7 @@
 #include <c10/util/Exception.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <thread>
 
@@ -74,7 +75,10 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
   if (c.budget_ms) b.budget_ms = *c.budget_ms;
   if (c.max_samples) b.max_samples = *c.max_samples;
   b.max_samples = std::max(b.max_samples, b.min_samples);
-  const int threads = b.threads > 0 ? b.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  // A CPU device lane caps the threads at its cores (more would share them and time each other).
+  const int cores = job.cores.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                                      : static_cast<int>(job.cores.size());
+  const int threads = b.threads > 0 ? std::min(b.threads, cores) : cores;
   at::set_num_threads(threads);
   s.out["threads"] = threads;
   guarded(s, s.spec->name, [&] {
@@ -131,9 +135,10 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
     const std::vector<at::Tensor> got = s.call->outputs();
     const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(s.inputs, s.seed);
-    const std::vector<at::Tensor> moved =
-        s.entry->kernel->reference(rounding_perturbed(s.inputs, s.dtype, s.seed), s.seed);
-    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved);
+    const std::vector<at::Tensor> moved = s.entry->kernel->reference(
+        rounding_perturbed(s.inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
+    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved,
+                                             tf32_allowed(s.dtype, s.device));
     const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
     const tolerance applied = widen(base, yard, yard_basis::self_check);
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
@@ -180,6 +185,23 @@ void put_timing(bj::object& out, const timing_result& timing) {
   out["message"] = "";
 }
 
+// Where one configuration's time in this process went, step by step (milliseconds), for the orchestrator's
+// split: loading the kernel(s), making inputs, binding the runtime with the reference check, and measuring
+// (warm-up and sampling, which the timing result itemises, plus the sampler's own calibration).
+class phase_clock {
+ public:
+  void mark(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    phases_[name] = std::chrono::duration<double, std::milli>(now - last_).count();
+    last_ = now;
+  }
+  const bj::object& phases() const { return phases_; }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  bj::object phases_;
+};
+
 bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -194,16 +216,22 @@ bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
 }  // namespace
 
 bj::object run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache) {
+  phase_clock clock;
   side s = load_side(c.index, c, m, job, cache, "rnx_kernel_");
+  clock.mark("load");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] { s.inputs = s.entry->kernel->make_inputs(c.batch, s.dtype, s.device, s.seed); });
+  clock.mark("inputs");
   if (s.failed()) return s.out;
   bind_side(s, c.runtime, c.check);
+  clock.mark("bind");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] {
     const timing_result timing = measure(*s.call, s.device, timing_of(s.settings));
     put_timing(s.out, timing);
   });
+  clock.mark("measure");
+  s.out["phases_ms"] = clock.phases();
   return s.out;
 }
 
@@ -215,6 +243,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   // Every step that allocates or imports runs first for one side and then for the other; which side goes first
   // alternates across processes (c.base_first), so an advantage of being first or second (where a module's
   // weights land, which tensors the allocator placed first, the import order) is not always the same side's.
+  phase_clock clock;
   side base;
   side head;
   side* const first = c.base_first ? &base : &head;
@@ -225,6 +254,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   };
   load(first);
   load(second);
+  clock.mark("load");
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
@@ -241,6 +271,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   for (side* s : {first, second}) {
     guarded(*s, s->spec->name, [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
   }
+  clock.mark("inputs");
   // The very same tensors for both sides where the revisions make equal inputs: same values, same memory (the
   // first side's, made first).
   bool shared_inputs = false;
@@ -251,12 +282,19 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   for (side* s : {first, second}) {
     if (!s->failed()) bind_side(*s, c.runtime, s == &base ? c.check_base : c.check);
   }
+  clock.mark("bind");
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
                       std::string(s->out.at("status").as_string().c_str()) + " here");
     }
   }
+  // Where each side's weights landed is not the kernel's doing, but it was measured: the module allocated first
+  // ran ~1% slower on the H200. Moving both sides' weights to new memory, interleaved, removes that.
+  std::size_t rehomed = 0;
+  guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
+  if (head.failed()) return fallback("moving the two sides' weights failed: " +
+                                     std::string(head.out.at("message").as_string().c_str()));
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
     const paired_timing_result timing = measure_paired(*base.call, *head.call, head.device, timing_of(head.settings),
@@ -267,9 +305,12 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   });
   if (head.failed()) return fallback("measuring the two sides together failed: " +
                                      std::string(head.out.at("message").as_string().c_str()));
+  clock.mark("measure");
+  head.out["phases_ms"] = clock.phases();
   head.out["pairing"] = "in-process";
   head.out["shared_inputs"] = shared_inputs;
   head.out["first_side"] = c.base_first ? "base" : "head";
+  head.out["rehomed_tensors"] = rehomed;
   head.out["base"] = std::move(base.out);
   return head.out;
 }

@@ -15,6 +15,7 @@
 #include "worker_config.hpp"
 #include "worker_protocol.hpp"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sched.h>
 #include <unistd.h>
@@ -27,6 +28,8 @@
 #include <malloc.h>
 #endif
 
+#include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -36,6 +39,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace bj = boost::json;
 using namespace rnx;
@@ -47,12 +51,16 @@ int result_fd = 1;
 // glibc serves a large allocation (a CPU tensor of a few MiB) with a fresh mmap until freeing such a block
 // raises its threshold, and whether that has happened differs from process to process. Where it has not, every
 // call maps, faults in and unmaps its outputs: on the 2-core CI machine a softmax over 2 MiB measured 5-9 ms in
-// such processes against 1.4-2.8 ms in the others. Fixed thresholds (glibc's largest mmap threshold, 32 MiB)
-// make every worker reuse its heap from the first call, as any warmed-up program does.
+// such processes against 1.4-2.8 ms in the others. A fixed threshold is not enough: glibc caps it at 32 MiB, and
+// a 64 MiB output (a GELU over 16 M floats) was still mapped and faulted in at every call, 57,344 page faults a
+// sample, with process medians 0.72 to 13 ms apart (bench/corpus.py aa, batchnorm2d_module at batch 4). So mmap
+// is not used for allocations at all (glibc still maps where its heap cannot grow) and freed memory stays with
+// the process (a trim threshold of 1 GiB): every worker reuses its heap from the first call, as any warmed-up
+// program does.
 void steady_allocator() {
 #if defined(__GLIBC__)
-  mallopt(M_MMAP_THRESHOLD, 32 << 20);
-  mallopt(M_TRIM_THRESHOLD, 64 << 20);
+  mallopt(M_MMAP_MAX, 0);
+  mallopt(M_TRIM_THRESHOLD, 1 << 30);
 #endif
 }
 
@@ -81,6 +89,48 @@ int pin_to_one_core(int threads) {
   CPU_ZERO(&one);
   CPU_SET(last, &one);
   return ::sched_setaffinity(0, sizeof one, &one) == 0 ? last : -1;
+}
+
+// Seconds on the monotonic clock (CLOCK_MONOTONIC, one for all processes of the machine): the orchestrator
+// subtracts its own launch time from these to split a worker's start into its phases.
+double monotonic_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// A CPU device lane: every thread of this process (Python's and torch's already started ones too) may run on
+// `cores` only; threads started later inherit it. Throws when the kernel refuses the set.
+void bind_cores(const std::vector<int>& cores) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  for (int c : cores) CPU_SET(c, &set);
+  if (::sched_setaffinity(0, sizeof set, &set) != 0) {
+    throw error(errc::usage, "cannot bind the worker to cores of its device lane: " +
+                                 std::string(std::strerror(errno)) + " (name cores this job may run on in --devices)");
+  }
+  if (DIR* tasks = ::opendir("/proc/self/task")) {
+    while (const dirent* e = ::readdir(tasks)) {
+      const int tid = std::atoi(e->d_name);
+      if (tid > 0) ::sched_setaffinity(tid, sizeof set, &set);
+    }
+    ::closedir(tasks);
+  }
+}
+
+// `--job -`: a worker started ahead of its turn (the orchestrator's prestart) has started Python and imported
+// torch, says so, and waits for its job's path on stdin; no device has been touched yet, so waiting costs the
+// measurement in progress nothing but the import's CPU time. An empty stdin (the run ended) ends it quietly.
+std::optional<std::string> await_job(double main_s, double python_s) {
+  emit(bj::object{{"event", "loaded"}, {"clock", bj::object{{"main", main_s}, {"python", python_s}}}});
+  std::string path;
+  if (!std::getline(std::cin, path) || path.empty()) return std::nullopt;
+  return path;
+}
+
+// The threads of this worker: the manifest's [bench] threads, else one per core it may run on.
+int worker_threads(const manifest& m, const std::vector<int>& cores) {
+  const int all = cores.empty() ? static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))
+                                : static_cast<int>(cores.size());
+  return m.bench.threads > 0 ? std::min(m.bench.threads, all) : all;
 }
 
 // `--contained 1`: the orchestrator started this worker inside rnx::sandbox to time untrusted kernels.
@@ -120,34 +170,48 @@ void fail(bool contained, const std::string& line) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  const double main_s = monotonic_s();
   steady_allocator();
   const bool contained = contained_run(argc, argv);
   if (contained) log_to_scratch();
   const runner::worker_args args = runner::parse_worker_args(argc, argv);
-  const std::string& job_path = args.job_path;
+  std::string job_path = args.job_path;
   result_fd = args.result_fd;
   if (job_path.empty()) {
-    std::cerr << "usage: rnx-runner-worker --job JOB.json [--result-fd N]\n"
+    std::cerr << "usage: rnx-runner-worker --job JOB.json|- [--result-fd N]\n"
                  "(started by `rnx bench`; not meant to be run by hand)\n";
     return 2;
   }
   try {
+    runner::ensure_python();
+    const double python_s = monotonic_s();
+    double released_s = python_s;
+    if (job_path == "-") {
+      const std::optional<std::string> path = await_job(main_s, python_s);
+      if (!path) std::_Exit(0);
+      job_path = *path;
+      released_s = monotonic_s();
+    }
     rnx::runner::detail::worker_job job = rnx::runner::detail::job_from_json(json::parse_file(job_path));
     manifest m = load_manifest(job.manifest);
-    runner::ensure_python();
+    if (!job.cores.empty()) bind_cores(job.cores);
     c10::NoGradGuard no_grad;  // kernels are measured for inference; Python shares this thread-local mode
-    at::set_num_threads(m.bench.threads > 0 ? m.bench.threads
-                                            : static_cast<int>(std::max(1u, std::thread::hardware_concurrency())));
+    at::set_num_threads(worker_threads(m, job.cores));
     at::Device fp_device(at::kCPU);
     try {
       fp_device = runner::resolve_device(job.fingerprint_device);
+      runner::open_device(fp_device);
     } catch (const runner::runtime_unavailable&) {
       // The configurations that need the missing GPU will say so one by one.
     }
+    const double device_s = monotonic_s();
     const int pinned = pin_to_one_core(m.bench.threads);
     bj::object env = environment_json(runner::collect_environment(fp_device));
     if (contained) seal();
-    emit(bj::object{{"event", "ready"}, {"environment", std::move(env)}, {"pinned_cpu", pinned}});
+    bj::object clock{{"main", main_s}, {"python", python_s}, {"released", released_s}, {"device", device_s},
+                     {"ready", monotonic_s()}};
+    emit(bj::object{{"event", "ready"}, {"environment", std::move(env)}, {"pinned_cpu", pinned},
+                    {"clock", std::move(clock)}});
     std::optional<manifest> base;
     if (!job.base_manifest.empty()) base = load_manifest(job.base_manifest);
     runner::detail::kernel_cache cache;

@@ -1,7 +1,10 @@
 // JSON form of worker jobs; the orchestrator writes it to a file the worker reads.
 #include "worker_protocol.hpp"
 
+#include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+
+#include <cmath>
 
 namespace rnx::runner::detail {
 
@@ -16,6 +19,11 @@ bj::value to_json(const worker_job& job) {
   o["cache_dir"] = job.cache_dir;
   o["fingerprint_device"] = job.fingerprint_device;
   o["device_override"] = job.device_override;
+  if (!job.cores.empty()) {
+    bj::array cores;
+    for (int c : job.cores) cores.push_back(c);
+    o["cores"] = std::move(cores);
+  }
   bj::object ov;
   if (job.overrides.min_samples) ov["min_samples"] = *job.overrides.min_samples;
   if (job.overrides.max_samples) ov["max_samples"] = *job.overrides.max_samples;
@@ -49,6 +57,11 @@ worker_job job_from_json(const bj::value& v) {
   job.cache_dir = r.string_or("cache_dir", "");
   job.fingerprint_device = r.string_or("fingerprint_device", "auto");
   job.device_override = r.string_or("device_override", "");
+  if (auto cores = r.maybe("cores")) {
+    for (std::size_t i = 0; i < cores->array().size(); ++i) {
+      job.cores.push_back(static_cast<int>(cores->at(i).integer()));
+    }
+  }
   if (auto ov = r.maybe("overrides")) {
     if (auto x = ov->maybe("min_samples")) job.overrides.min_samples = static_cast<int>(x->integer());
     if (auto x = ov->maybe("max_samples")) job.overrides.max_samples = static_cast<int>(x->integer());
@@ -75,6 +88,82 @@ worker_job job_from_json(const bj::value& v) {
     job.configs.push_back(std::move(jc));
   }
   return job;
+}
+
+namespace {
+
+// A checked error (max_abs_err, rel_err) may be unbounded; the run document stores it as 1e308.
+double bounded(const json::reader& r) {
+  const double v = r.value().to_number<double>();
+  return std::isinf(v) ? 1e308 : v;
+}
+
+result_status worker_status(const std::string& s) {
+  if (s == "ok") return result_status::ok;
+  if (s == "skipped") return result_status::skipped;
+  if (s == "diverged") return result_status::diverged;
+  return result_status::error;
+}
+
+side_outcome outcome_from(const json::reader& r) {
+  side_outcome out;
+  out.status = worker_status(r.string("status"));
+  out.device = r.string("device");
+  out.message = r.string_or("message", "");
+  if (r.has("max_abs_err")) {
+    out.check = side_outcome::reference_check{bounded(r.at("max_abs_err")), bounded(r.at("rel_err")),
+                                              tolerance{r.number("rtol"), r.number("atol")}};
+  }
+  if (out.status != result_status::ok) return out;
+  auto samples = r.at("samples_ms");
+  for (const auto& s : samples.array()) out.samples_ms.push_back(s.to_number<double>());
+  if (r.has("minor_faults")) {
+    out.disturbed = side_outcome::disturbances{r.at("migrations").value().to_number<std::int64_t>(),
+                                               r.at("minor_faults").value().to_number<std::int64_t>(),
+                                               r.at("preempted_samples").value().to_number<std::int64_t>()};
+  }
+  if (r.has("sm_mhz")) {
+    for (const auto& c : r.at("sm_mhz").array()) out.sm_mhz.push_back(c.to_number<double>());
+  }
+  return out;
+}
+
+result_event result_from(const json::reader& r) {
+  result_event e;
+  e.index = static_cast<std::size_t>(r.integer("index"));
+  if (r.has("warmup_ms")) e.warmup_ms = r.at("warmup_ms").value().to_number<double>();
+  if (r.has("sampling_ms")) e.sampling_ms = r.at("sampling_ms").value().to_number<double>();
+  if (r.has("phases_ms")) e.phases_ms = r.at("phases_ms").value();
+  if (r.has("pair_fallback")) {
+    e.pair_fallback = r.string("pair_fallback");
+    return e;
+  }
+  e.head = outcome_from(r);
+  if (r.has("base")) e.base = outcome_from(r.at("base"));
+  if (r.has("first_side")) e.first_side = r.string("first_side");
+  return e;
+}
+
+}  // namespace
+
+std::optional<worker_event> event_from_line(const std::string& line) {
+  bj::value v;
+  try {
+    v = json::parse(line, "worker output");
+  } catch (const error&) {
+    return std::nullopt;
+  }
+  if (!v.is_object()) return std::nullopt;
+  const json::reader r(v, "worker output");
+  const bj::value* kind = v.as_object().if_contains("event");
+  if (!kind || !kind->is_string()) return std::nullopt;
+  const std::string_view name = kind->as_string();
+  if (name == "ready") {
+    return worker_event{ready_event{r.at("environment").value(), r.has("clock") ? r.at("clock").value() : bj::value()}};
+  }
+  if (name == "start") return worker_event{start_event{static_cast<std::size_t>(r.integer("index"))}};
+  if (name == "result") return worker_event{result_from(r)};
+  return std::nullopt;
 }
 
 }  // namespace rnx::runner::detail

@@ -3,9 +3,12 @@
 
 #include <boost/json.hpp>
 
+#include "rnx/common/run_document.hpp"
+
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace rnx::runner::detail {
@@ -42,12 +45,73 @@ struct worker_job {
   std::string cuda_arch;
   std::string cache_dir;
   std::string fingerprint_device = "auto";
-  std::string device_override;  // --device: replaces every kernel's device
+  std::string device_override;  // --device, or the device lane's: replaces every kernel's device
+  // A CPU device lane (`--devices cpu:0-1,...`): the cores this worker and its threads may run on; its threads
+  // are capped at their number. Empty: whatever the orchestrator was allowed.
+  std::vector<int> cores;
   job_overrides overrides;
   std::vector<job_config> configs;
 };
 
 boost::json::value to_json(const worker_job& job);
 worker_job job_from_json(const boost::json::value& v);
+
+// The events a worker writes back, one JSON object a line (worker_main.cpp, worker_config.cpp write them).
+
+// The worker has started (Python and torch imported) and fingerprinted its environment.
+struct ready_event {
+  boost::json::value environment;  // the rnx.run/v1 "environment" object
+  // Seconds on the machine's monotonic clock at main(), after `import torch`, when it got its job, after the
+  // device, at ready (null from an older worker): the start-up split of bench_timing.
+  boost::json::value clock;
+};
+
+// The worker begins the configuration at `index` of the job.
+struct start_event {
+  std::size_t index = 0;
+};
+
+// What one process measured of one side of a configuration.
+struct side_outcome {
+  result_status status = result_status::error;
+  std::string device;
+  std::string message;
+  // The float64 reference check, where this process ran it.
+  struct reference_check {
+    double max_abs_err = 0;
+    double rel_err = 0;
+    tolerance tol;
+  };
+  std::optional<reference_check> check;
+  std::vector<double> samples_ms;  // status ok: this process's samples
+  // CPU: what the process went through while sampling.
+  struct disturbances {
+    std::int64_t migrations = 0;
+    std::int64_t minor_faults = 0;
+    std::int64_t preempted_samples = 0;
+  };
+  std::optional<disturbances> disturbed;
+  std::vector<double> sm_mhz;  // GPU: the SM clock read while sampling
+};
+
+// The worker finished the configuration at `index`: measured (one side, or both of an in-process pair), or found
+// the pair could not share the process (`pair_fallback` says why; nothing measured).
+struct result_event {
+  std::size_t index = 0;
+  std::optional<double> warmup_ms;
+  double sampling_ms = 0;  // the timed sampling of this process, both sides of a pair together
+  std::optional<std::string> pair_fallback;
+  side_outcome head;
+  std::optional<side_outcome> base;   // in-process pairs: the base side, measured in the same process
+  std::optional<std::string> first_side;  // in-process pairs: "base" or "head", loaded and bound first
+  boost::json::value phases_ms;  // load, inputs, bind, measure of this configuration in this process (or null)
+};
+
+using worker_event = std::variant<ready_event, start_event, result_event>;
+
+// The event of one line the worker wrote; nullopt for a line that is not JSON or not one of these events
+// (a kernel writing to the channel would be odd, but must not break the run). Throws rnx::error for one of
+// these events with a malformed field.
+std::optional<worker_event> event_from_line(const std::string& line);
 
 }  // namespace rnx::runner::detail

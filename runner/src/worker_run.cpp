@@ -10,6 +10,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -30,14 +31,36 @@ worker_run::worker_run(const fs::path& worker, const fs::path& job_path,
   if (contain) {
     start_contained(worker, job_path, *contain);
   } else {
-    start(worker, job_path);
+    start(worker, job_path.string(), false);
   }
 }
 
-void worker_run::start(const fs::path& worker, const fs::path& job_path) {
+worker_run::worker_run(const fs::path& worker) { start(worker, "-", true); }
+
+void worker_run::release(const fs::path& job_path) {
+  const std::string line = job_path.string() + "\n";
+  // A worker that died while it waited is found by the read loop (its output ends): the write's SIGPIPE is held
+  // back on this thread and taken, so it cannot end the orchestrator.
+  sigset_t pipe_signal;
+  sigset_t previous;
+  sigemptyset(&pipe_signal);
+  sigaddset(&pipe_signal, SIGPIPE);
+  ::pthread_sigmask(SIG_BLOCK, &pipe_signal, &previous);
+  if (::write(job_fd_, line.data(), line.size()) < 0 && errno == EPIPE) {
+    const timespec now{0, 0};
+    ::sigtimedwait(&pipe_signal, nullptr, &now);
+  }
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  ::close(job_fd_);
+  job_fd_ = -1;
+}
+
+void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held) {
   int result_pipe[2];
   int log_pipe[2];
-  if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(log_pipe, O_CLOEXEC) != 0) {
+  int job_pipe[2] = {-1, -1};
+  if (::pipe2(result_pipe, O_CLOEXEC) != 0 || ::pipe2(log_pipe, O_CLOEXEC) != 0 ||
+      (held && ::pipe2(job_pipe, O_CLOEXEC) != 0)) {
     throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
   }
   pid_ = ::fork();
@@ -47,10 +70,13 @@ void worker_run::start(const fs::path& worker, const fs::path& job_path) {
     ::dup2(result_pipe[1], 3);
     ::dup2(log_pipe[1], 1);
     ::dup2(log_pipe[1], 2);
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, 0);
+    if (held) {
+      ::dup2(job_pipe[0], 0);
+    } else if (int devnull = ::open("/dev/null", O_RDONLY); devnull >= 0) {
+      ::dup2(devnull, 0);
+    }
     std::string w = worker.string();
-    std::string j = job_path.string();
+    const std::string& j = job_arg;
     const char* argv[] = {w.c_str(), "--job", j.c_str(), "--result-fd", "3", nullptr};
     ::execv(w.c_str(), const_cast<char* const*>(argv));
     ::execvp(w.c_str(), const_cast<char* const*>(argv));
@@ -63,6 +89,10 @@ void worker_run::start(const fs::path& worker, const fs::path& job_path) {
   ::close(log_pipe[1]);
   result_fd_ = result_pipe[0];
   log_fd_ = log_pipe[0];
+  if (held) {
+    ::close(job_pipe[0]);
+    job_fd_ = job_pipe[1];
+  }
 }
 
 void worker_run::start_contained(const fs::path& worker, const fs::path& job_path,
@@ -78,6 +108,7 @@ void worker_run::start_contained(const fs::path& worker, const fs::path& job_pat
 worker_run::~worker_run() {
   if (result_fd_ >= 0) ::close(result_fd_);
   if (log_fd_ >= 0) ::close(log_fd_);
+  if (job_fd_ >= 0) ::close(job_fd_);
   if (pid_ > 0 && !reaped_) {
     kill();
     ::waitpid(pid_, nullptr, 0);

@@ -23,6 +23,10 @@ class worker_run {
  public:
   worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path,
              const std::optional<sandbox::sandbox_limits>& contain = std::nullopt);
+  // A prestarted worker (`--job -`): it starts Python and imports torch now, reports "loaded", and waits
+  // (touching no device) until release() hands it its job.
+  explicit worker_run(const std::filesystem::path& worker);
+  void release(const std::filesystem::path& job_path);
   ~worker_run();
   worker_run(const worker_run&) = delete;
   worker_run& operator=(const worker_run&) = delete;
@@ -36,7 +40,7 @@ class worker_run {
   std::string log_tail() const;
 
  private:
-  void start(const std::filesystem::path& worker, const std::filesystem::path& job_path);
+  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held);
   void start_contained(const std::filesystem::path& worker, const std::filesystem::path& job_path,
                        const sandbox::sandbox_limits& limits);
   // A contained worker's line: false when it goes no further (a containment line, or anything after a failed
@@ -52,6 +56,7 @@ class worker_run {
   bool reaped_ = false;
   int result_fd_ = -1;
   int log_fd_ = -1;
+  int job_fd_ = -1;  // a prestarted worker's stdin, where its job's path goes
   std::string pending_;
   std::string log_;
 };

@@ -1,6 +1,6 @@
-// The escapers of common/text.hpp with hostile strings (images with a secret in the URL, HTML headings, carriage
-// returns, ANSI and OSC 8 sequences, javascript: links), and the verdict renderers that use them: nothing of the
-// input survives as markup or as a terminal control.
+// The escapers of common/include/rnx/common/text.hpp with hostile strings (images with a secret in the URL, HTML
+// headings, carriage returns, ANSI and OSC 8 sequences, javascript: links), and the verdict renderers that use them:
+// nothing of the input survives as markup or as a terminal control.
 #include "rnx/common/report.hpp"
 #include "rnx/common/text.hpp"
 

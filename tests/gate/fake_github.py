@@ -44,6 +44,7 @@ class State:
             self.add_comment(int(c["issue"]), c["body"], c.get("user", "someone"), c.get("id"))
         self.statuses = []
         self.reactions = []
+        self.issues = []  # {number, title, body, user, state, created_at}
 
     def new_id(self):
         self.next_id += 1
@@ -170,6 +171,16 @@ class Handler(BaseHTTPRequestHandler):
             with st.lock:
                 c = st.add_comment(int(m.group(1)), body["body"], st.bot)
                 return self.send_json(201, st.comment_json(c), {"Location": st.comment_json(c)["url"]})
+        if rest == "/issues" and self.command == "POST":
+            if not isinstance(body, dict) or not isinstance(body.get("title"), str) or not body["title"]:
+                return self.error(422, "Validation Failed",
+                                  [{"resource": "Issue", "code": "missing_field", "field": "title"}])
+            with st.lock:
+                issue = {"number": st.new_id(), "title": body["title"], "body": body.get("body") or "",
+                         "user": {"login": st.bot}, "state": "open", "created_at": now()}
+                st.issues.append(issue)
+            url = "%s/repos/%s/issues/%d" % (st.base_url, st.repo, issue["number"])
+            return self.send_json(201, dict(issue, url=url), {"Location": url})
         m = re.fullmatch(r"/issues/comments/(\d+)", rest)
         if m and self.command == "PATCH":
             if not isinstance(body, dict) or not isinstance(body.get("body"), str):
@@ -297,7 +308,8 @@ def main():
         if args.state_out:
             st = server.state
             with open(args.state_out, "w") as f:
-                json.dump({"comments": st.comments, "statuses": st.statuses, "reactions": st.reactions}, f, indent=1)
+                json.dump({"comments": st.comments, "statuses": st.statuses, "reactions": st.reactions,
+                           "issues": st.issues}, f, indent=1)
     return 0
 
 

@@ -153,7 +153,7 @@ class Harness:
             f.write(text)
         return self.path("rnx.toml")
 
-    def start_service(self, project):
+    def start_service(self, project, extra_args=()):
         db = self.path("service.db")
         run = lambda *a: subprocess.run([self.server_bin, "admin", *a, "--db", db], capture_output=True, text=True,
                                         timeout=60)
@@ -170,7 +170,7 @@ class Harness:
             self.scoped_tokens[event] = r.stdout.strip().splitlines()[-1]
         self.token = self.scoped_tokens[None]
         proc = subprocess.Popen([self.server_bin, "serve", "--db", db, "--listen", "127.0.0.1:0", "--threads", "2",
-                                 "--synchronous", "normal"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                 "--synchronous", "normal", *extra_args], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 text=True)
         self.procs.append(proc)
         line = self._wait_line(proc, "listening on", 30)

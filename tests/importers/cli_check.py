@@ -49,7 +49,7 @@ def bad_inputs(rnx, tmp):
         "aggregates": (json.dumps({"context": {}, "benchmarks": [
             {"name": "BM_a_mean", "run_name": "BM_a", "run_type": "aggregate", "aggregate_name": "mean",
              "real_time": 10, "cpu_time": 10, "time_unit": "ns"}]}),
-            "aggregates.json: $.benchmarks[0]: BM_a has only aggregates", "--allow-aggregates"),
+            "aggregates.json: $.benchmarks[0]: BM_a has only aggregate rows", "--allow-aggregates"),
     }
     for name, (content, prefix, words) in cases.items():
         src = tmp / f"{name}.json"
@@ -69,6 +69,65 @@ def bad_inputs(rnx, tmp):
                 "--out", str(keep), "--project", "demo")
     expect(r.returncode == 2 and keep.read_text() == "previous", f"partial import touched {keep}: {r.stderr!r}")
     expect(not list(tmp.glob("kept.run.json.tmp*")), "a temporary file was left behind")
+
+
+def real_shapes(rnx, fixtures, tmp):
+    """The shapes of real harness files through the command: notes and warnings on stderr, exit codes, and where the
+    project comes from without --project (rnx.toml's [project] name, else the harness's record, else exit 2)."""
+    shapes = fixtures / "real_shapes"
+
+    def imported(args, cwd=None):
+        out = tmp / "shape.run.json"
+        if out.exists():
+            out.unlink()
+        r = rnx_run(rnx, "import", *args, "--out", str(out), cwd=cwd)
+        doc = json.loads(out.read_text()) if out.exists() else None
+        return r, doc
+
+    r, doc = imported(["--format", "gbench", str(shapes / "gbench-complexity.json"), "--project", "demo"])
+    note = (f"rnx import: note: {shapes}/gbench-complexity.json: $.benchmarks[36]: left out 2 complexity rows "
+            "(BM_sort_BigO, BM_sort_RMS): ->Complexity() fits a curve over a family's sizes, which measures no one "
+            "configuration; each size's own rows are imported")
+    expect(r.returncode == 0 and doc and len(doc["results"]) == 3 and r.stderr.strip() == note,
+           f"complexity rows: {r.returncode} {r.stderr!r}")
+    print("complexity:", r.stdout.strip())
+    r, doc = imported(["--format", "gbench", *(str(shapes / f"gbench-process-{i}.json") for i in (1, 2, 3)),
+                       "--project", "demo"])
+    expect(r.returncode == 0 and r.stderr.startswith(
+        f"rnx import: warning: 1 configuration is missing from {shapes}/gbench-process-2.json (in 2 of 3 files): "
+        "BM_fill[arg0=4096]/gbench/none/b1;"), f"missing configuration: {r.returncode} {r.stderr!r}")
+    print("missing configuration:", r.stderr.strip())
+    r, doc = imported(["--format", "gbench", str(shapes / "gbench-one-repetition.json"), "--project", "demo"])
+    expect(r.returncode == 2 and doc is None and "has a single repetition (one mean over its 1000 iterations)" in
+           r.stderr and "report_aggregates_only" not in r.stderr, f"one repetition: {r.returncode} {r.stderr!r}")
+    r, doc = imported(["--format", "nvbench", str(shapes / "nvbench-before-format-1.json"), "--project", "demo"])
+    expect(r.returncode == 2 and doc is None and "(a format other than 1.x)" in r.stderr,
+           f"old nvbench: {r.returncode} {r.stderr!r}")
+
+    # The project: rnx.toml's [project] name where there is one, then what the harness recorded, else exit 2.
+    here = tmp / "with-manifest"
+    (here / "kernels").mkdir(parents=True)
+    (here / "kernels" / "k.py").write_text("def run(x):\n    return x\n")
+    (here / "rnx.toml").write_text('[project]\nname = "from-manifest"\n\n[[kernel]]\nname = "k"\n'
+                                   'path = "kernels/k.py"\ninputs = { x = "B,4" }\n')
+    gbench = str(shapes / "gbench-complexity.json")
+    r, doc = imported(["--format", "gbench", gbench], cwd=here)
+    expect(r.returncode == 0 and doc and doc["project"] == "from-manifest" and
+           'rnx import: note: project "from-manifest" from rnx.toml ([project] name; no --project given)' in r.stderr,
+           f"project from rnx.toml: {r.returncode} {r.stderr!r}")
+    r, doc = imported(["--format", "gbench", gbench, "--config", str(here / "rnx.toml")])
+    expect(r.returncode == 0 and doc and doc["project"] == "from-manifest", f"--config: {r.returncode} {r.stderr!r}")
+    r, doc = imported(["--format", "pytest-benchmark", str(shapes / "pytest-unserializable-run1.json")], cwd=tmp)
+    expect(r.returncode == 0 and doc and doc["project"] == "shapes-demo", f"project from the file: {r.stderr!r}")
+    r, doc = imported(["--format", "gbench", gbench], cwd=tmp)
+    expect(r.returncode == 2 and doc is None and r.stderr.strip() ==
+           "rnx: error: no project to file the run under: pass --project NAME, or run rnx import beside the rnx.toml "
+           f"that names it ([project] name); {gbench} names none (of the harnesses only pytest-benchmark records "
+           "one, in commit_info.project)", f"no project: {r.returncode} {r.stderr!r}")
+    print("no project:", r.stderr.strip())
+    r, doc = imported(["--format", "gbench", gbench, "--config", str(tmp / "absent.toml")], cwd=tmp)
+    expect(r.returncode == 2 and doc is None and "absent.toml: cannot read the manifest" in r.stderr,
+           f"--config absent: {r.returncode} {r.stderr!r}")
 
 
 def slowed_copy(fixtures, dest, factor):
@@ -153,6 +212,16 @@ def action_entrypoint(rnx, gbench_file, tmp):
     if imported.exists():
         expect(json.loads(imported.read_text())["project"] == "kernels", "action entrypoint: project not defaulted")
     print("action entrypoint:", r.stdout.strip().splitlines()[0] if r.stdout.strip() else r.stderr.strip())
+    # With an rnx.toml in the workspace and the project input blank, the manifest's [project] name files the run.
+    (work / "kernels").mkdir()
+    (work / "kernels" / "k.py").write_text("def run(x):\n    return x\n")
+    (work / "rnx.toml").write_text('[project]\nname = "from-manifest"\n\n[[kernel]]\nname = "k"\n'
+                                   'path = "kernels/k.py"\ninputs = { x = "B,4" }\n')
+    r = run("gate", "--import-format=gbench", "--import-files=gbench-*.json", "--project=", "--store=.rnx/db")
+    project = json.loads(imported.read_text())["project"] if imported.exists() else None
+    expect(r.returncode == 0 and project == "from-manifest",
+           f"action entrypoint with rnx.toml: project {project}, {r.returncode} {r.stdout} {r.stderr}")
+    (work / "rnx.toml").unlink()
     r = run("gate", "--import-format=gbench", "--import-files=")
     expect(r.returncode == 2 and "import-format needs import-files" in r.stderr, f"no files: {r.returncode} {r.stderr}")
     r = run("accept", "--import-format=gbench", "--import-files=x.json")
@@ -161,10 +230,12 @@ def action_entrypoint(rnx, gbench_file, tmp):
 
 
 def main():
-    rnx, schema, fixtures = str(pathlib.Path(sys.argv[1]).resolve()), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+    rnx, schema, fixtures = (str(pathlib.Path(sys.argv[1]).resolve()), pathlib.Path(sys.argv[2]),
+                             pathlib.Path(sys.argv[3]).resolve())
     with tempfile.TemporaryDirectory() as tmp:
         tmp = pathlib.Path(tmp)
         bad_inputs(rnx, tmp)
+        real_shapes(rnx, fixtures, tmp)
         nvbench_and_gate(rnx, schema, fixtures, tmp)
         if "gate" in rnx_run(rnx, "--help").stdout:
             action_entrypoint(rnx, tmp / "good.json", tmp)

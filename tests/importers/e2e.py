@@ -41,7 +41,7 @@ def harness_command(fmt, program, out_file):
                 "--benchmark_min_time=0.005", f"--benchmark_out={out_file}", "--benchmark_out_format=json"]
     # Plugins of other installed packages are not loaded: only pytest-benchmark, so each run starts in a second.
     return [sys.executable, "-m", "pytest", "-q", "-p", "pytest_benchmark.plugin", "-p", "no:cacheprovider",
-            str(HERE / "pytest_suite"), f"--benchmark-json={out_file}", "--benchmark-save-data",
+            str(HERE / "pytest_suite"), f"--benchmark-json={out_file}",
             "--benchmark-min-rounds=15", "--benchmark-max-time=0.05", "--benchmark-warmup=on",
             "--benchmark-timer=time.process_time"]
 

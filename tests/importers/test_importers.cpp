@@ -82,7 +82,8 @@ std::string gbench_doc(const std::vector<std::string>& rows, const std::string& 
     out += std::string(i ? "," : "") + R"({"name": ")" + name + (agg.empty() ? "" : "_" + agg) + R"(", "run_name": ")" +
            name + R"(", "run_type": ")" + kind + R"(", "repetitions": 10, )" +
            (agg.empty() ? R"("repetition_index": )" + std::to_string(repetition[name]++)
-                        : R"("aggregate_name": ")" + agg + R"(", "aggregate_unit": "time")") +
+                        : R"("aggregate_name": ")" + agg + R"(", "aggregate_unit": ")" +
+                              (agg == "cv" ? "percentage" : "time") + R"(")") +
            R"(, "threads": 1, "iterations": 1000, "real_time": )" + time + R"(, "cpu_time": )" + time +
            R"(, "time_unit": ")" + unit + R"("})";
   }
@@ -158,10 +159,10 @@ TEST_CASE("gbench: aggregates only are refused by default and kept, marked, with
   const auto file = s.write("agg.json", gbench_doc({"BM_a/1@mean:1500", "BM_a/1@median:1400", "BM_a/1@stddev:30",
                                                     "BM_a/1@cv:0.02", "BM_b:900"}));
   const std::string refused = error_of(format::gbench, {file});
-  CHECK(refused == file + ": $.benchmarks[0]: BM_a/1 has only aggregates, no per-sample times (and 1 more): run the "
-                          "benchmark with --benchmark_repetitions=10 (a verdict needs 8 a side; add "
-                          "--benchmark_enable_random_interleaving=true) and without "
-                          "--benchmark_report_aggregates_only, so every repetition is written, or pass "
+  CHECK(refused == file + ": $.benchmarks[0]: BM_a/1 has only aggregate rows (mean, median, stddev of 10 "
+                          "repetitions), no per-sample times (and 1 more): run the benchmark without "
+                          "--benchmark_report_aggregates_only (and, for JSON on standard output, without "
+                          "--benchmark_display_aggregates_only) so that every repetition is written, or pass "
                           "--allow-aggregates to import them marked (the verdict abstains on them)");
   const run_document run = import_files(format::gbench, {file}, true);
   const auto& a = find(run, "BM_a[arg0=1]");
@@ -257,12 +258,15 @@ TEST_CASE("pytest-benchmark: rounds are samples; params map like gbench's; commi
   CHECK(run.env.harness == "pytest-benchmark 5.3.1");
   CHECK(run.created_at == "2026-12-03T09:27:38Z");
 
-  // Without --benchmark-save-data only the statistics exist.
+  // A file saved without --benchmark-save-data has only the statistics.
   const auto summarized = s.write("stats.json", R"({"machine_info": {}, "benchmarks": [{"name": "test_a",
       "fullname": "t.py::test_a", "stats": {"rounds": 40, "mean": 0.001, "median": 0.0009, "stddev": 0.0001}}]})");
-  CHECK(error_of(format::pytest_benchmark, {summarized}).find(": $.benchmarks[0]: t.py::test_a has only aggregates, "
-                                                              "no per-sample times: run pytest with "
-                                                              "--benchmark-save-data") != std::string::npos);
+  CHECK(error_of(format::pytest_benchmark, {summarized}) ==
+        summarized + ": $.benchmarks[0]: t.py::test_a has only the summary statistics of its 40 rounds (no "
+                     "stats.data), no per-sample times: import the file that --benchmark-json=FILE writes (it always "
+                     "holds every round's time), or save with --benchmark-save-data beside --benchmark-save / "
+                     "--benchmark-autosave (saved files hold the rounds only then), or pass --allow-aggregates to "
+                     "import it marked (the verdict abstains on it)");
   const run_document kept = import_files(format::pytest_benchmark, {summarized}, true);
   CHECK(kept.results[0].aggregates->count == 40);
   CHECK(*kept.results[0].aggregates->median_ms == doctest::Approx(0.9));
@@ -308,9 +312,12 @@ TEST_CASE("nvbench: the --jsonbin fixture's sample files are read; axes are para
 
 TEST_CASE("nvbench: --json output has only summaries; sample files must be whole") {
   const std::string summaries = (fixtures / "nvbench" / "copy-summaries.json").string();
-  CHECK(error_of(format::nvbench, {summaries}).find(": $.benchmarks[0].states[0]: copy [Device=0 T=F32 "
-                                                   "Elements=2^20] has only aggregates, no per-sample times (and 1 "
-                                                   "more): run the benchmark with --jsonbin") != std::string::npos);
+  CHECK(error_of(format::nvbench, {summaries}) ==
+        summaries + ": $.benchmarks[0].states[0]: copy [Device=0 T=F32 Elements=2^20] has only summaries (mean and "
+                    "relative spread of 12 cold samples, as --json writes them), no per-sample times (and 1 more): run "
+                    "the benchmark with --jsonbin FILE instead of --json FILE so nvbench writes every sample's time, "
+                    "and keep its FILE-bin folder beside it, or pass --allow-aggregates to import them marked (the "
+                    "verdict abstains on them)");
   const run_document kept = import_files(format::nvbench, {summaries}, true);
   REQUIRE(kept.results[0].aggregates);
   CHECK(kept.results[0].aggregates->count == 12);
@@ -341,7 +348,7 @@ TEST_CASE("nvbench: --json output has only summaries; sample files must be whole
         std::string::npos);
 }
 
-TEST_CASE("options: --gbench-time cpu is for gbench only; a project is needed") {
+TEST_CASE("options: --gbench-time cpu is for gbench only; a project is needed where the files name none") {
   importers::import_options o;
   o.fmt = format::nvbench;
   o.files = {(fixtures / "nvbench" / "copy.json").string()};
@@ -351,5 +358,8 @@ TEST_CASE("options: --gbench-time cpu is for gbench only; a project is needed") 
                        error);
   o.gbench_cpu_time = false;
   o.project.clear();
-  CHECK_THROWS_WITH_AS(importers::import_run(o), doctest::Contains("--project is empty"), error);
+  const std::string no_project = "no project to file the run under: pass --project NAME, or run rnx import beside "
+                                 "the rnx.toml that names it ([project] name); " + o.files[0] + " names none (of the "
+                                 "harnesses only pytest-benchmark records one, in commit_info.project)";
+  CHECK_THROWS_WITH_AS(importers::import_run(o), no_project.c_str(), error);
 }

@@ -107,15 +107,59 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
                                  "float64 result (2.56e-06)") != std::string::npos);
   // The verifier's basis trusts its reference: its largest error is the yardstick, so the same output passes.
   CHECK(rnx::runner::check_within({lossy}, {ref}, base, capped, yard_basis::trusted_reference).ok);
-  // Perturbed inputs: float64, deterministic, moved by at most the dtype's eps.
+  // Perturbed inputs: float64, deterministic, moved by at most the arithmetic's eps (float16's here).
   at::Tensor x = at::randn({64}, at::kFloat);
-  auto p1 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
-  auto p2 = rnx::runner::rounding_perturbed({x}, at::kHalf, 3);
+  const double half_eps = rnx::runner::arithmetic_eps(at::kHalf, at::kCPU);
+  CHECK(half_eps == 9.765625e-4);
+  auto p1 = rnx::runner::rounding_perturbed({x}, half_eps, 3);
+  auto p2 = rnx::runner::rounding_perturbed({x}, half_eps, 3);
   CHECK((p1[0].scalar_type() == at::kDouble));
   CHECK(at::equal(p1[0], p2[0]));
   at::Tensor rel = ((p1[0] - x.to(at::kDouble)) / x.to(at::kDouble)).abs();
   CHECK(rel.max().item<double>() <= 9.765625e-4);
   CHECK(rel.max().item<double>() > 0);
+  // float32 keeps its own eps off CUDA; TF32 is a CUDA matter only.
+  CHECK(rnx::runner::arithmetic_eps(at::kFloat, at::kCPU) == doctest::Approx(1.1920929e-7));
+  CHECK_FALSE(rnx::runner::tf32_allowed(at::kFloat, at::kCPU));
+  // A yardstick measured at TF32's step says so.
+  auto tf32 = rnx::runner::measure_yardstick({lossy}, {ref}, at::kFloat, &moved, true);
+  CHECK(rnx::runner::describe(base, tf32, yard_basis::self_check).find("rounding the inputs to TF32 (allowed for "
+                                                                      "float32 on CUDA)") != std::string::npos);
+}
+
+TEST_CASE("the self-check's tail allowance: a few elements of a large output a little further, never one far off") {
+  using rnx::runner::yard_basis;
+  const rnx::tolerance base = rnx::default_tolerance("float16");  // rtol 1e-3, atol 1e-5
+  at::Tensor ref = at::zeros({20000}, at::kDouble);
+  at::Tensor out = ref.clone();
+  out[7] = 5e-5;  // 5x atol: one element of 20,000 (0.005%), within 16x
+  out[9] = 1e-4;  // 10x atol
+  auto y = rnx::runner::measure_yardstick({out}, {ref}, at::kHalf);
+  auto tail = rnx::runner::check_within({out}, {ref}, base, y, yard_basis::self_check);
+  CHECK(tail.ok);
+  CHECK(tail.message == "2 of 20000 elements beyond the tolerance, within the tail allowance (16x atol for at most "
+                        "0.01% of the elements)");
+  // The verifier's basis has no tail allowance: against an exact reference the same output fails.
+  auto exact = rnx::runner::measure_yardstick({ref}, {ref}, at::kHalf);
+  CHECK_FALSE(rnx::runner::check_within({out}, {ref}, base, exact, yard_basis::trusted_reference).ok);
+  // Beyond 16x atol: diverged.
+  at::Tensor far = out.clone();
+  far[11] = 1e-3;
+  CHECK_FALSE(rnx::runner::check_within({far}, {ref}, base, y, yard_basis::self_check).ok);
+  // More than 0.01% of the elements: diverged.
+  at::Tensor many = out.clone();
+  many.narrow(0, 100, 3) = 5e-5;
+  CHECK_FALSE(rnx::runner::check_within({many}, {ref}, base, y, yard_basis::self_check).ok);
+  // A small output gets no allowance: one element 5x off is diverged.
+  at::Tensor small_ref = at::zeros({1000}, at::kDouble);
+  at::Tensor small = small_ref.clone();
+  small[3] = 5e-5;
+  auto small_y = rnx::runner::measure_yardstick({small}, {small_ref}, at::kHalf);
+  CHECK_FALSE(rnx::runner::check_within({small}, {small_ref}, base, small_y, yard_basis::self_check).ok);
+  // NaN never passes.
+  at::Tensor nan = out.to(at::kFloat).clone();
+  nan[13] = NAN;
+  CHECK_FALSE(rnx::runner::check_within({nan}, {ref}, base, y, yard_basis::self_check).ok);
 }
 
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
@@ -151,6 +195,44 @@ TEST_CASE("a KernelBench file gets its inputs from get_inputs() with the configu
   auto call = k->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
   // Same seed, same weights: ModelNew (a copy of Model) matches the float64 Model.
   CHECK(rnx::runner::compare_outputs(call->outputs(), k->reference(inputs, 11), {1e-5, 1e-5}).ok);
+}
+
+TEST_CASE("rehome_state moves both sides' weights to new memory, values and outputs unchanged") {
+  rnx::kernel_spec spec = python_spec("kb", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "kb_relu.py", {});
+  rnx::runner::load_options first_options;
+  first_options.module_prefix = "rnx_rehome_a_";
+  rnx::runner::load_options second_options;
+  second_options.module_prefix = "rnx_rehome_b_";
+  auto first_kernel = rnx::runner::load_kernel(spec, first_options);
+  auto second_kernel = rnx::runner::load_kernel(spec, second_options);
+  auto inputs = first_kernel->make_inputs(3, at::kFloat, at::kCPU, 11);
+  auto first = first_kernel->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
+  auto second = second_kernel->prepare("eager", inputs, at::kFloat, at::kCPU, 11);
+  const std::vector<at::Tensor> before = first->outputs();
+  std::vector<at::Tensor> state = first->state();
+  REQUIRE_FALSE(state.empty());  // the Linear's weight and bias
+  std::vector<const void*> old_addresses;
+  std::vector<at::Tensor> old_values;
+  for (const auto& t : state) {
+    old_addresses.push_back(t.data_ptr());
+    old_values.push_back(t.detach().clone());
+  }
+  CHECK(rnx::runner::rehome_state(*first, *second) == state.size() + second->state().size());
+  const std::vector<at::Tensor> after_state = first->state();
+  REQUIRE(after_state.size() == state.size());
+  for (std::size_t i = 0; i < state.size(); ++i) {
+    CHECK(after_state[i].data_ptr() != old_addresses[i]);
+    CHECK(at::equal(after_state[i], old_values[i]));
+  }
+  const std::vector<at::Tensor> after = first->outputs();
+  REQUIRE(after.size() == before.size());
+  CHECK(at::equal(after[0], before[0]));
+  // A function has no state: nothing moves.
+  rnx::kernel_spec fn = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,4"});
+  auto fn_kernel = rnx::runner::load_kernel(fn);
+  auto fn_inputs = fn_kernel->make_inputs(2, at::kFloat, at::kCPU, 3);
+  auto fn_call = fn_kernel->prepare("eager", fn_inputs, at::kFloat, at::kCPU, 3);
+  CHECK(fn_call->state().empty());
 }
 
 TEST_CASE("loading errors name the kernel and file") {

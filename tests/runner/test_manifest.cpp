@@ -1,5 +1,6 @@
 // rnx.toml parsing: defaults, per-kernel overrides, input order, [gate]/[service], and every bad-input message.
 #include "rnx/common/error.hpp"
+#include "rnx/common/drift_settings.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
@@ -326,6 +327,7 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
   const rnx::kernel_spec& k = m.kernels.front();
   const rnx::bench_settings& b = k.bench;
   const rnx::gate_policy& g = m.gate;
+  const rnx::drift_settings drift = rnx::parse_drift_settings(project + "[[kernel]]\nname = \"a\"\n", "rnx.toml");
   std::string on_abstain(rnx::to_string(g.on_abstain));
   for (auto& c : on_abstain) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::map<std::string, std::string> actual = {
@@ -352,6 +354,8 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
       {"gate.statistic", "\"" + std::string(rnx::to_string(g.stat)) + "\""},
       {"gate.on_abstain", "\"" + on_abstain + "\""},
       {"gate.report_only", g.report_only ? "true" : "false"},
+      {"gate.anchor", "\"" + rnx::to_string(drift.anchor) + "\""},
+      {"gate.drift_action", "\"" + std::string(rnx::to_string(drift.action)) + "\""},
   };
   for (const auto& key : rnx::manifest_keys()) {
     const std::string path = rnx::manifest_key_path(key);
@@ -386,4 +390,23 @@ TEST_CASE("the ranges in the list of keys are the ones the parser enforces") {
     ++checked;
   }
   CHECK(checked >= 30);
+}
+
+TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the key and the line") {
+  const std::string kernel = "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n";
+  const std::string good = project + kernel + "[gate]\ndrift_budget = 0.05\nanchor = \"tag:v*\"\ndrift_action = \"block\"\n";
+  (void)parse(good);
+  const rnx::drift_settings d = rnx::parse_drift_settings(good, "rnx.toml");
+  REQUIRE(d.budget);
+  CHECK(*d.budget == doctest::Approx(0.05));
+  CHECK(d.anchor.kind == rnx::anchor_kind::tag);
+  CHECK(d.action == rnx::drift_action::block);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\ndrift_budget = 0.05\nanchor = \"newest\"\n"),
+                       doctest::Contains("key 'gate.anchor': \"newest\" is not an anchor"), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\ndrift_budget = 1.5\n"),
+                       doctest::Contains("key 'gate.drift_budget'"), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\ndrift_budget = 0.05\ndrift_action = \"fail\"\n"),
+                       doctest::Contains("key 'gate.drift_action': unknown value \"fail\""), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nanchor = \"days:30\"\n"),
+                       doctest::Contains("need a budget"), rnx::error);
 }

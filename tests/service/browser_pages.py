@@ -10,6 +10,7 @@ import argparse
 import base64
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -100,9 +101,9 @@ class Browser:
                     if e.get("method") == "Network.responseReceived" and e["params"].get("type") == "Document"]
         return statuses[-1] if statuses else None
 
-    def screenshot(self, path):
+    def screenshot(self, path, width=1360):
         height = self.js("Math.ceil(document.documentElement.scrollHeight)")
-        self.call("Emulation.setDeviceMetricsOverride", width=1360, height=min(max(height, 600), 4000),
+        self.call("Emulation.setDeviceMetricsOverride", width=width, height=min(max(height, 600), 4000),
                   deviceScaleFactor=1, mobile=False)
         shot = self.call("Page.captureScreenshot", format="png")
         self.call("Emulation.clearDeviceMetricsOverride")
@@ -157,6 +158,52 @@ def browser_problems(browser, allow_error_status=False):
     return problems
 
 
+def paired_block(base, token, project, env_index=0):
+    """A pull request that is 20% slower in every configuration, judged the way the gate stores it today: the base
+    branch's run uploaded (a push: the baseline), the head run uploaded with its pull request, then the verdict asked
+    for through POST /api/v1/runs/{id}/verdict. Returns the head run's id."""
+    import random
+    from datetime import datetime, timedelta, timezone
+    rng = random.Random(11)
+    client = pages_seed.Client(base, token)
+    env = dict(pages_seed.ENVIRONMENTS[env_index])
+    env["env_id"] = "pairedb10c4d5e"  # an environment of its own: its own baseline
+    cfgs = pages_seed.configs(1, [1])
+    when = datetime(2026, 9, 6, 20, 0, tzinfo=timezone.utc)  # beside the seeded history
+    base_doc = pages_seed.document(project, env, when, "%040x" % 1, "main", None, cfgs, {}, rng, 40, 5)
+    client.post("/api/v1/runs", base_doc)
+    slow = {k: 1.2 for k in pages_seed.KERNELS}
+    head_doc = pages_seed.document(project, env, when + timedelta(minutes=20), "%040x" % 2, "feature-slow", 777,
+                                   cfgs, slow, rng, 40, 5)
+    head = client.post("/api/v1/runs", head_doc)["id"]
+    verdict = client.post("/api/v1/runs/%s/verdict" % head, {})
+    return head, verdict["verdict"]
+
+
+def first_push(base, token, project):
+    """A project's first push, judged as the gate does after storing it: the run is its branch's first baseline."""
+    import random
+    from datetime import datetime, timezone
+    rng = random.Random(3)
+    client = pages_seed.Client(base, token)
+    doc = pages_seed.document(project, pages_seed.ENVIRONMENTS[0], datetime(2026, 11, 1, 8, 0, tzinfo=timezone.utc),
+                              "%040x" % 5, "main", None, pages_seed.configs(1, [1]), {}, rng, 20, 2)
+    run = client.post("/api/v1/runs", doc)["id"]
+    client.post("/api/v1/runs/%s/verdict" % run, {})
+    return run
+
+
+NO_SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
+
+
+def server_admin(server, db):
+    """`rnx-server admin ... --db DB` as a function: its arguments in, its standard output (stripped) out."""
+    def admin(*args):
+        return subprocess.run([server, "admin", *args, "--db", db], check=True, capture_output=True,
+                              text=True).stdout.strip()
+    return admin
+
+
 def main():
     started = time.time()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -172,16 +219,18 @@ def main():
     checks = Checks()
     try:
         db = os.path.join(work, "rnx.sqlite")
-
-        def admin(*args):
-            return subprocess.run([a.server, "admin", *args, "--db", db], check=True, capture_output=True,
-                                  text=True).stdout.strip()
+        admin = server_admin(a.server, db)
 
         admin("project", "create", "demo")
         admin("project", "create", "secret")
         token = admin("token", "create", "--project", "demo", "--scope", "admin")
         secret_token = admin("token", "create", "--project", "secret", "--scope", "admin")
         admin("project", "visibility", "demo", "public")
+        admin("project", "create", "empty")
+        admin("project", "visibility", "empty", "public")
+        admin("project", "create", "fresh")
+        admin("project", "visibility", "fresh", "public")
+        fresh_token = admin("token", "create", "--project", "fresh", "--scope", "baseline")
         server = subprocess.Popen([a.server, "serve", "--db", db, "--listen", "127.0.0.1:0", "--threads", "2"],
                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         line = server.stdout.readline()
@@ -190,10 +239,37 @@ def main():
         base = line.split("listening on ")[1].split(" ")[0]
         facts = pages_seed.seed(base, token, "demo", runs=45, n_kernels=2, batches=(1, 8), envs=3, samples=40)
         pages_seed.seed(base, secret_token, "secret", runs=3, n_kernels=1, batches=(1,), envs=1, samples=20)
-        print("seeded %d runs in %.1fs" % (len(facts["runs"]), time.time() - started))
+        block_run, block_verdict = paired_block(base, token, "demo")
+        fresh_run = first_push(base, fresh_token, "fresh")
+        print("seeded %d runs in %.1fs" % (len(facts["runs"]) + 2, time.time() - started))
 
         browser = Browser(work)
         n_configs = len(facts["configs"])
+
+        # Landing page: the public projects, not the private one.
+        status = browser.open(base + "/")
+        landing = browser.js("""({names: [...document.querySelectorAll('table.projects tbody td:first-child a')]
+            .map(a => a.textContent), brand: document.querySelector('header.top a.brand').getAttribute('href')})""")
+        checks.expect(status == 200, "landing: HTTP 200 (got %s)" % status)
+        checks.expect(landing["names"] == ["demo", "empty", "fresh"],
+                      "landing: lists the public projects only (%s)" % landing["names"])
+        checks.expect(landing["brand"] == "/", "landing: the brand links to the list of projects")
+        checks.expect(not browser_problems(browser), "landing: no console error %s" % browser_problems(browser))
+        browser.screenshot(os.path.join(a.out, "landing.png"))
+
+        # An empty project says how to upload, instead of bare table headers.
+        status = browser.open(base + "/projects/empty")
+        empty = browser.js("""({text: (document.querySelector('.empty-state') || {}).textContent || '',
+            tables: document.querySelectorAll('table').length})""")
+        checks.expect(status == 200 and "rnx gate --service-url" in empty["text"] and empty["tables"] == 0,
+                      "empty project: an empty state that says how to upload, no bare tables")
+
+        # A project's first push: stored as its first baseline, which the overview says (not "make it the baseline").
+        browser.open(base + "/projects/fresh")
+        reason = browser.js("document.querySelector('table.verdicts tbody td:last-child').textContent")
+        checks.expect("stored as the first baseline of main" in reason and "rnx accept" not in reason
+                      and "make run" not in reason,
+                      "first push: the overview calls it the first baseline (%s)" % reason)
 
         # Project overview.
         status = browser.open(base + "/projects/demo")
@@ -202,46 +278,102 @@ def main():
             rows: document.querySelectorAll('table.configs tr.config-row').length,
             envs: document.querySelectorAll('table.envs tbody tr').length,
             sparks: document.querySelectorAll('svg.spark polyline').length,
+            scales: [...document.querySelectorAll('.spark-scale')].filter(s => / ms$/.test(s.textContent)).length,
             trends: document.querySelectorAll('td.trend.t-slower, td.trend.t-faster, td.trend.t-flat').length,
+            deltas: [...document.querySelectorAll('td.delta')].filter(d =>
+                /^[+-]\d+\.\d% \(95%: [+-]\d+\.\d% to [+-]\d+\.\d%\)$/.test(d.textContent)).length,
             chips: document.querySelectorAll('table.configs .chip').length,
+            mixed: [...document.querySelectorAll('table.configs tr.config-row')].filter(tr => {
+                const env = tr.querySelector('td code[title]').getAttribute('title');
+                return [...tr.querySelectorAll('a[href^="/runs/"] .chip')].length > 0 &&
+                       env === 'pairedb10c4d5e' && tr.textContent.includes('equivalent'); }).length,
             verdicts: document.querySelectorAll('table.verdicts tbody tr').length,
-            compare: !!document.querySelector('a[href^="/compare?runs="]')})""")
+            block: [...document.querySelectorAll('table.verdicts tbody tr')].filter(tr =>
+                tr.querySelector('td a').textContent === BLOCK_RUN && tr.textContent.includes('BLOCK') &&
+                tr.textContent.includes('#777')).length,
+            compare: !!document.querySelector('a[href^="/compare?runs="]')})"""
+                         .replace("BLOCK_RUN", json.dumps(block_run)))
         checks.expect(dom["h1"].startswith("demo"), "overview: heading names the project")
-        checks.expect(dom["rows"] == n_configs * 3, "overview: a row per configuration and environment (%d)" % dom["rows"])
-        checks.expect(dom["envs"] == 3, "overview: three environments listed")
-        checks.expect(dom["sparks"] == n_configs * 3, "overview: a sparkline per series (%d)" % dom["sparks"])
+        checks.expect(dom["rows"] == n_configs * 3 + 2,
+                      "overview: a row per configuration and environment (%d)" % dom["rows"])
+        checks.expect(dom["envs"] == 4, "overview: four environments listed")
+        checks.expect(dom["sparks"] == n_configs * 3 + 2, "overview: a sparkline per series (%d)" % dom["sparks"])
+        checks.expect(dom["scales"] == dom["sparks"], "overview: every sparkline has its scale (lowest-highest ms)")
         checks.expect(dom["trends"] >= n_configs, "overview: trend arrows drawn (%d)" % dom["trends"])
+        checks.expect(dom["deltas"] >= n_configs,
+                      "overview: a signed delta%% with its 95%% interval (%d)" % dom["deltas"])
         checks.expect(dom["chips"] > 0 and dom["verdicts"] > 0, "overview: last verdicts shown")
+        checks.expect(dom["mixed"] == 0, "overview: an environment's row shows only its own decisions")
+        checks.expect(block_verdict == "BLOCK" and dom["block"] == 1,
+                      "overview: the pull request's BLOCK (run %s, #777) in the last verdicts" % block_run)
         checks.expect(dom["compare"], "overview: links to the hardware comparison")
         checks.expect(not browser_problems(browser), "overview: no console error, no outside request %s"
                       % browser_problems(browser))
         browser.screenshot(os.path.join(a.out, "overview.png"))
 
-        # Configuration history: log scale, one series per environment, the accepted slowdown marked, click-through.
+        # Configuration history: log scale, one colour per environment, PR runs apart from the base branch's line,
+        # the baseline as a step line with its band, distinct time ticks, the accepted slowdown marked once.
         config = urllib.parse.quote(facts["configs"][0], safe="")
+        history_js = """(() => { const c = Chart.getChart(document.querySelector('canvas.history-chart'));
+            const shown = c.data.datasets.filter(d => !d.rnxHelper);
+            const count = (style) => shown.reduce((n, d) => n + d.pointStyle.filter(s => s === style).length, 0);
+            const ticks = c.scales.x.ticks.map(t => c.scales.x.getLabelForValue ? t.label : t.value);
+            return {scale: c.scales.y.type, envs: shown.filter(d => !d.rnxPullRequests).length,
+                    points: shown.reduce((n, d) => n + d.data.length, 0),
+                    prApart: shown.filter(d => d.rnxPullRequests).reduce((n, d) => n + d.data.length, 0),
+                    prOnLine: shown.filter(d => !d.rnxPullRequests && d.showLine)
+                                   .reduce((n, d) => n + d.data.filter(p => p.pr != null).length, 0),
+                    triangles: count('triangle'), diamonds: count('rectRot'),
+                    bands: c.data.datasets.filter(d => d.rnxBand && d.data.length > 1).length,
+                    bandFill: c.data.datasets.filter(d => d.rnxBand && d.fill === '+1').length,
+                    steps: c.data.datasets.filter(d => d.rnxBaseline && d.stepped === 'after').length,
+                    ticks: ticks,
+                    colours: Object.fromEntries(shown.filter(d => !d.rnxPullRequests)
+                                                     .map(d => [d.label.slice(0, 12), d.borderColor])),
+                    red: shown.filter(d => ['#d00000', '#d62728', '#d00', '#ff0000', 'red']
+                                           .includes(String(d.borderColor).toLowerCase())).length,
+                    reason: (document.querySelector('table.accepted td:last-child') || {}).textContent || '',
+                    bold: document.querySelectorAll('table.accepted b').length}; })()"""
         status = browser.open(base + "/projects/demo/configs/" + config + "?scale=log")
         checks.expect(status == 200, "history: HTTP 200 (got %s)" % status)
-        chart = browser.js("""(() => { const c = Chart.getChart(document.querySelector('canvas.history-chart'));
-            return {scale: c.scales.y.type, series: c.data.datasets.length,
-                    points: c.data.datasets.reduce((n, d) => n + d.data.length, 0),
-                    triangles: c.data.datasets.reduce((n, d) => n + d.pointStyle.filter(s => s === 'triangle').length, 0),
-                    diamonds: c.data.datasets.reduce((n, d) => n + d.pointStyle.filter(s => s === 'rectRot').length, 0),
-                    reason: document.querySelector('table.accepted td:last-child').textContent,
-                    bold: document.querySelectorAll('table.accepted b').length}; })()""")
+        chart = browser.js(history_js)
         checks.expect(chart["scale"] == "logarithmic", "history: log scale on request")
-        checks.expect(chart["series"] == 3, "history: one series per environment")
+        checks.expect(chart["envs"] == 4, "history: one series per environment")
         checks.expect(chart["points"] >= 40, "history: every run drawn (%d points)" % chart["points"])
-        checks.expect(chart["triangles"] == 1, "history: the accepted slowdown marked once")
+        checks.expect(chart["prApart"] >= 5 and chart["prOnLine"] == 0,
+                      "history: pull-request runs drawn apart from the base branch's line (%d)" % chart["prApart"])
+        checks.expect(chart["triangles"] == 1, "history: the accepted slowdown marked once (%d)" % chart["triangles"])
         checks.expect(chart["diamonds"] > 10, "history: baselines marked")
+        checks.expect(chart["bands"] == 8 and chart["bandFill"] == 4 and chart["steps"] == 4,
+                      "history: a baseline step line and a filled band per environment (%s)" % chart)
+        ticks = chart["ticks"]
+        checks.expect(len(ticks) >= 3 and len(set(ticks)) == len(ticks),
+                      "history: the x ticks are distinct dates/times %s" % ticks)
+        checks.expect(chart["red"] == 0, "history: no series is red like the accepted marker")
         checks.expect("<b>15%</b>" in chart["reason"] and chart["bold"] == 0,
                       "history: the accepted reason shown as text, its markup escaped")
         checks.expect(not browser_problems(browser), "history: no console error, no outside request %s"
                       % browser_problems(browser))
         browser.screenshot(os.path.join(a.out, "history.png"))
+        colours = chart["colours"]
+        # Filtered to one environment, that environment keeps its colour.
+        last_env = facts["envs"][2]
+        browser.open(base + "/projects/demo/configs/" + config + "?env_id=" + last_env)
+        filtered = browser.js(history_js)
+        checks.expect(filtered["colours"] == {last_env[:12]: colours[last_env[:12]]},
+                      "history: an environment keeps its colour when filtered (%s)" % filtered["colours"])
+        # A configuration the accepted run did not slow down: no accepted marker there.
+        unchanged = [c for c in facts["configs"] if not c.startswith(pages_seed.KERNELS[0] + "/")][0]
+        browser.open(base + "/projects/demo/configs/" + urllib.parse.quote(unchanged, safe=""))
+        other = browser.js(history_js)
+        checks.expect(other["triangles"] == 0 and other["reason"] == "",
+                      "history: no accepted marker on %s, which the accepted run did not slow down" % unchanged)
+        browser.open(base + "/projects/demo/configs/" + config + "?scale=log")
         # Click the first point of the first series: the browser must open that run's page.
         target = browser.js("""(() => { const c = Chart.getChart(document.querySelector('canvas.history-chart'));
-            const el = c.getDatasetMeta(0).data[0]; const r = c.canvas.getBoundingClientRect();
-            return {x: r.left + el.x, y: r.top + el.y, run: c.data.datasets[0].data[0].run}; })()""")
+            const i = c.data.datasets.findIndex(d => !d.rnxHelper && !d.rnxPullRequests);
+            const el = c.getDatasetMeta(i).data[0]; const r = c.canvas.getBoundingClientRect();
+            return {x: r.left + el.x, y: r.top + el.y, run: c.data.datasets[i].data[0].run}; })()""")
         browser.events = []
         for kind in ("mouseMoved", "mousePressed", "mouseReleased"):
             browser.call("Input.dispatchMouseEvent", type=kind, x=target["x"], y=target["y"], button="left",
@@ -250,12 +382,33 @@ def main():
         checks.expect(browser.js("location.pathname") == "/runs/" + target["run"],
                       "history: clicking a point opens run %s" % target["run"])
 
+        # The pull request's BLOCK on its run page: each change as a signed percentage with its interval and a
+        # chart of the ratio against the band.
+        status = browser.open(base + "/runs/" + block_run)
+        block = browser.js("""({banner: document.querySelector('.banner').textContent,
+            pr: document.querySelector('dl.facts').textContent.includes('pull request #777'),
+            change: document.querySelector('table.verdict-table td.change').textContent,
+            rows: document.querySelectorAll('table.verdict-table tbody tr').length,
+            svg: document.querySelectorAll('table.verdict-table svg.ratio-band rect.band').length,
+            dot: document.querySelectorAll('table.verdict-table svg.ratio-band circle.ratio').length})""")
+        checks.expect(status == 200 and block["banner"].startswith("BLOCK") and block["pr"],
+                      "pull request run: BLOCK on its run page")
+        change_re = r"^\+(1[5-9]|2[0-5])\.\d% \(95%: \+\d+\.\d% to \+\d+\.\d%\)$"
+        checks.expect(re.match(change_re, block["change"]) is not None,
+                      "pull request run: the change as a signed percentage with its interval (%s)" % block["change"])
+        checks.expect(block["rows"] == 2 and block["svg"] == 2 and block["dot"] == 2,
+                      "pull request run: each configuration's ratio drawn against the band")
+        checks.expect(not browser_problems(browser), "pull request run: no console error")
+        browser.screenshot(os.path.join(a.out, "run_block.png"))
+
         # Run page of the accepted slowdown: verdict table, strip charts of base and head per worker process.
         status = browser.open(base + "/runs/" + facts["accepted_run"])
         checks.expect(status == 200, "run: HTTP 200")
         run = browser.js("""({rows: document.querySelectorAll('table.verdict-table tbody tr').length,
             slower: document.querySelectorAll('table.verdict-table .chip.d-slower').length,
             banner: document.querySelector('.banner').textContent,
+            accepted: (document.querySelector('.banner.accepted') || {}).textContent || '',
+            bands: document.querySelectorAll('table.verdict-table svg.ratio-band').length,
             charts: [...document.querySelectorAll('details.dist[open] canvas')].filter(c => Chart.getChart(c)).length,
             open: document.querySelectorAll('details.dist[open]').length,
             sides: (() => { const c = Chart.getChart(document.querySelector('details.dist[open] canvas'));
@@ -263,6 +416,9 @@ def main():
         checks.expect(run["rows"] == n_configs, "run: a verdict row per configuration (%d)" % run["rows"])
         checks.expect(run["slower"] >= 1, "run: the slowdown is called slower")
         checks.expect(run["banner"].startswith("BLOCK"), "run: the BLOCK verdict is shown")
+        checks.expect(run["accepted"].startswith("Accepted") and "maintainer <on-call & perf>" in run["accepted"],
+                      "run: the accepted run says it was accepted, by whom (%s)" % run["accepted"][:80])
+        checks.expect(run["bands"] == n_configs, "run: a ratio-against-band chart per configuration")
         checks.expect(run["charts"] == run["open"] and run["open"] >= 1, "run: a strip chart per open configuration")
         checks.expect(run["sides"] == "base,head", "run: base and head side by side")
         checks.expect(not browser_problems(browser), "run: no console error %s" % browser_problems(browser))
@@ -274,10 +430,14 @@ def main():
             })()"""
         folded_drawn.append(browser.js(unfold))
 
-        # Run page of the abstain.
+        # Run page of the abstain: the unstable message said once.
         status = browser.open(base + "/runs/" + facts["abstain_run"])
-        abstain = browser.js("document.querySelectorAll('table.verdict-table .chip.d-abstain').length")
-        checks.expect(status == 200 and abstain >= 1, "run: the unstable configuration is abstain")
+        abstain = browser.js("""({chips: document.querySelectorAll('table.verdict-table .chip.d-abstain').length,
+            reasons: [...document.querySelectorAll('table.verdict-table td.reason')].map(td => td.textContent)})""")
+        checks.expect(status == 200 and abstain["chips"] >= 1, "run: the unstable configuration is abstain")
+        repeated = [r for r in abstain["reasons"] if r.count("bimodal") > 1]
+        checks.expect(any("bimodal" in r for r in abstain["reasons"]) and not repeated,
+                      "run: the unstable message is said once %s" % repeated)
         checks.expect(not browser_problems(browser), "abstain run: no console error")
         browser.screenshot(os.path.join(a.out, "run_abstain.png"))
         folded_drawn.append(browser.js(unfold))
@@ -285,40 +445,53 @@ def main():
         checks.expect(True in folded_drawn and False not in folded_drawn,
                       "run: a folded configuration is drawn only when opened %s" % folded_drawn)
 
-        # Hardware comparison with prices.
+        # Hardware comparison with prices: ratios with their intervals, bars from 1.0.
         newest = facts["newest_by_env"]
         envs = facts["envs"]
         prices = "%s:3.72,%s:1.29,%s:0.71" % (envs[0], envs[1], envs[2])
-        status = browser.open(base + "/compare?runs=%s&prices=%s" % (",".join(newest[e] for e in envs),
-                                                                      urllib.parse.quote(prices)))
-        cmp = browser.js("""({rows: document.querySelectorAll('table.ratios tbody tr').length,
+        compare_path = "/compare?runs=%s&prices=%s" % (",".join(newest[e] for e in envs), urllib.parse.quote(prices))
+        status = browser.open(base + compare_path)
+        cmp = browser.js("""(() => { const c = Chart.getChart(document.querySelector('canvas.compare-chart'));
+            return {rows: document.querySelectorAll('table.ratios tbody tr').length,
             cost: [...document.querySelectorAll('table.ratios th')].filter(t => t.textContent.includes('per M')).length,
-            bars: Chart.getChart(document.querySelector('canvas.compare-chart')).data.datasets.length,
-            ratio: document.querySelector('table.ratios tbody tr td:nth-child(5)').textContent})""")
+            bars: c.data.datasets.length,
+            from_one: c.data.datasets.every(d => d.data.every(v => v === null || v[0] === 1)),
+            whiskers: c.data.datasets.every(d => d.rnxLo.every((lo, i) => lo === null || lo <= d.data[i][1])),
+            ratio: document.querySelector('table.ratios tbody tr td:nth-child(5)').textContent}; })()""")
         checks.expect(status == 200, "compare: HTTP 200")
         checks.expect(cmp["rows"] == n_configs, "compare: a ratio row per configuration")
         checks.expect(cmp["cost"] == 3, "compare: cost per million items for each priced environment")
-        checks.expect(cmp["bars"] == 3, "compare: a bar series per run")
-        checks.expect(cmp["ratio"].startswith("1.") or cmp["ratio"].startswith("2."),
-                      "compare: the A100 is slower than the H200 (%s)" % cmp["ratio"])
+        checks.expect(cmp["bars"] == 2, "compare: a bar series per run compared with the first")
+        checks.expect(cmp["from_one"] and cmp["whiskers"], "compare: bars start at 1.0, with interval whiskers")
+        checks.expect(re.match(r"^[12]\.\d{3}\u00d7 \(\d\.\d{3}\u2013\d\.\d{3}\)$", cmp["ratio"]) is not None,
+                      "compare: the A100 is slower than the H200, with the ratio's interval (%s)" % cmp["ratio"])
         checks.expect(not browser_problems(browser), "compare: no console error %s" % browser_problems(browser))
         browser.screenshot(os.path.join(a.out, "compare.png"))
 
-        # Bad input: a clear 4xx page, never 500.
+        # Bad input: a clear 4xx page with ways back, never 500.
+        same_env = facts["runs"][0] + "," + facts["runs"][3]  # runs 0 and 3 share the first environment
         for path, want in [("/projects/nope", 404), ("/runs/99999", 404), ("/runs/abc", 400),
                            ("/projects/demo/configs/" + config + "?points=many", 400),
                            ("/projects/demo/configs/" + config + "?env_id=unknown", 404),
                            ("/projects/demo/configs/" + config + "?from=2001-01-01&to=2026-12-01", 400),
-                           ("/compare?runs=1", 400)]:
+                           ("/compare?runs=1", 400), ("/compare?runs=" + same_env, 400)]:
             status = browser.open(base + path)
-            msg = browser.js("(document.querySelector('.error-message') || {}).textContent || ''")
-            checks.expect(status == want and len(msg) > 20, "bad input %s: %s page with a message (%s)" % (path, want, status))
+            page = browser.js("""({msg: (document.querySelector('.error-message') || {}).textContent || '',
+                back: [...document.querySelectorAll('ul.ways-back a')].map(a => a.getAttribute('href'))})""")
+            checks.expect(status == want and len(page["msg"]) > 20 and "/" in page["back"],
+                          "bad input %s: %s page with a message and a way back (%s)" % (path, want, status))
             checks.expect(not browser_problems(browser, allow_error_status=True), "bad input %s: no script error" % path)
+        checks.expect(page["back"][:2] == ["/runs/" + facts["runs"][0], "/runs/" + facts["runs"][3]],
+                      "compare of one environment: the error page links to both runs %s" % page["back"])
         browser.screenshot(os.path.join(a.out, "error.png"))
 
-        # A private project: 401 with a sign-in form; the token signs in (cookie) and the overview opens.
+        # A private project: 401 with a sign-in form naming the right command; the token signs in (cookie), the
+        # overview opens and the landing page lists the project.
         status = browser.open(base + "/projects/secret")
         checks.expect(status == 401, "private project: 401 without a token")
+        message = browser.js("document.querySelector('.error-message').textContent")
+        checks.expect("rnx-server admin project visibility secret public" in message,
+                      "private project: the 401 names the command that makes it public (%s)" % message)
         browser.screenshot(os.path.join(a.out, "sign_in.png"))
         browser.js("document.querySelector('input[name=token]').value = %s; document.querySelector('form').submit();"
                    % json.dumps(secret_token))
@@ -328,6 +501,25 @@ def main():
                       .startswith("/projects/secret secret"), "private project: readable after signing in")
         status = browser.open(base + "/projects/demo")
         checks.expect(status == 200, "a public project stays readable with another project's cookie")
+        browser.open(base + "/")
+        names = browser.js("[...document.querySelectorAll('table.projects tbody td:first-child a')]"
+                           ".map(a => a.textContent)")
+        checks.expect(names == ["demo", "empty", "fresh", "secret"],
+                      "landing: signed in, the token's private project is listed too (%s)" % names)
+
+        # 400 px wide (a phone): no page scrolls sideways; wide tables scroll inside their own box.
+        browser.call("Emulation.setDeviceMetricsOverride", width=400, height=800, deviceScaleFactor=1, mobile=False)
+        for path in ["/", "/projects/demo", "/projects/empty", "/projects/demo/configs/" + config,
+                     "/runs/" + block_run, "/runs/" + facts["accepted_run"], compare_path, "/projects/nope",
+                     "/compare?runs=" + same_env, "/login"]:
+            browser.open(base + path)
+            wide = browser.js("({fits: %s, scroll: document.documentElement.scrollWidth})" % NO_SIDEWAYS)
+            checks.expect(wide["fits"], "400 px: %s does not scroll sideways (%d px)" % (path, wide["scroll"]))
+            if path == "/runs/" + block_run:
+                browser.screenshot(os.path.join(a.out, "run_400px.png"), width=400)
+                browser.call("Emulation.setDeviceMetricsOverride", width=400, height=800, deviceScaleFactor=1,
+                             mobile=False)
+        browser.call("Emulation.clearDeviceMetricsOverride")
         checks.expect(time.time() - started < DEADLINE_S, "finished within %ds (%.1fs)" % (DEADLINE_S, time.time() - started))
     finally:
         if browser:

@@ -2,7 +2,7 @@
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 
 #include <doctest/doctest.h>
 

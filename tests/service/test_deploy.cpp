@@ -2,7 +2,7 @@
 // `rnx-server admin` commands against a serving rnx-server, the health probe, and TLS start-up errors.
 #include "service_test_support.hpp"
 
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/service/verdicts.hpp"
 
@@ -300,12 +300,15 @@ TEST_CASE("schema 3 -> 4: tokens made before revocation existed keep working and
   std::string db = dir.file("rnx.sqlite");
   std::string token = test::make_token(db, "demo", "upload");
   {
-    // Back to the version 3 layout: no revoked_at / expires_at, versions 4 and later not recorded.
+    // Back to the version 3 layout: no revoked_at / expires_at (nor what versions 5 and 6 added), versions 4 to 6
+    // not recorded.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
                          "ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE tokens DROP COLUMN expires_at; "
-                         "DELETE FROM schema_version WHERE version >= 4",
+                         "DROP TABLE shard_uploads; DROP TABLE run_groups; "
+                         "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
+                         "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 4",
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }
@@ -320,7 +323,7 @@ TEST_CASE("schema 3 -> 4: tokens made before revocation existed keep working and
   CHECK_FALSE(d.authenticate(token).has_value());
 }
 
-TEST_CASE("schema 4 -> 5: the verdicts stored before are kept and paired verdicts can be stored") {
+TEST_CASE("schema 6 -> 7: the verdicts stored before are kept and paired verdicts can be stored") {
   test::temp_dir dir;
   std::string db = dir.file("rnx.sqlite");
   std::int64_t run_id = 0;
@@ -331,16 +334,16 @@ TEST_CASE("schema 4 -> 5: the verdicts stored before are kept and paired verdict
     store::judge_stored_run(d, run_id, gate_policy{});
   }
   {
-    // Back to the version 4 layout: the verdicts table whose CHECK knows request and regression only.
+    // Back to the version 6 layout: the verdicts table whose CHECK knows request and regression only.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "CREATE TABLE v4 (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
+                         "CREATE TABLE v6 (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
                          "baseline_run_id INTEGER REFERENCES runs(id), kind TEXT NOT NULL CHECK (kind IN ('request', "
                          "'regression')), verdict TEXT NOT NULL, document TEXT NOT NULL, created_at TEXT NOT NULL); "
-                         "INSERT INTO v4 SELECT * FROM verdicts; DROP TABLE verdicts; "
-                         "ALTER TABLE v4 RENAME TO verdicts; CREATE INDEX verdicts_by_run ON verdicts (run_id); "
-                         "DELETE FROM schema_version WHERE version >= 5",
+                         "INSERT INTO v6 SELECT * FROM verdicts; DROP TABLE verdicts; "
+                         "ALTER TABLE v6 RENAME TO verdicts; CREATE INDEX verdicts_by_run ON verdicts (run_id); "
+                         "DELETE FROM schema_version WHERE version >= 7",
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }

@@ -238,3 +238,87 @@ TEST_CASE("sign-in redirects only to a path on this server, whatever the next pa
   // A percent-encoded slash inside a path is data, not an authority: the browser keeps it on this origin.
   CHECK(pages::same_origin_path("/%2F/evil") == "/%2F/evil");
 }
+
+TEST_CASE("pages: a change is a signed percentage with its interval, drawn against the band") {
+  CHECK(pages::signed_percent(1.205) == "+20.5%");
+  CHECK(pages::signed_percent(0.96) == "-4.0%");
+  CHECK(pages::signed_percent(0.99996) == "+0.0%");  // never "-0.0%"
+  CHECK(pages::change_text(1.205, 1.183, 1.224) == "+20.5% (95%: +18.3% to +22.4%)");
+  CHECK(pages::change_text(0.9, std::nullopt, std::nullopt) == "-10.0%");
+  CHECK(pages::change_text(std::nullopt, 0.9, 1.1).empty());
+  CHECK(pages::ratio_band_svg(std::nullopt, std::nullopt, std::nullopt, 0.02, "equivalent").empty());
+
+  auto svg = pages::ratio_band_svg(1.205, 1.183, 1.224, 0.02, "slower");
+  CHECK(svg.starts_with("<svg class=\"ratio-band\""));
+  CHECK(svg.find("<rect class=\"band\"") != std::string::npos);
+  CHECK(svg.find("<circle class=\"ratio\"") != std::string::npos);
+  CHECK(svg.find("<line class=\"interval\"") != std::string::npos);
+  CHECK(svg.find("band of equivalence 0.980 to 1.020") != std::string::npos);
+  // The dot of a 20% slowdown lies right of the no-change line, inside the drawing.
+  auto attr = [&](std::string_view element, std::string_view name) {
+    auto at = svg.find(element);
+    auto v = svg.find(std::string(name) + "=\"", at) + name.size() + 2;
+    return std::stod(svg.substr(v, svg.find('"', v) - v));
+  };
+  CHECK(attr("<circle class=\"ratio\"", "cx") > attr("<line class=\"one\"", "x1"));
+  CHECK(attr("<circle class=\"ratio\"", "cx") < 180);
+  // A decision is a word of a closed vocabulary, but a colour is never taken from text: nothing unknown gets in.
+  auto odd = pages::ratio_band_svg(0.5, 0.4, 0.6, 0.02, "\"><script>");
+  CHECK(odd.find("<script>") == std::string::npos);
+}
+
+TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is only on slower configurations") {
+  fixture f;
+  auto project = *f.db.find_project("demo");
+  // The pull request's run is 20% slower in every configuration; accept it.
+  store::accept_run(f.db, project.id, f.runs.back(), "maintainer", "intended <b>trade</b>", 0);
+  auto run = pages::run_data(f.db, f.runs.back());
+  const auto& record = run.at("baseline_record").as_object();
+  CHECK(record.at("source").as_string() == "accepted");
+  CHECK(record.at("accepted_by").as_string() == "maintainer");
+  auto html = pages::render_page(pages::run_page(run, pages::link_style{}));
+  CHECK(html.find("<strong>Accepted</strong> as the baseline of main by maintainer") != std::string::npos);
+  CHECK(html.find("intended &lt;b&gt;trade&lt;/b&gt;") != std::string::npos);
+  const auto& configs = run.at("configs").as_array();
+  REQUIRE(!configs.empty());
+  int slower = 0;
+  int other = 0;
+  for (const auto& c : configs) {
+    const auto& o = c.as_object();
+    bool is_slower = o.at("decision").as_string() == "slower";
+    (is_slower ? slower : other) += 1;
+    // The renamed kernel is new in this run: accepting the run accepted no slowdown of it.
+    auto key = pages::parse_config(std::string(o.at("config").as_string()));
+    auto history = pages::history_data(f.db, project, key, {});
+    CHECK(history.at("accepted").as_array().size() == (is_slower ? 1u : 0u));
+    std::size_t marked = 0;
+    for (const auto& s : history.at("series").as_array()) {
+      for (const auto& p : s.at("points").as_array()) marked += p.at("accepted_slowdown").as_bool() ? 1 : 0;
+    }
+    CHECK(marked == (is_slower ? 1u : 0u));
+  }
+  CHECK(slower > 0);
+  CHECK(other > 0);
+}
+
+TEST_CASE("pages: / lists the public projects and the caller's own; a refused comparison links to its runs") {
+  fixture f;
+  auto anonymous = f.get("/");
+  CHECK(anonymous.result_int() == 200);
+  CHECK(is_html(anonymous));
+  CHECK(anonymous.body().find("href=\"/projects/demo\"") == std::string::npos);  // private, no token
+  CHECK(anonymous.body().find("rnx-server admin project create NAME") != std::string::npos);
+  auto signed_in = f.get("/", f.token);
+  CHECK(signed_in.body().find("href=\"/projects/demo\"") != std::string::npos);
+  CHECK(signed_in.body().find("href=\"/projects/other\"") == std::string::npos);
+  f.db.set_project_public("other", true);
+  CHECK(f.get("/").body().find("href=\"/projects/other\"") != std::string::npos);
+
+  auto same_env = f.get("/compare?runs=" + std::to_string(f.runs[0]) + "," + std::to_string(f.runs[2]), f.token);
+  CHECK(same_env.result_int() == 400);
+  CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[0]) + "\"") != std::string::npos);
+  CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[2]) + "\"") != std::string::npos);
+  auto unauthorized = f.get("/projects/demo");
+  CHECK(unauthorized.result_int() == 401);
+  CHECK(unauthorized.body().find("rnx-server admin project visibility demo public") != std::string::npos);
+}

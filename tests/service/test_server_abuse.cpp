@@ -3,7 +3,7 @@
 // timings; each ends by itself (the server's own timeouts, and a bound on every wait here).
 #include "service_test_support.hpp"
 
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/verdict_document.hpp"
 #include "rnx/stats/verdict.hpp"

@@ -2,8 +2,10 @@
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
+#include "rnx/service/metrics.hpp"
 #include "rnx/service/notifier.hpp"
+#include "rnx/service/verdicts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -193,4 +195,31 @@ TEST_CASE("TLS: rnx-server over HTTPS; the client verifies the peer unless told 
   } catch (const error& e) {
     CHECK(e.code() == errc::unavailable);
   }
+}
+
+TEST_CASE("notifier: wait_idle returns once every queued check has been judged and delivered") {
+  test::temp_dir dir;
+  test::recording_server hook;
+  store::database db(dir.file("rnx.sqlite"));
+  db.ensure_project("demo");
+  const auto project = db.find_project("demo");
+  REQUIRE(project);
+  const std::int64_t hook_id = db.add_webhook(project->id, hook.url("/hook"), store::webhook_format::generic).id;
+  service::metrics m;
+  service::notifier_options options;
+  options.attempts = 1;
+  service::notifier notify(db, m, options);
+  store::upload_run(db, project->id, test::make_run({.commit = "first", .seed = 1}));
+  auto slower = store::upload_run(db, project->id, test::make_run({.commit = "slower", .scale = 1.25, .seed = 3}));
+  REQUIRE(slower.previous_baseline);
+  notify.enqueue(slower);
+  // No polling: once the notifier is idle, the regression has been posted and its delivery logged.
+  notify.wait_idle();
+  REQUIRE(hook.requests().size() == 1);
+  CHECK(json::parse(hook.requests()[0].body, "webhook").at("commit").as_string() == "slower");
+  const auto log = db.deliveries(hook_id);
+  REQUIRE(log.size() == 1);
+  CHECK(log[0].ok);
+  // Idle with nothing queued returns at once.
+  notify.wait_idle();
 }

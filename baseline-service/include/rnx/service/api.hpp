@@ -11,8 +11,8 @@
 #include <boost/beast/http/message.hpp>
 #include <boost/beast/http/string_body.hpp>
 
+#include <chrono>
 #include <cstddef>
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -26,10 +26,14 @@ using response = beast_http::response<beast_http::string_body>;
 
 class notifier;
 class page_routes;
+class router;
+struct route_call;
 
 struct api_options {
   std::size_t max_json_depth = 64;  // deeper documents are bad input, not a stack risk
   gate_policy default_policy;       // when a verdict request names no policy
+  // How long after a run group's first shard its verdict waits for the others (docs/scaling.md).
+  std::chrono::seconds shard_timeout{3600};
 };
 
 class api {
@@ -41,16 +45,21 @@ class api {
   response handle_request(const request& req);
 
  private:
-  struct context;
-  response route(const request& req, context& ctx);
-  response post_run(const request& req, context& ctx);
-  response get_run(const request& req, context& ctx, std::int64_t run_id);
-  response post_verdict(const request& req, context& ctx, std::int64_t run_id);
-  response post_paired_verdict(const request& req, context& ctx, std::int64_t run_id);
-  response get_token_check(const request& req, context& ctx, const std::string& project);
-  response post_baseline(const request& req, context& ctx);
-  response list_runs(const request& req, context& ctx, const std::string& project);
-  response history(const request& req, context& ctx, const std::string& project);
+  void add_api_routes();
+  response healthz(const route_call& c);
+  response metrics_text(const route_call& c);
+  response post_run(const route_call& c);
+  response get_run(const route_call& c);
+  response post_verdict(const route_call& c);
+  response post_paired_verdict(const route_call& c);  // the paired gate's verdict, with its base run
+  response get_token_check(const route_call& c);      // who a token is; the gate asks before measuring
+  response post_baseline(const route_call& c);
+  response list_runs(const route_call& c);
+  response history(const route_call& c);
+  response changes(const route_call& c);
+  response get_group(const route_call& c);           // a sharded run's group (docs/scaling.md)
+  response post_group_verdict(const route_call& c);  // its verdict once complete or due
+
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);
   // 403 naming the scopes that may, unless the token's scope allows `action`; a legacy token passes with a warning.
@@ -61,12 +70,11 @@ class api {
   notifier* notify_;
   api_options options_;
   std::unique_ptr<page_routes> pages_;  // the pages for people and the JSON behind their charts (pages_routes.cpp)
+  std::unique_ptr<router> router_;      // every route of the server, the API's and the pages' (router.hpp)
 };
 
 // Builds an error response in the API's JSON form (exposed for the server's transport-level errors).
 response error_response(int status, std::string_view code, std::string_view message, unsigned version, bool keep_alive);
 
-// Whether a request path's segments match `pattern`, segment for segment, "*" matching any one segment.
-bool path_matches(const std::vector<std::string>& parts, std::initializer_list<std::string_view> pattern);
 
 }  // namespace rnx::service

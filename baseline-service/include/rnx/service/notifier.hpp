@@ -1,6 +1,8 @@
-// The background worker that runs the regression check after each stored baseline run and delivers webhooks.
+// The background worker that runs the regression check and the change-point scan after each stored baseline run
+// and delivers webhooks.
 #pragma once
 
+#include "rnx/service/changes.hpp"
 #include "rnx/service/metrics.hpp"
 #include "rnx/service/verdicts.hpp"
 
@@ -27,6 +29,9 @@ struct notifier_options {
 std::string webhook_payload(store::webhook_format format, const std::string& project, const store::run_summary& run,
                             const verdict_document& verdict);
 
+// The body posted to a webhook for a change point found in a branch's history, in that format's shape.
+std::string change_payload(store::webhook_format format, const store::change_record& change);
+
 class notifier {
  public:
   notifier(store::database& db, metrics& m, notifier_options options);
@@ -42,6 +47,8 @@ class notifier {
  private:
   void work();
   void check_and_notify(const store::upload_outcome& upload);
+  // Scans the run's configurations for change points and sends each new one to every webhook, once.
+  void announce_changes(const store::upload_outcome& upload);
   void deliver(const store::webhook& hook, const store::run_summary& run, const std::string& body);
 
   store::database& db_;

@@ -61,6 +61,8 @@ bj::object run_data(const run_document& head, const std::string& head_id, const 
                     const std::string& base_id, const verdict_document* verdict);
 bj::object compare_data(store::database& db, const std::vector<std::int64_t>& run_ids,
                         const std::map<std::string, double>& prices);
+// The landing page's projects: every public one, plus the project of `token_project` (the caller's token), by name.
+bj::object landing_data(store::database& db, const std::optional<std::string>& token_project);
 
 // Keeps at most `target` of `medians` (first, last, every index in `keep`, and per bucket the lowest and highest),
 // so a chart of thousands of runs still shows every spike. Returns sorted indices.
@@ -78,7 +80,7 @@ struct link_style {
 };
 
 struct page {
-  std::string kind;    // overview | history | run | compare | error
+  std::string kind;    // landing | overview | history | run | compare | error
   std::string title;
   std::string anchor;  // the section's id in a report
   std::string body;    // HTML
@@ -89,7 +91,27 @@ page overview_page(const bj::object& data, const link_style& links);
 page history_page(const bj::object& data, const link_style& links, bool log_scale);
 page run_page(const bj::object& data, const link_style& links);
 page compare_page(const bj::object& data, const link_style& links);
-page error_page(int status, std::string_view message);
+// A place an error page sends people back to: an href on this server and its text (both escaped when written).
+struct way_back {
+  std::string href;
+  std::string text;
+};
+// Every error page links to the list of projects ("/"), then to `back` (a project's overview, a run).
+page error_page(int status, std::string_view message, const std::vector<way_back>& back = {});
+// The pages an error on `path` (its segments) with `query` can send people back to: the project's overview under
+// /projects/NAME/..., each run of a refused /compare?runs=...; the list of projects is always added by error_page.
+std::vector<way_back> ways_back(const std::vector<std::string>& path, const std::map<std::string, std::string>& query);
+page landing_page(const bj::object& data);
+
+// --- the change of one configuration, as the run page and `rnx report` both show it ---
+// "+12.3%" (signed, one decimal) for a head/base ratio of 1.123; "-4.0%" for 0.96.
+std::string signed_percent(double ratio);
+// "+12.3% (95%: +10.1% to +14.6%)", or without the interval when there is none; "" without a ratio.
+std::string change_text(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi);
+// A small inline SVG: the band 1 ± rope shaded, a line at 1.0, the 95% interval as a bar and the ratio as a dot,
+// on an axis that always holds the band and the interval. "" without a ratio. Every text in it is escaped.
+std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi,
+                           double rope, std::string_view decision);
 
 // A whole HTML document served by rnx-server: assets from /assets/.
 std::string render_page(const page& p);

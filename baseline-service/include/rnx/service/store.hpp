@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 5;
+inline constexpr int current_schema_version = 7;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -203,6 +203,56 @@ struct baseline_result {
   std::string source;
   std::string created_at;
   std::optional<double> median_ms;
+  std::optional<double> lo_ms;  // 95% interval of that median
+  std::optional<double> hi_ms;
+};
+
+// A project as the landing page lists it.
+struct project_listing {
+  project_info project;
+  std::int64_t n_runs = 0;
+  std::string last_run_at;  // "" without runs
+};
+
+// One run of a branch's own history (push runs, no pull request) for the change-point detector, oldest first:
+// the run statistic and its log standard error, or for results stored before they were kept, the median and a
+// log standard error from its interval (0 when unknown).
+struct branch_point {
+  std::int64_t run_id = 0;
+  std::string commit;
+  std::string created_at;
+  double stat_ms = 0;
+  double log_se = 0;
+};
+
+// A change point found in one configuration's history of a branch, in one environment.
+struct change_record {
+  std::int64_t id = 0;
+  std::string project;
+  std::string branch;
+  std::string env_id;
+  config_key key;
+  std::int64_t run_id = 0;         // the first run after the step
+  std::string commit;              // its commit
+  std::int64_t before_run_id = 0;  // the last run before it
+  std::string before_commit;
+  std::int64_t detected_run_id = 0;  // the newest run when it was found
+  double ratio = 1;                  // after / before
+  double ci_lo = 1;
+  double ci_hi = 1;
+  double probability = 0;
+  std::int64_t n_before = 0;
+  std::int64_t n_after = 0;
+  std::string created_at;  // of the first run after the step
+  std::string detected_at;
+};
+
+struct change_filter {
+  std::optional<std::string> branch;
+  std::optional<std::string> env_id;
+  std::optional<std::string> kernel;
+  std::optional<config_key> config;
+  int limit = 100;
 };
 
 struct stored_verdict_row {
@@ -230,6 +280,17 @@ struct delivery_record {
   int http_status = 0;  // 0 when no response came back
   std::string error;
   std::string created_at;
+};
+
+// A sharded run's group as the store holds it while its shards arrive (store_groups.cpp, run_groups.hpp).
+struct run_group_record {
+  std::string group;
+  std::int64_t count = 0;              // N
+  std::int64_t first_received = 0;     // Unix seconds of the first shard's arrival (the timeout runs from it)
+  std::string first_received_at;       // the same, RFC 3339
+  std::optional<std::int64_t> run_id;  // the run formed from the arrived shards; unset while the group is open
+  std::string formed_at;
+  std::vector<std::int64_t> arrived;   // shard indexes, ascending
 };
 
 class database {
@@ -311,6 +372,8 @@ class database {
   std::vector<environment_summary> environments(std::int64_t project_id);
   // The results of the newest `baselines` baseline records, newest first.
   std::vector<baseline_result> recent_baseline_results(std::int64_t project_id, int baselines);
+  // The public projects, plus `also` (the caller's token's project) when given, by name.
+  std::vector<project_listing> readable_projects(std::optional<std::string_view> also);
   // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
   std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
   // Newest stored verdicts of the project's runs ("request" and "paired" kinds), newest first.
@@ -319,10 +382,30 @@ class database {
   // "request" one, before a "regression" one.
   std::optional<stored_verdict_row> verdict_of_run(std::int64_t run_id);
 
+  // Change points (store_changes.cpp). The newest `limit` ok results of `key` from push runs of `branch` in
+  // `env_id` up to run `until_run_id`, as the detector reads them, oldest first.
+  std::vector<branch_point> branch_history(std::int64_t project_id, std::string_view branch, std::string_view env_id,
+                                           const config_key& key, std::int64_t until_run_id, int limit);
+  // Stores a change point; nullopt when the same one (configuration, branch, environment, first run) is stored.
+  std::optional<std::int64_t> insert_change_point(std::int64_t project_id, const change_record& change);
+  // Stored change points, newest first step first; commits and project filled.
+  std::vector<change_record> change_points(std::int64_t project_id, const change_filter& filter);
+
   webhook add_webhook(std::int64_t project_id, std::string_view url, webhook_format format);
   std::vector<webhook> webhooks(std::int64_t project_id);
   void log_delivery(const delivery_record& record);
   std::vector<delivery_record> deliveries(std::int64_t webhook_id);
+
+  // Shards of a sharded run (store_groups.cpp). store_shard holds one shard's document in its group (made on the
+  // first shard): the identical document again is a no-op; another document for a held shard, a different N, or a
+  // shard of a group already formed is a conflict naming the group and what to do.
+  run_group_record store_shard(std::int64_t project_id, const run_document& shard);
+  std::optional<run_group_record> find_run_group(std::int64_t project_id, std::string_view group);
+  std::vector<run_document> shard_documents(std::int64_t project_id, std::string_view group);
+  // Marks the group formed as run `run_id`; conflict when it was formed already (the other run id is named).
+  void mark_group_formed(std::int64_t project_id, std::string_view group, std::int64_t run_id);
+  // The id of a stored run with exactly this document (insert_run's digest), if any.
+  std::optional<std::int64_t> find_run_by_document(std::int64_t project_id, const run_document& run);
 
   // "ok" or SQLite's list of problems.
   std::string integrity_check();
@@ -339,6 +422,7 @@ class database {
   token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
   token_record find_token_locked(std::string_view which);
   baseline_record baseline_from_row(statement& st);
+  std::optional<run_group_record> find_run_group_locked(std::int64_t project_id, std::string_view group);
 
   std::filesystem::path path_;
   std::mutex mutex_;

@@ -74,6 +74,7 @@ struct manifest {
   std::string project;
   std::vector<kernel_spec> kernels;
   bench_settings bench;                // [bench] as written (kernels hold their merged copy)
+  std::string devices;                 // [bench] devices: lanes measuring at once ("cuda:0,cuda:1"); empty = one
   gate_policy gate;
   std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
   std::string service_url;

@@ -91,6 +91,9 @@ struct run_result {
   // processes, interleaved; `pairing_reason` says why it could not share one). Empty outside paired runs.
   std::string pairing;
   std::string pairing_reason;
+  // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
+  // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
+  std::string measured_on;
   // Imported runs (rnx import, docs/import.md): the harness's parameters of this configuration in the harness's
   // order, the harness's own name for it, and its summaries when it kept no samples (samples_ms then empty).
   std::vector<std::pair<std::string, std::string>> params;
@@ -113,6 +116,20 @@ struct pairing_info {
                                   // probability threshold is split over them (docs/statistics.md)
 };
 
+// How the configurations of a suite were split over the jobs of a CI matrix (`rnx bench --shard K/N`).
+enum class shard_balance { cost, count };  // by the stored cost of each configuration, or by their number
+std::string_view to_string(shard_balance b);
+
+// One shard's share of a sharded run: the documents of one run group are judged together (docs/scaling.md).
+struct shard_info {
+  std::int64_t index = 1;  // K of K/N, from 1
+  std::int64_t count = 1;  // N
+  std::string group;       // the run group: commit + workflow run + attempt ([A-Za-z0-9._-], at most 200)
+  shard_balance balanced_by = shard_balance::count;
+  // Every configuration of the suite with the shard that measures it, so any shard names a missing one's share.
+  std::vector<std::pair<config_key, std::int64_t>> assignment;
+};
+
 struct run_document {
   std::string project;
   std::string commit;
@@ -123,6 +140,7 @@ struct run_document {
   environment env;
   std::vector<run_result> results;
   std::optional<pairing_info> pairing;
+  std::optional<shard_info> shard;  // a shard of a sharded run
 };
 
 // Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming

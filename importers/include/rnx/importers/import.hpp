@@ -3,8 +3,9 @@
 //   rnx::importers::import_options o;
 //   o.fmt = rnx::importers::format::gbench;
 //   o.files = {"bench-1.json", "bench-2.json"};   // one file per process: they become the result's groups
-//   o.project = "kernels";
-//   rnx::run_document run = rnx::importers::import_run(o);   // throws rnx::error naming file and JSON path
+//   o.project = "kernels";                         // empty: the project the harness recorded, if any
+//   rnx::importers::import_summary summary;        // counts, and the notes and warnings to show
+//   rnx::run_document run = rnx::importers::import_run(o, &summary);   // throws rnx::error naming file and JSON path
 //   rnx::write_run_file(run, "run.json");
 //
 // The mapping of names and parameters to configurations, and what is refused, are in docs/import.md.
@@ -29,6 +30,8 @@ std::optional<format> format_from_string(std::string_view name);
 struct import_options {
   format fmt = format::gbench;
   std::vector<std::string> files;  // each a separate run of the harness (a process); at least one
+  // Empty: the project the files record (pytest-benchmark's commit_info.project); none there is a usage error.
+  // `rnx import` fills it from --project or the manifest's [project] name first.
   std::string project;
   // Where the harness records these (pytest-benchmark's commit_info), they are taken from it unless given here.
   std::string commit;
@@ -51,6 +54,11 @@ struct import_summary {
   std::size_t aggregates_only = 0;
   std::size_t not_ok = 0;               // error or skipped in the harness
   std::vector<std::string> few_samples;  // labels of configurations with fewer than 8 samples (a verdict needs 8)
+  // What was left out, renamed or assumed ("FILE: PATH: ..."): complexity rows, parameters named by the test id,
+  // a time stamp without a UTC offset, where the project came from.
+  std::vector<std::string> notes;
+  // What may make the verdict wrong: configurations missing from some of the files.
+  std::vector<std::string> warnings;
 };
 
 // Reads, checks and converts every file; nothing is written. Bad input throws rnx::error (bad_input / invalid /

@@ -11,10 +11,15 @@
 #include "rnx/common/run_document.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
+#include <boost/json/object.hpp>
+
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
+#include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::runner {
@@ -26,10 +31,24 @@ struct bench_filters {
   std::vector<std::int64_t> batches;
 };
 
+// Whether a device lane starts its next worker while the current one measures (docs/scaling.md, prestart): the
+// next worker starts Python and imports torch, then waits for its job before it touches the device. automatic:
+// on for CUDA lanes, off for CPU ones (where the import would take cores from the measurement) and for
+// contained workers.
+enum class prestart_mode { automatic, on, off };
+std::string_view to_string(prestart_mode mode);
+// "auto" | "on" | "off"; throws rnx::error(usage) naming the accepted values.
+prestart_mode parse_prestart_mode(std::string_view text);
+
 struct bench_options {
   std::vector<std::filesystem::path> manifests;  // [head] or [head, base]; sides run interleaved per process
   bench_filters filters;
   std::string device;                            // overrides every kernel's device when set
+  // Device lanes measuring configurations at once ("cuda:0,cuda:1", "cpu:0-0,cpu:1-1"): each configuration, both
+  // sides of it, on one lane for the whole run (docs/scaling.md). Empty: the manifest's [bench] devices, else one
+  // lane on `device`.
+  std::string devices;
+  prestart_mode prestart = prestart_mode::automatic;
   std::optional<int> processes;                  // the first look of a paired run
   std::optional<int> max_processes;              // paired runs: processes while a configuration is undecided
   std::optional<int> min_samples;
@@ -50,6 +69,9 @@ struct bench_options {
   // `allow_weaker` is set. Unset: workers run as the user, with the full environment (a repository's own
   // kernels, trusted by its CI).
   std::optional<sandbox::sandbox_limits> contain;
+  // A shard of a sharded run (`rnx bench --shard K/N`): only these configurations, on either side. Unset: all
+  // that the filters select.
+  std::optional<std::set<config_key>> only;
 };
 
 struct bench_side {
@@ -59,14 +81,39 @@ struct bench_side {
   std::optional<pairing_info> pairing;  // paired runs (the caller fills partner_commit)
 };
 
-// Where a bench's wall time went (seconds), for the benchmark scripts and the summary line.
+// One configuration's share of a bench: its processes' time (a paired configuration's both sides together).
+struct config_timing {
+  std::string label;        // kernel/runtime/dtype/bBATCH
+  std::string measured_on;  // its device lane (empty without --devices)
+  int processes = 0;
+  double busy_s = 0;        // load, inputs, binding and check, warm-up, sampling, over its processes
+};
+
+// Where a bench's wall time went (seconds), for the benchmark scripts, the summary line and --timings.
 struct bench_timing {
   double total_s = 0;
-  double worker_start_s = 0;  // from starting a worker to its "ready" (Python, torch, environment)
+  double worker_start_s = 0;  // waited for: from starting a worker (releasing a prestarted one) to its "ready"
   double warmup_s = 0;        // warm-up of every configuration (a paired configuration's once)
   double sampling_s = 0;      // timed samples
   int workers = 0;            // worker processes started
+  int lanes = 1;              // device lanes measuring at once
+  // Each worker's start by phase, summed over the workers whether waited for or hidden by a prestart:
+  double start_exec_s = 0;         // exec and the binary's libraries (libtorch), up to main()
+  double start_python_s = 0;       // the embedded Python and `import torch`
+  double start_device_s = 0;       // the device: binding cores, the CUDA context
+  double start_fingerprint_s = 0;  // the environment fingerprint
+  double start_hidden_s = 0;       // start-up done by prestarted workers while another worker measured
+  // Each configuration's time in its processes, by step, summed:
+  double load_s = 0;           // importing / loading the kernel(s)
+  double inputs_s = 0;         // making the inputs
+  double bind_s = 0;           // binding the runtime and the float64 reference check
+  double measure_other_s = 0;  // measuring beyond warm-up and sampling (calibrating the calls per sample)
+  std::vector<config_timing> configs;
 };
+
+// The split as a table (stderr of `rnx bench --timings`) and as JSON (`--timings FILE`).
+void print_timing(std::ostream& os, const bench_timing& t);
+boost::json::object timing_json(const bench_timing& t);
 
 // $RNX_WORKER, else rnx-runner-worker beside the running executable, else on PATH.
 std::filesystem::path default_worker_path();
@@ -78,6 +125,16 @@ std::filesystem::path default_worker_path();
 // Throws rnx::error(usage) when the filters name an unknown kernel or select nothing, and rnx::error(not_found /
 // bad_input / invalid) for a bad manifest. Kernel failures never throw: they become results with a message.
 std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing = nullptr);
+
+// The configurations of the head manifest (options.manifests[0]) that the filters select, in the order a bench
+// runs them: the suite that `rnx bench --shard K/N` splits (runner/src/shard.cpp). Ignores `only`.
+std::vector<config_key> planned_configs(const bench_options& options);
+
+// The shard `index` of `count` of the suite: the split (split_shards, by the costs given where known) recorded
+// as a run document's shard member, and `only` set to its configurations. rnx::error(usage) when the suite has
+// fewer configurations than shards (a shard would measure nothing).
+shard_info plan_shard(bench_options& options, std::int64_t index, std::int64_t count, const std::string& group,
+                      const std::map<config_key, double>& costs);
 
 run_document make_run_document(const bench_side& side, std::string commit, std::string branch, std::string base_branch,
                                std::optional<std::int64_t> pull_request);

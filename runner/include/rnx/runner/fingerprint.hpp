@@ -12,4 +12,9 @@ namespace rnx::runner {
 // (the container digest the action passes), else "none".
 environment collect_environment(at::Device device);
 
+// Makes a CUDA `device` the current one of this thread and creates its context now: a kernel that asks torch for
+// the current device lands on it (a device lane of `--devices`), and the context's cost is counted where it
+// happens (the worker's start-up split) rather than in the first configuration. Does nothing for the CPU.
+void open_device(at::Device device);
+
 }  // namespace rnx::runner

@@ -51,7 +51,17 @@ class bound_call {
   virtual ~bound_call() = default;
   virtual void invoke() = 0;                      // one call; the result is dropped at once
   virtual std::vector<at::Tensor> outputs() = 0;  // one call; the result as tensors, for checking
+  // What the call owns besides its inputs and may move to new memory: a module's parameters and buffers (eager
+  // and torch.compile Python modules, TorchScript files); empty where there is nothing to move.
+  virtual std::vector<at::Tensor> state() { return {}; }
 };
+
+// Moves the state of two calls of one process to new memory, interleaved (first's tensor 0, second's tensor 0,
+// first's tensor 1, ...), values unchanged. On the H200 the module whose weights were allocated first ran ~1%
+// slower than an identical one allocated second, in every process (bench/gpu_probe/placement_probe.py: B/A
+// 0.991 built in order, 1.0003 after this move), so an in-process pair would measure the allocation order.
+// Returns how many tensors moved.
+std::size_t rehome_state(bound_call& first, bound_call& second);
 
 struct load_options {
   std::string cuda_arch;  // "sm_90"; empty = the visible GPU's, else sm_90

@@ -1,5 +1,5 @@
 // The synchronous HTTP/1.1 client: one private io_context per call, every phase under a deadline.
-#include "rnx/common/http_client.hpp"
+#include "rnx/http/client.hpp"
 
 #include "rnx/common/error.hpp"
 

@@ -1,0 +1,101 @@
+// The change of one configuration as text (a signed percentage with its 95% interval) and as a small inline SVG of
+// the ratio against the band of practical equivalence: the run page and `rnx report` both draw it from here.
+#include "rnx/service/pages.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+
+namespace rnx::pages {
+
+namespace {
+
+constexpr double chart_width = 180;
+constexpr double chart_left = 6;  // room for the dot and the caps at the ends
+constexpr double chart_right = 174;
+
+std::string number(double v, const char* format = "%.1f") {
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, format, v);
+  return buffer;
+}
+
+bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
+
+// The colour of the interval and dot: the decision's, never the band's.
+std::string_view decision_colour(std::string_view decision) {
+  if (decision == "slower" || decision == "broken") return "#b00000";
+  if (decision == "faster") return "#0b7a2a";
+  if (decision == "abstain") return "#8a6100";
+  return "#1a3f66";
+}
+
+}  // namespace
+
+std::string signed_percent(double ratio) {
+  double change = (ratio - 1) * 100;
+  // "-0.0%" reads as a change; a ratio that rounds to 1.000 is "+0.0%".
+  if (std::fabs(change) < 0.05) change = 0;
+  return (change >= 0 ? "+" : "") + number(change) + "%";
+}
+
+std::string change_text(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi) {
+  if (!usable(ratio)) return "";
+  std::string text = signed_percent(*ratio);
+  if (usable(ci_lo) && usable(ci_hi)) {
+    text += " (95%: " + signed_percent(*ci_lo) + " to " + signed_percent(*ci_hi) + ")";
+  }
+  return text;
+}
+
+std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi,
+                           double rope, std::string_view decision) {
+  if (!usable(ratio)) return "";
+  if (!(rope > 0 && rope < 1)) rope = 0.02;
+  const bool has_interval = usable(ci_lo) && usable(ci_hi) && *ci_lo <= *ci_hi;
+  // The axis holds the band with room on both sides, the interval and the ratio, symmetric around 1.0 so that
+  // "left of the line" always reads as faster.
+  double reach = 2 * rope;
+  for (double v : {*ratio, has_interval ? *ci_lo : *ratio, has_interval ? *ci_hi : *ratio}) {
+    reach = std::max(reach, std::fabs(v - 1) * 1.15);
+  }
+  reach = std::min(reach, 5.0);
+  const double lo = 1 - reach;
+  const double hi = 1 + reach;
+  auto x = [&](double v) { return chart_left + (std::clamp(v, lo, hi) - lo) / (hi - lo) * (chart_right - chart_left); };
+  const std::string colour(decision_colour(decision));
+  std::string title = "head/base " + number(*ratio, "%.3f") + " (" + change_text(ratio, ci_lo, ci_hi) +
+                      "); band of equivalence " + number(1 - rope, "%.3f") + " to " + number(1 + rope, "%.3f");
+  std::string out = "<svg class=\"ratio-band\" viewBox=\"0 0 " + number(chart_width, "%.0f") +
+                    " 30\" width=\"180\" height=\"30\" role=\"img\" aria-label=\"" + escape_html(title) + "\"><title>" +
+                    escape_html(title) + "</title>";
+  out += "<rect class=\"band\" x=\"" + number(x(1 - rope)) + "\" y=\"2\" width=\"" +
+         number(x(1 + rope) - x(1 - rope)) + "\" height=\"16\" fill=\"#dbe7f3\"/>";
+  out += "<line x1=\"" + number(chart_left) + "\" y1=\"10\" x2=\"" + number(chart_right) +
+         "\" y2=\"10\" stroke=\"#c5ccd3\" stroke-width=\"1\"/>";
+  out += "<line class=\"one\" x1=\"" + number(x(1)) + "\" y1=\"1\" x2=\"" + number(x(1)) +
+         "\" y2=\"19\" stroke=\"#57606a\" stroke-width=\"1\" stroke-dasharray=\"2 2\"/>";
+  if (has_interval) {
+    const std::string a = number(x(*ci_lo));
+    const std::string b = number(x(*ci_hi));
+    out += "<line class=\"interval\" x1=\"" + a + "\" y1=\"10\" x2=\"" + b + "\" y2=\"10\" stroke=\"" + colour +
+           "\" stroke-width=\"2.5\"/>";
+    for (const auto& end : {a, b}) {
+      out += "<line x1=\"" + end + "\" y1=\"5\" x2=\"" + end + "\" y2=\"15\" stroke=\"" + colour +
+             "\" stroke-width=\"1.5\"/>";
+    }
+  }
+  out += "<circle class=\"ratio\" cx=\"" + number(x(*ratio)) + "\" cy=\"10\" r=\"3.5\" fill=\"" + colour + "\"/>";
+  // The scale: the axis ends and the band's edges, as signed percentages.
+  auto label = [&](double v, std::string_view anchor) {
+    return "<text x=\"" + number(x(v)) + "\" y=\"28\" font-size=\"8\" fill=\"#57606a\" text-anchor=\"" +
+           std::string(anchor) + "\">" + escape_html(signed_percent(v)) + "</text>";
+  };
+  out += label(lo, "start") + "<text x=\"" + number(x(1)) +
+         "\" y=\"28\" font-size=\"8\" fill=\"#57606a\" text-anchor=\"middle\">0%</text>" + label(hi, "end");
+  out += "</svg>";
+  return out;
+}
+
+}  // namespace rnx::pages

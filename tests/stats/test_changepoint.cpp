@@ -1,0 +1,121 @@
+// Change points in a configuration's history (rnx::stats::find_change_points): a clear step is found where it is
+// with its size, flat noise gives none, and what the store announces once stays announced once.
+#include "rnx/stats/changepoint.hpp"
+
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+using namespace rnx::stats;
+
+namespace {
+
+// A history of `runs` log statistics with normal noise of `sd`, multiplied by `step` from run `at` on.
+std::vector<run_point> history(std::mt19937_64& rng, int runs, double sd, int at, double step) {
+  std::normal_distribution<double> noise(0.0, sd);
+  std::vector<run_point> out;
+  for (int i = 0; i < runs; ++i) out.push_back({std::log(2.0) + (i >= at ? std::log(step) : 0.0) + noise(rng), sd});
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a 5% step in 0.5% noise is found at its run with its size") {
+  std::mt19937_64 rng(7);
+  const auto h = history(rng, 40, 0.005, 25, 1.05);
+  const auto scan = find_change_points(h);
+  REQUIRE(scan.changes.size() == 1);
+  const auto& c = scan.changes.front();
+  CHECK(c.index == 25);
+  CHECK(c.slower());
+  CHECK(c.ratio == doctest::Approx(1.05).epsilon(0.01));
+  CHECK(c.ci_lo < 1.05);
+  CHECK(c.ci_hi > 1.05);
+  CHECK(c.ci_lo > 1.03);
+  CHECK(c.probability > 0.99);
+  CHECK(c.n_before == 25);
+  CHECK(c.n_after == 15);
+  CHECK(scan.noise == doctest::Approx(0.005).epsilon(0.5));
+}
+
+TEST_CASE("a speed-up is a change point too, with a ratio below 1") {
+  std::mt19937_64 rng(11);
+  const auto scan = find_change_points(history(rng, 30, 0.005, 12, 0.9));
+  REQUIRE(scan.changes.size() == 1);
+  CHECK(scan.changes.front().index == 12);
+  CHECK_FALSE(scan.changes.front().slower());
+  CHECK(scan.changes.front().ratio == doctest::Approx(0.9).epsilon(0.01));
+}
+
+TEST_CASE("flat noise gives no change point, over 200 histories") {
+  std::mt19937_64 rng(20261203);
+  int found = 0;
+  for (int i = 0; i < 200; ++i) {
+    found += static_cast<int>(find_change_points(history(rng, 60, 0.01, 60, 1.0)).changes.size());
+  }
+  CHECK(found == 0);
+}
+
+TEST_CASE("two steps are two change points") {
+  std::mt19937_64 rng(3);
+  auto h = history(rng, 45, 0.004, 15, 1.04);
+  for (std::size_t i = 30; i < h.size(); ++i) h[i].log_stat += std::log(1.03);
+  const auto scan = find_change_points(h);
+  REQUIRE(scan.changes.size() == 2);
+  CHECK(scan.changes[0].index == 15);
+  CHECK(scan.changes[1].index == 30);
+  CHECK(scan.changes[1].ratio == doctest::Approx(1.03).epsilon(0.01));
+}
+
+TEST_CASE("one far-off newest run beside a normal one is an outlier, not a change point") {
+  std::mt19937_64 rng(5);
+  auto h = history(rng, 30, 0.005, 30, 1.0);
+  h.back().log_stat += std::log(1.5);
+  CHECK(find_change_points(h).changes.empty());
+}
+
+TEST_CASE("short or degenerate histories give nothing and do not throw") {
+  CHECK(find_change_points(std::vector<run_point>{}).changes.empty());
+  std::vector<run_point> few(5, run_point{1.0, 0.01});
+  CHECK(find_change_points(few).changes.empty());
+  std::vector<run_point> same(20, run_point{1.0, 0.0});
+  CHECK(find_change_points(same).changes.empty());
+  same[3].log_stat = std::nan("");
+  CHECK(find_change_points(same).changes.empty());
+}
+
+TEST_CASE("a step is announced once while more runs arrive") {
+  std::mt19937_64 rng(17);
+  const auto h = history(rng, 50, 0.005, 30, 1.04);
+  std::vector<known_change> known;
+  int announced = 0;
+  for (std::size_t look = 1; look <= h.size(); ++look) {
+    const auto scan = find_change_points(std::span(h.data(), look));
+    for (const auto& c : unknown_changes(scan.changes, known)) {
+      known.push_back({c.index, c.slower()});
+      ++announced;
+    }
+  }
+  CHECK(announced == 1);
+  REQUIRE(known.size() == 1);
+  CHECK(known.front().index >= 29);
+  CHECK(known.front().index <= 31);
+}
+
+TEST_CASE("summarize_run: the verdict's statistic and the spread of its processes") {
+  std::vector<double> samples = {1.0, 1.0, 1.0, 1.1, 1.1, 1.1, 1.2, 1.2, 1.2};
+  std::vector<std::int64_t> groups = {3, 3, 3};
+  const auto p = summarize_run({samples, groups});
+  REQUIRE(p);
+  const double mean = (std::log(1.0) + std::log(1.1) + std::log(1.2)) / 3;
+  CHECK(p->log_stat == doctest::Approx(mean));
+  double ss = 0;
+  for (double x : {1.0, 1.1, 1.2}) ss += (std::log(x) - mean) * (std::log(x) - mean);
+  CHECK(p->log_se == doctest::Approx(std::sqrt(ss / 2 / 3)));
+  CHECK_FALSE(summarize_run({std::vector<double>{}}));
+  const auto old = point_from_interval(2.0, 1.9, 2.1);
+  REQUIRE(old);
+  CHECK(old->log_se == doctest::Approx((std::log(2.1) - std::log(1.9)) / 4));
+}
