@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 namespace rnx::store {
 
@@ -93,6 +94,13 @@ bool close(const std::optional<double>& a, const std::optional<double>& b) {
   return std::abs(*a - *b) <= 1e-9 * std::max({1.0, std::abs(*a), std::abs(*b)});
 }
 
+std::string shown(const std::optional<double>& x) {
+  if (!x) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", *x);
+  return buf;
+}
+
 // The first way `sent` differs from the verdict the store derived, or "" when it matches.
 std::string first_difference(const verdict_document& derived, const verdict_document& sent) {
   if (derived.verdict != sent.verdict) {
@@ -111,9 +119,17 @@ std::string first_difference(const verdict_document& derived, const verdict_docu
       return d.key.label() + " is " + std::string(to_string(s->result)) + " in $.verdict, the stored runs give " +
              std::string(to_string(d.result));
     }
-    if (!close(s->ratio, d.ratio) || !close(s->ci_lo, d.ci_lo) || !close(s->ci_hi, d.ci_hi) ||
-        !close(s->mde, d.mde) || s->pairing != d.pairing) {
-      return d.key.label() + ": ratio, interval, mde or pairing in $.verdict differ from the stored runs'";
+    const std::pair<const char*, std::pair<std::optional<double>, std::optional<double>>> numbers[] = {
+        {"ratio", {s->ratio, d.ratio}}, {"ci_lo", {s->ci_lo, d.ci_lo}}, {"ci_hi", {s->ci_hi, d.ci_hi}},
+        {"mde", {s->mde, d.mde}}};
+    for (const auto& [field, values] : numbers) {
+      if (close(values.first, values.second)) continue;
+      return d.key.label() + ": " + field + " is " + shown(values.first) + " in $.verdict, the stored runs give " +
+             shown(values.second);
+    }
+    if (s->pairing != d.pairing) {
+      return d.key.label() + ": pairing is \"" + s->pairing + "\" in $.verdict, the stored runs give \"" +
+             d.pairing + "\"";
     }
   }
   return {};
