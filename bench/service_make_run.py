@@ -1,15 +1,13 @@
 #!/usr/bin/env python3
 """Writes a synthetic rnx.run/v1 document (default: 16 configurations x 50 samples) for the service benches."""
 import argparse
-import hashlib
 import json
+import os
 import random
+import sys
 
-
-def env_id(cpu):
-    """rnx's compute_env_id of this environment (device, cpu, 2 threads, image "none"): rnx-server refuses any other."""
-    fields = ["NVIDIA H200", "", "", "", "", "", cpu, "", "none"]
-    return hashlib.sha256(("".join(f + "\x1f" for f in fields) + "2").encode()).hexdigest()[:16]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "support"))
+from rnx_env import env_id_of  # noqa: E402
 
 
 def main():
@@ -37,10 +35,13 @@ def main():
                 "samples_ms": [round(base * a.scale * rng.gauss(1.0, 0.01), 6) for _ in range(a.samples)],
                 "groups": [a.samples // 5] * 5 if a.samples % 5 == 0 else [], "unstable": False, "message": "",
             })
+    # rnx-server refuses an env_id other than the one rnx computes from the environment's fields.
+    environment = {"device": "NVIDIA H200", "cpu": a.cpu, "threads": 2}
+    environment["env_id"] = env_id_of(environment)
     doc = {
         "schema": "rnx.run/v1", "project": a.project, "commit": a.commit, "branch": a.branch,
         "base_branch": a.base_branch, "created_at": "2026-12-02T10:00:00Z",
-        "environment": {"env_id": env_id(a.cpu), "device": "NVIDIA H200", "cpu": a.cpu, "threads": 2},
+        "environment": environment,
         "results": results,
     }
     if a.pull_request is not None:

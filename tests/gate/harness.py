@@ -4,7 +4,6 @@ GITHUB_* variables pointing at temp files, and synthetic run documents.
 Every process it starts listens on 127.0.0.1 only, is bounded in time, and is stopped when the
 harness closes (also on failure).
 """
-import hashlib
 import json
 import os
 import random
@@ -16,6 +15,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "support"))
+from rnx_env import env_id_of  # noqa: E402
+
 REPO = "octo/kernels"
 GITHUB_TOKEN = "ghs_e2eTestToken000000000000000000000"
 BASE_SHA = "1111111111111111111111111111111111111111"
@@ -39,17 +41,6 @@ def free_port():
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
-
-
-def env_id_of(env):
-    """The env_id rnx computes from an environment's fields (compute_env_id in common/src/run_document.cpp); the
-    service refuses a run whose env_id is anything else."""
-    fields = [env.get(k, "") for k in ("device", "compute_capability", "driver", "cuda", "torch", "python", "cpu",
-                                        "os")] + [env.get("image", "none")]
-    canonical = "".join(f + "\x1f" for f in fields) + str(env.get("threads", 0))
-    if env.get("harness"):
-        canonical += "\x1f" + env["harness"]
-    return hashlib.sha256(canonical.encode()).hexdigest()[:16]
 
 
 def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), n_per_group=12, groups=3,
@@ -77,6 +68,18 @@ def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), 
            "results": results}
     doc["environment"]["env_id"] = env_id_of(doc["environment"])
     return doc
+
+
+def http_get(url, token):
+    """GET with the bearer token; (status, body text)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8")
 
 
 def parse_outputs(path):
