@@ -437,7 +437,7 @@ std::optional<stored_run> database::find_run(std::int64_t run_id) {
   }
   // Parsed outside the lock: documents were validated on the way in, this only re-types them.
   auto doc = run_from_json(json::parse(document, "stored run " + std::to_string(run_id)),
-                           "stored run " + std::to_string(run_id));
+                           "stored run " + std::to_string(run_id), kernel_names::as_stored);
   return stored_run{std::move(summary), std::move(doc)};
 }
 

@@ -121,7 +121,7 @@ environment environment_from(const json::reader& r) {
   return env;
 }
 
-run_result result_from(const json::reader& r) {
+run_result result_from(const json::reader& r, kernel_names names) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
                "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
                "aggregates", "measured_on"});
@@ -188,7 +188,11 @@ run_result result_from(const json::reader& r) {
     }
   }
   res.origin = r.string_or("origin", "");
-  if (auto problem = kernel_name_problem(res.kernel, !res.origin.empty()); !problem.empty()) r.at("kernel").fail(problem);
+  if (names == kernel_names::checked) {
+    if (auto problem = kernel_name_problem(res.kernel, !res.origin.empty()); !problem.empty()) {
+      r.at("kernel").fail(problem);
+    }
+  }
   if (auto a = r.maybe("aggregates")) {
     a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
     aggregate_summary summary;
@@ -218,7 +222,7 @@ run_result result_from(const json::reader& r) {
 
 }  // namespace
 
-run_document run_from_json(const bj::value& v, std::string_view source) {
+run_document run_from_json(const bj::value& v, std::string_view source, kernel_names names) {
   json::reader r(v, std::string(source));
   r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
                "results", "pairing", "shard"});
@@ -259,7 +263,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
   std::set<config_key> seen;
   for (std::size_t i = 0; i < results.array().size(); ++i) {
     auto item = results.at(i);
-    run.results.push_back(result_from(item));
+    run.results.push_back(result_from(item, names));
     const run_result& res = run.results.back();
     if (res.pairing == "in-process") {
       const bool whole = std::all_of(res.groups.begin(), res.groups.end(), [&](auto g) { return g % block == 0; }) &&

@@ -208,7 +208,7 @@ class service_backend final : public baseline_backend {
     if (!doc) {
       throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
     }
-    return run_from_json(*doc, describe() + " run " + run_id);
+    return run_from_json(*doc, describe() + " run " + run_id, kernel_names::as_stored);
   }
 
   std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {

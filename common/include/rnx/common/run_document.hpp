@@ -143,9 +143,14 @@ struct run_document {
   std::optional<shard_info> shard;  // a shard of a sharded run
 };
 
+// Whether a document's kernel names must follow kernel_name_problem's rule: a document coming in (upload, file,
+// import) must; one a store already holds and reads back is kept readable under whatever rule it was stored.
+enum class kernel_names { checked, as_stored };
+
 // Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming
 // `source` and the JSON path on the first violation. Duplicate configurations are rejected.
-run_document run_from_json(const boost::json::value& v, std::string_view source);
+run_document run_from_json(const boost::json::value& v, std::string_view source,
+                           kernel_names names = kernel_names::checked);
 // Reads a file; not_found / bad_input / invalid errors name the file.
 run_document read_run_file(const std::string& path);
 boost::json::value to_json(const run_document& run);
