@@ -17,12 +17,11 @@ import subprocess
 import sys
 import time
 import traceback
-import urllib.error
-import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (BASE_SHA, GITHUB_TOKEN, HEAD_SHA, MERGE_SHA, REPO, Failure, Harness, check,  # noqa: E402
-                     free_port, issue_comment_payload, pull_request_payload, push_payload, synthetic_run)
+                     free_port, http_get, issue_comment_payload, pull_request_payload, push_payload,
+                     synthetic_run)
 
 PROJECT = "kernels-demo"
 ENV_ID = synthetic_run(PROJECT)["environment"]["env_id"]  # the synthetic runs' environment, hashed as rnx does
@@ -340,16 +339,6 @@ def case_paired_mode(h):
     r = pr_gate(h, run_file(h, "pair-same.json", seed=3), ["--mode", "paired", "--base-results", base, "--service-url", url],
                 expect=0)
     check(r.outputs.get("verdict") == "PASS", "paired PASS on identical code")
-
-
-def http_get(url, token):
-    """GET with the bearer token; (status, body text)."""
-    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, r.read().decode("utf-8")
-    except urllib.error.HTTPError as e:
-        return e.code, e.read().decode("utf-8")
 
 
 def case_paired_on_service(h):
