@@ -207,7 +207,8 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "\n[defaults]\n"
      << "runtimes = [\"eager\"]     # also: compile, torchscript, onnxruntime, tensorrt\n"
      << "dtypes   = [\"float32\"]   # also: float16, bfloat16, float64\n"
-     << "batch    = [" << default_batch << "]" << std::string(default_batch < 10 ? 11 : default_batch < 100 ? 10 : 9, ' ')
+     << "batch    = [" << default_batch << "]"
+     << std::string(default_batch < 10 ? 11 : default_batch < 100 ? 10 : 9, ' ')
      << "# the sizes B takes in the input shapes (a kernel's own batch replaces this)\n"
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
   // The sampling defaults decide typical kernels without tuning (docs/runner.md); they are written as comments
