@@ -2,7 +2,12 @@
 """Writes a synthetic rnx.run/v1 document (default: 16 configurations x 50 samples) for the service benches."""
 import argparse
 import json
+import os
 import random
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "support"))
+from rnx_env import env_id_of  # noqa: E402
 
 
 def main():
@@ -12,7 +17,7 @@ def main():
     p.add_argument("--base-branch", default="main")
     p.add_argument("--pull-request", type=int, default=None)
     p.add_argument("--commit", default="0000000")
-    p.add_argument("--env-id", default="bench-env")
+    p.add_argument("--cpu", default="bench cpu", help="the machine's CPU name (another name: another env_id)")
     p.add_argument("--kernels", type=int, default=4)
     p.add_argument("--batches", type=int, default=4)
     p.add_argument("--samples", type=int, default=50)
@@ -30,10 +35,13 @@ def main():
                 "samples_ms": [round(base * a.scale * rng.gauss(1.0, 0.01), 6) for _ in range(a.samples)],
                 "groups": [a.samples // 5] * 5 if a.samples % 5 == 0 else [], "unstable": False, "message": "",
             })
+    # rnx-server refuses an env_id other than the one rnx computes from the environment's fields.
+    environment = {"device": "NVIDIA H200", "cpu": a.cpu, "threads": 2}
+    environment["env_id"] = env_id_of(environment)
     doc = {
         "schema": "rnx.run/v1", "project": a.project, "commit": a.commit, "branch": a.branch,
         "base_branch": a.base_branch, "created_at": "2026-12-02T10:00:00Z",
-        "environment": {"env_id": a.env_id, "device": "NVIDIA H200", "threads": 2},
+        "environment": environment,
         "results": results,
     }
     if a.pull_request is not None:

@@ -22,6 +22,20 @@ void add_db_option(CLI::App* cmd, std::string& path) {
   cmd->add_option("--db", path, "SQLite database file (or set RNX_DB)")->envname("RNX_DB")->required();
 }
 
+// The secret each scope's token belongs in (docs/service.md, "Scopes"; the ci-examples read these names).
+std::string where_to_keep(store::token_scope scope) {
+  switch (scope) {
+    case store::token_scope::upload: return "store it as the CI secret RNX_TOKEN (pull-request jobs)";
+    case store::token_scope::baseline:
+      return "store it as the CI secret RNX_BASELINE_TOKEN, readable by push jobs of the protected branch only";
+    case store::token_scope::accept:
+      return "store it as the CI secret RNX_ACCEPT_TOKEN (the accept workflow, ci-examples/accept-comment.yml)";
+    case store::token_scope::admin: return "keep it with the operators; it is not a CI secret";
+    case store::token_scope::legacy: break;
+  }
+  return "store it as a CI secret";
+}
+
 std::string token_status(const store::token_record& t, const std::string& now) {
   if (t.revoked) return t.revoked_at.empty() ? "revoked" : "revoked " + t.revoked_at;
   if (!t.expires_at.empty()) return (t.expires_at > now ? "expires " : "expired ") + t.expires_at;
@@ -155,7 +169,8 @@ int admin_commands::run_token() {
   if (token_create_->parsed()) {
     auto grant = db.create_token(project_, label_, store::parse_token_scope(scope_));
     std::cerr << "token for project " << grant.project << " (label " << grant.label << ", "
-              << store::to_string(grant.scope) << " scope); it is shown only this once, store it as a CI secret (RNX_TOKEN):\n";
+              << store::to_string(grant.scope) << " scope); it is shown only this once, " << where_to_keep(grant.scope)
+              << ":\n";
     std::cout << grant.token << "\n";
   } else if (token_list_->parsed()) {
     auto tokens = db.list_tokens(project_.empty() ? std::nullopt : std::optional<std::string_view>(project_));
@@ -179,7 +194,7 @@ int admin_commands::run_token() {
               << ") is replaced by " << store::to_string(r.replacement.scope) << " token "
               << r.replacement.token.substr(4, 12) << "; the old one "
               << (r.old.revoked ? "is revoked now" : "stops working at " + r.old.expires_at)
-              << ". The new token is shown only this once; put it in the CI secret (RNX_TOKEN):\n";
+              << ". The new token is shown only this once; " << where_to_keep(r.replacement.scope) << ":\n";
     std::cout << r.replacement.token << "\n";
   }
   return 0;

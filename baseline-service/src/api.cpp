@@ -73,6 +73,8 @@ bj::value parse_body(const request& req, std::size_t max_depth, std::string_view
   return json::parse(req.body(), "request body", max_depth);
 }
 
+gate_policy read_policy(const json::reader& p, gate_policy policy);
+
 gate_policy policy_from(const request& req, const gate_policy& fallback, std::size_t max_depth) {
   gate_policy policy = fallback;
   if (req.body().empty()) return policy;
@@ -85,30 +87,35 @@ gate_policy policy_from(const request& req, const gate_policy& fallback, std::si
   }
   auto p = r.maybe("policy");
   if (!p) return policy;
-  p->only_keys({"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
-  if (auto v = p->maybe("rope")) policy.rope = v->number();
-  if (auto v = p->maybe("probability")) policy.probability = v->number();
-  if (auto v = p->maybe("min_samples")) {
+  return read_policy(*p, policy);
+}
+
+// The policy fields of a request body's "policy" object over `policy`; validated.
+gate_policy read_policy(const json::reader& p, gate_policy policy) {
+  p.only_keys({"rope", "probability", "min_samples", "resamples", "statistic", "on_abstain", "report_only"});
+  if (auto v = p.maybe("rope")) policy.rope = v->number();
+  if (auto v = p.maybe("probability")) policy.probability = v->number();
+  if (auto v = p.maybe("min_samples")) {
     auto n = v->integer();
     if (n < 2 || n > 1000000) v->fail("an integer between 2 and 1000000");
     policy.min_samples = static_cast<int>(n);
   }
-  if (auto v = p->maybe("resamples")) {
+  if (auto v = p.maybe("resamples")) {
     auto n = v->integer();
     if (n < 100 || n > 100000) v->fail("an integer between 100 and 100000");
     policy.resamples = static_cast<int>(n);
   }
-  if (auto v = p->maybe("statistic")) {
+  if (auto v = p.maybe("statistic")) {
     auto s = statistic_from_string(v->string());
     if (!s) v->fail("\"median\" or \"mean\"");
     policy.stat = *s;
   }
-  if (auto v = p->maybe("on_abstain")) {
+  if (auto v = p.maybe("on_abstain")) {
     auto answer = overall_from_string(v->string());
     if (!answer) v->fail("one of \"warn\", \"pass\", \"block\"");
     policy.on_abstain = *answer;
   }
-  if (auto v = p->maybe("report_only")) policy.report_only = v->boolean();
+  if (auto v = p.maybe("report_only")) policy.report_only = v->boolean();
   try {
     validate(policy);
   } catch (const error& e) {
@@ -234,6 +241,9 @@ void api::require_scope(const store::auth_result& who, store::token_action actio
   }
   std::string allowed = store::scopes_allowing(action);
   std::string hint;
+  if (action == store::token_action::accept_run) {
+    hint = "; the accept workflow keeps such a token in the secret RNX_ACCEPT_TOKEN (ci-examples/accept-comment.yml)";
+  }
   if (action == store::token_action::move_baseline) {
     hint = "; a push run (no pull_request) replaces branch baselines, which is an accept. Upload tokens can upload "
            "pull-request runs only: give the CI job of pushes to a protected branch a baseline token";
@@ -260,6 +270,8 @@ void api::add_api_routes() {
   r.add({"/api/v1/runs", {verb::post}, {}, answer_form::json, to(&api::post_run)});
   r.add({"/api/v1/runs/{id}", {verb::get}, {}, answer_form::json, to(&api::get_run)});
   r.add({"/api/v1/runs/{id}/verdict", {verb::post}, {}, answer_form::json, to(&api::post_verdict)});
+  r.add({"/api/v1/runs/{id}/paired-verdict", {verb::post}, {}, answer_form::json, to(&api::post_paired_verdict)});
+  r.add({"/api/v1/projects/{project}/token", {verb::get}, {}, answer_form::json, to(&api::get_token_check)});
   r.add({"/api/v1/baselines", {verb::post}, {}, answer_form::json, to(&api::post_baseline)});
   r.add({"/api/v1/projects/{project}/runs", {verb::get}, {"branch", "env_id", "limit"}, answer_form::json,
          to(&api::list_runs)});
@@ -291,6 +303,7 @@ response api::post_run(const route_call& c) {
   auto body = parse_body(req, options_.max_json_depth, "a run document (rnx.run/v1)");
   auto run = run_from_json(body, "run document");
   authorize_project(who, run.project);
+  store::check_env_id(run);
   // A push run (no pull request) on a named branch becomes that branch's newest baseline (store::upload_run):
   // moving a baseline is an accept, so it needs more than the upload scope.
   require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
@@ -343,6 +356,52 @@ response api::post_verdict(const route_call& c) {
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, "request");
   return json_answer(200, to_json(judged.verdict), req);
+}
+
+// The gate's paired verdict for head run `run_id`: both runs of the token's project, re-derived by the store.
+response api::post_paired_verdict(const route_call& c) {
+  const request& req = c.req;
+  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
+  auto who = authenticate(req);
+  require_scope(who, store::token_action::ask_verdict);
+  auto body = parse_body(req, options_.max_json_depth, "{\"base_run_id\", \"policy\", \"verdict\"}");
+  json::reader r(body, "request body");
+  r.only_keys({"base_run_id", "policy", "verdict"});
+  auto base_field = r.at("base_run_id");
+  std::int64_t base_run_id = 0;
+  try {
+    base_run_id = parse_run_id(base_field.string(), "request body: $.base_run_id");
+  } catch (const error& e) {
+    throw error(errc::invalid, e.what());
+  }
+  gate_policy policy = options_.default_policy;
+  if (auto p = r.maybe("policy")) policy = read_policy(*p, policy);
+  const verdict_document decided = verdict_from_json(r.at("verdict").value(), "request body: $.verdict");
+  auto head = db_.find_run_summary(run_id);
+  if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
+  authorize_project(who, head->project);
+  auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
+  metrics_.count_verdict(judged.verdict.verdict, "paired");
+  return json_answer(200, to_json(judged.verdict), req);
+}
+
+// Who the bearer token is and what it may do: the gate asks before it measures.
+response api::get_token_check(const route_call& c) {
+  const request& req = c.req;
+  const std::string& project = c.parts[3];
+  store::database::validate_project_name(project);
+  auto who = authenticate(req);
+  authorize_project(who, project);
+  bj::array allows;
+  for (auto action : store::all_token_actions) {
+    if (store::scope_allows(who.scope, action)) allows.push_back(bj::string(store::identifier(action)));
+  }
+  return json_answer(200,
+                     bj::object{{"project", who.project},
+                                {"label", who.label},
+                                {"scope", store::to_string(who.scope)},
+                                {"allows", std::move(allows)}},
+                     req);
 }
 
 response api::get_group(const route_call& c) {

@@ -191,6 +191,24 @@ CREATE TABLE shard_uploads (
   PRIMARY KEY (group_id, shard_index)
 );
 )sql",
+    // 6 -> 7: paired verdicts (the gate measured base and head side by side and the store re-derived its verdict
+    // from the two stored runs). SQLite cannot change a CHECK in place, so the table is copied.
+    R"sql(
+CREATE TABLE verdicts_v7 (
+  id INTEGER PRIMARY KEY,
+  run_id INTEGER NOT NULL REFERENCES runs(id),
+  baseline_run_id INTEGER REFERENCES runs(id),
+  kind TEXT NOT NULL CHECK (kind IN ('request', 'regression', 'paired')),
+  verdict TEXT NOT NULL,
+  document TEXT NOT NULL,
+  created_at TEXT NOT NULL
+);
+INSERT INTO verdicts_v7 (id, run_id, baseline_run_id, kind, verdict, document, created_at)
+  SELECT id, run_id, baseline_run_id, kind, verdict, document, created_at FROM verdicts;
+DROP TABLE verdicts;
+ALTER TABLE verdicts_v7 RENAME TO verdicts;
+CREATE INDEX verdicts_by_run ON verdicts (run_id);
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 
@@ -419,7 +437,7 @@ std::optional<stored_run> database::find_run(std::int64_t run_id) {
   }
   // Parsed outside the lock: documents were validated on the way in, this only re-types them.
   auto doc = run_from_json(json::parse(document, "stored run " + std::to_string(run_id)),
-                           "stored run " + std::to_string(run_id));
+                           "stored run " + std::to_string(run_id), kernel_names::as_stored);
   return stored_run{std::move(summary), std::move(doc)};
 }
 

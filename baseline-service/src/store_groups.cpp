@@ -122,7 +122,9 @@ std::vector<run_document> database::shard_documents(std::int64_t project_id, std
     while (st.step()) texts.push_back(st.text(0));
   }
   std::vector<run_document> out;
-  for (const auto& text : texts) out.push_back(run_from_json(json::parse(text, "stored shard"), "stored shard"));
+  for (const auto& text : texts) {
+    out.push_back(run_from_json(json::parse(text, "stored shard"), "stored shard", kernel_names::as_stored));
+  }
   return out;
 }
 

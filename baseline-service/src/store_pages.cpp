@@ -184,7 +184,8 @@ std::vector<stored_verdict_row> database::recent_verdicts(std::int64_t project_i
   // verdicts instead); only those rows' documents are read.
   auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
                      " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.id IN (SELECT id FROM verdicts WHERE "
-                     "kind = 'request' AND +run_id IN (SELECT id FROM runs WHERE project_id = ?1) ORDER BY id DESC "
+                     "kind IN ('request', 'paired') AND +run_id IN (SELECT id FROM runs WHERE project_id = ?1) "
+                     "ORDER BY id DESC "
                      "LIMIT ?2) ORDER BY v.id DESC");
   st.bind(1, project_id).bind(2, std::int64_t{limit});
   std::vector<stored_verdict_row> out;
@@ -198,7 +199,7 @@ std::optional<stored_verdict_row> database::verdict_of_run(std::int64_t run_id) 
   std::lock_guard lock(mutex_);
   auto& st = prepare("SELECT " RNX_VERDICT_ROW_COLUMNS
                      " FROM verdicts v JOIN runs r ON r.id = v.run_id WHERE v.run_id = ?1 "
-                     "ORDER BY v.kind = 'request' DESC, v.id DESC LIMIT 1");
+                     "ORDER BY CASE v.kind WHEN 'paired' THEN 0 WHEN 'request' THEN 1 ELSE 2 END, v.id DESC LIMIT 1");
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
   stored_verdict_row v = verdict_row(st);

@@ -46,6 +46,16 @@ std::string_view to_string(token_action action) {
   return "act";
 }
 
+std::string_view identifier(token_action action) {
+  switch (action) {
+    case token_action::upload_pull_request_run: return "upload_pull_request_run";
+    case token_action::ask_verdict: return "ask_verdict";
+    case token_action::move_baseline: return "move_baseline";
+    case token_action::accept_run: return "accept_run";
+  }
+  return "unknown";
+}
+
 bool scope_allows(token_scope scope, token_action action) {
   switch (scope) {
     case token_scope::admin:

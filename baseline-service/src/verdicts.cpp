@@ -6,6 +6,8 @@
 #include "rnx/stats/verdict.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
 
 namespace rnx::store {
 
@@ -54,7 +56,126 @@ judged_run judge_against(database& db, const stored_run& head, const std::option
   return out;
 }
 
+stored_run paired_side(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view side) {
+  auto run = db.find_run(run_id);
+  if (!run) {
+    throw error(errc::not_found, "the " + std::string(side) + " run " + std::to_string(run_id) + " does not exist");
+  }
+  auto project = db.find_project(project_id);
+  if (!project || run->summary.project != project->name) {
+    throw error(errc::forbidden, "the " + std::string(side) + " run " + std::to_string(run_id) +
+                                     " belongs to another project; a paired verdict joins two runs of " +
+                                     (project ? "project \"" + project->name + "\"" : std::string("one project")));
+  }
+  return std::move(*run);
+}
+
+void check_pairing(const stored_run& head, const stored_run& base) {
+  const std::string ids = "runs " + std::to_string(head.summary.id) + " (head) and " +
+                          std::to_string(base.summary.id) + " (base)";
+  if (head.summary.id == base.summary.id) {
+    throw error(errc::invalid, "base_run_id: the base run is the head run itself; send the base revision's run");
+  }
+  if (head.summary.env_id != base.summary.env_id) {
+    throw error(errc::invalid, ids + " were measured in different environments (" + head.summary.env_id + ", " +
+                                   base.summary.env_id + "); a paired comparison measures both in one job");
+  }
+  const auto& hp = head.document.pairing;
+  const auto& bp = base.document.pairing;
+  if (!hp && !bp) return;  // prepared runs of one job (`rnx gate --results --base-results`) carry no record
+  if (!hp || !bp || hp->id != bp->id || hp->side != "head" || bp->side != "base") {
+    throw error(errc::invalid, ids + " are not the head and base sides of one paired run (their pairing records " +
+                                   "differ); upload the two documents `rnx bench --pair` wrote together");
+  }
+}
+
+bool close(const std::optional<double>& a, const std::optional<double>& b) {
+  if (!a || !b) return a.has_value() == b.has_value();
+  return std::abs(*a - *b) <= 1e-9 * std::max({1.0, std::abs(*a), std::abs(*b)});
+}
+
+std::string shown(const std::optional<double>& x) {
+  if (!x) return "null";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.17g", *x);
+  return buf;
+}
+
+// The first way `sent` differs from the verdict the store derived, or "" when it matches.
+std::string first_difference(const verdict_document& derived, const verdict_document& sent) {
+  if (derived.verdict != sent.verdict) {
+    return "$.verdict.verdict is " + std::string(to_string(sent.verdict)) + ", the stored runs give " +
+           std::string(to_string(derived.verdict));
+  }
+  if (derived.configs.size() != sent.configs.size()) {
+    return "$.verdict.configs has " + std::to_string(sent.configs.size()) + " configurations, the stored runs " +
+           std::to_string(derived.configs.size());
+  }
+  for (std::size_t i = 0; i < derived.configs.size(); ++i) {
+    const auto& d = derived.configs[i];
+    auto s = std::find_if(sent.configs.begin(), sent.configs.end(), [&](const auto& c) { return c.key == d.key; });
+    if (s == sent.configs.end()) return "$.verdict.configs lacks " + d.key.label();
+    if (s->result != d.result) {
+      return d.key.label() + " is " + std::string(to_string(s->result)) + " in $.verdict, the stored runs give " +
+             std::string(to_string(d.result));
+    }
+    const std::pair<const char*, std::pair<std::optional<double>, std::optional<double>>> numbers[] = {
+        {"ratio", {s->ratio, d.ratio}}, {"ci_lo", {s->ci_lo, d.ci_lo}}, {"ci_hi", {s->ci_hi, d.ci_hi}},
+        {"mde", {s->mde, d.mde}}};
+    for (const auto& [field, values] : numbers) {
+      if (close(values.first, values.second)) continue;
+      return d.key.label() + ": " + field + " is " + shown(values.first) + " in $.verdict, the stored runs give " +
+             shown(values.second);
+    }
+    if (s->pairing != d.pairing) {
+      return d.key.label() + ": pairing is \"" + s->pairing + "\" in $.verdict, the stored runs give \"" +
+             d.pairing + "\"";
+    }
+  }
+  return {};
+}
+
 }  // namespace
+
+judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int64_t head_run_id,
+                                 std::int64_t base_run_id, const gate_policy& policy,
+                                 const verdict_document& decided) {
+  validate(policy);
+  stored_run head = paired_side(db, project_id, head_run_id, "head");
+  stored_run base = paired_side(db, project_id, base_run_id, "base");
+  check_pairing(head, base);
+  judged_run out;
+  out.baseline_run_id = base_run_id;
+  if (auto stored = db.latest_verdict(head_run_id, base_run_id, "paired")) {
+    out.verdict = verdict_from_json(json::parse(stored->second, "stored verdict"), "stored verdict");
+    out.verdict_id = stored->first;
+  }
+  if (out.verdict_id == 0 || !same_policy(out.verdict.policy, policy)) {
+    out.verdict_id = 0;
+    // One thread per verdict, as for requested verdicts; the answer does not depend on it.
+    out.verdict = stats::judge_runs(base.document, head.document, policy, 1);
+    out.verdict.baseline = baseline_ref{std::to_string(base_run_id), base.summary.commit, base.summary.created_at};
+    out.verdict.head_run_id = std::to_string(head_run_id);
+    out.verdict.env_id = head.summary.env_id;
+    out.verdict.policy = policy;
+  }
+  if (std::string diff = first_difference(out.verdict, decided); !diff.empty()) {
+    throw error(errc::invalid, "the paired verdict sent does not follow from runs " + std::to_string(head_run_id) +
+                                   " and " + std::to_string(base_run_id) + " under the policy sent: " + diff +
+                                   "; send the verdict `rnx gate` decided from these two documents");
+  }
+  if (out.verdict_id == 0) out.verdict_id = db.store_verdict(head_run_id, base_run_id, "paired", out.verdict);
+  return out;
+}
+
+void check_env_id(const run_document& run) {
+  const std::string expected = compute_env_id(run.env);
+  if (run.env.env_id == expected) return;
+  throw error(errc::invalid, "run document: $.environment.env_id: \"" + run.env.env_id.substr(0, 64) +
+                                 "\" is not the hash of the environment's fields (they give \"" + expected +
+                                 "\"); the service files runs by it, so it is computed, not chosen: upload the "
+                                 "document rnx bench or rnx import wrote, unedited");
+}
 
 std::string comparison_branch(const run_document& run) {
   return run.base_branch.empty() ? run.branch : run.base_branch;

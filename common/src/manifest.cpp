@@ -4,6 +4,7 @@
 #include "rnx/common/drift_settings.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest_keys.hpp"
+#include "rnx/common/run_document.hpp"
 
 // Debian's toml++ 3.3 ships toml.h; newer releases and the carried copy ship toml.hpp.
 #if __has_include(<toml++/toml.hpp>)
@@ -456,10 +457,9 @@ kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t
   auto nm = t.get("name");
   if (!nm) w.fail(kernels.get(i), key("name"), "missing (every [[kernel]] needs name = \"...\")");
   k.name = w.string(*nm, key("name"));
-  bool name_ok = !k.name.empty() && std::all_of(k.name.begin(), k.name.end(), [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
-  });
-  if (!name_ok) w.fail(nm, key("name"), "\"" + k.name + "\" must be non-empty letters, digits, '_', '-' or '.'");
+  if (auto problem = kernel_name_problem(k.name); !problem.empty()) {
+    w.fail(nm, key("name"), "\"" + k.name + "\" must be " + problem);
+  }
   if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
   prefix = "kernel." + k.name;
   auto p = t.get("path");

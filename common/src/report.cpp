@@ -70,6 +70,13 @@ std::string rule_text(const verdict_document& v) {
      << "-draw Bayesian bootstrap, at least " << v.policy.min_samples
      << " samples a side): a one-sided rule, so a slower's interval shown (two-sided, 95%) may reach below "
      << 1 + v.policy.rope << " while its " << 100 * (1 - v.policy.probability) << "% quantile lies above it";
+  // Paired runs that added processes look by look split the probability over their looks (Bonferroni), said here
+  // once rather than in every configuration's reason.
+  const auto split = std::find_if(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.threshold; });
+  if (split != v.configs.end()) {
+    os << "; processes were added one look at a time until decided, so the " << v.policy.probability
+       << " is split over the looks: each decision needed P >= " << fixed(split->threshold, 4);
+  }
   return os.str();
 }
 
@@ -121,16 +128,9 @@ std::string render_verdict_markdown(const verdict_document& v) {
   }
   os << "\n" << statistic_legend(v) << "\n\nRule: " << rule_text(v)
      << ". MDE: the smallest slowdown this run could have called slower.\n";
-  const bool in_process = any_in_process(v);
-  const auto split = std::find_if(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.threshold; });
-  if (in_process) {
+  if (any_in_process(v)) {
     os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "
-          "head/base ratios.";
-    if (split != v.configs.end()) {
-      os << " Processes were added one look at a time until decided, so each decision needed P >= "
-         << fixed(split->threshold, 4) << " (" << v.policy.probability << " split over the looks).";
-    }
-    os << "\n";
+          "head/base ratios.\n";
   }
   return os.str();
 }

@@ -8,6 +8,7 @@
 #include <openssl/evp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -55,6 +56,19 @@ std::string compute_env_id(const environment& env) {
     out += hex[digest[i] & 15];
   }
   return out;
+}
+
+std::string kernel_name_problem(std::string_view name, bool imported) {
+  if (imported) {
+    const bool printable = !name.empty() && name.size() <= 512 && std::none_of(name.begin(), name.end(), [](char c) {
+      return static_cast<unsigned char>(c) < 0x20 || c == '\x7f';
+    });
+    return printable ? "" : "a non-empty harness name of at most 512 characters without control characters";
+  }
+  const bool ok = !name.empty() && name.size() <= 128 && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-' || c == '.';
+  });
+  return ok ? "" : "1 to 128 letters, digits, '_', '-' or '.' (the rule of rnx.toml's [[kernel]] name)";
 }
 
 namespace {
@@ -107,7 +121,7 @@ environment environment_from(const json::reader& r) {
   return env;
 }
 
-run_result result_from(const json::reader& r) {
+run_result result_from(const json::reader& r, kernel_names names) {
   r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
                "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
                "aggregates", "measured_on"});
@@ -174,6 +188,11 @@ run_result result_from(const json::reader& r) {
     }
   }
   res.origin = r.string_or("origin", "");
+  if (names == kernel_names::checked) {
+    if (auto problem = kernel_name_problem(res.kernel, !res.origin.empty()); !problem.empty()) {
+      r.at("kernel").fail(problem);
+    }
+  }
   if (auto a = r.maybe("aggregates")) {
     a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
     aggregate_summary summary;
@@ -203,7 +222,7 @@ run_result result_from(const json::reader& r) {
 
 }  // namespace
 
-run_document run_from_json(const bj::value& v, std::string_view source) {
+run_document run_from_json(const bj::value& v, std::string_view source, kernel_names names) {
   json::reader r(v, std::string(source));
   r.only_keys({"schema", "project", "commit", "branch", "base_branch", "pull_request", "created_at", "environment",
                "results", "pairing", "shard"});
@@ -244,7 +263,7 @@ run_document run_from_json(const bj::value& v, std::string_view source) {
   std::set<config_key> seen;
   for (std::size_t i = 0; i < results.array().size(); ++i) {
     auto item = results.at(i);
-    run.results.push_back(result_from(item));
+    run.results.push_back(result_from(item, names));
     const run_result& res = run.results.back();
     if (res.pairing == "in-process") {
       const bool whole = std::all_of(res.groups.begin(), res.groups.end(), [&](auto g) { return g % block == 0; }) &&

@@ -7,6 +7,7 @@
 #include "gate_context.hpp"
 #include "gate_drift.hpp"
 #include "gate_merge.hpp"
+#include "gate_paired.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
@@ -358,6 +359,19 @@ gate_job plan_gate(gate_options o, github_context ctx) {
   return job;
 }
 
+// A push stores a run that moves its branch's baseline; a pull request's run (a local one with --pull-request) does
+// not. A local push, like a GitHub one, has already landed: its regression is reported, not failed.
+bool is_push_run(const github_context& ctx) {
+  return ctx.event == event_kind::push_like || (ctx.event == event_kind::local && !ctx.pull_request);
+}
+
+// A missing or refused token is found out before the benchmark, not after it (nothing to check for prepared runs).
+void check_access(const gate_job& job) {
+  if (!job.o.results.empty() || job.shards) return;
+  check_access_before_measuring(job.o.backend, job.manifest_ptr(), job.project, is_push_run(job.ctx),
+                                job.ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
+}
+
 // `rnx bench` (with --pair in paired mode) measures the head and, paired, the base beside it.
 void bench_head_and_base(gate_job& job) {
 #ifdef RNX_HAVE_TORCH
@@ -519,6 +533,17 @@ void judge_paired(gate_job& job) {
   job.verdict.head_run_id = job.facts.run_id;
 }
 
+// Paired: the base run and the verdict kept on the service beside the head run, so the run page the comment links
+// to shows what this job decided. A failure of the store is a note in the report, never a different verdict.
+void store_paired(gate_job& job) {
+  if (!job.upload || !job.backend || !job.base) return;
+  auto stored = store_paired_verdict(*job.backend, *job.base, job.upload->id, job.head, job.policy.policy,
+                                     job.verdict);
+  if (stored.note.empty()) return;
+  std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
+  job.facts.note += (job.facts.note.empty() ? "" : "; ") + stored.note;
+}
+
 // [gate] drift_budget: a pull request's head is also judged against the anchor's stored run (gate_drift.cpp).
 void check_drift_budget(gate_job& job) {
   const bool pull_request =
@@ -612,6 +637,7 @@ void run_gate(gate_options o) {
   if (job.o.sharding.group_verdict) {
     judge_group(job);
   } else {
+    check_access(job);
     measure(job);
     file_head_run(job);
     if (job.head.shard) {
@@ -630,7 +656,10 @@ void run_gate(gate_options o) {
       job.facts.note = note;
     }
   }
-  if (job.paired) judge_paired(job);
+  if (job.paired) {
+    judge_paired(job);
+    store_paired(job);
+  }
   check_drift_budget(job);
   if (job.shards) stats::add_missing_shards(job.verdict, job.shards->head, job.policy.policy);
   note_new_baseline(job);
@@ -638,7 +667,12 @@ void run_gate(gate_options o) {
   publish(job);
   // A push has already landed: its regression is reported (annotation, status, summary), and failing the job
   // would only hide the stored baseline behind a red mark that no one can fix by re-running.
-  exit_code() = job.verdict.verdict == overall::block && job.ctx.event != event_kind::push_like ? 1 : 0;
+  const bool push_run = is_push_run(job.ctx);
+  if (job.verdict.verdict == overall::block && push_run) {
+    std::cout << "rnx gate: a push is not failed for a regression: the run is stored as the newest baseline of "
+              << terminal_safe(job.head.branch) << " either way\n";
+  }
+  exit_code() = job.verdict.verdict == overall::block && !push_run ? 1 : 0;
 }
 
 }  // namespace

@@ -101,6 +101,40 @@ class service_backend final : public baseline_backend {
     }
   }
 
+  void check_access(const std::string& project, bool push) override {
+    if (token_.empty()) {
+      throw error(errc::unauthorized, describe() + " needs a token and RNX_TOKEN is empty: set RNX_TOKEN to a token "
+                                      "of project " + project + " (`rnx-server admin token create --project " +
+                                      project + "`; in GitHub Actions the `token` input, a secret)");
+    }
+    bj::value body = call("GET", "/api/v1/projects/" + percent_encode(project) + "/token", "");
+    if (!push) return;
+    const auto* allows = body.as_object().if_contains("allows");
+    bool may = false;
+    if (allows && allows->is_array()) {
+      for (const auto& a : allows->get_array()) may = may || (a.is_string() && a.get_string() == "move_baseline");
+    }
+    if (!may) {
+      throw error(errc::forbidden, "RNX_TOKEN of project " + project + " has the " +
+                                       json_string(body.as_object(), "scope") +
+                                       " scope, which cannot upload a push run (it becomes the branch's baseline): "
+                                       "give push jobs a baseline token (`rnx-server admin token create --project " +
+                                       project + " --scope baseline`, the secret RNX_BASELINE_TOKEN)");
+    }
+  }
+
+  verdict_document record_paired(const std::string& head_run_id, const std::string& base_run_id,
+                                 const gate_policy& policy, const verdict_document& decided) override {
+    bj::object request{{"base_run_id", base_run_id}, {"policy", policy_json(policy)}, {"verdict", to_json(decided)}};
+    bj::value body = call("POST", "/api/v1/runs/" + percent_encode(head_run_id) + "/paired-verdict",
+                          json::serialize(request));
+    try {
+      return verdict_from_json(body, describe() + " paired verdict");
+    } catch (const error& e) {
+      throw error(errc::unavailable, e.what());
+    }
+  }
+
   std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
                                              int limit) override {
     std::string target = "/api/v1/projects/" + percent_encode(project) + "/runs?branch=" + percent_encode(branch) +
@@ -174,7 +208,7 @@ class service_backend final : public baseline_backend {
     if (!doc) {
       throw error(errc::unavailable, describe() + " answered GET /api/v1/runs/" + run_id + " without a document");
     }
-    return run_from_json(*doc, describe() + " run " + run_id);
+    return run_from_json(*doc, describe() + " run " + run_id, kernel_names::as_stored);
   }
 
   std::vector<pages::page> report_pages(const std::string&, const std::string& run_id) override {
@@ -240,7 +274,8 @@ class service_backend final : public baseline_backend {
     const std::string message = what + service_message(r.body);
     switch (r.status) {
       case 401: throw error(errc::unauthorized, message + " (set RNX_TOKEN to a token of this project)");
-      case 403: throw error(errc::forbidden, message + " (the token belongs to another project)");
+      // The service says which: a token of another project, or one whose scope does not allow the request.
+      case 403: throw error(errc::forbidden, message);
       case 404: throw error(errc::not_found, message);
       case 409: throw error(errc::conflict, message);
       case 413: throw error(errc::too_large, message);
@@ -289,6 +324,17 @@ class embedded_backend final : public baseline_backend {
       if (!id) throw;
       return uploaded_run{*id, run.pull_request == std::nullopt, true};
     }
+  }
+
+  void check_access(const std::string&, bool) override {}
+
+  verdict_document record_paired(const std::string& head_run_id, const std::string& base_run_id,
+                                 const gate_policy& policy, const verdict_document& decided) override {
+    auto head = db_.find_run_summary(to_id(head_run_id));
+    if (!head) throw error(errc::not_found, "run " + head_run_id + " does not exist in " + describe());
+    auto project = db_.find_project(head->project);
+    if (!project) throw error(errc::internal, "run " + head_run_id + " has no project in " + describe());
+    return store::record_paired_verdict(db_, project->id, head->id, to_id(base_run_id), policy, decided).verdict;
   }
 
   verdict_document judge(const std::string& run_id, const gate_policy& policy) override {

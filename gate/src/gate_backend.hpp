@@ -59,6 +59,15 @@ class baseline_backend {
   virtual uploaded_run upload(const run_document& run) = 0;
   // The stored run against the newest same-environment baseline of its comparison branch.
   virtual verdict_document judge(const std::string& run_id, const gate_policy& policy) = 0;
+  // Before anything is measured: can this job store runs of `project` (a push run, which moves a baseline, when
+  // `push`)? Throws unauthorized / forbidden naming the token and the fix; unavailable when the service cannot be
+  // asked (the gate then measures and reports the outage as before). The embedded store always can.
+  virtual void check_access(const std::string& project, bool push) = 0;
+  // A pull request's paired verdict, stored beside its two uploaded runs. The store derives it again from them
+  // and refuses (invalid) a verdict that does not follow; returns the stored verdict, whose baseline is the base
+  // run, so the head run's page shows what the gate decided.
+  virtual verdict_document record_paired(const std::string& head_run_id, const std::string& base_run_id,
+                                         const gate_policy& policy, const verdict_document& decided) = 0;
   // Runs of `project` on `branch`, newest first.
   virtual std::vector<stored_run_ref> runs_of_branch(const std::string& project, const std::string& branch,
                                                      int limit) = 0;

@@ -94,6 +94,19 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
   return choice;
 }
 
+void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project,
+                                   bool push, bool fork) {
+  if (resolve_service_url(flags, m).url.empty() || project.empty()) return;
+  auto backend = open_backend(flags, m).backend;
+  try {
+    backend->check_access(project, push);
+  } catch (const error& e) {
+    if (e.code() == errc::unavailable) return;
+    if (fork && e.code() == errc::unauthorized) return;
+    throw;
+  }
+}
+
 void add_policy_flags(CLI::App& cmd, policy_flags& flags) {
   cmd.add_option("--rope", flags.rope, "Override [gate] rope: half-width of the equivalence band (fraction)");
   cmd.add_option("--probability", flags.probability, "Override [gate] probability needed for a decision");

@@ -49,6 +49,13 @@ struct backend_choice {
 // the embedded store at --store or .rnx/baselines.db. Both flags at once is a usage error.
 backend_choice open_backend(const backend_flags& flags, const manifest* m);
 
+// Before `rnx gate` measures anything: with a service, is RNX_TOKEN a token of `project` that may store this job's
+// run (a push run when `push`)? Throws the service's unauthorized / forbidden error (exit 2) unless `fork` (a pull
+// request from a fork gets no secrets: measured and reported anyway); a service that cannot be asked is left to
+// the upload, which reports the outage. Nothing to check for the embedded store.
+void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project,
+                                   bool push, bool fork);
+
 // Threshold overrides as action inputs pass them: strings, "" = keep the manifest's value.
 struct policy_flags {
   std::string rope;

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cctype>
 #include <fstream>
+#include <map>
 #include <sstream>
 #include <unistd.h>
 
@@ -47,7 +48,15 @@ std::string inputs_table(const found_kernel& k, bool fill_unknown) {
   return out + " }";
 }
 
-void render_kernel(std::ostringstream& os, const found_kernel& k) {
+// A kernel's own batch line only where its file's batch differs from [defaults] batch, saying that it overrides it:
+// a per-kernel batch replaces the defaults' list, and one written on every kernel would make that list dead text.
+void render_batch(std::ostringstream& os, const found_kernel& k, std::int64_t default_batch, const char* evidence) {
+  if (!k.batch || *k.batch == default_batch) return;
+  os << "batch  = [" << *k.batch << "]   # " << evidence << " " << *k.batch
+     << " in the file; this replaces [defaults] batch for this kernel\n";
+}
+
+void render_kernel(std::ostringstream& os, const found_kernel& k, std::int64_t default_batch) {
   const std::string path = k.path.generic_string();
   os << "\n[[kernel]]\n";
   os << "name   = " << toml_quoted(k.name) << "\n";
@@ -56,12 +65,12 @@ void render_kernel(std::ostringstream& os, const found_kernel& k) {
   os << "\n";
   if (!k.entry.empty()) os << "entry  = " << toml_quoted(k.entry) << "\n";
   if (k.kernelbench) {
-    if (k.batch) os << "batch  = [" << *k.batch << "]   # batch_size = " << *k.batch << " in the file\n";
+    render_batch(os, k, default_batch, "batch_size =");
     return;
   }
   if (k.shapes_complete()) {
     os << "inputs = " << inputs_table(k, false) << "\n";
-    if (k.batch) os << "batch  = [" << *k.batch << "]   # the value of B in the file\n";
+    render_batch(os, k, default_batch, "B is");
     for (const auto& in : k.inputs) os << "# " << in.name << ": from " << in.evidence << "\n";
     return;
   }
@@ -165,9 +174,28 @@ std::string choose_workflow(const scan_result& scan) {
   return gpu ? "pr-gate" : "report-only-hosted";
 }
 
+// The batch most of the found kernels use (their files' batch_size or B), 1 when none names one; ties go to the
+// smaller size.
+std::int64_t common_batch(const scan_result& scan) {
+  std::map<std::int64_t, int> counts;
+  for (const auto& k : scan.kernels) {
+    if (k.batch) ++counts[*k.batch];
+  }
+  std::int64_t best = 1;
+  int best_count = 0;
+  for (const auto& [batch, count] : counts) {
+    if (count > best_count) {
+      best = batch;
+      best_count = count;
+    }
+  }
+  return best;
+}
+
 std::string render_manifest(const std::string& project, const scan_result& scan) {
   const bool gpu = std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
   const gate_policy policy;
+  const std::int64_t default_batch = common_batch(scan);
   std::string on_abstain(to_string(policy.on_abstain));  // "WARN": the manifest writes it in lower case
   for (char& c : on_abstain) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::ostringstream os;
@@ -179,7 +207,9 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "\n[defaults]\n"
      << "runtimes = [\"eager\"]     # also: compile, torchscript, onnxruntime, tensorrt\n"
      << "dtypes   = [\"float32\"]   # also: float16, bfloat16, float64\n"
-     << "batch    = [1]           # the sizes B takes in the input shapes\n"
+     << "batch    = [" << default_batch << "]"
+     << std::string(default_batch < 10 ? 11 : default_batch < 100 ? 10 : 9, ' ')
+     << "# the sizes B takes in the input shapes (a kernel's own batch replaces this)\n"
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
   // The sampling defaults decide typical kernels without tuning (docs/runner.md); they are written as comments
   // from the defaults themselves, so a user sees the knob that buys more certainty without a copy going stale.
@@ -190,7 +220,7 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "      # timed seconds per configuration, all processes and both sides of a pair\n"
      << "# budget_ms = " << number_text(defaults.budget_ms)
      << "         # timed milliseconds per process and side (later looks of a paired run double it)\n";
-  for (const auto& k : scan.kernels) render_kernel(os, k);
+  for (const auto& k : scan.kernels) render_kernel(os, k, default_batch);
   os << "\n[gate]\n"
      << "rope        = " << number_text(policy.rope) << "      # a change within this fraction counts as equivalent\n"
      << "probability = " << number_text(policy.probability)

@@ -234,21 +234,21 @@ void print_summary(std::ostream& os, const run_document& run) {
   // error's fix (often at its end) is never cut off.
   constexpr std::size_t note_width = 110;
   os << std::left << std::setw(44) << "configuration" << std::setw(10) << "status" << std::right << std::setw(12)
-     << "median ms" << std::setw(10) << "spread" << std::setw(10) << "samples" << "  note\n";
+     << "median ms" << std::setw(10) << "spread" << std::setw(10) << "samples" << std::setw(11) << "processes"
+     << "  note\n";
   std::vector<const run_result*> cut;
   for (const auto& r : run.results) {
     os << std::left << std::setw(44) << r.key().label() << std::setw(10) << to_string(r.status) << std::right;
     if (r.status == result_status::ok && !r.samples_ms.empty()) {
       std::ostringstream spread;
       spread << std::fixed << std::setprecision(1) << 100 * relative_mad(r.samples_ms) << "%";
-      std::string groups;
-      for (auto g : r.groups) groups += (groups.empty() ? "" : "+") + std::to_string(g);
       // The statistic the verdict compares (rnx compare, rnx gate), not the median of the pooled samples.
       const auto centre = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+      // Each number in its own column, right-aligned under its header (the per-process counts are in the run file).
       os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
-         << std::setw(10) << groups;
+         << std::setw(10) << r.samples_ms.size() << std::setw(11) << std::max<std::size_t>(r.groups.size(), 1);
     } else {
-      os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-";
+      os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
     }
     std::string note = r.message.substr(0, r.message.find('\n'));
     if (note.size() > note_width || note.size() < r.message.size()) {
@@ -258,7 +258,7 @@ void print_summary(std::ostream& os, const run_document& run) {
     os << "  " << note << "\n";
   }
   os << "median ms: the median of each worker process's samples, geometric mean over the processes (the statistic "
-        "the verdict compares); spread: MAD / median of all samples\n";
+        "the verdict compares); spread: MAD / median of all samples; samples: all processes together\n";
   for (const auto* r : cut) {
     os << r->key().label() << " " << to_string(r->status) << ":\n";
     std::istringstream lines(r->message);

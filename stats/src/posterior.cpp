@@ -422,9 +422,15 @@ void decide(comparison& out, std::vector<double>& log_ratios, const comparison_o
   } else {
     std::ostringstream why;
     why.precision(2);
-    why << std::fixed << "no outcome reaches " << out.threshold << ": P(faster)=" << *out.p_faster
-        << " P(equivalent)=" << *out.p_equivalent << " P(slower)=" << *out.p_slower;
-    if (opt.looks > 1) why << " (" << opt.probability << " split over " << opt.looks << " looks)";
+    // With several looks the threshold is not the policy's probability; the verdict's rule line says so once, and
+    // a second number here would read as a contradiction of it.
+    why << std::fixed << "no outcome reaches ";
+    if (opt.looks > 1) {
+      why << "the threshold of each look (see the rule)";
+    } else {
+      why << out.threshold;
+    }
+    why << ": P(faster)=" << *out.p_faster << " P(equivalent)=" << *out.p_equivalent << " P(slower)=" << *out.p_slower;
     out.reason = why.str();
   }
 }

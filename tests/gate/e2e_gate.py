@@ -13,15 +13,18 @@ import math
 import os
 import shutil
 import statistics
+import subprocess
 import sys
 import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import (BASE_SHA, GITHUB_TOKEN, HEAD_SHA, MERGE_SHA, REPO, Failure, Harness, check,  # noqa: E402
-                     free_port, issue_comment_payload, pull_request_payload, push_payload, synthetic_run)
+                     free_port, http_get, issue_comment_payload, pull_request_payload, push_payload,
+                     synthetic_run)
 
 PROJECT = "kernels-demo"
+ENV_ID = synthetic_run(PROJECT)["environment"]["env_id"]  # the synthetic runs' environment, hashed as rnx does
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -182,9 +185,9 @@ def case_warn_no_baseline(h):
     r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", h.service_url], expect=0)
     check(r.outputs.get("verdict") == "WARN", "no baseline is WARN")
     # The advice names the service's way to make a baseline by hand, for this very run.
-    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+    want = ('no baseline of branch "main" in environment %s yet: upload a run from "main" measured in '
             'this environment (a push build), or make run %s the baseline with POST /api/v1/baselines'
-            % r.outputs.get("run-id"))
+            % (ENV_ID, r.outputs.get("run-id")))
     check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     assert_in("new", r.summary, "configurations are new")
     # The head column is the statistic a verdict compares (per process, then the geometric mean), and says so.
@@ -277,9 +280,9 @@ def case_embedded_store(h):
     })
     store = h.path("cache", "baselines.db")
     r = pr_gate(h, run_file(h, "early.json", seed=5), ["--store", store], expect=0)
-    want = ('no baseline of branch "main" in environment e2e-cpu-0001 yet: upload a run from "main" measured in '
+    want = ('no baseline of branch "main" in environment %s yet: upload a run from "main" measured in '
             'this environment (a push build), or make run 1 the baseline with rnx accept --run-id 1 --store %s '
-            '--reason "..."' % store)
+            '--reason "..."' % (ENV_ID, store))
     check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
     push_gate(h, run_file(h, "base.json", seed=1), ["--store", store])
     check(os.path.exists(store), "the store file was created")
@@ -336,6 +339,92 @@ def case_paired_mode(h):
     r = pr_gate(h, run_file(h, "pair-same.json", seed=3), ["--mode", "paired", "--base-results", base, "--service-url", url],
                 expect=0)
     check(r.outputs.get("verdict") == "PASS", "paired PASS on identical code")
+
+
+def case_paired_on_service(h):
+    """A paired PR gate against the real rnx-server: the base run, the head run and the verdict are stored, and the
+    run page the comment links to shows the comment's BLOCK with the base samples; the overview lists it."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    base = run_file(h, "pair-base.json", seed=1, commit=BASE_SHA)
+    head = run_file(h, "pair-head.json", seed=2, scale=1.3)
+    r = pr_gate(h, head, ["--mode", "paired", "--base-results", base, "--service-url", h.service_url], expect=1)
+    check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK on the slowdown")
+    head_id = r.outputs.get("run-id", "")
+    check(head_id.isdigit(), "the head run was stored: run-id %r" % head_id)
+    comment = rnx_comments(h)[-1]["body"]
+    link = "%s/runs/%s" % (h.service_url, head_id)
+    assert_in(link, comment, "the PR comment links to the head run's page")
+    assert_in("BLOCK", comment, "the comment's verdict")
+    decided = json.load(open(h.path(".rnx", "verdict.json")))
+    base_id = decided["baseline"]["id"]
+    check(base_id.isdigit() and base_id != head_id, "verdict.json names the stored base run, not %r" % base_id)
+
+    # The evidence behind the page: the stored verdict is the one the gate decided, against the stored base run.
+    status, body = http_get("%s/api/v1/runs/%s/evidence" % (h.service_url, head_id), h.token)
+    check(status == 200, "evidence answered %d: %s" % (status, body))
+    evidence = json.loads(body)
+    stored = evidence["verdict"]
+    check(stored is not None and stored["verdict"] == "BLOCK", "the stored verdict is BLOCK: %r" % stored)
+    check(stored["baseline"]["id"] == base_id, "the stored verdict's baseline is the base run")
+    check([c["decision"] for c in stored["configs"]] == [c["decision"] for c in decided["configs"]],
+          "the stored decisions are the comment's")
+    check(all(c.get("mde") is not None for c in stored["configs"]), "every configuration carries its mde")
+    check(evidence["base_run"] and evidence["base_run"]["id"] == base_id, "the evidence names the base run")
+    check(all(c["base"] and len(c["base"]["processes"]) == 3 for c in evidence["configs"]),
+          "the base run's samples, 3 processes a configuration, are beside the head's")
+
+    status, page = http_get(link, h.token)
+    check(status == 200, "the run page answered %d" % status)
+    check("No verdict is stored for this run" not in page, "the run page shows a verdict")
+    assert_in("BLOCK", page, "the run page")
+    assert_in("slower", page, "the run page's decisions")
+    check(" in 0 processes" not in page, "the run page draws the base run's samples")
+
+    status, overview = http_get("%s/projects/%s" % (h.service_url, PROJECT), h.token)
+    check(status == 200, "the overview answered %d" % status)
+    assert_in("/runs/%s" % head_id, overview, "the overview's last verdicts list the paired run")
+    assert_in("BLOCK", overview, "the overview's last verdicts")
+
+    # The same job re-run stores nothing twice and answers the same.
+    r = pr_gate(h, head, ["--mode", "paired", "--base-results", base, "--service-url", h.service_url], expect=1)
+    check(r.outputs.get("run-id") == head_id, "a re-run reuses the stored head run")
+    check(json.load(open(h.path(".rnx", "verdict.json")))["baseline"]["id"] == base_id, "and the stored base run")
+
+
+def case_token_messages(h):
+    """Without RNX_TOKEN the gate refuses before it measures; a token lacking a scope is told so; a new accept
+    token is to be kept as RNX_ACCEPT_TOKEN."""
+    h.start_service(PROJECT)
+    h.write_manifest(PROJECT, h.service_url)
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA, {"RNX_TOKEN": ""})
+    started = time.time()
+    r = h.run_rnx(["gate", "--no-github", "--mode", "stored"], env, expect=2)
+    assert_in("RNX_TOKEN is empty", r.stderr, "the refusal names the variable")
+    check(not os.path.exists(h.path(".rnx", "run.json")), "nothing was measured before the refusal")
+    check(time.time() - started < 30, "the refusal comes before any benchmark")
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA,
+                      {"RNX_TOKEN": "rnx_000000000000_" + "0" * 48})
+    r = h.run_rnx(["gate", "--no-github", "--mode", "stored"], env, expect=2)
+    assert_in("not valid", r.stderr, "a wrong token is refused before measuring")
+    check(not os.path.exists(h.path(".rnx", "run.json")), "nothing was measured with a wrong token")
+
+    # An upload token used to accept: told it lacks the accept scope, not that it belongs to another project.
+    env = h.event_env("pull_request", pull_request_payload(), "refs/pull/7/merge", MERGE_SHA)
+    run_id = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", h.service_url]).outputs["run-id"]
+    env = dict(env, RNX_TOKEN=h.scoped_tokens["pull_request"])
+    r = h.run_rnx(["accept", "--run-id", run_id, "--service-url", h.service_url, "--reason", "intended", "--by",
+                   "ada"], env, expect=2)
+    assert_in("has the upload scope", r.stderr, "the refusal names the token's scope")
+    assert_in("accept", r.stderr, "and the scope it needs")
+    check("another project" not in r.stderr, "no false 'another project':\n" + r.stderr)
+
+    created = subprocess.run([h.server_bin, "admin", "token", "create", "--project", PROJECT, "--scope", "accept",
+                              "--label", "maintainers", "--db", h.path("service.db")], capture_output=True, text=True,
+                             timeout=60)
+    check(created.returncode == 0, created.stderr)
+    assert_in("RNX_ACCEPT_TOKEN", created.stderr, "an accept token is to be stored as RNX_ACCEPT_TOKEN")
+    check("(RNX_TOKEN)" not in created.stderr, "not as RNX_TOKEN")
 
 
 def case_bad_input(h):

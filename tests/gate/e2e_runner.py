@@ -14,6 +14,7 @@ slowdown is 4x so it is BLOCK however noisy the machine.
 import argparse
 import json
 import math
+import re
 import os
 import shutil
 import statistics
@@ -23,8 +24,8 @@ import time
 import traceback
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from harness import (BASE_SHA, HEAD_SHA, MERGE_SHA, Failure, Harness, check, pull_request_payload,  # noqa: E402
-                     push_payload)
+from harness import (BASE_SHA, HEAD_SHA, MERGE_SHA, Failure, Harness, check, http_get,  # noqa: E402
+                     pull_request_payload, push_payload)
 
 PROJECT = "rnx-examples"
 MANIFEST = """[project]
@@ -169,6 +170,87 @@ def case_paired(h, examples):
     check("mode paired" in r.summary, "the report names paired mode")
 
 
+def comment_decisions(body):
+    """The overall answer and {configuration: decision} of an rnx PR comment (its verdict table)."""
+    overall = re.search(r"### rnx: \*\*(\w+)\*\*", body)
+    decisions = {}
+    for line in body.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split(" | ")]
+        if len(cells) == 7 and cells[0].startswith("`"):
+            decisions[cells[0].strip("`")] = cells[6].split(":")[0]
+    return (overall.group(1) if overall else None), decisions
+
+
+def page_decisions(html):
+    """The overall answer and {configuration: decision} of a run page (its banner and verdict table)."""
+    overall = re.search(r'<p class="banner v-(\w+)">', html)
+    table = html[html.find('<table class="verdict-table"'):]
+    table = table[:table.find("</table>")]
+    decisions = {}
+    for row in table.split("<tr>")[1:]:
+        label = re.search(r"<code>([^<]+)</code>", row)
+        chip = re.search(r'<span class="chip d-([\w-]+)">', row)
+        if label and chip:
+            decisions[label.group(1)] = chip.group(1)
+    return (overall.group(1) if overall else None), decisions
+
+
+def case_paired_service(h, examples):
+    """The paired gate against the real rnx-server, as a pull request runs it: the runner measures the base commit
+    beside the 4x slower head, the gate stores the base run, the head run and its verdict, and the comment's link
+    opens a run page that decides what the comment says; the overview's last verdicts list the paired BLOCK."""
+    h.start_service(PROJECT)
+    base = base_repository(h, examples)
+    make_project(h, examples, slow=True)
+    git(h, "commit", "-q", "-am", "slow")
+    head = git(h, "rev-parse", "HEAD")
+    env = h.event_env("pull_request", pull_request_payload(head_sha=head, base_sha=base), "refs/pull/7/merge",
+                      MERGE_SHA, {"RNX_SERVICE_URL": h.service_url})
+    r = h.run_rnx(["gate"], env, expect=1)  # paired by default: the base commit is in this checkout
+    check("paired mode: the base revision %s" % base in r.stdout, "the gate chose paired mode:\n" + r.stdout)
+    check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK, got %r:\n%s\n%s" % (r.outputs.get("verdict"),
+                                                                                   r.stdout, r.stderr))
+    check("was not stored" not in r.stdout and "not stored" not in r.summary,
+          "the paired verdict was stored on the service:\n" + r.stdout)
+    head_id = r.outputs.get("run-id", "")
+    check(head_id.isdigit(), "the head run was stored: run-id %r" % head_id)
+
+    comments = [q["body"]["body"] for q in h.github_requests()
+                if q["method"] in ("POST", "PATCH") and "/comments" in q["path"] and "body" in q.get("body", {})]
+    check(comments, "the gate commented on the pull request")
+    comment = comments[-1]
+    links = re.findall(re.escape(h.service_url) + r"/runs/(\d+)", comment)
+    check(links == [head_id] * len(links) and links, "the comment links to the head run's page: %r" % links)
+    said, said_decisions = comment_decisions(comment)
+    check(said == "BLOCK" and said_decisions.get("softmax/eager/float32/b8") == "slower",
+          "the comment says BLOCK, softmax slower: %r %r" % (said, said_decisions))
+
+    status, page = http_get("%s/runs/%s" % (h.service_url, links[0]), h.token)
+    check(status == 200, "the linked run page answered %d" % status)
+    shown, shown_decisions = page_decisions(page)
+    check(shown == said and shown_decisions == said_decisions,
+          "the run page decides what the comment says: page %r %r, comment %r %r" % (shown, shown_decisions, said,
+                                                                                    said_decisions))
+    check("paired comparison" in page, "the run page says the verdict is the gate's paired comparison")
+    decided = json.load(open(h.path(".rnx", "verdict.json")))
+    base_id = decided["baseline"]["id"]
+    check(base_id.isdigit() and base_id != head_id and 'href="/runs/%s"' % base_id in page,
+          "the run page names the stored base run %r" % base_id)
+    status, body = http_get("%s/api/v1/runs/%s/evidence" % (h.service_url, head_id), h.token)
+    stored = json.loads(body)["verdict"]
+    check([(c["decision"], c["ratio"], c["ci95"], c["mde"]) for c in stored["configs"]] ==
+          [(c["decision"], c["ratio"], c["ci95"], c["mde"]) for c in decided["configs"]],
+          "the stored verdict's numbers are the gate's, to the bit")
+
+    status, overview = http_get("%s/projects/%s" % (h.service_url, PROJECT), h.token)
+    check(status == 200, "the overview answered %d" % status)
+    verdicts = overview[overview.find('<table class="verdicts"'):]
+    verdicts = verdicts[:verdicts.find("</table>")]
+    rows = [row for row in verdicts.split("<tr>") if 'href="/runs/%s"' % head_id in row]
+    check(len(rows) == 1 and "BLOCK" in rows[0] and "paired" in rows[0] and "#7" in rows[0],
+          "the overview's last verdicts list the paired BLOCK of #7: %r" % rows)
+
+
 def case_confirmed(h, examples):
     """Confirmed mode: what the stored baseline calls slower is measured again, paired, at the baseline's commit.
     A baseline recorded 4x faster than its own code (as if measured in a fast spell) is refuted, so identical code
@@ -244,7 +326,7 @@ def case_outside_git(h, examples):
             "rnx bench: 1 configuration failed (--fail-on-error, exit 1; the run document is written): "
             "broken/eager/float32/b8 error",
             "median ms: the median of each worker process's samples, geometric mean over the processes (the "
-            "statistic the verdict compares); spread: MAD / median of all samples",
+            "statistic the verdict compares); spread: MAD / median of all samples; samples: all processes together",
             "broken/eager/float32/b8 error:"):
         check(want in lines, "stderr lacks the line %r:\n%s" % (want, r.stderr))
     # The table's note is cut, and says so; the whole message, with its fix at the end, follows the table.
@@ -276,7 +358,8 @@ def case_outside_git(h, examples):
     check(r.returncode == 0, "without --fail-on-error the run is written and the exit is 0, got %d" % r.returncode)
 
 
-CASES = {"stored": case_stored, "paired": case_paired, "confirmed": case_confirmed, "outside_git": case_outside_git}
+CASES = {"stored": case_stored, "paired": case_paired, "paired_service": case_paired_service,
+         "confirmed": case_confirmed, "outside_git": case_outside_git}
 
 
 def main():

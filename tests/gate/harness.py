@@ -15,6 +15,9 @@ import tempfile
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(HERE, os.pardir, "support"))
+from rnx_env import env_id_of  # noqa: E402
+
 REPO = "octo/kernels"
 GITHUB_TOKEN = "ghs_e2eTestToken000000000000000000000"
 BASE_SHA = "1111111111111111111111111111111111111111"
@@ -41,8 +44,9 @@ def free_port():
 
 
 def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), n_per_group=12, groups=3,
-                  env_id="e2e-cpu-0001", commit="", branch="", base_branch="", pull_request=None):
-    """A run document (rnx.run/v1) with log-normal samples around 1 ms (x scale), 3 worker processes."""
+                  cpu="test cpu", commit="", branch="", base_branch="", pull_request=None):
+    """A run document (rnx.run/v1) with log-normal samples around 1 ms (x scale), 3 worker processes, measured on
+    `cpu` (another cpu is another environment)."""
     rng = random.Random(seed)
     results = []
     for i, kernel in enumerate(kernels):
@@ -58,11 +62,24 @@ def synthetic_run(project, *, scale=1.0, seed=1, kernels=("matmul", "softmax"), 
     doc = {"schema": "rnx.run/v1", "project": project, "commit": commit, "branch": branch,
            "base_branch": base_branch, "pull_request": pull_request,
            "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-           "environment": {"env_id": env_id, "device": "cpu", "compute_capability": "", "driver": "",
-                           "cuda": "", "torch": "2.11.0", "python": "3.11.7", "cpu": "test cpu", "threads": 2,
+           "environment": {"device": "cpu", "compute_capability": "", "driver": "",
+                           "cuda": "", "torch": "2.11.0", "python": "3.11.7", "cpu": cpu, "threads": 2,
                            "os": "linux", "image": "none", "clocks": {}},
            "results": results}
+    doc["environment"]["env_id"] = env_id_of(doc["environment"])
     return doc
+
+
+def http_get(url, token):
+    """GET with the bearer token; (status, body text)."""
+    import urllib.error
+    import urllib.request
+    req = urllib.request.Request(url, headers={"Authorization": "Bearer " + token})
+    try:
+        with urllib.request.urlopen(req, timeout=30) as r:
+            return r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode("utf-8")
 
 
 def parse_outputs(path):

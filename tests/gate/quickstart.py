@@ -57,7 +57,22 @@ def main():
     ap.add_argument("--bin", required=True, help="the folder holding rnx and rnx-runner-worker")
     ap.add_argument("--page", required=True, help="docs/quickstart.md")
     ap.add_argument("--keep", action="store_true", help="keep the temp folder")
+    ap.add_argument("--load", type=int, default=2,
+                    help="CPU-bound processes kept running beside the quick start (the page promises its verdicts on "
+                         "a busy machine; default 2, as two builds would)")
     args = ap.parse_args()
+    # Each burner ends by itself after ctest's timeout for this test, should this process be killed before it.
+    burn = "import time\nend = time.time() + 600\nwhile time.time() < end:\n    pass\n"
+    burners = [subprocess.Popen([sys.executable, "-c", burn]) for _ in range(args.load)]
+    try:
+        return run_page(args)
+    finally:
+        for b in burners:
+            b.kill()
+            b.wait()
+
+
+def run_page(args):
     blocks = blocks_of(args.page)
     if len(blocks) < 6:
         print("FAIL: only %d marked blocks in %s; the quick start has at least 6" % (len(blocks), args.page))
@@ -100,7 +115,8 @@ def main():
             if not ok:
                 failed = "after the quick start: %s does not hold in %s" % (what, work)
                 break
-    print("%d blocks, %.1f s" % (len(blocks), time.time() - started))
+    print("%d blocks, %.1f s, %d CPU-bound processes beside them, load average %.1f (1 min) on %d cores" % (
+        len(blocks), time.time() - started, args.load, os.getloadavg()[0], os.cpu_count()))
     if failed:
         print("FAIL " + failed)
         print("(folder kept: %s)" % work)

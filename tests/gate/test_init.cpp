@@ -188,6 +188,28 @@ TEST_CASE("init: the rnx.toml it writes is read by the real parser, inferred or 
   CHECK(repo.read(".gitignore") == "# rnx: the embedded baseline store and the run files rnx gate writes\n.rnx/\n");
 }
 
+TEST_CASE("init: a batch every kernel shares goes to [defaults]; a kernel's own batch only where it differs") {
+  temp_repo repo;
+  repo.write("kernels/gelu.py", gelu_source);        // batch_size = 16
+  repo.write("other/gelu.py", gelu_source);          // 16 again
+  repo.write("kernels/kb_relu.py", kernelbench_source);  // batch_size = 32
+  init_options options;
+  options.root = repo.root;
+  options.project = "demo";
+  apply_init(plan_init(options), repo.root);
+  const std::string text = repo.read("rnx.toml");
+  CHECK(text.find("batch    = [16]") != std::string::npos);
+  // Only the KernelBench file differs from the defaults, and its line says that it replaces them.
+  CHECK(text.find("batch  = [16]") == std::string::npos);
+  CHECK(text.find("batch  = [32]   # batch_size = 32 in the file; this replaces [defaults] batch for this kernel") !=
+        std::string::npos);
+  const manifest m = load_manifest(repo.root / "rnx.toml");
+  REQUIRE(m.find_kernel("kernels-gelu"));
+  CHECK(m.find_kernel("kernels-gelu")->batch == std::vector<std::int64_t>{16});
+  CHECK(m.find_kernel("other-gelu")->batch == std::vector<std::int64_t>{16});
+  CHECK(m.find_kernel("kb_relu")->batch == std::vector<std::int64_t>{32});
+}
+
 TEST_CASE("init: refuses to overwrite, names the files and the flag; --force replaces; .gitignore is appended once") {
   temp_repo repo;
   repo.write("k/gelu.py", gelu_source);

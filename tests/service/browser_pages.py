@@ -158,26 +158,40 @@ def browser_problems(browser, allow_error_status=False):
     return problems
 
 
-def paired_block(base, token, project, env_index=0):
-    """A pull request that is 20% slower in every configuration, judged the way the gate stores it today: the base
-    branch's run uploaded (a push: the baseline), the head run uploaded with its pull request, then the verdict asked
-    for through POST /api/v1/runs/{id}/verdict. Returns the head run's id."""
+def paired_block(rnx, work, base, token, project, env_index=0):
+    """A pull request that is 20% slower in every configuration, judged as the paired gate judges it: `rnx gate
+    --mode paired` with the head run and the base revision's run measured beside it, stored on this server by the
+    gate's own route (both runs uploaded, then POST /api/v1/runs/{head}/paired-verdict). Returns the head run's id,
+    the verdict the gate decided (its verdict.json) and the pair's env_id."""
     import random
     from datetime import datetime, timedelta, timezone
     rng = random.Random(11)
-    client = pages_seed.Client(base, token)
     env = dict(pages_seed.ENVIRONMENTS[env_index])
-    env["env_id"] = "pairedb10c4d5e"  # an environment of its own: its own baseline
+    env["cpu"] += " (paired job)"  # an environment of its own, with no baseline: the pair is its only evidence
+    env["env_id"] = pages_seed.environment_of(env)["env_id"]
     cfgs = pages_seed.configs(1, [1])
     when = datetime(2026, 9, 6, 20, 0, tzinfo=timezone.utc)  # beside the seeded history
     base_doc = pages_seed.document(project, env, when, "%040x" % 1, "main", None, cfgs, {}, rng, 40, 5)
-    client.post("/api/v1/runs", base_doc)
     slow = {k: 1.2 for k in pages_seed.KERNELS}
     head_doc = pages_seed.document(project, env, when + timedelta(minutes=20), "%040x" % 2, "feature-slow", 777,
                                    cfgs, slow, rng, 40, 5)
-    head = client.post("/api/v1/runs", head_doc)["id"]
-    verdict = client.post("/api/v1/runs/%s/verdict" % head, {})
-    return head, verdict["verdict"]
+    files = {}
+    for name, doc in (("base", base_doc), ("head", head_doc)):
+        files[name] = os.path.join(work, "paired-%s.json" % name)
+        with open(files[name], "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+    out = os.path.join(work, "paired-gate")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_") and not k.startswith("RNX_")}
+    r = subprocess.run([rnx, "gate", "--mode", "paired", "--results", files["head"], "--base-results", files["base"],
+                        "--service-url", base, "--project", project, "--commit", head_doc["commit"],
+                        "--branch", "feature-slow", "--base-branch", "main", "--pull-request", "777", "--no-github",
+                        "--out-dir", out], env=dict(clean, RNX_TOKEN=token), cwd=work, capture_output=True,
+                       text=True, timeout=60)
+    if r.returncode not in (0, 1):
+        sys.exit("browser_pages: rnx gate --mode paired failed (%d):\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    with open(os.path.join(out, "verdict.json"), encoding="utf-8") as f:
+        decided = json.load(f)
+    return decided["head_run_id"], decided, env["env_id"]
 
 
 def first_push(base, token, project):
@@ -208,6 +222,7 @@ def main():
     started = time.time()
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--server", required=True, help="the rnx-server binary")
+    ap.add_argument("--rnx", required=True, help="the rnx binary (its gate stores the paired pull request)")
     ap.add_argument("--out", required=True, help="folder for the screenshots")
     a = ap.parse_args()
     if not os.path.exists(CHROMIUM):
@@ -239,7 +254,8 @@ def main():
         base = line.split("listening on ")[1].split(" ")[0]
         facts = pages_seed.seed(base, token, "demo", runs=45, n_kernels=2, batches=(1, 8), envs=3, samples=40)
         pages_seed.seed(base, secret_token, "secret", runs=3, n_kernels=1, batches=(1,), envs=1, samples=20)
-        block_run, block_verdict = paired_block(base, token, "demo")
+        block_run, block_decided, paired_env = paired_block(a.rnx, work, base, token, "demo")
+        block_verdict = block_decided["verdict"]
         fresh_run = first_push(base, fresh_token, "fresh")
         print("seeded %d runs in %.1fs" % (len(facts["runs"]) + 2, time.time() - started))
 
@@ -286,13 +302,13 @@ def main():
             mixed: [...document.querySelectorAll('table.configs tr.config-row')].filter(tr => {
                 const env = tr.querySelector('td code[title]').getAttribute('title');
                 return [...tr.querySelectorAll('a[href^="/runs/"] .chip')].length > 0 &&
-                       env === 'pairedb10c4d5e' && tr.textContent.includes('equivalent'); }).length,
+                       env === PAIRED_ENV && tr.textContent.includes('equivalent'); }).length,
             verdicts: document.querySelectorAll('table.verdicts tbody tr').length,
             block: [...document.querySelectorAll('table.verdicts tbody tr')].filter(tr =>
                 tr.querySelector('td a').textContent === BLOCK_RUN && tr.textContent.includes('BLOCK') &&
-                tr.textContent.includes('#777')).length,
+                tr.textContent.includes('#777') && (tr.querySelector('.badge') || {}).textContent === 'paired').length,
             compare: !!document.querySelector('a[href^="/compare?runs="]')})"""
-                         .replace("BLOCK_RUN", json.dumps(block_run)))
+                         .replace("BLOCK_RUN", json.dumps(block_run)).replace("PAIRED_ENV", json.dumps(paired_env)))
         checks.expect(dom["h1"].startswith("demo"), "overview: heading names the project")
         checks.expect(dom["rows"] == n_configs * 3 + 2,
                       "overview: a row per configuration and environment (%d)" % dom["rows"])
@@ -305,7 +321,8 @@ def main():
         checks.expect(dom["chips"] > 0 and dom["verdicts"] > 0, "overview: last verdicts shown")
         checks.expect(dom["mixed"] == 0, "overview: an environment's row shows only its own decisions")
         checks.expect(block_verdict == "BLOCK" and dom["block"] == 1,
-                      "overview: the pull request's BLOCK (run %s, #777) in the last verdicts" % block_run)
+                      "overview: the paired pull request's BLOCK (run %s, #777, badged paired) in the last verdicts"
+                      % block_run)
         checks.expect(dom["compare"], "overview: links to the hardware comparison")
         checks.expect(not browser_problems(browser), "overview: no console error, no outside request %s"
                       % browser_problems(browser))
@@ -344,8 +361,9 @@ def main():
                       "history: pull-request runs drawn apart from the base branch's line (%d)" % chart["prApart"])
         checks.expect(chart["triangles"] == 1, "history: the accepted slowdown marked once (%d)" % chart["triangles"])
         checks.expect(chart["diamonds"] > 10, "history: baselines marked")
-        checks.expect(chart["bands"] == 8 and chart["bandFill"] == 4 and chart["steps"] == 4,
-                      "history: a baseline step line and a filled band per environment (%s)" % chart)
+        # The paired pull request's environment has no baseline (both its runs belong to the pull request).
+        checks.expect(chart["bands"] == 6 and chart["bandFill"] == 3 and chart["steps"] == 3,
+                      "history: a baseline step line and a filled band per environment with a baseline (%s)" % chart)
         ticks = chart["ticks"]
         checks.expect(len(ticks) >= 3 and len(set(ticks)) == len(ticks),
                       "history: the x ticks are distinct dates/times %s" % ticks)
@@ -390,9 +408,18 @@ def main():
             change: document.querySelector('table.verdict-table td.change').textContent,
             rows: document.querySelectorAll('table.verdict-table tbody tr').length,
             svg: document.querySelectorAll('table.verdict-table svg.ratio-band rect.band').length,
-            dot: document.querySelectorAll('table.verdict-table svg.ratio-band circle.ratio').length})""")
-        checks.expect(status == 200 and block["banner"].startswith("BLOCK") and block["pr"],
-                      "pull request run: BLOCK on its run page")
+            dot: document.querySelectorAll('table.verdict-table svg.ratio-band circle.ratio').length,
+            decisions: [...document.querySelectorAll('table.verdict-table tbody tr .chip')].map(c => c.textContent),
+            paired: [...document.querySelectorAll('p.legend')].some(p => p.textContent.includes('paired comparison')),
+            compared: [...document.querySelectorAll('dl.facts dd a')].map(a => a.getAttribute('href'))})""")
+        checks.expect(status == 200 and block["banner"].startswith(block_verdict) and block["pr"],
+                      "pull request run: the gate's %s on its run page (%s)" % (block_verdict, block["banner"][:60]))
+        decided = [c["decision"] for c in block_decided["configs"]]
+        checks.expect(sorted(block["decisions"]) == sorted(decided),
+                      "pull request run: the page's decisions are the gate's (%s, %s)" % (block["decisions"], decided))
+        checks.expect(block["paired"] and "/runs/" + block_decided["baseline"]["id"] in block["compared"],
+                      "pull request run: judged paired, against the stored base run %s (%s)"
+                      % (block_decided["baseline"]["id"], block["compared"]))
         change_re = r"^\+(1[5-9]|2[0-5])\.\d% \(95%: \+\d+\.\d% to \+\d+\.\d%\)$"
         checks.expect(re.match(change_re, block["change"]) is not None,
                       "pull request run: the change as a signed percentage with its interval (%s)" % block["change"])

@@ -8,17 +8,33 @@ one intended slowdown that is accepted as the new baseline, and one unstable con
 import argparse
 import http.client
 import json
+import os
 import random
 import sys
 import urllib.parse
 from datetime import datetime, timedelta, timezone
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "support"))
+from rnx_env import env_id_of  # noqa: E402
+
 # Environments as rnx bench fingerprints them; speed is the time factor against the first.
 ENVIRONMENTS = [
-    {"env_id": "h200a9e1c0d4b7", "device": "NVIDIA H200", "cpu": "Intel Xeon Platinum 8480+", "speed": 1.0},
-    {"env_id": "a100f27b5e8c31", "device": "NVIDIA A100-SXM4-80GB", "cpu": "AMD EPYC 7763", "speed": 1.85},
-    {"env_id": "l4c03d9a61e5f2", "device": "NVIDIA L4", "cpu": "Intel Xeon Gold 6338", "speed": 3.4},
+    {"device": "NVIDIA H200", "cpu": "Intel Xeon Platinum 8480+", "speed": 1.0},
+    {"device": "NVIDIA A100-SXM4-80GB", "cpu": "AMD EPYC 7763", "speed": 1.85},
+    {"device": "NVIDIA L4", "cpu": "Intel Xeon Gold 6338", "speed": 3.4},
 ]
+
+
+def environment_of(env):
+    """The run document's environment: device, cpu, threads 2, torch 2.11.0 and cuda 13.0, and the env_id rnx
+    computes from them (rnx-server refuses any other)."""
+    out = {"device": env["device"], "cpu": env["cpu"], "threads": 2, "torch": "2.11.0", "cuda": "13.0"}
+    out["env_id"] = env_id_of(out)
+    return out
+
+
+for _env in ENVIRONMENTS:
+    _env["env_id"] = environment_of(_env)["env_id"]
 KERNELS = ["softmax", "layernorm", "attention", "gelu", "matmul", "rmsnorm"]
 RUNTIMES = ["eager", "compile"]
 
@@ -67,8 +83,7 @@ def document(project, env, when, commit, branch, pull_request, cfgs, level, rng,
         results.append(r)
     doc = {"schema": "rnx.run/v1", "project": project, "commit": commit, "branch": branch, "base_branch": "main",
            "created_at": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
-           "environment": {"env_id": env["env_id"], "device": env["device"], "cpu": env["cpu"], "threads": 2,
-                           "torch": "2.11.0", "cuda": "13.0"},
+           "environment": environment_of(env),
            "results": results}
     if pull_request is not None:
         doc["pull_request"] = pull_request

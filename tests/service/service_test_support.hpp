@@ -79,6 +79,7 @@ inline run_document make_run(const run_spec& s) {
   run.created_at = "2026-12-02T10:00:00Z";
   run.env.env_id = s.env_id;
   run.env.device = "cpu";
+  run.env.cpu = s.env_id;  // another env_id is another machine
   run.env.threads = 2;
   std::mt19937 rng(s.seed);
   std::normal_distribution<double> noise(0.0, s.noise);
@@ -98,7 +99,20 @@ inline run_document make_run(const run_spec& s) {
   return run;
 }
 
-inline std::string run_json(const run_spec& s) { return json::serialize(to_json(make_run(s))); }
+// The env_id rnx-server accepts for the environment of run_spec{.env_id = name}: the hash of its fields. Runs stored
+// through the store directly (embedded mode) keep the name itself.
+inline std::string env_id_of(const std::string& name) {
+  run_spec s;
+  s.env_id = name;
+  return compute_env_id(make_run(s).env);
+}
+
+// The document as a client uploads it to rnx-server: its env_id is the hash of its environment.
+inline std::string run_json(const run_spec& s) {
+  run_document run = make_run(s);
+  run.env.env_id = compute_env_id(run.env);
+  return json::serialize(to_json(run));
+}
 
 // Creates the project (if needed) and a token for it directly in the database file (admin: every endpoint).
 inline std::string make_token(const std::string& db_path, const std::string& project,

@@ -4,6 +4,7 @@
 
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/service/verdicts.hpp"
 
 #include <doctest/doctest.h>
 
@@ -320,6 +321,41 @@ TEST_CASE("schema 3 -> 4: tokens made before revocation existed keep working and
   CHECK(listed[0].expires_at.empty());
   d.revoke_token(token);
   CHECK_FALSE(d.authenticate(token).has_value());
+}
+
+TEST_CASE("schema 6 -> 7: the verdicts stored before are kept and paired verdicts can be stored") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::int64_t run_id = 0;
+  {
+    store::database d(db);
+    auto project = d.ensure_project("demo");
+    run_id = store::upload_run(d, project.id, test::make_run({.branch = "feature", .pull_request = 2})).run.id;
+    store::judge_stored_run(d, run_id, gate_policy{});
+  }
+  {
+    // Back to the version 6 layout: the verdicts table whose CHECK knows request and regression only.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw,
+                         "CREATE TABLE v6 (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
+                         "baseline_run_id INTEGER REFERENCES runs(id), kind TEXT NOT NULL CHECK (kind IN ('request', "
+                         "'regression')), verdict TEXT NOT NULL, document TEXT NOT NULL, created_at TEXT NOT NULL); "
+                         "INSERT INTO v6 SELECT * FROM verdicts; DROP TABLE verdicts; "
+                         "ALTER TABLE v6 RENAME TO verdicts; CREATE INDEX verdicts_by_run ON verdicts (run_id); "
+                         "DELETE FROM schema_version WHERE version >= 7",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  store::database d(db);
+  CHECK(d.schema_version() == store::current_schema_version);
+  auto kept = d.verdict_of_run(run_id);
+  REQUIRE(kept);
+  CHECK(kept->kind == "request");
+  verdict_document v;
+  v.verdict = overall::warn;
+  CHECK(d.store_verdict(run_id, std::nullopt, "paired", v) > kept->id);
+  CHECK(d.verdict_of_run(run_id)->kind == "paired");
 }
 
 TEST_CASE("health: exit 0 when the server answers ok (plain and TLS), 1 when it does not") {

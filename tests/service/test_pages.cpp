@@ -41,7 +41,8 @@ struct fixture {
     pr.scale = 1.2;
     pr.seed = 99;
     auto doc = make_run(pr);
-    doc.results[0].kernel = "<script>alert(1)</script>";  // user-chosen names reach the pages
+    // A name from before the kernel-name rule (an upload now refuses it): stored names reach the pages escaped.
+    doc.results[0].kernel = "<script>alert(1)</script>";
     auto id = store::upload_run(db, project, doc).run.id;
     store::judge_stored_run(db, id, gate_policy{});
     runs.push_back(id);

@@ -3,7 +3,9 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/http/client.hpp"
+#include "rnx/common/json.hpp"
 #include "rnx/common/verdict_document.hpp"
+#include "rnx/stats/verdict.hpp"
 
 #include <doctest/doctest.h>
 
@@ -68,7 +70,7 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   std::string early = c.upload({.branch = "feature", .pull_request = 1, .commit = "early"});
   auto warn = c.verdict(early);
   CHECK(warn.verdict == overall::warn);
-  CHECK(warn.reason.find("env-a") != std::string::npos);
+  CHECK(warn.reason.find(test::env_id_of("env-a")) != std::string::npos);
   for (const auto& cfg : warn.configs) CHECK(cfg.result == decision::new_config);
 
   // A push to main is the baseline; the same code on a PR passes.
@@ -115,7 +117,7 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   auto got = c.call("GET", "/api/v1/runs/" + base_id);
   REQUIRE(got.status == 200);
   CHECK(c.json_of(got).at("document").at("commit").as_string() == "base");
-  auto list = c.call("GET", "/api/v1/projects/demo/runs?branch=main&env_id=env-a&limit=10");
+  auto list = c.call("GET", "/api/v1/projects/demo/runs?branch=main&env_id=" + test::env_id_of("env-a") + "&limit=10");
   REQUIRE(list.status == 200);
   auto runs = c.json_of(list).at("runs").as_array();
   REQUIRE(runs.size() == 1);
@@ -437,4 +439,102 @@ TEST_CASE("token scopes: an unknown scope is refused with the choices") {
                  store::token_scope::admin, store::token_scope::legacy}) {
     CHECK(store::parse_token_scope(store::to_string(s)) == s);
   }
+}
+
+TEST_CASE("server: a paired verdict is stored only when it follows from two runs of the token's project") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string admin = test::make_token(db, "demo");
+  std::string upload = test::make_token(db, "demo", "upload");
+  std::string other_token = test::make_token(db, "other");
+  test::server_process server(db);
+  client c{server.url(), upload};
+  auto paired_doc = [](run_spec s, const std::string& side) {
+    run_document run = test::make_run(s);
+    run.env.env_id = compute_env_id(run.env);
+    run.pairing = pairing_info{"pair-7", side, ""};
+    return json::serialize(to_json(run));
+  };
+  auto upload_doc = [&](const std::string& doc) {
+    auto r = c.call("POST", "/api/v1/runs", doc);
+    REQUIRE(r.status == 201);
+    return std::string(c.json_of(r).at("id").as_string());
+  };
+  const std::string base_id = upload_doc(paired_doc({.branch = "main", .pull_request = 7, .commit = "b", .seed = 1},
+                                                    "base"));
+  const std::string head_id = upload_doc(paired_doc({.branch = "feature", .pull_request = 7, .commit = "h",
+                                                     .scale = 1.2, .seed = 2},
+                                                    "head"));
+  const run_document base_doc = run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + base_id).body, "b")
+                                                  .at("document"), "base");
+  const run_document head_doc = run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + head_id).body, "h")
+                                                  .at("document"), "head");
+  verdict_document decided = stats::judge_runs(base_doc, head_doc, gate_policy{});
+  REQUIRE(decided.verdict == overall::block);
+  auto body = [&](const std::string& base, const verdict_document& v) {
+    return json::serialize(boost::json::object{{"base_run_id", base}, {"verdict", to_json(v)}});
+  };
+  const std::string target = "/api/v1/runs/" + head_id + "/paired-verdict";
+
+  auto stored = c.call("POST", target, body(base_id, decided));
+  REQUIRE_MESSAGE(stored.status == 200, stored.body);
+  auto v = verdict_from_json(json::parse(stored.body, "stored"), "stored");
+  CHECK(v.verdict == overall::block);
+  REQUIRE(v.baseline);
+  CHECK(v.baseline->id == base_id);
+  // The run's evidence (the page's JSON) shows it, with the base run beside.
+  auto evidence = json::parse(c.call("GET", "/api/v1/runs/" + head_id + "/evidence").body, "evidence");
+  CHECK(evidence.at("verdict").at("verdict").as_string() == "BLOCK");
+  CHECK(evidence.at("base_run").at("id").as_string() == base_id);
+
+  verdict_document flipped = decided;
+  flipped.verdict = overall::pass;
+  check_error(c.call("POST", target, body(base_id, flipped)), 422, "invalid", "the stored runs give BLOCK");
+  check_error(c.call("POST", target, R"({"base_run_id": ")" + base_id + R"(", "verdict": {"schema": "x"}})"), 422,
+              "invalid", "$.verdict");
+  check_error(c.call("POST", target, R"({"base_run_id": ")" + base_id + R"("})"), 422, "invalid", "verdict");
+  check_error(c.call("POST", target, body("abc", decided)), 422, "invalid", "base_run_id");
+  check_error(c.call("POST", target, body("999999", decided)), 404, "not_found", "999999");
+  check_error(c.call("POST", target, body(base_id, decided), std::string()), 401, "unauthorized");
+  check_error(c.call("POST", target, body(base_id, decided), other_token), 403, "forbidden", "\"other\"");
+  check_error(c.call("POST", "/api/v1/runs/999999/paired-verdict", body(base_id, decided)), 404, "not_found");
+
+  // Who a token is, before a job measures anything.
+  auto who = c.call("GET", "/api/v1/projects/demo/token");
+  REQUIRE(who.status == 200);
+  auto who_json = c.json_of(who);
+  CHECK(who_json.at("scope").as_string() == "upload");
+  CHECK(json::serialize(who_json.at("allows")) == R"(["upload_pull_request_run","ask_verdict"])");
+  check_error(c.call("GET", "/api/v1/projects/demo/token", "", other_token), 403, "forbidden");
+  check_error(c.call("GET", "/api/v1/projects/demo/token", "", std::string()), 401, "unauthorized");
+
+  // An upload token refused for accepting is told its scope and the one it needs, and where that token is kept.
+  check_error(c.call("POST", "/api/v1/baselines",
+                     R"({"run_id": ")" + head_id + R"(", "accepted_by": "m", "reason": "r"})"),
+              403, "forbidden", "has the upload scope; to accept a run as a baseline a token needs the accept");
+  CHECK(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + head_id + R"(", "accepted_by": "m", "reason": "r"})")
+            .body.find("RNX_ACCEPT_TOKEN") != std::string::npos);
+}
+
+TEST_CASE("server: kernel names rnx.toml refuses and a client-chosen env_id are refused") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  test::server_process server(db);
+  client c{server.url(), test::make_token(db, "demo")};
+  run_document run = test::make_run({.branch = "feature", .pull_request = 3});
+  run.env.env_id = compute_env_id(run.env);
+  run.results[0].kernel = "attention q,k,v = B,4";
+  check_error(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))), 422, "invalid",
+              "$.results[0].kernel");
+  run.results[0].kernel = "attention";
+  run.env.env_id = "0123456789abcdef";  // another machine's baselines
+  check_error(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))), 422, "invalid",
+              "$.environment.env_id: \"0123456789abcdef\" is not the hash");
+  run.env.env_id = compute_env_id(run.env);
+  CHECK(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))).status == 201);
+  // An imported result keeps its harness's name.
+  run.commit = "imported";
+  run.results[0].kernel = "BM_copy/1024";
+  run.results[0].origin = "BM_copy/1024";
+  CHECK(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))).status == 201);
 }

@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/service/verdicts.hpp"
+#include "rnx/stats/verdict.hpp"
 
 #include <doctest/doctest.h>
 #include <sqlite3.h>
@@ -281,4 +282,95 @@ TEST_CASE("webhooks and their delivery log are stored per project") {
   CHECK_FALSE(log[0].ok);
   CHECK(log[1].ok);
   CHECK(log[1].attempt == 2);
+}
+
+namespace {
+
+// The two documents `rnx bench --pair` writes: one pairing id, a base and a head side, one environment.
+std::pair<run_document, run_document> paired_runs(double head_scale, const std::string& pairing_id = "pair-1") {
+  run_document base = make_run({.branch = "main", .pull_request = 4, .commit = "base", .seed = 11});
+  run_document head = make_run({.branch = "feature", .pull_request = 4, .commit = "head", .scale = head_scale,
+                                .seed = 12});
+  base.pairing = pairing_info{pairing_id, "base", "head"};
+  head.pairing = pairing_info{pairing_id, "head", "base"};
+  return {base, head};
+}
+
+std::string message_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const error& e) {
+    return e.what();
+  }
+  FAIL("expected an rnx::error");
+  return {};
+}
+
+}  // namespace
+
+TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored runs, stored and shown first") {
+  test::temp_dir dir;
+  store::database db(dir.file("rnx.sqlite"));
+  auto project = db.ensure_project("demo");
+  auto [base, head] = paired_runs(1.2);
+  const auto base_id = store::upload_run(db, project.id, base).run.id;
+  const auto head_id = store::upload_run(db, project.id, head).run.id;
+  const gate_policy policy;
+  const verdict_document decided = stats::judge_runs(base, head, policy);
+  REQUIRE(decided.verdict == overall::block);
+
+  auto judged = store::record_paired_verdict(db, project.id, head_id, base_id, policy, decided);
+  CHECK(judged.verdict.verdict == overall::block);
+  REQUIRE(judged.verdict.baseline);
+  CHECK(judged.verdict.baseline->id == std::to_string(base_id));  // the run page finds the base samples by it
+  CHECK(judged.verdict.head_run_id == std::to_string(head_id));
+  // The run page and the overview read it: a paired verdict first, and listed among the newest verdicts.
+  auto shown = db.verdict_of_run(head_id);
+  REQUIRE(shown);
+  CHECK(shown->kind == "paired");
+  CHECK(shown->id == judged.verdict_id);
+  auto recent = db.recent_verdicts(project.id, 10);
+  REQUIRE_FALSE(recent.empty());
+  CHECK(recent.front().run_id == head_id);
+  // A request verdict asked for later does not hide it.
+  store::judge_stored_run(db, head_id, policy);
+  CHECK(db.verdict_of_run(head_id)->kind == "paired");
+  // The same request again returns the stored verdict.
+  CHECK(store::record_paired_verdict(db, project.id, head_id, base_id, policy, decided).verdict_id ==
+        judged.verdict_id);
+
+  // Garbage is refused, naming what is wrong.
+  verdict_document flipped = decided;
+  flipped.verdict = overall::pass;
+  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, base_id, policy, flipped); })
+            .find("$.verdict.verdict is PASS, the stored runs give BLOCK") != std::string::npos);
+  verdict_document relabeled = decided;
+  relabeled.configs[0].result = decision::equivalent;
+  CHECK(code_of([&] { store::record_paired_verdict(db, project.id, head_id, base_id, policy, relabeled); }) ==
+        errc::invalid);
+  verdict_document shifted = decided;
+  *shifted.configs[1].ratio *= 0.9;
+  CHECK(code_of([&] { store::record_paired_verdict(db, project.id, head_id, base_id, policy, shifted); }) ==
+        errc::invalid);
+  CHECK(code_of([&] { store::record_paired_verdict(db, project.id, head_id, 9999, policy, decided); }) ==
+        errc::not_found);
+  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, head_id, policy, decided); })
+            .find("the base run is the head run itself") != std::string::npos);
+
+  auto other = db.ensure_project("other");
+  CHECK(code_of([&] { store::record_paired_verdict(db, other.id, head_id, base_id, policy, decided); }) ==
+        errc::forbidden);
+
+  // Another environment, or the sides of two different paired runs, are no pair.
+  run_document elsewhere = make_run({.branch = "main", .pull_request = 4, .commit = "base2", .env_id = "env-b",
+                                     .seed = 13});
+  elsewhere.pairing = pairing_info{"pair-1", "base", "head"};
+  const auto elsewhere_id = store::upload_run(db, project.id, elsewhere).run.id;
+  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, elsewhere_id, policy, decided); })
+            .find("different environments") != std::string::npos);
+  auto [base2, head2] = paired_runs(1.0, "pair-2");
+  base2.commit = "base-of-pair-2";
+  const auto base2_id = store::upload_run(db, project.id, base2).run.id;
+  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, base2_id, policy, decided); })
+            .find("are not the head and base sides of one paired run") != std::string::npos);
 }

@@ -51,6 +51,8 @@ class api {
   response post_run(const route_call& c);
   response get_run(const route_call& c);
   response post_verdict(const route_call& c);
+  response post_paired_verdict(const route_call& c);  // the paired gate's verdict, with its base run
+  response get_token_check(const route_call& c);      // who a token is; the gate asks before measuring
   response post_baseline(const route_call& c);
   response list_runs(const route_call& c);
   response history(const route_call& c);

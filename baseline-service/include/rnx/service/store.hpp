@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 6;
+inline constexpr int current_schema_version = 7;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -64,7 +64,11 @@ enum class token_action {
   move_baseline,            // a push run (no pull_request): it replaces the branch's newest baseline
   accept_run,               // POST /api/v1/baselines
 };
-std::string_view to_string(token_action action);
+std::string_view to_string(token_action action);  // what a message says: "accept a run as a baseline"
+// The action's identifier in JSON ("accept_run"; GET /api/v1/projects/{p}/token lists them).
+std::string_view identifier(token_action action);
+inline constexpr token_action all_token_actions[] = {token_action::upload_pull_request_run, token_action::ask_verdict,
+                                                     token_action::move_baseline, token_action::accept_run};
 bool scope_allows(token_scope scope, token_action action);
 // The scopes that allow `action`, for error messages ("baseline, accept or admin").
 std::string scopes_allowing(token_action action);
@@ -352,7 +356,8 @@ class database {
   std::vector<run_summary> list_runs(std::int64_t project_id, const run_filter& filter);
   std::vector<history_series> history(std::int64_t project_id, const run_filter& filter);
 
-  // kind: "request" (asked for through the API or CLI) or "regression" (baseline vs previous baseline).
+  // kind: "request" (asked for through the API or CLI), "regression" (baseline vs previous baseline) or "paired"
+  // (the gate's side-by-side comparison of a pull request's base and head runs, re-derived by the store).
   std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
                              std::string_view kind, const verdict_document& verdict);
   // The newest stored verdict of that kind for run_id against exactly that baseline (nullopt = none):
@@ -371,9 +376,10 @@ class database {
   std::vector<project_listing> readable_projects(std::optional<std::string_view> also);
   // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
   std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
-  // Newest stored verdicts of the project's runs ("request" kind), newest first.
+  // Newest stored verdicts of the project's runs ("request" and "paired" kinds), newest first.
   std::vector<stored_verdict_row> recent_verdicts(std::int64_t project_id, int limit);
-  // The newest stored verdict of a run: a "request" verdict before a "regression" one.
+  // The newest stored verdict of a run: a "paired" verdict (what the pull request's gate decided) before a
+  // "request" one, before a "regression" one.
   std::optional<stored_verdict_row> verdict_of_run(std::int64_t run_id);
 
   // Change points (store_changes.cpp). The newest `limit` ok results of `key` from push runs of `branch` in

@@ -23,6 +23,11 @@ using upload_outcome = database::insert_result;
 // Throws rnx::error(invalid) naming the JSON path, conflict for a duplicate upload.
 upload_outcome upload_run(database& db, std::int64_t project_id, const run_document& run);
 
+// rnx-server files a run under its environment's baselines, so a client must not choose the env_id: it must be the
+// hash rnx computes from the environment's other fields (compute_env_id). rnx::error(invalid) naming
+// $.environment.env_id otherwise. (The embedded store trusts the process it runs in.)
+void check_env_id(const run_document& run);
+
 // The branch whose baselines a run is compared with: its base_branch, else (a push) its own branch.
 std::string comparison_branch(const run_document& run);
 
@@ -54,6 +59,18 @@ verdict_document no_baseline_verdict(const run_document& head, std::int64_t head
 // After a push upload replaced a baseline: the new baseline judged against the previous one
 // (stored as a "regression" verdict). nullopt when there was no previous baseline.
 std::optional<judged_run> regression_check(database& db, const upload_outcome& upload, const gate_policy& policy);
+
+// A pull request's paired verdict: the gate measured its base and head revisions side by side
+// (`rnx bench --pair`), stored both runs and decided `decided`. The store does not take that verdict on trust: it
+// derives the verdict again from the two stored runs under `policy` (the statistics are reproducible) and refuses
+// (invalid, naming the first difference) a `decided` whose overall answer, configurations or decisions differ.
+// Both runs must belong to `project_id` (forbidden otherwise), be distinct, share one environment and, when they
+// carry pairing records, be the head and base sides of one paired run (invalid otherwise); not_found for a run
+// that does not exist. Stores the derived verdict as a "paired" verdict of the head run (its baseline is the base
+// run) and returns it; the same request again returns the stored one.
+judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int64_t head_run_id,
+                                 std::int64_t base_run_id, const gate_policy& policy,
+                                 const verdict_document& decided);
 
 // Records run `run_id` (e.g. a PR run with an intended slowdown) as the newest baseline of its base
 // branch in its environment, with who and why. conflict if it already is; invalid without a branch.

@@ -36,6 +36,12 @@ struct environment {
 // SHA-256 (hex, first 16 characters) of the fields that define "the same environment".
 std::string compute_env_id(const environment& env);
 
+// The one rule for kernel names, shared by rnx.toml's [[kernel]] name and every run document's results: 1 to 128
+// letters, digits, '_', '-' or '.'. An imported result (one with an `origin`) keeps its harness's name, which
+// may hold any printable character but no control character. Returns "" when `name` follows the rule, else what
+// to write, for the caller's message.
+std::string kernel_name_problem(std::string_view name, bool imported = false);
+
 enum class result_status { ok, diverged, error, skipped };
 std::string_view to_string(result_status s);
 
@@ -137,9 +143,14 @@ struct run_document {
   std::optional<shard_info> shard;  // a shard of a sharded run
 };
 
+// Whether a document's kernel names must follow kernel_name_problem's rule: a document coming in (upload, file,
+// import) must; one a store already holds and reads back is kept readable under whatever rule it was stored.
+enum class kernel_names { checked, as_stored };
+
 // Validates against docs/schema/run.schema.json's rules; throws rnx::error(invalid) naming
 // `source` and the JSON path on the first violation. Duplicate configurations are rejected.
-run_document run_from_json(const boost::json::value& v, std::string_view source);
+run_document run_from_json(const boost::json::value& v, std::string_view source,
+                           kernel_names names = kernel_names::checked);
 // Reads a file; not_found / bad_input / invalid errors name the file.
 run_document read_run_file(const std::string& path);
 boost::json::value to_json(const run_document& run);
