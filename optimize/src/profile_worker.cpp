@@ -4,7 +4,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/common/json.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <boost/json.hpp>
 

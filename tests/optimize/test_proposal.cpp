@@ -4,7 +4,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/optimize/loop.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 using namespace rnx::optimize;
+using rnx::process_options;
+using rnx::process_result;
+using rnx::run_process;
 namespace fs = std::filesystem;
 
 namespace {
