@@ -158,8 +158,8 @@ void check_same_group(const run_document& first, const run_document& doc, std::s
                                    doc.env.env_id + "): a verdict compares one environment; run every shard of the "
                                    "matrix on the same runner type");
   }
-  const std::string side_a = first.pairing ? first.pairing->side : "";
-  const std::string side_b = doc.pairing ? doc.pairing->side : "";
+  const std::string side_a = first.pairing ? std::string(to_string(first.pairing->side)) : "";
+  const std::string side_b = doc.pairing ? std::string(to_string(doc.pairing->side)) : "";
   if (side_a != side_b) {
     throw error(errc::invalid, both + " are different sides of a paired run (" + (side_a.empty() ? "-" : side_a) +
                                    ", " + (side_b.empty() ? "-" : side_b) + "): merge the heads and the bases apart");

@@ -84,9 +84,9 @@ std::string speedup_cell(const attempt& a) {
 
 std::string decision_cell(const attempt& a) {
   if (a.kept) return "**kept**";
-  if (a.status == "faster") return "faster, not best (reverted)";
-  if (a.status == "rejected" || a.status == "error") return a.status;
-  return a.status + " (reverted)";
+  if (a.status == attempt_status::faster) return "faster, not best (reverted)";
+  if (a.status == attempt_status::rejected || a.status == attempt_status::error) return std::string(to_string(a.status));
+  return std::string(to_string(a.status)) + " (reverted)";
 }
 
 // A failed audit on a correct candidate is a cheat; on an incorrect one the audit rows mostly echo the wrong
@@ -152,6 +152,29 @@ void say(std::ostream* log, const std::string& line) {
 }
 
 }  // namespace
+
+std::string_view to_string(attempt_status s) {
+  switch (s) {
+    case attempt_status::error: return "error";
+    case attempt_status::rejected: return "rejected";
+    case attempt_status::faster: return "faster";
+    case attempt_status::slower: return "slower";
+    case attempt_status::equivalent: return "equivalent";
+    case attempt_status::abstain: return "abstain";
+    case attempt_status::broken: return "broken";
+    case attempt_status::kept: return "kept";
+  }
+  return "error";
+}
+
+std::optional<attempt_status> attempt_status_from_string(std::string_view text) {
+  for (attempt_status s : {attempt_status::error, attempt_status::rejected, attempt_status::faster,
+                           attempt_status::slower, attempt_status::equivalent, attempt_status::abstain,
+                           attempt_status::broken, attempt_status::kept}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
 
 std::string retarget_manifest(std::string_view text, const std::string& source, const fs::path& root,
                               const std::string& kernel, const fs::path& candidate) {
@@ -246,7 +269,7 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
     attempt_summary s;
     s.index = prev.index;
     s.source = prev.source;
-    s.decision = prev.status;
+    s.decision = std::string(to_string(prev.status));
     s.correct = prev.correct;
     s.clean = prev.clean;
     s.speedup = prev.speedup;
@@ -267,7 +290,7 @@ bool propose_candidate(attempt& a, rewriter& provider, const rewrite_request& re
     return true;
   } catch (const error& e) {
     if (e.code() != errc::kernel_failed && e.code() != errc::bad_input) throw;
-    a.status = "error";
+    a.status = attempt_status::error;
     a.reason = e.what();
     say(log, "candidate " + std::to_string(a.index) + ": " + a.reason);
     return false;
@@ -285,7 +308,7 @@ bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options&
   try {
     a.audit = verify::verify_candidate(vo);
   } catch (const error& e) {
-    a.status = "error";
+    a.status = attempt_status::error;
     a.reason = std::string("verify: ") + e.what();
     return false;
   }
@@ -300,7 +323,7 @@ bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options&
   }
   a.review = a.audit->needs_review();
   if (a.audit->accepted()) return true;
-  a.status = "rejected";
+  a.status = attempt_status::rejected;
   a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "") : failed.front();
   for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
   say(options.log, "candidate " + std::to_string(a.index) + ": rejected: " + a.reason);
@@ -353,25 +376,25 @@ void judge_attempt(attempt& a, const gate_policy& gate) {
     return std::any_of(a.configs.begin(), a.configs.end(), [d](const config_verdict& c) { return c.result == d; });
   };
   if (all_ok && any_faster) {
-    a.status = "faster";
+    a.status = attempt_status::faster;
     a.reason = "faster in " + std::to_string(std::count_if(a.configs.begin(), a.configs.end(), [](const auto& c) {
                  return c.result == decision::faster;
                })) + " of " + std::to_string(a.configs.size()) + " configurations, none slower";
   } else if (has(decision::broken)) {
-    a.status = "broken";
+    a.status = attempt_status::broken;
     a.reason = "failed in the benchmark";
   } else if (has(decision::slower)) {
-    a.status = "slower";
+    a.status = attempt_status::slower;
     a.reason = "slower in at least one configuration";
   } else if (all_ok) {
-    a.status = "equivalent";
+    a.status = attempt_status::equivalent;
     a.reason = "within ±" + fixed(100 * gate.rope, 1) + "% of the original";
   } else {
-    a.status = "abstain";
+    a.status = attempt_status::abstain;
     a.reason = "the samples do not decide at P >= " + fixed(gate.probability, 2);
   }
   for (const auto& c : a.configs) {
-    if (!c.reason.empty() && (a.status == "abstain" || a.status == "broken")) {
+    if (!c.reason.empty() && (a.status == attempt_status::abstain || a.status == attempt_status::broken)) {
       a.reason += " (" + c.reason + ")";
       break;
     }
@@ -382,7 +405,7 @@ void judge_attempt(attempt& a, const gate_policy& gate) {
 void keep_best(optimize_result& result, const manifest& m, const kernel_spec& spec, const optimize_options& options) {
   for (std::size_t i = 0; i < result.attempts.size(); ++i) {
     const attempt& a = result.attempts[i];
-    if (a.status != "faster" || !a.speedup) continue;
+    if (a.status != attempt_status::faster || !a.speedup) continue;
     if (!result.best || *a.speedup > *result.attempts[*result.best].speedup) result.best = static_cast<int>(i);
   }
   if (!result.best) {
@@ -391,7 +414,7 @@ void keep_best(optimize_result& result, const manifest& m, const kernel_spec& sp
   }
   attempt& best = result.attempts[*result.best];
   best.kept = true;
-  best.status = "kept";
+  best.status = attempt_status::kept;
   if (!options.commit) return;
   commit_request c;
   c.repo = m.root;
@@ -461,7 +484,7 @@ optimize_result run_optimize(const optimize_options& options) {
       if (verify_attempt(a, spec, options)) {
         benchmark_attempt(a, m, spec, options, bench, files);
         judge_attempt(a, m.gate);
-        say(options.log, "candidate " + std::to_string(i) + ": " + a.status +
+        say(options.log, "candidate " + std::to_string(i) + ": " + std::string(to_string(a.status)) +
                              (a.speedup ? ", speedup " + fixed(*a.speedup, 3) + "x" : std::string()));
       }
     }
@@ -549,7 +572,7 @@ std::string render_proposal_body(const optimize_result& r) {
 boost::json::value to_json(const optimize_result& r) {
   bj::array attempts;
   for (const auto& a : r.attempts) {
-    bj::object o{{"index", a.index},       {"status", a.status},        {"kept", a.kept},
+    bj::object o{{"index", a.index},       {"status", to_string(a.status)},        {"kept", a.kept},
                  {"correct", a.correct},   {"clean", a.clean},          {"review", a.review},
                  {"reason", a.reason},     {"file", a.file.string()},   {"source", a.source}};
     o["speedup"] = a.speedup ? bj::value(*a.speedup) : bj::value(nullptr);

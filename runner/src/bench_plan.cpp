@@ -130,12 +130,12 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
     std::string obstacle = o.in_process_pairing ? in_process_obstacle(*head.spec, *base.spec)
                                                 : std::string("in-process pairing was turned off (--pairing process)");
     head.in_process = base.in_process = obstacle.empty();
-    head.result.pairing = base.result.pairing = obstacle.empty() ? "in-process" : "process";
+    head.result.pairing = base.result.pairing = obstacle.empty() ? pairing_mode::in_process : pairing_mode::process;
     head.result.pairing_reason = base.result.pairing_reason = obstacle;
   }
   for (auto& p : out) {
     if (!p.partner && sides.size() > 1) {
-      p.result.pairing = "process";
+      p.result.pairing = pairing_mode::process;
       p.result.pairing_reason = std::string("the configuration exists only in the ") + (p.side == 0 ? "head" : "base");
     }
   }

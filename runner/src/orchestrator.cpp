@@ -161,7 +161,7 @@ std::pair<double, int> orchestrator::process_budget(const planned& p, int round)
 // same samples, so it reaches the same decision.
 void orchestrator::look(int round) {
   if (sides_.size() < 2) return;
-  const pairing_info schedule{"", "head", "", in_process_block, looks_};
+  const pairing_info schedule{"", pair_side::head, "", in_process_block, looks_};
   for (std::size_t i : members_) {
     planned& head = plan_[i];
     if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
@@ -279,7 +279,7 @@ void orchestrator::run_round(std::size_t side, int round, std::vector<std::size_
 void orchestrator::split_pair(planned& head, const std::string& reason) {
   planned& base = plan_[*head.partner];
   head.in_process = base.in_process = false;
-  head.result.pairing = base.result.pairing = "process";
+  head.result.pairing = base.result.pairing = pairing_mode::process;
   head.result.pairing_reason = base.result.pairing_reason = reason;
   progress("[pairing] " + label(head) + ": measured in separate processes: " + reason, true);
 }
