@@ -185,10 +185,9 @@ void orchestrator::look(int round) {
 void orchestrator::prebuild_native() {
   std::set<const kernel_spec*> done;
   for (auto& p : plan_) {
-    std::string kind = p.spec->kind();
-    if ((kind != "cpp" && kind != "cuda") || done.count(p.spec)) continue;
+    if (!p.spec->native() || done.count(p.spec)) continue;
     done.insert(p.spec);
-    if (kind == "cuda" && !cuda_visible()) continue;  // the worker reports it as skipped
+    if (p.spec->kind() == kernel_kind::cuda && !cuda_visible()) continue;  // the worker reports it as skipped
     progress("building " + p.spec->path + " ...");
     try {
       build_native_kernel(*p.spec, sides_[p.side].m.cuda_arch, cache_dir_of(o_));
