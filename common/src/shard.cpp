@@ -21,11 +21,11 @@ std::string_view to_string(shard_balance b) {
   return "count";
 }
 
-shard_balance parse_shard_balance(std::string_view text) {
+std::optional<shard_balance> shard_balance_from_string(std::string_view text) {
   for (auto b : {shard_balance::cost, shard_balance::count}) {
     if (to_string(b) == text) return b;
   }
-  throw error(errc::invalid, "balanced_by \"" + std::string(text) + "\": use cost or count");
+  return std::nullopt;
 }
 
 namespace {
@@ -246,9 +246,9 @@ shard_info shard_from_json(const json::reader& r) {
     group.fail(e.what());
   }
   auto balance = r.at("balanced_by");
-  const std::string how = balance.string();
-  if (how != "cost" && how != "count") balance.fail("\"cost\" or \"count\"");
-  info.balanced_by = parse_shard_balance(how);
+  const std::optional<shard_balance> how = shard_balance_from_string(balance.string());
+  if (!how) balance.fail("\"cost\" or \"count\"");
+  info.balanced_by = *how;
   auto assignment = r.at("assignment");
   std::set<config_key> seen;
   for (std::size_t i = 0; i < assignment.array().size(); ++i) {

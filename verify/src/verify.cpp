@@ -224,6 +224,38 @@ bj::object job_json(const verify_options& o) {
   };
 }
 
+// The "event" names of the worker's result lines (the sandbox's "sandbox_layer" lines are read by
+// sandbox::layer_report), and garbage for a line that was not JSON; unknown for any other name.
+enum class worker_event {
+  unknown, sandbox, sandbox_proc, sandbox_fs, ready, fatal, check, speedup, sealed, done, garbage
+};
+
+std::string_view to_string(worker_event k) {
+  switch (k) {
+    case worker_event::unknown: return "";
+    case worker_event::sandbox: return "sandbox";
+    case worker_event::sandbox_proc: return "sandbox_proc";
+    case worker_event::sandbox_fs: return "sandbox_fs";
+    case worker_event::ready: return "ready";
+    case worker_event::fatal: return "fatal";
+    case worker_event::check: return "check";
+    case worker_event::speedup: return "speedup";
+    case worker_event::sealed: return "sealed";
+    case worker_event::done: return "done";
+    case worker_event::garbage: return "garbage";
+  }
+  return "";
+}
+
+std::optional<worker_event> worker_event_from_string(std::string_view text) {
+  for (worker_event k : {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs,
+                         worker_event::ready, worker_event::fatal, worker_event::check, worker_event::speedup,
+                         worker_event::sealed, worker_event::done, worker_event::garbage}) {
+    if (to_string(k) == text) return k;
+  }
+  return std::nullopt;
+}
+
 // A temporary folder removed with everything the candidate wrote into it.
 struct worker_outcome {
   std::vector<bj::object> events;
@@ -280,7 +312,8 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
             bj::value v = bj::parse(line);
             if (v.is_object()) w.events.push_back(v.as_object());
           } catch (const std::exception&) {
-            w.events.push_back(bj::object{{"event", "garbage"}, {"line", line.substr(0, 200)}});
+            const std::string_view garbage = to_string(worker_event::garbage);
+            w.events.push_back(bj::object{{"event", garbage}, {"line", line.substr(0, 200)}});
           }
         }
         if (buffer.size() > (1 << 20)) buffer.clear();  // a flood of unterminated output is dropped, not kept
@@ -380,42 +413,51 @@ void read_sealed(worker_events& ev, const bj::object& e) {
   }
 }
 
+// A "fatal" event: the worker could not run the checks at all; its error, as rnx::error.
+[[noreturn]] void throw_fatal(const bj::object& e) {
+  std::string code = e.contains("code") ? std::string(e.at("code").as_string()) : "internal";
+  std::string message = std::string(e.at("message").as_string());
+  if (code == errc_name(errc::internal)) throw error(errc::internal, "the verify worker failed: " + message);
+  throw error(code == errc_name(errc::not_found) ? errc::not_found : errc::invalid, message);
+}
+
 // Reads every event line of the worker; the device and speedup go into the report. A "fatal" event throws.
 worker_events read_events(const worker_outcome& w, const verify_options& o, verify_report& report) {
   worker_events ev;
   for (const auto& e : w.events) {
-    std::string kind = e.contains("event") && e.at("event").is_string() ? std::string(e.at("event").as_string()) : "";
-    if (ev.done && kind != "garbage") ev.tampering.push_back("output after the final line");
-    if (ev.layers.read(e)) {
-      continue;
-    } else if (kind == "sandbox") {
-      ev.network = std::string(e.at("how").as_string());
-      ev.network_namespace =
-          e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
-    } else if (kind == "sandbox_proc") {
-      ev.own_processes = e.at("own").as_bool();
-      ev.processes_how = std::string(e.at("how").as_string());
-    } else if (kind == "sandbox_fs") {
-      ev.landlock = static_cast<int>(e.at("landlock").to_number<std::int64_t>());
-      ev.filesystem = std::string(e.at("how").as_string());
-    } else if (kind == "ready") {
-      report.device = std::string(e.at("device").as_string());
-    } else if (kind == "fatal") {
-      std::string code = e.contains("code") ? std::string(e.at("code").as_string()) : "internal";
-      std::string message = std::string(e.at("message").as_string());
-      if (code == "internal") throw error(errc::internal, "the verify worker failed: " + message);
-      throw error(code == "not_found" ? errc::not_found : errc::invalid, message);
-    } else if (kind == "check") {
-      read_check(ev, e, o);
-    } else if (kind == "speedup") {
-      double v = e.at("value").to_number<double>();
-      report.speedup = report.speedup ? std::max(*report.speedup, v) : v;
-    } else if (kind == "sealed") {
-      read_sealed(ev, e);
-    } else if (kind == "done") {
-      ev.done = true;
-    } else if (kind == "garbage") {
-      ev.tampering.push_back("a line that is not JSON: " + std::string(e.at("line").as_string()).substr(0, 60));
+    const worker_event kind = e.contains("event") && e.at("event").is_string()
+                                  ? worker_event_from_string(e.at("event").as_string()).value_or(worker_event::unknown)
+                                  : worker_event::unknown;
+    if (ev.done && kind != worker_event::garbage) ev.tampering.push_back("output after the final line");
+    if (ev.layers.read(e)) continue;
+    switch (kind) {
+      case worker_event::sandbox:
+        ev.network = std::string(e.at("how").as_string());
+        ev.network_namespace =
+            e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
+        break;
+      case worker_event::sandbox_proc:
+        ev.own_processes = e.at("own").as_bool();
+        ev.processes_how = std::string(e.at("how").as_string());
+        break;
+      case worker_event::sandbox_fs:
+        ev.landlock = static_cast<int>(e.at("landlock").to_number<std::int64_t>());
+        ev.filesystem = std::string(e.at("how").as_string());
+        break;
+      case worker_event::ready: report.device = std::string(e.at("device").as_string()); break;
+      case worker_event::fatal: throw_fatal(e);
+      case worker_event::check: read_check(ev, e, o); break;
+      case worker_event::speedup: {
+        const double v = e.at("value").to_number<double>();
+        report.speedup = report.speedup ? std::max(*report.speedup, v) : v;
+        break;
+      }
+      case worker_event::sealed: read_sealed(ev, e); break;
+      case worker_event::done: ev.done = true; break;
+      case worker_event::garbage:
+        ev.tampering.push_back("a line that is not JSON: " + std::string(e.at("line").as_string()).substr(0, 60));
+        break;
+      case worker_event::unknown: break;
     }
   }
   for (auto& [name, r] : ev.rows) {
@@ -445,7 +487,9 @@ std::string how_it_ended(const worker_outcome& w, const worker_events& ev, const
 // What the candidate did that the sandbox stopped, and how the worker's run went wrong.
 std::vector<std::string> sandbox_problems(const worker_events& ev, const std::string& ended) {
   std::vector<std::string> problems;
-  if (ev.sockets) problems.push_back("the candidate tried to open " + std::to_string(ev.sockets) + " network socket(s)");
+  if (ev.sockets) {
+    problems.push_back("the candidate tried to open " + std::to_string(ev.sockets) + " network socket(s)");
+  }
   if (ev.processes) {
     problems.push_back("the candidate left " + std::to_string(ev.processes) + " process(es) running after its calls");
   }
