@@ -121,9 +121,10 @@ void exchange(pid_t pid, const process_options& options, std::chrono::steady_clo
     }
   };
   while (pipes.out.fd[0] >= 0 || pipes.err.fd[0] >= 0 || pipes.in.fd[1] >= 0) {
-    const auto left =
-        options.timeout ? std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now())
-                        : std::chrono::milliseconds(1000);
+    using std::chrono::milliseconds;
+    const auto left = options.timeout
+                          ? std::chrono::duration_cast<milliseconds>(deadline - std::chrono::steady_clock::now())
+                          : milliseconds(1000);
     if (left.count() <= 0) {
       result.timed_out = true;
       ::kill(-pid, SIGKILL);

@@ -92,7 +92,8 @@ bool report_self_check(const run_document& base, const run_document& head, const
     char line[320];
     std::snprintf(line, sizeof line, "  %-44s %-10s ratio %.4f [%.4f, %.4f]  mde %.2f%%  pairing %s%s\n",
                   c.key.label().c_str(), std::string(to_string(c.result)).c_str(), *c.ratio, c.ci_lo.value_or(NAN),
-                  c.ci_hi.value_or(NAN), 100 * c.mde.value_or(NAN), c.pairing == pairing_mode::none ? "-" : to_string(c.pairing).data(),
+                  c.ci_hi.value_or(NAN), 100 * c.mde.value_or(NAN),
+                  c.pairing == pairing_mode::none ? "-" : to_string(c.pairing).data(),
                   wrong ? "  <- identical code judged different" : "");
     std::cerr << line;
   }

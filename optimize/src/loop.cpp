@@ -85,7 +85,9 @@ std::string speedup_cell(const attempt& a) {
 std::string decision_cell(const attempt& a) {
   if (a.kept) return "**kept**";
   if (a.status == attempt_status::faster) return "faster, not best (reverted)";
-  if (a.status == attempt_status::rejected || a.status == attempt_status::error) return std::string(to_string(a.status));
+  if (a.status == attempt_status::rejected || a.status == attempt_status::error) {
+    return std::string(to_string(a.status));
+  }
   return std::string(to_string(a.status)) + " (reverted)";
 }
 
@@ -260,7 +262,7 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
   request.kernel = spec.name;
   request.path = spec.path;
   request.entry = spec.entry;
-  request.kind = spec.kind();
+  request.kind = std::string(to_string(spec.kind()));
   request.inputs = inputs_text(spec);
   request.source = original_source;
   request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
@@ -324,7 +326,8 @@ bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options&
   a.review = a.audit->needs_review();
   if (a.audit->accepted()) return true;
   a.status = attempt_status::rejected;
-  a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "") : failed.front();
+  a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "")
+                            : failed.front();
   for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
   say(options.log, "candidate " + std::to_string(a.index) + ": rejected: " + a.reason);
   return false;

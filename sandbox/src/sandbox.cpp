@@ -556,7 +556,8 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
           std::to_string(limits.shm_mb) + " MiB",
       "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
   scratch_lines = layer_line_pair(
-      layer::scratch, "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
+      layer::scratch,
+      "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
       "its scratch folder is on the host's disk, without a size limit");
   tasks_lines = layer_line_pair(
       layer::tasks, "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",

@@ -23,7 +23,8 @@ std::optional<pairing_info> paired_runs(const run_document& base, const run_docu
 }
 
 bool in_process(const run_result& base, const run_result& head, const std::optional<pairing_info>& pairing) {
-  return pairing && base.pairing == pairing_mode::in_process && head.pairing == pairing_mode::in_process && base.groups == head.groups;
+  return pairing && base.pairing == pairing_mode::in_process && head.pairing == pairing_mode::in_process &&
+         base.groups == head.groups;
 }
 
 // Why an imported result that kept only a harness's summaries cannot be judged ("" when it has samples).
