@@ -415,10 +415,11 @@ void read_sealed(worker_events& ev, const bj::object& e) {
 
 // A "fatal" event: the worker could not run the checks at all; its error, as rnx::error.
 [[noreturn]] void throw_fatal(const bj::object& e) {
-  std::string code = e.contains("code") ? std::string(e.at("code").as_string()) : "internal";
+  const errc code = e.contains("code") ? errc_from_name(e.at("code").as_string()).value_or(errc::invalid)
+                                       : errc::internal;
   std::string message = std::string(e.at("message").as_string());
-  if (code == errc_name(errc::internal)) throw error(errc::internal, "the verify worker failed: " + message);
-  throw error(code == errc_name(errc::not_found) ? errc::not_found : errc::invalid, message);
+  if (code == errc::internal) throw error(errc::internal, "the verify worker failed: " + message);
+  throw error(code == errc::not_found ? errc::not_found : errc::invalid, message);
 }
 
 // Reads every event line of the worker; the device and speedup go into the report. A "fatal" event throws.
