@@ -55,7 +55,12 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
     std::string key = kv.substr(0, kv.find('='));
     if (!set.count(key)) env.push_back(std::move(kv));
   }
-  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : set) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env.push_back(std::move(kv));
+  }
   return env;
 }
 
@@ -78,6 +83,7 @@ pid_t spawn_child(const std::vector<std::string>& argv, const process_options& o
   }
 
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   std::vector<std::string> env_strings;

@@ -388,7 +388,7 @@ void add_bench_command(CLI::App& app) {
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "
                 "still written)");
   cmd->callback([args] {
-    if (args->device.size() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
+    if (!args->device.empty() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
       throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");
     }
     run(*args);

@@ -73,7 +73,7 @@ std::string fixed(double v, int digits) {
   return b;
 }
 
-std::string md_escape(std::string s) { return markdown_escape(s); }
+std::string md_escape(const std::string& s) { return markdown_escape(s); }
 
 std::string speedup_cell(const attempt& a) {
   if (!a.speedup) return "-";
@@ -481,8 +481,10 @@ optimize_result run_optimize(const optimize_options& options) {
     const rewrite_request request = make_request(spec, files.original_source, result, i, config.budget);
     if (propose_candidate(a, *provider, request, options.log)) {
       // A distinct file name per candidate: Python caches modules by name.
-      a.file = result.work_dir / ("candidate-" + std::to_string(i)) /
-               (stem + "_rnx_candidate_" + std::to_string(i) + ext);
+      std::string file_name = stem;
+      file_name += "_rnx_candidate_" + std::to_string(i);
+      file_name += ext;
+      a.file = result.work_dir / ("candidate-" + std::to_string(i)) / file_name;
       write_text(a.file, a.source);
       if (verify_attempt(a, spec, options)) {
         benchmark_attempt(a, m, spec, options, bench, files);
