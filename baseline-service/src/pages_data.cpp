@@ -454,7 +454,7 @@ bj::object run_data(const run_document& head, const std::string& head_id, const 
     c["mde"] = v ? opt(v->mde) : bj::value(nullptr);
     c["change"] = v ? change_text(v->ratio, v->ci_lo, v->ci_hi) : "";
     c["reason"] = v ? v->reason : "";
-    c["pairing"] = v ? v->pairing : "";
+    c["pairing"] = v ? to_string(v->pairing) : "";
     c["head"] = head_result ? bj::value(side_json(*head_result)) : bj::value(nullptr);
     auto b = base_results.find(key);
     c["base"] = b == base_results.end() ? bj::value(nullptr) : bj::value(side_json(*b->second));

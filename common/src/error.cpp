@@ -20,6 +20,14 @@ std::string_view errc_name(errc code) noexcept {
   return "internal";
 }
 
+std::optional<errc> errc_from_name(std::string_view name) noexcept {
+  for (errc c : {errc::usage, errc::bad_input, errc::invalid, errc::not_found, errc::conflict, errc::unauthorized,
+                 errc::forbidden, errc::too_large, errc::unavailable, errc::kernel_failed, errc::internal}) {
+    if (errc_name(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
 int errc_exit_code(errc code) noexcept { return code == errc::internal ? 3 : 2; }
 
 int errc_http_status(errc code) noexcept {

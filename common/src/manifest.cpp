@@ -59,13 +59,31 @@ std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where
   return dims;
 }
 
-std::string kernel_spec::kind() const {
-  std::string ext = resolved_path.extension().string();
-  if (ext == ".py") return "python";
-  if (ext == ".pt") return "torchscript";
-  if (ext == ".cpp" || ext == ".cc") return "cpp";
-  if (ext == ".cu") return "cuda";
+std::string_view to_string(kernel_kind k) {
+  switch (k) {
+    case kernel_kind::unknown: return "";
+    case kernel_kind::python: return "python";
+    case kernel_kind::torchscript: return "torchscript";
+    case kernel_kind::cpp: return "cpp";
+    case kernel_kind::cuda: return "cuda";
+  }
   return "";
+}
+
+std::optional<kernel_kind> kernel_kind_from_string(std::string_view text) {
+  for (kernel_kind k : {kernel_kind::python, kernel_kind::torchscript, kernel_kind::cpp, kernel_kind::cuda}) {
+    if (to_string(k) == text) return k;
+  }
+  return std::nullopt;
+}
+
+kernel_kind kernel_spec::kind() const {
+  const std::string ext = resolved_path.extension().string();
+  if (ext == ".py") return kernel_kind::python;
+  if (ext == ".pt") return kernel_kind::torchscript;
+  if (ext == ".cpp" || ext == ".cc") return kernel_kind::cpp;
+  if (ext == ".cu") return kernel_kind::cuda;
+  return kernel_kind::unknown;
 }
 
 const kernel_spec* manifest::find_kernel(std::string_view name) const {
@@ -429,10 +447,12 @@ std::vector<input_spec> read_inputs(const walker& w, const toml::node& in, const
 // batch sizes are configured.
 void check_kernel_inputs(const walker& w, const kernel_spec& k, const toml::table& t, const toml::node* where,
                          const std::string& key_inputs) {
-  if (k.kind() == "python" || k.kind() == "torchscript") {
+  if (k.kind() == kernel_kind::python || k.kind() == kernel_kind::torchscript) {
     // KernelBench files and TorchScript files with example inputs declare none; they are checked at load time.
   } else if (k.inputs.empty()) {
-    w.fail(where, key_inputs, "a " + k.kind() + " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
+    w.fail(where, key_inputs,
+           "a " + std::string(to_string(k.kind())) +
+               " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
   }
   bool uses_batch = k.inputs.empty();
   for (const auto& in : k.inputs) {
@@ -466,7 +486,7 @@ kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t
   if (!p) w.fail(kernels.get(i), key("path"), "missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
   k.path = w.string(*p, key("path"));
   k.resolved_path = (m.root / k.path).lexically_normal();
-  if (k.kind().empty()) {
+  if (k.kind() == kernel_kind::unknown) {
     w.fail(p, key("path"), "\"" + k.path + "\" has an unsupported extension (use .py, .pt, .cpp or .cu)");
   }
   if (auto e = t.get("entry")) k.entry = w.string(*e, key("entry"));

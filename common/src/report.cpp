@@ -44,7 +44,8 @@ std::string mde_cell(const config_verdict& c) {
 std::string statistic_name(const verdict_document& v) { return std::string(to_string(v.policy.stat)); }
 
 bool any_in_process(const verdict_document& v) {
-  return std::any_of(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.pairing == "in-process"; });
+  return std::any_of(v.configs.begin(), v.configs.end(),
+                     [](const auto& c) { return c.pairing == pairing_mode::in_process; });
 }
 
 // What the base and head columns and the ratio are: the statistic the verdict itself compares (stats/), which for

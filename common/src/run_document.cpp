@@ -32,6 +32,29 @@ std::string_view to_string(result_status s) {
   return "error";
 }
 
+std::string_view to_string(pairing_mode p) {
+  switch (p) {
+    case pairing_mode::none: return "";
+    case pairing_mode::process: return "process";
+    case pairing_mode::in_process: return "in-process";
+  }
+  return "";
+}
+
+std::optional<pairing_mode> pairing_mode_from_string(std::string_view text) {
+  if (text == "in-process") return pairing_mode::in_process;
+  if (text == "process") return pairing_mode::process;
+  return std::nullopt;
+}
+
+std::string_view to_string(pair_side s) { return s == pair_side::base ? "base" : "head"; }
+
+std::optional<pair_side> pair_side_from_string(std::string_view text) {
+  if (text == "head") return pair_side::head;
+  if (text == "base") return pair_side::base;
+  return std::nullopt;
+}
+
 std::string config_key::label() const {
   return kernel + "/" + runtime + "/" + dtype + "/b" + std::to_string(batch);
 }
@@ -177,8 +200,9 @@ run_result result_from(const json::reader& r, kernel_names names) {
     r.at("message").fail("a message explaining the non-ok status");
   }
   if (auto p = r.maybe("pairing")) {
-    res.pairing = p->string();
-    if (res.pairing != "in-process" && res.pairing != "process") p->fail("\"in-process\" or \"process\"");
+    const std::optional<pairing_mode> mode = pairing_mode_from_string(p->string());
+    if (!mode) p->fail("\"in-process\" or \"process\"");
+    res.pairing = *mode;
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
   res.measured_on = r.string_or("measured_on", "");
@@ -244,8 +268,9 @@ run_document run_from_json(const bj::value& v, std::string_view source, kernel_n
     pairing_info info;
     info.id = non_empty(p->at("id"));
     auto side = p->at("side");
-    info.side = side.string();
-    if (info.side != "head" && info.side != "base") side.fail("\"head\" or \"base\"");
+    const std::optional<pair_side> which = pair_side_from_string(side.string());
+    if (!which) side.fail("\"head\" or \"base\"");
+    info.side = *which;
     info.partner_commit = p->string_or("partner_commit", "");
     if (auto b = p->maybe("block")) {
       info.block = b->integer();
@@ -265,7 +290,7 @@ run_document run_from_json(const bj::value& v, std::string_view source, kernel_n
     auto item = results.at(i);
     run.results.push_back(result_from(item, names));
     const run_result& res = run.results.back();
-    if (res.pairing == "in-process") {
+    if (res.pairing == pairing_mode::in_process) {
       const bool whole = std::all_of(res.groups.begin(), res.groups.end(), [&](auto g) { return g % block == 0; }) &&
                          static_cast<std::int64_t>(res.samples_ms.size()) % block == 0;
       if (!whole) {
@@ -323,7 +348,7 @@ bj::value to_json(const run_document& run) {
     if (res.rel_err) o["rel_err"] = *res.rel_err;
     if (res.tol) o["tolerance"] = bj::object{{"rtol", res.tol->rtol}, {"atol", res.tol->atol}};
     o["message"] = res.message;
-    if (!res.pairing.empty()) o["pairing"] = res.pairing;
+    if (res.pairing != pairing_mode::none) o["pairing"] = to_string(res.pairing);
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
     if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
     if (!res.params.empty()) {
@@ -360,7 +385,7 @@ bj::value to_json(const run_document& run) {
   doc["results"] = std::move(results);
   if (run.pairing) {
     doc["pairing"] = bj::object{{"id", run.pairing->id},
-                                {"side", run.pairing->side},
+                                {"side", to_string(run.pairing->side)},
                                 {"partner_commit", run.pairing->partner_commit},
                                 {"block", run.pairing->block},
                                 {"looks", run.pairing->looks}};

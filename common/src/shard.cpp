@@ -21,11 +21,11 @@ std::string_view to_string(shard_balance b) {
   return "count";
 }
 
-shard_balance parse_shard_balance(std::string_view text) {
+std::optional<shard_balance> shard_balance_from_string(std::string_view text) {
   for (auto b : {shard_balance::cost, shard_balance::count}) {
     if (to_string(b) == text) return b;
   }
-  throw error(errc::invalid, "balanced_by \"" + std::string(text) + "\": use cost or count");
+  return std::nullopt;
 }
 
 namespace {
@@ -158,8 +158,8 @@ void check_same_group(const run_document& first, const run_document& doc, std::s
                                    doc.env.env_id + "): a verdict compares one environment; run every shard of the "
                                    "matrix on the same runner type");
   }
-  const std::string side_a = first.pairing ? first.pairing->side : "";
-  const std::string side_b = doc.pairing ? doc.pairing->side : "";
+  const std::string side_a = first.pairing ? std::string(to_string(first.pairing->side)) : "";
+  const std::string side_b = doc.pairing ? std::string(to_string(doc.pairing->side)) : "";
   if (side_a != side_b) {
     throw error(errc::invalid, both + " are different sides of a paired run (" + (side_a.empty() ? "-" : side_a) +
                                    ", " + (side_b.empty() ? "-" : side_b) + "): merge the heads and the bases apart");
@@ -246,9 +246,9 @@ shard_info shard_from_json(const json::reader& r) {
     group.fail(e.what());
   }
   auto balance = r.at("balanced_by");
-  const std::string how = balance.string();
-  if (how != "cost" && how != "count") balance.fail("\"cost\" or \"count\"");
-  info.balanced_by = parse_shard_balance(how);
+  const std::optional<shard_balance> how = shard_balance_from_string(balance.string());
+  if (!how) balance.fail("\"cost\" or \"count\"");
+  info.balanced_by = *how;
   auto assignment = r.at("assignment");
   std::set<config_key> seen;
   for (std::size_t i = 0; i < assignment.array().size(); ++i) {

@@ -132,7 +132,7 @@ bj::value to_json(const verdict_document& v) {
     o["n_head"] = c.n_head;
     o["reason"] = c.reason;
     put_optional(o, "mde", c.mde);
-    if (!c.pairing.empty()) o["pairing"] = c.pairing;
+    if (c.pairing != pairing_mode::none) o["pairing"] = to_string(c.pairing);
     if (c.threshold) o["threshold"] = *c.threshold;
     configs.push_back(std::move(o));
   }
@@ -193,7 +193,11 @@ verdict_document verdict_from_json(const bj::value& v, std::string_view source) 
     cv.n_head = c.integer("n_head");
     cv.reason = c.string_or("reason", "");
     cv.mde = optional_number(c, "mde");
-    cv.pairing = c.string_or("pairing", "");
+    if (auto p = c.maybe("pairing")) {
+      const std::optional<pairing_mode> mode = pairing_mode_from_string(p->string());
+      if (!mode) p->fail("\"in-process\" or \"process\"");
+      cv.pairing = *mode;
+    }
     cv.threshold = optional_number(c, "threshold");
     doc.configs.push_back(std::move(cv));
   }

@@ -92,7 +92,8 @@ bool report_self_check(const run_document& base, const run_document& head, const
     char line[320];
     std::snprintf(line, sizeof line, "  %-44s %-10s ratio %.4f [%.4f, %.4f]  mde %.2f%%  pairing %s%s\n",
                   c.key.label().c_str(), std::string(to_string(c.result)).c_str(), *c.ratio, c.ci_lo.value_or(NAN),
-                  c.ci_hi.value_or(NAN), 100 * c.mde.value_or(NAN), c.pairing.empty() ? "-" : c.pairing.c_str(),
+                  c.ci_hi.value_or(NAN), 100 * c.mde.value_or(NAN),
+                  c.pairing == pairing_mode::none ? "-" : to_string(c.pairing).data(),
                   wrong ? "  <- identical code judged different" : "");
     std::cerr << line;
   }
@@ -179,7 +180,7 @@ runner::bench_options bench_options_of(const bench_args& a, const fs::path& conf
   o.prestart = runner::parse_prestart_mode(a.prestart);
   o.processes = a.processes;
   o.max_processes = a.max_processes;
-  o.in_process_pairing = a.pairing != "process";
+  o.in_process_pairing = pairing_mode_from_string(a.pairing) != pairing_mode::process;
   policy = load_manifest(config).gate;
   if (a.rope) policy.rope = *a.rope;
   if (a.probability) policy.probability = *a.probability;
@@ -387,7 +388,7 @@ void add_bench_command(CLI::App& app) {
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "
                 "still written)");
   cmd->callback([args] {
-    if (args->device.size() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
+    if (!args->device.empty() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
       throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");
     }
     run(*args);

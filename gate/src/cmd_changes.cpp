@@ -14,7 +14,9 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace rnx::cli {
 
@@ -32,6 +34,15 @@ struct changes_options {
   std::string format = "table";
   bool scan = false;
 };
+
+// --format of rnx changes: an aligned table for a terminal, or one JSON document.
+enum class changes_format { table, json };
+
+std::optional<changes_format> changes_format_from_string(std::string_view text) {
+  if (text == "table") return changes_format::table;
+  if (text == "json") return changes_format::json;
+  return std::nullopt;
+}
 
 std::string project_of(const changes_options& o, store::database& db) {
   std::string name = o.project;
@@ -89,9 +100,8 @@ void run_changes(const changes_options& o) {
   if (!std::filesystem::exists(o.store)) {
     throw error(errc::not_found, "no store at " + o.store + ": `rnx gate --store " + o.store + "` creates it");
   }
-  if (o.format != "table" && o.format != "json") {
-    throw error(errc::usage, "--format " + o.format + " is not known: use table or json");
-  }
+  const std::optional<changes_format> format = changes_format_from_string(o.format);
+  if (!format) throw error(errc::usage, "--format " + o.format + " is not known: use table or json");
   store::database db(o.store);
   const std::string project = project_of(o, db);
   const auto info = db.find_project(project);
@@ -102,7 +112,7 @@ void run_changes(const changes_options& o) {
   if (!o.kernel.empty()) filter.kernel = o.kernel;
   filter.limit = o.limit;
   const auto changes = db.change_points(info->id, filter);
-  if (o.format == "json") {
+  if (*format == changes_format::json) {
     boost::json::array list;
     for (const auto& c : changes) list.push_back(store::change_json(c));
     std::cout << json::serialize(boost::json::object{{"project", project}, {"changes", std::move(list)}}) << "\n";

@@ -195,7 +195,7 @@ class service_backend final : public baseline_backend {
         if (!b || !b->is_bool() || !b->get_bool()) continue;
         stored_run_ref ref = run_ref_from_json(r);
         if (ref.env_id != env_id) continue;
-        ref.baseline_source = ref.pull_request ? "" : "push";
+        ref.baseline_source = ref.pull_request ? baseline_kind::unknown : baseline_kind::push;
         out.push_back(std::move(ref));
       }
     }
@@ -399,7 +399,8 @@ class embedded_backend final : public baseline_backend {
       if (!s.baseline) continue;
       auto record = db_.baseline_of_run(s.id);
       if (!record || record->branch != branch) continue;
-      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at, record->source});
+      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at,
+                     baseline_kind_from_string(record->source).value_or(baseline_kind::unknown)});
       if (static_cast<int>(out.size()) >= limit) break;
     }
     return out;
@@ -477,6 +478,21 @@ class embedded_backend final : public baseline_backend {
 };
 
 }  // namespace
+
+std::string_view to_string(baseline_kind k) {
+  switch (k) {
+    case baseline_kind::unknown: return "";
+    case baseline_kind::push: return "push";
+    case baseline_kind::accepted: return "accepted";
+  }
+  return "";
+}
+
+std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
+  if (text == "push") return baseline_kind::push;
+  if (text == "accepted") return baseline_kind::accepted;
+  return std::nullopt;
+}
 
 std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,
                                                        std::chrono::milliseconds timeout) {

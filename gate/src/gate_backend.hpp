@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::gate {
@@ -21,6 +22,12 @@ struct uploaded_run {
   bool already_stored = false;  // the identical document was uploaded before (a re-run job)
 };
 
+// How a stored run became its branch's baseline: pushed to the branch, or accepted (`rnx accept`, /rnx accept);
+// unknown where the backend cannot say.
+enum class baseline_kind { unknown, push, accepted };
+std::string_view to_string(baseline_kind k);                             // "", "push", "accepted"
+std::optional<baseline_kind> baseline_kind_from_string(std::string_view text);  // "push" or "accepted"
+
 struct stored_run_ref {
   std::string id;
   std::string commit;
@@ -28,7 +35,7 @@ struct stored_run_ref {
   std::string env_id;
   std::optional<std::int64_t> pull_request;
   std::string created_at;
-  std::string baseline_source;  // baseline_history: "push" or "accepted"; "" where the backend cannot say
+  baseline_kind baseline_source = baseline_kind::unknown;  // baseline_history only
 };
 
 struct accepted_baseline {

@@ -1,20 +1,12 @@
-// The gate's `rnx bench` child process: spawn, wait, read the run documents.
+// The gate's `rnx bench` child process: run it (rnx::run_process, output shown live), read the run documents.
 #include "gate_bench.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/process.hpp"
 
-#include <cerrno>
-#include <csignal>
-#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <sstream>
-
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-extern char** environ;
 
 namespace rnx::gate {
 
@@ -53,9 +45,6 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
 
 bench_outcome run_bench(const bench_request& request) {
   const std::vector<std::string> args = bench_arguments(request);
-  std::vector<char*> argv;
-  for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
 
   for (const auto& out : {request.out, request.base_out}) {
     if (out.empty()) continue;
@@ -69,18 +58,19 @@ bench_outcome run_bench(const bench_request& request) {
   for (std::size_t i = 1; i < args.size(); ++i) shown += (i > 1 ? " " : "") + args[i];
   std::cout << "rnx gate: running rnx " << shown << "\n" << std::flush;
 
-  pid_t pid = 0;
-  int rc = posix_spawn(&pid, argv[0], nullptr, nullptr, argv.data(), environ);
-  if (rc != 0) throw error(errc::internal, "cannot start " + args[0] + ": " + std::strerror(rc));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) throw error(errc::internal, std::string("waiting for rnx bench: ") + std::strerror(errno));
+  process_options options;
+  options.what = capture::inherit;  // the user reads rnx bench's output live, in the job log
+  process_result result;
+  try {
+    result = run_process(args, options);
+  } catch (const error& e) {
+    throw error(errc::internal, e.what());  // rnx's own executable: not the user's input
   }
-  if (WIFSIGNALED(status)) {
-    throw error(errc::kernel_failed, "rnx bench was killed by signal " + std::to_string(WTERMSIG(status)) +
+  if (result.signal) {
+    throw error(errc::kernel_failed, "rnx bench was killed by signal " + std::to_string(result.signal) +
                                          " before it wrote " + request.out + "; see its output above");
   }
-  const int code = WEXITSTATUS(status);
+  const int code = result.exit_code;
   if (code == 2) {
     throw error(errc::invalid, "rnx bench rejected the configuration " + request.config +
                                    " (its message is above); fix it and run `rnx bench --config " + request.config +

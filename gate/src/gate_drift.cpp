@@ -95,7 +95,7 @@ anchor_choice find_anchor(const std::vector<stored_run_ref>& history, const drif
     return c;
   }
   for (std::size_t i = 0; i < history.size(); ++i) {
-    if (history[i].baseline_source == "accepted") {
+    if (history[i].baseline_source == baseline_kind::accepted) {
       c.index = i;
       c.label = "the accepted baseline of " + history[i].created_at.substr(0, 10);
       return c;

@@ -36,7 +36,7 @@ merged_shards read_shard_files(const std::vector<std::string>& files) {
       throw error(errc::invalid, file + " is not a shard's run document (it has no \"shard\"): --merge takes the "
                                         "documents of rnx bench --shard K/N");
     }
-    (doc.pairing && doc.pairing->side == "base" ? bases : heads).push_back(std::move(doc));
+    (doc.pairing && doc.pairing->side == pair_side::base ? bases : heads).push_back(std::move(doc));
   }
   if (heads.empty()) {
     throw error(errc::usage, "--merge: no head run among the files (only --base-out documents); pass the shards' "

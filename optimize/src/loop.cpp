@@ -73,7 +73,7 @@ std::string fixed(double v, int digits) {
   return b;
 }
 
-std::string md_escape(std::string s) { return markdown_escape(s); }
+std::string md_escape(const std::string& s) { return markdown_escape(s); }
 
 std::string speedup_cell(const attempt& a) {
   if (!a.speedup) return "-";
@@ -84,9 +84,11 @@ std::string speedup_cell(const attempt& a) {
 
 std::string decision_cell(const attempt& a) {
   if (a.kept) return "**kept**";
-  if (a.status == "faster") return "faster, not best (reverted)";
-  if (a.status == "rejected" || a.status == "error") return a.status;
-  return a.status + " (reverted)";
+  if (a.status == attempt_status::faster) return "faster, not best (reverted)";
+  if (a.status == attempt_status::rejected || a.status == attempt_status::error) {
+    return std::string(to_string(a.status));
+  }
+  return std::string(to_string(a.status)) + " (reverted)";
 }
 
 // A failed audit on a correct candidate is a cheat; on an incorrect one the audit rows mostly echo the wrong
@@ -153,6 +155,29 @@ void say(std::ostream* log, const std::string& line) {
 
 }  // namespace
 
+std::string_view to_string(attempt_status s) {
+  switch (s) {
+    case attempt_status::error: return "error";
+    case attempt_status::rejected: return "rejected";
+    case attempt_status::faster: return "faster";
+    case attempt_status::slower: return "slower";
+    case attempt_status::equivalent: return "equivalent";
+    case attempt_status::abstain: return "abstain";
+    case attempt_status::broken: return "broken";
+    case attempt_status::kept: return "kept";
+  }
+  return "error";
+}
+
+std::optional<attempt_status> attempt_status_from_string(std::string_view text) {
+  for (attempt_status s : {attempt_status::error, attempt_status::rejected, attempt_status::faster,
+                           attempt_status::slower, attempt_status::equivalent, attempt_status::abstain,
+                           attempt_status::broken, attempt_status::kept}) {
+    if (to_string(s) == text) return s;
+  }
+  return std::nullopt;
+}
+
 std::string retarget_manifest(std::string_view text, const std::string& source, const fs::path& root,
                               const std::string& kernel, const fs::path& candidate) {
   std::string stripped = strip_optimize_table(text);
@@ -190,25 +215,236 @@ std::string retarget_manifest(std::string_view text, const std::string& source, 
   return stripped;
 }
 
-optimize_result run_optimize(const optimize_options& options) {
-  // The profile, verify and bench workers import the user's kernel from its tree; without this Python would
-  // leave __pycache__ folders there, and optimize promises to write nothing to the user's checkout.
-  ::setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
-  manifest m = load_manifest_with_optimize(options.manifest_path);
+namespace {
+
+// The manifest's kernel named on the command line, or a usage error naming the ones it has.
+kernel_spec select_kernel(const manifest& m, const optimize_options& options) {
   const kernel_spec* found = m.find_kernel(options.kernel);
-  if (!found) {
-    std::string names;
-    for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
-    throw error(errc::usage, "no kernel named \"" + options.kernel + "\" in " + options.manifest_path.string() +
-                                 " (it has: " + names + ")");
-  }
-  const kernel_spec spec = *found;
+  if (found) return *found;
+  std::string names;
+  for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  throw error(errc::usage, "no kernel named \"" + options.kernel + "\" in " + options.manifest_path.string() +
+                               " (it has: " + names + ")");
+}
+
+// [optimize] with the command line's --rewriter and --budget over it.
+optimize_config effective_config(const optimize_options& options) {
   optimize_config config = load_optimize_config(options.manifest_path);
   if (options.rewriter) apply_rewriter_flag(config, *options.rewriter);
   if (options.budget) {
     if (*options.budget < 1) throw error(errc::usage, "--budget must be at least 1");
     config.budget = *options.budget;
   }
+  return config;
+}
+
+// The benchmark settings every run of the loop shares (the original's own and each paired one).
+runner::bench_options bench_settings(const optimize_options& options, const kernel_spec& spec) {
+  runner::bench_options bench;
+  bench.filters.kernels = {spec.name};
+  bench.filters.runtimes = options.runtimes;
+  bench.filters.dtypes = options.dtypes;
+  bench.filters.batches = options.batches;
+  bench.processes = options.processes;
+  bench.min_samples = options.min_samples;
+  bench.max_samples = options.max_samples;
+  bench.budget_ms = options.budget_ms;
+  bench.warmup_ms = options.warmup_ms;
+  bench.log = options.log;
+  return bench;
+}
+
+// What the rewriter is told for attempt `index`: the kernel, the original's source, profile and benchmark, and
+// every earlier attempt with its outcome.
+rewrite_request make_request(const kernel_spec& spec, const std::string& original_source,
+                             const optimize_result& result, int index, int budget) {
+  rewrite_request request;
+  request.kernel = spec.name;
+  request.path = spec.path;
+  request.entry = spec.entry;
+  request.kind = std::string(to_string(spec.kind()));
+  request.inputs = inputs_text(spec);
+  request.source = original_source;
+  request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
+  request.benchmark = results_json(result.baseline);
+  for (const auto& prev : result.attempts) {
+    attempt_summary s;
+    s.index = prev.index;
+    s.source = prev.source;
+    s.decision = std::string(to_string(prev.status));
+    s.correct = prev.correct;
+    s.clean = prev.clean;
+    s.speedup = prev.speedup;
+    s.p_faster = prev.p_faster;
+    s.reason = prev.reason;
+    request.attempts.push_back(std::move(s));
+  }
+  request.attempt = index;
+  request.budget = budget;
+  return request;
+}
+
+// Asks the rewriter for the candidate's source. False (the attempt marked an error) when the command failed or its
+// reply was unusable; a key, network or API refusal ends the run (thrown).
+bool propose_candidate(attempt& a, rewriter& provider, const rewrite_request& request, std::ostream* log) {
+  try {
+    a.source = provider.propose(request);
+    return true;
+  } catch (const error& e) {
+    if (e.code() != errc::kernel_failed && e.code() != errc::bad_input) throw;
+    a.status = attempt_status::error;
+    a.reason = e.what();
+    say(log, "candidate " + std::to_string(a.index) + ": " + a.reason);
+    return false;
+  }
+}
+
+// The verifier's correctness checks and anti-cheat audit. False when the candidate is rejected (or the verifier
+// failed); a.status and a.reason then say why.
+bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options& options) {
+  say(options.log, "candidate " + std::to_string(a.index) + ": verifying (correctness and anti-cheat audit)");
+  verify::verify_options vo;
+  vo.reference = reference_of(spec);
+  vo.candidate = a.file;
+  vo.limits = options.verify_limits;
+  try {
+    a.audit = verify::verify_candidate(vo);
+  } catch (const error& e) {
+    a.status = attempt_status::error;
+    a.reason = std::string("verify: ") + e.what();
+    return false;
+  }
+  a.correct = true;
+  a.clean = true;
+  std::vector<std::string> failed;
+  for (const auto& row : a.audit->checks) {
+    if (row.result != verify::outcome::fail) continue;
+    failed.push_back(row.group + "/" + row.name + ": " + row.detail);
+    if (row.group == "correctness") a.correct = false;
+    else a.clean = false;
+  }
+  a.review = a.audit->needs_review();
+  if (a.audit->accepted()) return true;
+  a.status = attempt_status::rejected;
+  a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "")
+                            : failed.front();
+  for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
+  say(options.log, "candidate " + std::to_string(a.index) + ": rejected: " + a.reason);
+  return false;
+}
+
+// The files a run of the loop reads and writes: the user's manifest and kernel source, and the original's manifest
+// retargeted into the work folder.
+struct loop_files {
+  std::string manifest_text;
+  std::string original_source;
+  fs::path original_manifest;
+};
+
+// One paired run, candidate (head) against original (base), in the verifier's sandbox; the verdict per
+// configuration into a.configs.
+void benchmark_attempt(attempt& a, const manifest& m, const kernel_spec& spec, const optimize_options& options,
+                       const runner::bench_options& bench, const loop_files& files) {
+  say(options.log, "candidate " + std::to_string(a.index) + ": benchmarking against the original (paired run)");
+  const fs::path candidate_manifest = a.file.parent_path() / "rnx.toml";
+  write_text(candidate_manifest,
+             retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root, spec.name, a.file));
+  // The candidate is untrusted code in the benchmark too: its workers run in the verifier's sandbox.
+  runner::bench_options paired = bench;
+  paired.manifests = {candidate_manifest, files.original_manifest};
+  paired.contain = benchmark_containment(options.verify_limits);
+  std::vector<runner::bench_side> sides = runner::run_bench(paired);
+  run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(a.index), "", "", {});
+  run_document base = runner::make_run_document(sides.at(1), "original", "", "", {});
+  a.configs = stats::judge_runs(base, head, m.gate).configs;
+}
+
+// The attempt's decision from its configurations' verdicts: faster (some faster, none worse), broken, slower,
+// equivalent or abstain; its speedup (geometric mean) and smallest P(faster).
+void judge_attempt(attempt& a, const gate_policy& gate) {
+  bool any_faster = false, all_ok = !a.configs.empty();
+  double log_sum = 0;
+  int with_ratio = 0;
+  for (const auto& c : a.configs) {
+    if (c.result == decision::faster) any_faster = true;
+    if (c.result != decision::faster && c.result != decision::equivalent) all_ok = false;
+    if (c.ratio && *c.ratio > 0) {
+      log_sum += std::log(1.0 / *c.ratio);
+      ++with_ratio;
+    }
+    if (c.p_faster) a.p_faster = a.p_faster ? std::min(*a.p_faster, *c.p_faster) : *c.p_faster;
+  }
+  if (with_ratio) a.speedup = std::exp(log_sum / with_ratio);
+  auto has = [&](decision d) {
+    return std::any_of(a.configs.begin(), a.configs.end(), [d](const config_verdict& c) { return c.result == d; });
+  };
+  if (all_ok && any_faster) {
+    a.status = attempt_status::faster;
+    a.reason = "faster in " + std::to_string(std::count_if(a.configs.begin(), a.configs.end(), [](const auto& c) {
+                 return c.result == decision::faster;
+               })) + " of " + std::to_string(a.configs.size()) + " configurations, none slower";
+  } else if (has(decision::broken)) {
+    a.status = attempt_status::broken;
+    a.reason = "failed in the benchmark";
+  } else if (has(decision::slower)) {
+    a.status = attempt_status::slower;
+    a.reason = "slower in at least one configuration";
+  } else if (all_ok) {
+    a.status = attempt_status::equivalent;
+    a.reason = "within ±" + fixed(100 * gate.rope, 1) + "% of the original";
+  } else {
+    a.status = attempt_status::abstain;
+    a.reason = "the samples do not decide at P >= " + fixed(gate.probability, 2);
+  }
+  for (const auto& c : a.configs) {
+    if (!c.reason.empty() && (a.status == attempt_status::abstain || a.status == attempt_status::broken)) {
+      a.reason += " (" + c.reason + ")";
+      break;
+    }
+  }
+}
+
+// The `faster` attempt with the largest speedup, marked kept; its proposal commit (and pull request) when asked.
+void keep_best(optimize_result& result, const manifest& m, const kernel_spec& spec, const optimize_options& options) {
+  for (std::size_t i = 0; i < result.attempts.size(); ++i) {
+    const attempt& a = result.attempts[i];
+    if (a.status != attempt_status::faster || !a.speedup) continue;
+    if (!result.best || *a.speedup > *result.attempts[*result.best].speedup) result.best = static_cast<int>(i);
+  }
+  if (!result.best) {
+    say(options.log, "no candidate was correct, clean and faster; nothing written");
+    return;
+  }
+  attempt& best = result.attempts[*result.best];
+  best.kept = true;
+  best.status = attempt_status::kept;
+  if (!options.commit) return;
+  commit_request c;
+  c.repo = m.root;
+  c.kernel = spec.name;
+  c.file = spec.resolved_path;
+  c.new_source = best.source;
+  c.message = proposal_title(result) + "\n\n" + render_proposal_body(result);
+  result.proposal = create_proposal_commit(c);
+  say(options.log, "proposal: branch " + result.proposal->branch + ", commit " + result.proposal->commit);
+  if (!options.open_pr) return;
+  pull_request_options pr = options.pr;
+  if (pr.base.empty()) pr.base = result.proposal->base_branch;
+  pr.title = proposal_title(result);
+  pr.body = render_proposal_body(result);
+  result.pr = open_pull_request(*result.proposal, pr);
+  say(options.log, "pull request #" + std::to_string(result.pr->number) + " " + result.pr->html_url);
+}
+
+}  // namespace
+
+optimize_result run_optimize(const optimize_options& options) {
+  // The profile, verify and bench workers import the user's kernel from its tree; without this Python would
+  // leave __pycache__ folders there, and optimize promises to write nothing to the user's checkout.
+  ::setenv("PYTHONDONTWRITEBYTECODE", "1", 0);
+  manifest m = load_manifest_with_optimize(options.manifest_path);
+  const kernel_spec spec = select_kernel(m, options);
+  const optimize_config config = effective_config(options);
   auto provider = make_rewriter(config, m.root, options.log);
 
   optimize_result result;
@@ -223,29 +459,17 @@ optimize_result run_optimize(const optimize_options& options) {
   say(options.log, "kernel " + spec.name + " (" + spec.resolved_path.string() + "), rewriter " + result.rewriter +
                        ", budget " + std::to_string(config.budget) + ", work folder " + result.work_dir.string());
 
-  const std::string manifest_text = read_text(options.manifest_path);
-  const std::string original_source = read_text(spec.resolved_path);
-  const fs::path original_manifest = result.work_dir / "original" / "rnx.toml";
-  write_text(original_manifest, retarget_manifest(manifest_text, options.manifest_path.string(), m.root, spec.name, {}));
-
-  runner::bench_options bench;
-  bench.filters.kernels = {spec.name};
-  bench.filters.runtimes = options.runtimes;
-  bench.filters.dtypes = options.dtypes;
-  bench.filters.batches = options.batches;
-  bench.processes = options.processes;
-  bench.min_samples = options.min_samples;
-  bench.max_samples = options.max_samples;
-  bench.budget_ms = options.budget_ms;
-  bench.warmup_ms = options.warmup_ms;
-  bench.log = options.log;
-
+  loop_files files{read_text(options.manifest_path), read_text(spec.resolved_path),
+                   result.work_dir / "original" / "rnx.toml"};
+  write_text(files.original_manifest,
+             retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root, spec.name, {}));
+  runner::bench_options bench = bench_settings(options, spec);
   if (options.profile) {
     say(options.log, "profiling the original with libtorch's profiler");
     result.profile = profile_in_worker(options.manifest_path, spec.name, options.profiling);
   }
   say(options.log, "benchmarking the original");
-  bench.manifests = {original_manifest};
+  bench.manifests = {files.original_manifest};
   result.baseline = runner::run_bench(bench).at(0).results;
 
   const std::string stem = spec.resolved_path.stem().string();
@@ -253,166 +477,25 @@ optimize_result run_optimize(const optimize_options& options) {
   for (int i = 1; i <= config.budget; ++i) {
     attempt a;
     a.index = i;
-    rewrite_request request;
-    request.kernel = spec.name;
-    request.path = spec.path;
-    request.entry = spec.entry;
-    request.kind = spec.kind();
-    request.inputs = inputs_text(spec);
-    request.source = original_source;
-    request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
-    request.benchmark = results_json(result.baseline);
-    for (const auto& prev : result.attempts) {
-      attempt_summary s;
-      s.index = prev.index;
-      s.source = prev.source;
-      s.decision = prev.status;
-      s.correct = prev.correct;
-      s.clean = prev.clean;
-      s.speedup = prev.speedup;
-      s.p_faster = prev.p_faster;
-      s.reason = prev.reason;
-      request.attempts.push_back(std::move(s));
-    }
-    request.attempt = i;
-    request.budget = config.budget;
     say(options.log, "candidate " + std::to_string(i) + ": asking " + result.rewriter);
-    try {
-      a.source = provider->propose(request);
-    } catch (const error& e) {
-      // A failing command or an unusable reply costs this attempt; a key, network or API refusal ends the run.
-      if (e.code() != errc::kernel_failed && e.code() != errc::bad_input) throw;
-      a.status = "error";
-      a.reason = e.what();
-      say(options.log, "candidate " + std::to_string(i) + ": " + a.reason);
-      result.attempts.push_back(std::move(a));
-      continue;
-    }
-    // A distinct file name per candidate: Python caches modules by name.
-    a.file = result.work_dir / ("candidate-" + std::to_string(i)) / (stem + "_rnx_candidate_" + std::to_string(i) + ext);
-    write_text(a.file, a.source);
-
-    say(options.log, "candidate " + std::to_string(i) + ": verifying (correctness and anti-cheat audit)");
-    verify::verify_options vo;
-    vo.reference = reference_of(spec);
-    vo.candidate = a.file;
-    vo.limits = options.verify_limits;
-    try {
-      a.audit = verify::verify_candidate(vo);
-    } catch (const error& e) {
-      a.status = "error";
-      a.reason = std::string("verify: ") + e.what();
-      result.attempts.push_back(std::move(a));
-      continue;
-    }
-    a.correct = true;
-    a.clean = true;
-    std::vector<std::string> failed;
-    for (const auto& row : a.audit->checks) {
-      if (row.result != verify::outcome::fail) continue;
-      failed.push_back(row.group + "/" + row.name + ": " + row.detail);
-      if (row.group == "correctness") a.correct = false;
-      else a.clean = false;
-    }
-    a.review = a.audit->needs_review();
-    if (!a.audit->accepted()) {
-      a.status = "rejected";
-      a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "") : failed.front();
-      for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
-      say(options.log, "candidate " + std::to_string(i) + ": rejected: " + a.reason);
-      result.attempts.push_back(std::move(a));
-      continue;
-    }
-
-    say(options.log, "candidate " + std::to_string(i) + ": benchmarking against the original (paired run)");
-    const fs::path candidate_manifest = a.file.parent_path() / "rnx.toml";
-    write_text(candidate_manifest,
-               retarget_manifest(manifest_text, options.manifest_path.string(), m.root, spec.name, a.file));
-    // The candidate is untrusted code in the benchmark too: its workers run in the verifier's sandbox.
-    runner::bench_options paired = bench;
-    paired.manifests = {candidate_manifest, original_manifest};
-    paired.contain = benchmark_containment(options.verify_limits);
-    std::vector<runner::bench_side> sides = runner::run_bench(paired);
-    run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(i), "", "", {});
-    run_document base = runner::make_run_document(sides.at(1), "original", "", "", {});
-    verdict_document verdict = stats::judge_runs(base, head, m.gate);
-    a.configs = verdict.configs;
-
-    bool any_faster = false, all_ok = !a.configs.empty();
-    double log_sum = 0;
-    int with_ratio = 0;
-    for (const auto& c : a.configs) {
-      if (c.result == decision::faster) any_faster = true;
-      if (c.result != decision::faster && c.result != decision::equivalent) all_ok = false;
-      if (c.ratio && *c.ratio > 0) {
-        log_sum += std::log(1.0 / *c.ratio);
-        ++with_ratio;
-      }
-      if (c.p_faster) a.p_faster = a.p_faster ? std::min(*a.p_faster, *c.p_faster) : *c.p_faster;
-    }
-    if (with_ratio) a.speedup = std::exp(log_sum / with_ratio);
-    auto has = [&](decision d) {
-      return std::any_of(a.configs.begin(), a.configs.end(), [d](const config_verdict& c) { return c.result == d; });
-    };
-    if (all_ok && any_faster) {
-      a.status = "faster";
-      a.reason = "faster in " + std::to_string(std::count_if(a.configs.begin(), a.configs.end(), [](const auto& c) {
-                   return c.result == decision::faster;
-                 })) + " of " + std::to_string(a.configs.size()) + " configurations, none slower";
-    } else if (has(decision::broken)) {
-      a.status = "broken";
-      a.reason = "failed in the benchmark";
-    } else if (has(decision::slower)) {
-      a.status = "slower";
-      a.reason = "slower in at least one configuration";
-    } else if (all_ok) {
-      a.status = "equivalent";
-      a.reason = "within ±" + fixed(100 * m.gate.rope, 1) + "% of the original";
-    } else {
-      a.status = "abstain";
-      a.reason = "the samples do not decide at P >= " + fixed(m.gate.probability, 2);
-    }
-    for (const auto& c : a.configs) {
-      if (!c.reason.empty() && (a.status == "abstain" || a.status == "broken")) {
-        a.reason += " (" + c.reason + ")";
-        break;
+    const rewrite_request request = make_request(spec, files.original_source, result, i, config.budget);
+    if (propose_candidate(a, *provider, request, options.log)) {
+      // A distinct file name per candidate: Python caches modules by name.
+      std::string file_name = stem;
+      file_name += "_rnx_candidate_" + std::to_string(i);
+      file_name += ext;
+      a.file = result.work_dir / ("candidate-" + std::to_string(i)) / file_name;
+      write_text(a.file, a.source);
+      if (verify_attempt(a, spec, options)) {
+        benchmark_attempt(a, m, spec, options, bench, files);
+        judge_attempt(a, m.gate);
+        say(options.log, "candidate " + std::to_string(i) + ": " + std::string(to_string(a.status)) +
+                             (a.speedup ? ", speedup " + fixed(*a.speedup, 3) + "x" : std::string()));
       }
     }
-    say(options.log, "candidate " + std::to_string(i) + ": " + a.status +
-                         (a.speedup ? ", speedup " + fixed(*a.speedup, 3) + "x" : std::string()));
     result.attempts.push_back(std::move(a));
   }
-
-  for (std::size_t i = 0; i < result.attempts.size(); ++i) {
-    const attempt& a = result.attempts[i];
-    if (a.status != "faster" || !a.speedup) continue;
-    if (!result.best || *a.speedup > *result.attempts[*result.best].speedup) result.best = static_cast<int>(i);
-  }
-  if (result.best) {
-    attempt& best = result.attempts[*result.best];
-    best.kept = true;
-    best.status = "kept";
-    if (options.commit) {
-      commit_request c;
-      c.repo = m.root;
-      c.kernel = spec.name;
-      c.file = spec.resolved_path;
-      c.new_source = best.source;
-      c.message = proposal_title(result) + "\n\n" + render_proposal_body(result);
-      result.proposal = create_proposal_commit(c);
-      say(options.log, "proposal: branch " + result.proposal->branch + ", commit " + result.proposal->commit);
-      if (options.open_pr) {
-        pull_request_options pr = options.pr;
-        if (pr.base.empty()) pr.base = result.proposal->base_branch;
-        pr.title = proposal_title(result);
-        pr.body = render_proposal_body(result);
-        result.pr = open_pull_request(*result.proposal, pr);
-        say(options.log, "pull request #" + std::to_string(result.pr->number) + " " + result.pr->html_url);
-      }
-    }
-  } else {
-    say(options.log, "no candidate was correct, clean and faster; nothing written");
-  }
+  keep_best(result, m, spec, options);
   write_text(result.work_dir / "optimize.json", json::serialize(to_json(result), true));
   return result;
 }
@@ -494,7 +577,7 @@ std::string render_proposal_body(const optimize_result& r) {
 boost::json::value to_json(const optimize_result& r) {
   bj::array attempts;
   for (const auto& a : r.attempts) {
-    bj::object o{{"index", a.index},       {"status", a.status},        {"kept", a.kept},
+    bj::object o{{"index", a.index},       {"status", to_string(a.status)},        {"kept", a.kept},
                  {"correct", a.correct},   {"clean", a.clean},          {"review", a.review},
                  {"reason", a.reason},     {"file", a.file.string()},   {"source", a.source}};
     o["speedup"] = a.speedup ? bj::value(*a.speedup) : bj::value(nullptr);

@@ -4,7 +4,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/common/json.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <boost/json.hpp>
 
@@ -25,18 +25,6 @@ fs::path default_profile_worker_path() {
   }
   return "rnx-profile-worker";
 }
-
-namespace {
-
-errc errc_from_name(std::string_view name) {
-  for (errc c : {errc::usage, errc::bad_input, errc::invalid, errc::not_found, errc::conflict, errc::unauthorized,
-                 errc::forbidden, errc::too_large, errc::unavailable, errc::kernel_failed, errc::internal}) {
-    if (errc_name(c) == name) return c;
-  }
-  return errc::internal;
-}
-
-}  // namespace
 
 op_profile profile_in_worker(const fs::path& manifest_path, const std::string& kernel, const profile_options& options,
                              std::chrono::seconds timeout, const fs::path& worker) {
@@ -70,7 +58,8 @@ op_profile profile_in_worker(const fs::path& manifest_path, const std::string& k
   }
   if (auto* o = v.if_object(); o && o->contains("error")) {
     const auto& e = o->at("error").as_object();
-    throw error(errc_from_name(e.at("code").as_string()), std::string(e.at("message").as_string()));
+    throw error(errc_from_name(e.at("code").as_string()).value_or(errc::internal),
+                std::string(e.at("message").as_string()));
   }
   return profile_from_json(v, "rnx-profile-worker output");
 }

@@ -5,7 +5,7 @@
 #include "rnx/common/text.hpp"
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <boost/json.hpp>
 

@@ -113,7 +113,7 @@ bench_side assemble_side(std::size_t s, side_state& state, std::vector<planned>&
   bench_side side;
   side.env = side_environment(state);
   if (!pairing_id.empty()) {
-    side.pairing = pairing_info{pairing_id, s == 0 ? "head" : "base", "", in_process_block, looks};
+    side.pairing = pairing_info{pairing_id, s == 0 ? pair_side::head : pair_side::base, "", in_process_block, looks};
   }
   for (auto& p : configs) {
     if (p.side != s) continue;

@@ -21,7 +21,7 @@ bool selected(const std::vector<std::string>& filter, const std::string& value) 
 // file whose module sets no `batch_size` makes the same inputs whatever the batch (its get_inputs() has nothing
 // to read it from). Declared shapes without B are refused by the manifest reader already.
 std::optional<std::string> batch_independent(const kernel_spec& k) {
-  if (k.kind() != "python" || !k.inputs.empty()) return std::nullopt;
+  if (k.kind() != kernel_kind::python || !k.inputs.empty()) return std::nullopt;
   std::ifstream in(k.resolved_path);
   std::stringstream text;
   text << in.rdbuf();
@@ -34,11 +34,13 @@ std::optional<std::string> batch_independent(const kernel_spec& k) {
 
 // Why a configuration of a paired run cannot share worker processes with its base, or empty when it can.
 std::string in_process_obstacle(const kernel_spec& head, const kernel_spec& base) {
-  if (head.kind() == "cpp" || head.kind() == "cuda" || base.kind() == "cpp" || base.kind() == "cuda") {
+  if (head.native() || base.native()) {
     return "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols";
   }
-  if (head.kind() != base.kind()) return "the kernel is a " + base.kind() + " file in the base and a " + head.kind() +
-                                         " file in the head";
+  if (head.kind() != base.kind()) {
+    return "the kernel is a " + std::string(to_string(base.kind())) + " file in the base and a " +
+           std::string(to_string(head.kind())) + " file in the head";
+  }
   auto shapes = [](const kernel_spec& k) {
     std::string text;
     for (const auto& in : k.inputs) text += in.name + "=" + in.text + ";";
@@ -130,12 +132,12 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
     std::string obstacle = o.in_process_pairing ? in_process_obstacle(*head.spec, *base.spec)
                                                 : std::string("in-process pairing was turned off (--pairing process)");
     head.in_process = base.in_process = obstacle.empty();
-    head.result.pairing = base.result.pairing = obstacle.empty() ? "in-process" : "process";
+    head.result.pairing = base.result.pairing = obstacle.empty() ? pairing_mode::in_process : pairing_mode::process;
     head.result.pairing_reason = base.result.pairing_reason = obstacle;
   }
   for (auto& p : out) {
     if (!p.partner && sides.size() > 1) {
-      p.result.pairing = "process";
+      p.result.pairing = pairing_mode::process;
       p.result.pairing_reason = std::string("the configuration exists only in the ") + (p.side == 0 ? "head" : "base");
     }
   }

@@ -424,7 +424,7 @@ class native_call final : public bound_call {
 class native_kernel final : public kernel {
  public:
   native_kernel(const kernel_spec& spec, const load_options& options) : spec_(spec) {
-    if (spec.kind() == "cuda" && !torch::cuda::is_available()) {
+    if (spec.kind() == kernel_kind::cuda && !torch::cuda::is_available()) {
       // Built only where it can run: nvcc's output cannot be loaded without a GPU driver anyway.
       unavailable_ = "a .cu kernel needs a CUDA device and none is available here";
       return;
@@ -454,7 +454,7 @@ class native_kernel final : public kernel {
     // Left loaded on purpose: tensors returned by the kernel may hold deleters that live in the library.
   }
 
-  std::string kind() const override { return spec_.kind(); }
+  std::string kind() const override { return std::string(to_string(spec_.kind())); }
 
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
@@ -465,10 +465,10 @@ class native_kernel final : public kernel {
                                       at::Device device, std::uint64_t) override {
     if (!unavailable_.empty()) throw runtime_unavailable(unavailable_);
     if (runtime != "eager") {
-      throw runtime_unavailable(std::string(runtime) + " applies to Python kernels; a compiled " + spec_.kind() +
+      throw runtime_unavailable(std::string(runtime) + " applies to Python kernels; a compiled " + kind() +
                                 " kernel runs natively (list runtimes = [\"eager\"] for this kernel)");
     }
-    if (spec_.kind() == "cuda" && !device.is_cuda()) {
+    if (spec_.kind() == kernel_kind::cuda && !device.is_cuda()) {
       throw runtime_unavailable("a .cu kernel runs on CUDA devices only; set device = \"cuda\" for this kernel");
     }
     return std::make_unique<native_call>(spec_, invoke_, inputs);
@@ -499,10 +499,9 @@ std::unique_ptr<kernel> load_kernel(const kernel_spec& spec, const load_options&
   if (!std::filesystem::exists(spec.resolved_path)) {
     throw error(errc::not_found, "kernel \"" + spec.name + "\": file " + spec.resolved_path.string() + " does not exist");
   }
-  std::string k = spec.kind();
-  if (k == "python") return std::make_unique<python_kernel>(spec, options.module_prefix);
-  if (k == "torchscript") return std::make_unique<torchscript_kernel>(spec);
-  if (k == "cpp" || k == "cuda") return std::make_unique<native_kernel>(spec, options);
+  if (spec.kind() == kernel_kind::python) return std::make_unique<python_kernel>(spec, options.module_prefix);
+  if (spec.kind() == kernel_kind::torchscript) return std::make_unique<torchscript_kernel>(spec);
+  if (spec.native()) return std::make_unique<native_kernel>(spec, options);
   throw error(errc::invalid, "kernel \"" + spec.name + "\": unsupported file type " + spec.path);
 }
 

@@ -162,7 +162,7 @@ std::string choose_cuda_arch(const std::string& requested) {
 }
 
 fs::path build_native_kernel(const kernel_spec& spec, const std::string& cuda_arch, const fs::path& cache_dir) {
-  const bool cuda = spec.kind() == "cuda";
+  const bool cuda = spec.kind() == kernel_kind::cuda;
   const std::string entry = spec.entry.empty() ? "run" : spec.entry;
   const std::string source = read_file(spec.resolved_path);
   const std::string wrapper = wrapper_source(spec.resolved_path, entry);

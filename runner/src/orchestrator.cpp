@@ -161,7 +161,7 @@ std::pair<double, int> orchestrator::process_budget(const planned& p, int round)
 // same samples, so it reaches the same decision.
 void orchestrator::look(int round) {
   if (sides_.size() < 2) return;
-  const pairing_info schedule{"", "head", "", in_process_block, looks_};
+  const pairing_info schedule{"", pair_side::head, "", in_process_block, looks_};
   for (std::size_t i : members_) {
     planned& head = plan_[i];
     if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
@@ -185,10 +185,9 @@ void orchestrator::look(int round) {
 void orchestrator::prebuild_native() {
   std::set<const kernel_spec*> done;
   for (auto& p : plan_) {
-    std::string kind = p.spec->kind();
-    if ((kind != "cpp" && kind != "cuda") || done.count(p.spec)) continue;
+    if (!p.spec->native() || done.count(p.spec)) continue;
     done.insert(p.spec);
-    if (kind == "cuda" && !cuda_visible()) continue;  // the worker reports it as skipped
+    if (p.spec->kind() == kernel_kind::cuda && !cuda_visible()) continue;  // the worker reports it as skipped
     progress("building " + p.spec->path + " ...");
     try {
       build_native_kernel(*p.spec, sides_[p.side].m.cuda_arch, cache_dir_of(o_));
@@ -279,7 +278,7 @@ void orchestrator::run_round(std::size_t side, int round, std::vector<std::size_
 void orchestrator::split_pair(planned& head, const std::string& reason) {
   planned& base = plan_[*head.partner];
   head.in_process = base.in_process = false;
-  head.result.pairing = base.result.pairing = "process";
+  head.result.pairing = base.result.pairing = pairing_mode::process;
   head.result.pairing_reason = base.result.pairing_reason = reason;
   progress("[pairing] " + label(head) + ": measured in separate processes: " + reason, true);
 }

@@ -461,6 +461,273 @@ bool leave_root(uid_t uid, gid_t gid) {
   return ::getuid() == uid && ::geteuid() == uid && ::getgid() == gid;
 }
 
+// Everything the sandboxed child needs, built before fork: after fork only async-signal-safe calls are allowed, so
+// the child formats nothing and allocates nothing. Built in place (its pointers point into its own strings).
+struct child_plan {
+  std::vector<std::string> args;
+  std::vector<char*> c_args;
+  std::vector<std::string> env;
+  std::vector<char*> c_env;
+  bool root = false;
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string uid_map;
+  std::string gid_map;
+  std::string dir;
+  std::string scratch_options;
+  std::string shm_options;
+  std::string cpu_line;
+  std::string root_line;
+  std::string none_line;
+  // The child fills in the Landlock ABI (one digit) without formatting.
+  std::string fs_ok_line;
+  std::size_t abi_digit_1 = 0;
+  std::size_t abi_digit_2 = 0;
+  std::string fs_none_line;
+  std::string proc_ok_line;
+  std::string proc_none_line;
+  layer_lines user_lines;
+  layer_lines session_lines;
+  layer_lines proc_sys_lines;
+  layer_lines dev_lines;
+  layer_lines scratch_lines;
+  layer_lines tasks_lines;
+  rlim_t cpu = 0;
+  rlim_t memory = 0;
+  rlim_t file = 0;
+  rlim_t nproc = 0;
+  bool limit_address_space = false;
+
+  child_plan(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+             const std::filesystem::path& workdir, const sandbox_limits& limits, bool limit_as);
+  child_plan(const child_plan&) = delete;
+  child_plan& operator=(const child_plan&) = delete;
+};
+
+child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
+                       const std::filesystem::path& workdir, const sandbox_limits& limits, bool limit_as)
+    : args(argv), env(environment), root(::geteuid() == 0), limit_address_space(limit_as) {
+  args.push_back("--result-fd");
+  args.push_back(std::to_string(result_fd_in_worker));
+  for (auto& a : args) c_args.push_back(a.data());
+  c_args.push_back(nullptr);
+  for (auto& e : env) c_env.push_back(e.data());
+  c_env.push_back(nullptr);
+  // Root runs the candidate as nobody; anyone else as themselves (never root: only root maps to root).
+  uid = root ? unprivileged_uid : ::getuid();
+  gid = root ? unprivileged_uid : ::getgid();
+  uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
+  gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
+  dir = workdir.string();
+  scratch_options = "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" +
+                    (root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string());
+  shm_options = "mode=1777,size=" + std::to_string(limits.shm_mb) + "m";
+  cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
+  root_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"network namespace\"}\n";
+  none_line =
+      "{\"event\":\"sandbox\",\"network\":\"seccomp\",\"how\":\"namespaces are not permitted here; network sockets "
+      "are refused by the seccomp filter only\"}\n";
+  fs_ok_line =
+      "{\"event\":\"sandbox_fs\",\"landlock\":#,\"how\":\"Landlock ABI #: writes only in its scratch folder, "
+      "/dev and its own /proc\"}\n";
+  abi_digit_1 = fs_ok_line.find('#');
+  abi_digit_2 = fs_ok_line.find('#', abi_digit_1 + 1);
+  fs_none_line =
+      "{\"event\":\"sandbox_fs\",\"landlock\":0,\"how\":\"no Landlock here: the candidate may write wherever the "
+      "user may\"}\n";
+  proc_ok_line = "{\"event\":\"sandbox_proc\",\"own\":true,\"how\":\"its own process namespace and /proc\"}\n";
+  proc_none_line =
+      "{\"event\":\"sandbox_proc\",\"own\":false,\"how\":\"no process namespace here: the processes of this user "
+      "(and their environments, where readable) are visible\"}\n";
+  user_lines = layer_line_pair(
+      layer::user,
+      root ? "started as root, it runs as host uid " + std::to_string(uid) +
+                 " (nobody) without groups and with no capability but CAP_DAC_READ_SEARCH"
+           : "it runs as the caller's uid " + std::to_string(uid) + ", not root",
+      root ? "started as root, it could not leave host root (setresuid to " + std::to_string(uid) + " failed)"
+           : "it runs as host root");
+  session_lines = layer_line_pair(
+      layer::session, "a new session without a controlling terminal; stdin, stdout and stderr on /dev/null",
+      "it could not start a new session or put stdin, stdout and stderr on /dev/null");
+  proc_sys_lines = layer_line_pair(layer::proc_sys, "/proc/sys read-only", "/proc/sys could not be made read-only");
+  dev_lines = layer_line_pair(
+      layer::dev,
+      "/dev holds only null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm of " +
+          std::to_string(limits.shm_mb) + " MiB",
+      "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
+  scratch_lines = layer_line_pair(
+      layer::scratch,
+      "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
+      "its scratch folder is on the host's disk, without a size limit");
+  tasks_lines = layer_line_pair(
+      layer::tasks, "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
+      "no process limit holds (RLIMIT_NPROC does not bind root)");
+  cpu = static_cast<rlim_t>(limits.cpu_s);
+  memory = static_cast<rlim_t>(limits.memory_mb) << 20;
+  file = static_cast<rlim_t>(limits.file_mb) << 20;
+  nproc = static_cast<rlim_t>(limits.processes);
+}
+
+// The functions below run in the child: async-signal-safe calls only.
+
+void write_landlock_line(child_plan& plan, int fd, int landlock) {
+  if (landlock > 0 && landlock < 10) {
+    plan.fs_ok_line[plan.abi_digit_1] = plan.fs_ok_line[plan.abi_digit_2] = static_cast<char>('0' + landlock);
+    write_all(fd, plan.fs_ok_line.c_str());
+  } else {
+    write_all(fd, plan.fs_none_line.c_str());
+  }
+}
+
+void report_layer(int fd, const layer_lines& lines, bool ok) { write_all(fd, (ok ? lines.ok : lines.missing).c_str()); }
+
+// The resource limits, the scratch folder as working directory, then the worker itself.
+[[noreturn]] void exec_worker(const child_plan& plan) {
+  set_limit(RLIMIT_CPU, plan.cpu);
+  set_limit(RLIMIT_FSIZE, plan.file);
+  set_limit(RLIMIT_NPROC, plan.nproc);
+  set_limit(RLIMIT_CORE, 0);
+  if (plan.limit_address_space) set_limit(RLIMIT_AS, plan.memory);
+  if (::chdir(plan.dir.c_str()) != 0) ::_exit(126);
+  ::execve(plan.c_args[0], plan.c_args.data(), plan.c_env.data());
+  const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the sandboxed worker\"}\n";
+  write_all(result_fd_in_worker, msg);
+  ::_exit(127);
+}
+
+// The pipe becomes fd 3 and every other inherited descriptor is closed: a candidate must not find the caller's
+// sockets (an optimizer's connection to its model provider) or files. stdin, stdout and stderr go to /dev/null: an
+// inherited socket or terminal there is a way out, and the candidate's prints must not mix into the caller's output
+// (a JSON report, say). True when stdin, stdout and stderr are on /dev/null.
+bool isolate_descriptors(int pipe_write_end) {
+  int out = ::fcntl(pipe_write_end, F_DUPFD, 10);
+  if (out < 0 || ::dup2(out, result_fd_in_worker) < 0) ::_exit(126);
+  if (::syscall(SYS_close_range, result_fd_in_worker + 1, ~0U, 0) != 0) {
+    for (int fd = result_fd_in_worker + 1; fd < 4096; ++fd) ::close(fd);
+  }
+  const int null = ::open("/dev/null", O_RDWR);
+  const bool quiet = null >= 0 && ::dup2(null, 0) == 0 && ::dup2(null, 1) == 1 && ::dup2(null, 2) == 2;
+  if (null > 2) ::close(null);
+  return quiet;
+}
+
+struct namespaces_entered {
+  const char* line = nullptr;  // the "sandbox" event: how the network is cut
+  bool own_pids = false;       // a process namespace of its own (this process forks its PID 1)
+  bool as_root = false;        // namespaces made as host root: leave_root comes after the mounts
+  bool unprivileged = false;   // no longer host root
+};
+
+// Network, mount and process namespaces where the kernel allows them: root makes them without a user namespace (a
+// user namespace would map the candidate's uid 0 to host root) and leaves root below; anyone else inside a user
+// namespace that maps only their own uid. The mount namespace is what lets the worker see only its own /proc, a
+// reduced /dev and a scratch tmpfs.
+namespaces_entered enter_namespaces(const child_plan& plan) {
+  constexpr int all_but_user = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
+  namespaces_entered got;
+  got.line = plan.none_line.c_str();
+  got.unprivileged = !plan.root;
+  if (plan.root && ::unshare(all_but_user) == 0) {
+    got.line = plan.root_line.c_str();
+    got.own_pids = got.as_root = true;
+    return got;
+  }
+  if (plan.root) {
+    hand_over_scratch(plan.dir.c_str(), plan.uid, plan.gid);
+    got.unprivileged = leave_root(plan.uid, plan.gid);
+  }
+  if (got.unprivileged &&
+      (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0)) {
+    write_file("/proc/self/setgroups", "deny\n");
+    write_file("/proc/self/uid_map", plan.uid_map.c_str());
+    write_file("/proc/self/gid_map", plan.gid_map.c_str());
+    got.line = plan.cpu_line.c_str();
+    // A fresh process namespace has no process yet: its link cannot be read until the first child exists.
+    char link[64] = {};
+    got.own_pids = ::readlink("/proc/self/ns/pid_for_children", link, sizeof link) < 0 && errno == ENOENT;
+  }
+  return got;
+}
+
+// This process stays outside the namespace and ends as its PID 1 does: a worker that died of a signal is reported
+// so (PID 1 passes it on as 128 + the signal, since it cannot die of one itself).
+[[noreturn]] void outlive_namespace_init(pid_t init, int fd) {
+  ::close(fd);
+  int status = 0;
+  while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
+  }
+  const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 125;
+  if (code > 128 && code < 128 + 65) {
+    ::signal(code - 128, SIG_DFL);
+    ::kill(::getpid(), code - 128);
+  }
+  ::_exit(code);
+}
+
+// PID 1 of the new namespace: its own /proc, /dev and scratch, then the worker as PID 2, reaped here.
+[[noreturn]] void namespace_init(child_plan& plan, int fd, namespaces_entered got) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const bool proc = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
+                    ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
+  write_all(fd, proc ? plan.proc_ok_line.c_str() : plan.proc_none_line.c_str());
+  report_layer(fd, plan.proc_sys_lines, proc && proc_sys_read_only());
+  report_layer(fd, plan.dev_lines, reduce_dev(plan.shm_options.c_str()));
+  report_layer(fd, plan.scratch_lines,
+               scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(),
+                                got.as_root ? plan.uid : static_cast<uid_t>(-1),
+                                got.as_root ? plan.gid : static_cast<gid_t>(-1)));
+  if (got.as_root) got.unprivileged = leave_root(plan.uid, plan.gid);
+  report_layer(fd, plan.user_lines, got.unprivileged);
+  report_layer(fd, plan.tasks_lines, got.unprivileged);
+  if (!got.unprivileged) ::_exit(126);  // never run untrusted code as host root
+  write_landlock_line(plan, fd, restrict_writes(plan.dir.c_str()));
+  const pid_t worker = ::fork();
+  if (worker < 0) ::_exit(126);
+  if (worker == 0) {
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    exec_worker(plan);
+  }
+  ::close(fd);
+  int status = 0;
+  while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
+  }
+  ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125);
+}
+
+// No process namespace: the layers that need one are reported missing, and the worker runs in this process.
+[[noreturn]] void exec_without_pid_namespace(child_plan& plan, int fd, bool unprivileged) {
+  write_all(fd, plan.proc_none_line.c_str());
+  report_layer(fd, plan.proc_sys_lines, false);
+  report_layer(fd, plan.dev_lines, false);
+  report_layer(fd, plan.scratch_lines, false);
+  report_layer(fd, plan.user_lines, unprivileged);
+  report_layer(fd, plan.tasks_lines, unprivileged);
+  if (!unprivileged) ::_exit(126);
+  write_landlock_line(plan, fd, restrict_writes(plan.dir.c_str()));
+  exec_worker(plan);
+}
+
+// The forked child: its own session, descriptors, namespaces; each layer reported on the result pipe as it is set.
+[[noreturn]] void sandboxed_child(child_plan& plan, int pipe_write_end) {
+  // A session and process group of its own, without the caller's controlling terminal: nothing in it can type
+  // into the user's shell (TIOCSTI) or be stopped by the terminal.
+  const bool own_session = ::setsid() >= 0;
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
+  ::prctl(PR_SET_DUMPABLE, 1);         // the parent is not; this child must still own its /proc/self/uid_map
+  const bool quiet = isolate_descriptors(pipe_write_end);
+  const int fd = result_fd_in_worker;
+  const namespaces_entered got = enter_namespaces(plan);
+  write_all(fd, got.line);
+  report_layer(fd, plan.session_lines, own_session && quiet);
+  if (!got.own_pids) exec_without_pid_namespace(plan, fd, got.unprivileged);
+  // Nothing outside may see this process's memory or environment (it is a copy of the verifier's).
+  ::prctl(PR_SET_DUMPABLE, 0);
+  const pid_t init = ::fork();
+  if (init < 0) ::_exit(126);
+  if (init > 0) outlive_namespace_init(init, fd);
+  namespace_init(plan, fd, got);
+}
+
 }  // namespace
 
 sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
@@ -468,207 +735,10 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
                                   bool limit_address_space) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
-  // Everything the child needs is built here: after fork only async-signal-safe calls are allowed.
-  std::vector<std::string> args = argv;
-  args.push_back("--result-fd");
-  args.push_back(std::to_string(result_fd_in_worker));
-  std::vector<char*> c_args;
-  for (auto& a : args) c_args.push_back(a.data());
-  c_args.push_back(nullptr);
-  std::vector<std::string> env_copy = env;
-  std::vector<char*> c_env;
-  for (auto& e : env_copy) c_env.push_back(e.data());
-  c_env.push_back(nullptr);
-  const bool root = ::geteuid() == 0;
-  // Root runs the candidate as nobody; anyone else as themselves (never root: only root maps to root).
-  const uid_t uid = root ? unprivileged_uid : ::getuid();
-  const gid_t gid = root ? unprivileged_uid : ::getgid();
-  const std::string uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
-  const std::string gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
-  const std::string dir = workdir.string();
-  const std::string scratch_options =
-      "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" +
-      (root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string());
-  const std::string shm_options = "mode=1777,size=" + std::to_string(limits.shm_mb) + "m";
-  const std::string cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
-  const std::string root_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"network namespace\"}\n";
-  const std::string none_line =
-      "{\"event\":\"sandbox\",\"network\":\"seccomp\",\"how\":\"namespaces are not permitted here; network sockets "
-      "are refused by the seccomp filter only\"}\n";
-  // The child fills in the Landlock ABI (one digit) without formatting: only async-signal-safe calls there.
-  std::string fs_ok_line =
-      "{\"event\":\"sandbox_fs\",\"landlock\":#,\"how\":\"Landlock ABI #: writes only in its scratch folder, "
-      "/dev and its own /proc\"}\n";
-  const std::size_t abi_digit_1 = fs_ok_line.find('#');
-  const std::size_t abi_digit_2 = fs_ok_line.find('#', abi_digit_1 + 1);
-  const std::string fs_none_line =
-      "{\"event\":\"sandbox_fs\",\"landlock\":0,\"how\":\"no Landlock here: the candidate may write wherever the "
-      "user may\"}\n";
-  const std::string proc_ok_line =
-      "{\"event\":\"sandbox_proc\",\"own\":true,\"how\":\"its own process namespace and /proc\"}\n";
-  const std::string proc_none_line =
-      "{\"event\":\"sandbox_proc\",\"own\":false,\"how\":\"no process namespace here: the processes of this user "
-      "(and their environments, where readable) are visible\"}\n";
-  const layer_lines user_lines = layer_line_pair(
-      layer::user,
-      root ? "started as root, it runs as host uid " + std::to_string(uid) +
-                 " (nobody) without groups and with no capability but CAP_DAC_READ_SEARCH"
-           : "it runs as the caller's uid " + std::to_string(uid) + ", not root",
-      root ? "started as root, it could not leave host root (setresuid to " + std::to_string(uid) + " failed)"
-           : "it runs as host root");
-  const layer_lines session_lines = layer_line_pair(
-      layer::session, "a new session without a controlling terminal; stdin, stdout and stderr on /dev/null",
-      "it could not start a new session or put stdin, stdout and stderr on /dev/null");
-  const layer_lines proc_sys_lines =
-      layer_line_pair(layer::proc_sys, "/proc/sys read-only", "/proc/sys could not be made read-only");
-  const layer_lines dev_lines = layer_line_pair(
-      layer::dev,
-      "/dev holds only null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm of " +
-          std::to_string(limits.shm_mb) + " MiB",
-      "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
-  const layer_lines scratch_lines = layer_line_pair(
-      layer::scratch,
-      "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
-      "its scratch folder is on the host's disk, without a size limit");
-  const layer_lines tasks_lines = layer_line_pair(
-      layer::tasks,
-      "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
-      "no process limit holds (RLIMIT_NPROC does not bind root)");
-  char link_a[64] = {};
-  const rlim_t cpu = static_cast<rlim_t>(limits.cpu_s);
-  const rlim_t memory = static_cast<rlim_t>(limits.memory_mb) << 20;
-  const rlim_t file = static_cast<rlim_t>(limits.file_mb) << 20;
-  const rlim_t nproc = static_cast<rlim_t>(limits.processes);
-
-  // These run in the child (async-signal-safe calls only).
-  auto write_landlock_line = [&](int fd, int landlock) {
-    if (landlock > 0 && landlock < 10) {
-      fs_ok_line[abi_digit_1] = fs_ok_line[abi_digit_2] = static_cast<char>('0' + landlock);
-      write_all(fd, fs_ok_line.c_str());
-    } else {
-      write_all(fd, fs_none_line.c_str());
-    }
-  };
-  auto say = [&](int fd, const layer_lines& lines, bool ok) { write_all(fd, (ok ? lines.ok : lines.missing).c_str()); };
-  auto exec_worker = [&] {
-    set_limit(RLIMIT_CPU, cpu);
-    set_limit(RLIMIT_FSIZE, file);
-    set_limit(RLIMIT_NPROC, nproc);
-    set_limit(RLIMIT_CORE, 0);
-    if (limit_address_space) set_limit(RLIMIT_AS, memory);
-    if (::chdir(dir.c_str()) != 0) ::_exit(126);
-    ::execve(c_args[0], c_args.data(), c_env.data());
-    const char* msg = "{\"event\":\"fatal\",\"code\":\"internal\",\"message\":\"cannot start the sandboxed worker\"}\n";
-    write_all(result_fd_in_worker, msg);
-    ::_exit(127);
-  };
-
+  child_plan plan(argv, env, workdir, limits, limit_address_space);
   pid_t pid = ::fork();
   if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) {
-    // A session and process group of its own, without the caller's controlling terminal: nothing in it can
-    // type into the user's shell (TIOCSTI) or be stopped by the terminal.
-    const bool own_session = ::setsid() >= 0;
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
-    ::prctl(PR_SET_DUMPABLE, 1);         // the parent is not; this child must still own its /proc/self/uid_map
-    // The pipe becomes fd 3 and every other inherited descriptor is closed: a candidate must not find the
-    // caller's sockets (an optimizer's connection to its model provider) or files. stdin, stdout and stderr go
-    // to /dev/null: an inherited socket or terminal there is a way out, and the candidate's prints must not mix
-    // into the caller's output (a JSON report, say).
-    int out = ::fcntl(fds[1], F_DUPFD, 10);
-    if (out < 0 || ::dup2(out, result_fd_in_worker) < 0) ::_exit(126);
-    if (::syscall(SYS_close_range, result_fd_in_worker + 1, ~0U, 0) != 0) {
-      for (int fd = result_fd_in_worker + 1; fd < 4096; ++fd) ::close(fd);
-    }
-    const int null = ::open("/dev/null", O_RDWR);
-    const bool quiet = null >= 0 && ::dup2(null, 0) == 0 && ::dup2(null, 1) == 1 && ::dup2(null, 2) == 2;
-    if (null > 2) ::close(null);
-    const int fd = result_fd_in_worker;
-    const char* line = none_line.c_str();
-    // Network, mount and process namespaces where the kernel allows them: root makes them without a user
-    // namespace (a user namespace would map the candidate's uid 0 to host root) and leaves root below;
-    // anyone else inside a user namespace that maps only their own uid. The mount namespace is what lets the
-    // worker see only its own /proc, a reduced /dev and a scratch tmpfs.
-    constexpr int all_but_user = CLONE_NEWNET | CLONE_NEWNS | CLONE_NEWPID;
-    bool own_pids = false;
-    bool as_root = false;  // namespaces made as host root: leave_root comes after the mounts
-    bool unprivileged = !root;
-    if (root && ::unshare(all_but_user) == 0) {
-      line = root_line.c_str();
-      own_pids = as_root = true;
-    } else {
-      if (root) {
-        hand_over_scratch(dir.c_str(), uid, gid);
-        unprivileged = leave_root(uid, gid);
-      }
-      if (unprivileged && (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0)) {
-        write_file("/proc/self/setgroups", "deny\n");
-        write_file("/proc/self/uid_map", uid_map.c_str());
-        write_file("/proc/self/gid_map", gid_map.c_str());
-        line = cpu_line.c_str();
-        // A fresh process namespace has no process yet: its link cannot be read until the first child exists.
-        own_pids = ::readlink("/proc/self/ns/pid_for_children", link_a, sizeof link_a) < 0 && errno == ENOENT;
-      }
-    }
-    write_all(fd, line);
-    say(fd, session_lines, own_session && quiet);
-    if (own_pids) {
-      // Nothing outside may see this process's memory or environment (it is a copy of the verifier's).
-      ::prctl(PR_SET_DUMPABLE, 0);
-      const pid_t init = ::fork();
-      if (init < 0) ::_exit(126);
-      if (init > 0) {
-        // This process stays outside the namespace and ends as its PID 1 does: a worker that died of a signal
-        // is reported so (PID 1 passes it on as 128 + the signal, since it cannot die of one itself).
-        ::close(fd);
-        int status = 0;
-        while (::waitpid(init, &status, 0) < 0 && errno == EINTR) {
-        }
-        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 125;
-        if (code > 128 && code < 128 + 65) {
-          ::signal(code - 128, SIG_DFL);
-          ::kill(::getpid(), code - 128);
-        }
-        ::_exit(code);
-      }
-      // PID 1 of the new namespace: its own /proc, /dev and scratch, then the worker as PID 2, reaped here.
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const bool proc = ::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0 &&
-                        ::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) == 0;
-      write_all(fd, proc ? proc_ok_line.c_str() : proc_none_line.c_str());
-      say(fd, proc_sys_lines, proc && proc_sys_read_only());
-      say(fd, dev_lines, reduce_dev(shm_options.c_str()));
-      say(fd, scratch_lines,
-          scratch_on_tmpfs(dir.c_str(), scratch_options.c_str(), as_root ? uid : static_cast<uid_t>(-1),
-                           as_root ? gid : static_cast<gid_t>(-1)));
-      if (as_root) unprivileged = leave_root(uid, gid);
-      say(fd, user_lines, unprivileged);
-      say(fd, tasks_lines, unprivileged);
-      if (!unprivileged) ::_exit(126);  // never run untrusted code as host root
-      const int landlock = restrict_writes(dir.c_str());
-      write_landlock_line(fd, landlock);
-      const pid_t worker = ::fork();
-      if (worker < 0) ::_exit(126);
-      if (worker == 0) {
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        exec_worker();
-      }
-      ::close(fd);
-      int status = 0;
-      while (::waitpid(worker, &status, 0) < 0 && errno == EINTR) {
-      }
-      ::_exit(WIFEXITED(status) ? WEXITSTATUS(status) : WIFSIGNALED(status) ? 128 + WTERMSIG(status) : 125);
-    }
-    write_all(fd, proc_none_line.c_str());
-    say(fd, proc_sys_lines, false);
-    say(fd, dev_lines, false);
-    say(fd, scratch_lines, false);
-    say(fd, user_lines, unprivileged);
-    say(fd, tasks_lines, unprivileged);
-    if (!unprivileged) ::_exit(126);
-    write_landlock_line(fd, restrict_writes(dir.c_str()));
-    exec_worker();
-  }
+  if (pid == 0) sandboxed_child(plan, fds[1]);
   ::close(fds[1]);
   return {pid, fds[0]};
 }

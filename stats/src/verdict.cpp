@@ -23,7 +23,8 @@ std::optional<pairing_info> paired_runs(const run_document& base, const run_docu
 }
 
 bool in_process(const run_result& base, const run_result& head, const std::optional<pairing_info>& pairing) {
-  return pairing && base.pairing == "in-process" && head.pairing == "in-process" && base.groups == head.groups;
+  return pairing && base.pairing == pairing_mode::in_process && head.pairing == pairing_mode::in_process &&
+         base.groups == head.groups;
 }
 
 // Why an imported result that kept only a harness's summaries cannot be judged ("" when it has samples).
@@ -91,8 +92,8 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
     return v;
   }
   comparison c = compare_measured(base, head, policy, pairing);
-  if (pairing) v.pairing = in_process(base, head, pairing) ? "in-process" : "process";
-  if (v.pairing == "process" && !head.pairing_reason.empty()) {
+  if (pairing) v.pairing = in_process(base, head, pairing) ? pairing_mode::in_process : pairing_mode::process;
+  if (v.pairing == pairing_mode::process && !head.pairing_reason.empty()) {
     c.reason += std::string(c.reason.empty() ? "" : "; ") + "paired by process: " + head.pairing_reason;
   }
   v.mde = c.mde;

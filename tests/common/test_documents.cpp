@@ -90,13 +90,13 @@ TEST_CASE("write_run_file is atomic and leaves no temporary file") {
 
 TEST_CASE("a paired run's pairing survives a round trip; in-process samples must form whole blocks") {
   run_document run = sample_run();
-  run.pairing = pairing_info{"a1b2c3d4e5f60718", "head", "fedcba9876543210", 4, 4};
+  run.pairing = pairing_info{"a1b2c3d4e5f60718", rnx::pair_side::head, "fedcba9876543210", 4, 4};
   run.results[0].samples_ms = {1, 1, 1, 1, 2, 2, 2, 2};
   run.results[0].groups = {4, 4};
-  run.results[0].pairing = "in-process";
+  run.results[0].pairing = rnx::pairing_mode::in_process;
   run_result fallback = run.results[0];
   fallback.kernel = "helper";
-  fallback.pairing = "process";
+  fallback.pairing = rnx::pairing_mode::process;
   fallback.pairing_reason = "kernels/helper.py imports modules from its own folder (util)";
   fallback.samples_ms = {1, 2, 3};
   fallback.groups = {1, 2};
@@ -104,11 +104,11 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
   const run_document back = run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "x");
   REQUIRE(back.pairing.has_value());
   CHECK(back.pairing->id == "a1b2c3d4e5f60718");
-  CHECK(back.pairing->side == "head");
+  CHECK(back.pairing->side == rnx::pair_side::head);
   CHECK(back.pairing->partner_commit == "fedcba9876543210");
   CHECK(back.pairing->looks == 4);
-  CHECK(back.results[0].pairing == "in-process");
-  CHECK(back.results[1].pairing == "process");
+  CHECK(back.results[0].pairing == rnx::pairing_mode::in_process);
+  CHECK(back.results[1].pairing == rnx::pairing_mode::process);
   CHECK(back.results[1].pairing_reason == fallback.pairing_reason);
 
   run.results[0].samples_ms = {1, 1, 1, 2, 2, 2};
@@ -252,7 +252,7 @@ TEST_CASE("every verdict table names its statistic and the one-sided rule") {
   CHECK(text.find(legend + " Ratio: head over base of it.\n" + rule + ".\n") != std::string::npos);
   const std::string markdown = render_verdict_markdown(v);
   CHECK(markdown.find(legend + " Ratio: head over base of it.\n\n" + rule) != std::string::npos);
-  v.configs[0].pairing = "in-process";
+  v.configs[0].pairing = rnx::pairing_mode::in_process;
   CHECK(render_verdict_text(v).find(" Ratio of a paired in-process configuration: the geometric mean over processes "
                                     "of the median per-block head/base ratio, not head over base of those columns.") !=
         std::string::npos);

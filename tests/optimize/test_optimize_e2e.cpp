@@ -5,7 +5,7 @@
 
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -21,9 +21,9 @@
 
 namespace fs = std::filesystem;
 namespace bj = boost::json;
-using rnx::optimize::process_options;
-using rnx::optimize::process_result;
-using rnx::optimize::run_process;
+using rnx::process_options;
+using rnx::process_result;
+using rnx::run_process;
 using rnx::testing::fake_http_server;
 
 namespace {

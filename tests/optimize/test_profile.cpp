@@ -3,7 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/optimize/profile.hpp"
 #include "rnx/optimize/profile_worker.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -13,6 +13,9 @@
 #include <unistd.h>
 
 using namespace rnx::optimize;
+using rnx::process_options;
+using rnx::process_result;
+using rnx::run_process;
 namespace fs = std::filesystem;
 
 namespace {

@@ -4,7 +4,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/optimize/loop.hpp"
-#include "rnx/optimize/subprocess.hpp"
+#include "rnx/common/process.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 using namespace rnx::optimize;
+using rnx::process_options;
+using rnx::process_result;
+using rnx::run_process;
 namespace fs = std::filesystem;
 
 namespace {
@@ -133,7 +136,7 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
   r.kernel = "k";
   attempt kept;
   kept.index = 1;
-  kept.status = "kept";
+  kept.status = attempt_status::kept;
   kept.kept = true;
   kept.correct = kept.clean = true;
   kept.audit = rnx::verify::verify_report{};
@@ -141,13 +144,13 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
   kept.p_faster = 0.999;
   attempt cheat;
   cheat.index = 2;
-  cheat.status = "rejected";
+  cheat.status = attempt_status::rejected;
   cheat.correct = true;
   cheat.audit = rnx::verify::verify_report{};
   cheat.reason = "audit/static_scan: patches time.perf_counter";
   attempt failed;
   failed.index = 3;
-  failed.status = "error";
+  failed.status = attempt_status::error;
   failed.reason = "rewriter command 'x' exited with status 1";
   r.attempts = {kept, cheat, failed};
   r.best = 0;
@@ -159,4 +162,16 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
         std::string::npos);
   CHECK(md.find("| candidate 3 | error | - | - | - |") != std::string::npos);
   CHECK(proposal_title(r) == "optimize(k): 2.50x faster, P(faster) 0.999");
+}
+
+TEST_CASE("attempt status: every value's text parses back to it; other text does not parse") {
+  for (attempt_status s : {attempt_status::error, attempt_status::rejected, attempt_status::faster,
+                           attempt_status::slower, attempt_status::equivalent, attempt_status::abstain,
+                           attempt_status::broken, attempt_status::kept}) {
+    CHECK(attempt_status_from_string(to_string(s)) == s);
+  }
+  CHECK(std::string(to_string(attempt_status::kept)) == "kept");
+  CHECK(std::string(to_string(attempt_status::faster)) == "faster");
+  CHECK_FALSE(attempt_status_from_string("KEPT").has_value());
+  CHECK_FALSE(attempt_status_from_string("").has_value());
 }

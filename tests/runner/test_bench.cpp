@@ -262,8 +262,8 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
   REQUIRE(sides[0].pairing.has_value());
   REQUIRE(sides[1].pairing.has_value());
   CHECK(sides[0].pairing->id == sides[1].pairing->id);
-  CHECK(sides[0].pairing->side == "head");
-  CHECK(sides[1].pairing->side == "base");
+  CHECK(sides[0].pairing->side == rnx::pair_side::head);
+  CHECK(sides[1].pairing->side == rnx::pair_side::base);
   CHECK(sides[0].pairing->block == 4);
   CHECK(sides[0].pairing->looks == 1);
   auto h = by_label(sides[0]);
@@ -276,8 +276,8 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
       const auto& br = b.at(label);
       REQUIRE(hr.status == rnx::result_status::ok);
       REQUIRE(br.status == rnx::result_status::ok);
-      CHECK(hr.pairing == "in-process");
-      CHECK(br.pairing == "in-process");
+      CHECK(hr.pairing == rnx::pairing_mode::in_process);
+      CHECK(br.pairing == rnx::pairing_mode::in_process);
       CHECK(hr.pairing_reason.empty());
       CHECK(hr.groups.size() == 2);
       CHECK(hr.groups == br.groups);
@@ -291,17 +291,17 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
   SUBCASE("a kernel importing from its folder falls back to separate processes, with the reason") {
     const auto& hr = h.at("helper/eager/float32/b2");
     REQUIRE(hr.status == rnx::result_status::ok);
-    CHECK(hr.pairing == "process");
+    CHECK(hr.pairing == rnx::pairing_mode::process);
     CHECK(hr.pairing_reason == (d / "with_helper" / "uses_helper.py").string() +
                                    " imports modules from its own folder (scale_helper), which two revisions in one "
                                    "process would share");
-    CHECK(b.at("helper/eager/float32/b2").pairing == "process");
+    CHECK(b.at("helper/eager/float32/b2").pairing == rnx::pairing_mode::process);
     CHECK(hr.groups.size() == 2);
   }
 
   SUBCASE("C++ kernels are paired by process") {
     const auto& hr = h.at("native/eager/float32/b2");
-    CHECK(hr.pairing == "process");
+    CHECK(hr.pairing == rnx::pairing_mode::process);
     CHECK(hr.pairing_reason == "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols");
   }
 
@@ -311,7 +311,7 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
     REQUIRE(hr.status == rnx::result_status::ok);
     CHECK(hr.message == "measured once, at batch 1, not at 4: " + (d / "kb_square.py").string() +
                             " sets no module-level batch_size, so get_inputs() makes the same inputs at every batch");
-    CHECK(hr.pairing == "in-process");
+    CHECK(hr.pairing == rnx::pairing_mode::in_process);
   }
 }
 
@@ -337,8 +337,8 @@ TEST_CASE("self-check: a module with weights paired with itself loads twice; the
   const auto& br = by_label(sides[1]).at("norm/eager/float32/b4");
   REQUIRE(hr.status == rnx::result_status::ok);
   REQUIRE(br.status == rnx::result_status::ok);
-  CHECK(hr.pairing == "in-process");
-  CHECK(br.pairing == "in-process");
+  CHECK(hr.pairing == rnx::pairing_mode::in_process);
+  CHECK(br.pairing == rnx::pairing_mode::in_process);
   CHECK(hr.groups.size() == 2);
   CHECK(hr.groups == br.groups);
 

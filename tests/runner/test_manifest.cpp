@@ -85,7 +85,7 @@ cuda_arch = "sm_90"
   CHECK(m.project == "demo");
   REQUIRE(m.kernels.size() == 2);
   const auto& a = m.kernels[0];
-  CHECK(a.kind() == "python");
+  CHECK(a.kind() == rnx::kernel_kind::python);
   CHECK(a.resolved_path == fs::path("/project/kernels/attention.py"));
   REQUIRE(a.inputs.size() == 3);
   // toml++ sorts keys; the call order must still be q, k, v as written.
@@ -202,9 +202,9 @@ TEST_CASE("the example project's manifest is valid") {
   CHECK(m.project == "rnx-examples");
   CHECK(m.find_kernel("attention") != nullptr);
   CHECK(m.find_kernel("linear_gelu")->inputs.empty());
-  CHECK(m.find_kernel("saxpy")->kind() == "cuda");
-  CHECK(m.find_kernel("relu_scale")->kind() == "cpp");
-  CHECK(m.find_kernel("scaled_tanh")->kind() == "torchscript");
+  CHECK(m.find_kernel("saxpy")->kind() == rnx::kernel_kind::cuda);
+  CHECK(m.find_kernel("relu_scale")->kind() == rnx::kernel_kind::cpp);
+  CHECK(m.find_kernel("scaled_tanh")->kind() == rnx::kernel_kind::torchscript);
 }
 
 // ---- docs/manifest.md and the one list of keys (rnx/common/manifest_keys.hpp) ----
@@ -409,4 +409,14 @@ TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the 
                        doctest::Contains("key 'gate.drift_action': unknown value \"fail\""), rnx::error);
   CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nanchor = \"days:30\"\n"),
                        doctest::Contains("need a budget"), rnx::error);
+}
+
+TEST_CASE("kernel kind: each kind's text parses back to it; the unknown kind and other text do not parse") {
+  for (rnx::kernel_kind k : {rnx::kernel_kind::python, rnx::kernel_kind::torchscript, rnx::kernel_kind::cpp,
+                             rnx::kernel_kind::cuda}) {
+    CHECK(rnx::kernel_kind_from_string(rnx::to_string(k)) == k);
+  }
+  CHECK(rnx::to_string(rnx::kernel_kind::cuda) == "cuda");
+  CHECK_FALSE(rnx::kernel_kind_from_string("").has_value());
+  CHECK_FALSE(rnx::kernel_kind_from_string("kernelbench").has_value());
 }

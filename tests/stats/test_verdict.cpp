@@ -113,7 +113,7 @@ TEST_CASE("the two documents of one paired run are judged over paired ratios, wi
   for (auto* r : {&b, &h}) {
     r->samples_ms.resize(16);
     r->groups = {8, 8};
-    r->pairing = "in-process";
+    r->pairing = rnx::pairing_mode::in_process;
   }
   // The head side 30% slower in the second process, as the base: machine drift that the blocks share.
   for (std::size_t i = 8; i < 16; ++i) {
@@ -122,11 +122,11 @@ TEST_CASE("the two documents of one paired run are judged over paired ratios, wi
   }
   run_document base = run({b});
   run_document head = run({h});
-  base.pairing = pairing_info{"pair-1", "base", "", 4, 4};
-  head.pairing = pairing_info{"pair-1", "head", "", 4, 4};
+  base.pairing = pairing_info{"pair-1", rnx::pair_side::base, "", 4, 4};
+  head.pairing = pairing_info{"pair-1", rnx::pair_side::head, "", 4, 4};
   const verdict_document v = stats::judge_runs(base, head, {});
   const auto& c = find(v, "softmax");
-  CHECK(c.pairing == "in-process");
+  CHECK(c.pairing == rnx::pairing_mode::in_process);
   REQUIRE(c.threshold.has_value());
   CHECK(*c.threshold == doctest::Approx(0.9875));
   REQUIRE(c.mde.has_value());
@@ -137,7 +137,7 @@ TEST_CASE("the two documents of one paired run are judged over paired ratios, wi
   head.pairing->id = "pair-2";
   const verdict_document separate = stats::judge_runs(base, head, {});
   const auto& unpaired = find(separate, "softmax");
-  CHECK(unpaired.pairing.empty());
+  CHECK(unpaired.pairing == rnx::pairing_mode::none);
   CHECK_FALSE(unpaired.threshold.has_value());
 }
 

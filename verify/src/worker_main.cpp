@@ -54,6 +54,115 @@ bool candidate_host_args(int argc, char** argv, std::string& job, int& in_fd, in
   return host;
 }
 
+// One list of secret words: the static scan names the variables the environment filter withholds.
+void share_secret_words() {
+  py_ref words = py_ref::steal(PyList_New(0));
+  for (const auto& w : sandbox::secret_words()) {
+    py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
+    PyList_Append(words.get(), item.get());
+  }
+  py_ref word_args = py_ref::steal(PyTuple_Pack(1, words.get()));
+  call_verify("set_secret_words", word_args.get());
+}
+
+// The reference once on its first declared batch, so the device and the reference are warm before any check.
+void warm_reference(const job& j, kernel_pair& pair, const at::Device& device) {
+  shape_variant sh{j.batches.empty() ? 1 : j.batches.front(), {}};
+  std::vector<at::Tensor> in;
+  for (const auto& b : pair.base_inputs(sh, j.seed)) in.push_back(b.to(device));
+  pair.reference().call(in, at::kFloat, sh);
+  synchronize_device(device);
+}
+
+// The candidate's process's last word, or none when it ended before it could say it.
+std::optional<host_report> finish_candidate(remote_candidate& candidate) {
+  try {
+    return candidate.finish();
+  } catch (const error&) {
+    return std::nullopt;
+  }
+}
+
+// The "sealed" event: both processes' seccomp filters and what the candidate's refused.
+void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_sealed, const std::string& judge_why) {
+  bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
+  // A process that ended early has no last word: its filter as it reported it after the import stands.
+  const bool host_sealed = h ? h->sealed : candidate.sealed_at_load();
+  std::string why = judge_why + (h ? h->why : candidate.why_at_load());
+  if (!h && !host_sealed && why.empty()) {
+    why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
+  }
+  const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
+  emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why}, {"killed", killed},
+                  {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
+                  {"io_uring", h ? h->blocked.io_uring : 0}, {"foreign_abi", h ? h->blocked.foreign_abi : 0},
+                  {"other", h ? h->blocked.other : 0}, {"calls", h ? h->blocked.calls : ""},
+                  {"writes_outside", writes}});
+}
+
+// The extra_threads row: threads the candidate left running, which the timer does not see.
+void emit_extra_threads(remote_candidate& candidate, const std::optional<host_report>& h, int threads_before,
+                        int py_threads_before, int threads_after, double started) {
+  std::string d;
+  bool extra = false;
+  if (!h) {
+    extra = true;
+    d = "the candidate's process did not last to the end of the run: " + candidate.ended();
+  } else {
+    d = "threads of the candidate's process: " + std::to_string(threads_before) + " native / " +
+        std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) +
+        " / " + std::to_string(h->python_threads) + " after";
+    extra = threads_after > threads_before || h->python_threads > py_threads_before;
+    if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
+  }
+  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "extra_threads"},
+                  {"result", extra ? "fail" : "pass"}, {"detail", d}, {"seconds", now_s() - started}});
+}
+
+// The judge's whole run: reference and device up, the candidate's own process started and loaded, every stage,
+// then the audit rows that need the candidate's last word.
+void judge(const std::string& job_path) {
+  job j = read_job(job_path);
+  runner::ensure_python();
+  share_secret_words();
+  c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
+  at::Device device = runner::resolve_device(j.device);
+  emit(bj::object{{"event", "ready"}, {"device", device.str()}});
+  kernel_pair pair(j.reference, j.inputs, device, j.seed, j.cache_dir);
+  emit_static_scan(j, pair.kernelbench());
+  warm_reference(j, pair, device);
+
+  // This process is the judge: it holds the result channel and decides every row. The candidate runs in a
+  // process of its own, which cannot read or write this one's memory or descriptors: not dumpable (set after
+  // the device is up, since CUDA writes under /proc/self while it starts), and both run without capabilities.
+  ::prctl(PR_SET_DUMPABLE, 0);
+  remote_candidate candidate(job_path, device);
+  std::string phase1, phase2;
+  const bool judge_sealed = sandbox::install_filter(1, phase1) && sandbox::install_filter(2, phase2);
+  const int threads_before = candidate.native_threads();
+  const int py_threads_before = candidate.python_threads_before();
+
+  const double t_load = now_s();
+  const std::string load_error = candidate.load();
+  if (!load_error.empty()) {
+    emit(bj::object{{"event", "check"}, {"group", "correctness"}, {"name", "smoke"}, {"result", "fail"},
+                    {"detail", load_error}, {"seconds", now_s() - t_load}});
+    std::optional<host_report> h = finish_candidate(candidate);
+    emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
+    emit(bj::object{{"event", "done"}});
+    std::_Exit(0);
+  }
+  verifier v(j, pair, candidate);
+  v.run_all();
+
+  const double t = now_s();
+  const int threads_after = candidate.native_threads();
+  std::optional<host_report> h = finish_candidate(candidate);
+  emit_extra_threads(candidate, h, threads_before, py_threads_before, threads_after, t);
+  emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
+  emit(bj::object{{"event", "done"}});
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -70,102 +179,13 @@ int main(int argc, char** argv) {
     }
   }
   const runner::worker_args args = runner::parse_worker_args(argc, argv);
-  const std::string& job_path = args.job_path;
   set_result_fd(args.result_fd);
-  if (job_path.empty()) {
+  if (args.job_path.empty()) {
     std::cerr << "usage: rnx-verify-worker --job JOB.json --result-fd N (started by `rnx verify`)\n";
     return 2;
   }
   try {
-    job j = read_job(job_path);
-    runner::ensure_python();
-    {
-      // One list of secret words: the static scan names the variables the environment filter withholds.
-      py_ref words = py_ref::steal(PyList_New(0));
-      for (const auto& w : sandbox::secret_words()) {
-        py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
-        PyList_Append(words.get(), item.get());
-      }
-      py_ref word_args = py_ref::steal(PyTuple_Pack(1, words.get()));
-      call_verify("set_secret_words", word_args.get());
-    }
-    c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
-    at::Device device = runner::resolve_device(j.device);
-    emit(bj::object{{"event", "ready"}, {"device", device.str()}});
-    kernel_pair pair(j.reference, j.inputs, device, j.seed, j.cache_dir);
-    emit_static_scan(j, pair.kernelbench());
-    {
-      shape_variant sh{j.batches.empty() ? 1 : j.batches.front(), {}};
-      std::vector<at::Tensor> in;
-      for (const auto& b : pair.base_inputs(sh, j.seed)) in.push_back(b.to(device));
-      pair.reference().call(in, at::kFloat, sh);
-      synchronize_device(device);
-    }
-
-    // This process is the judge: it holds the result channel and decides every row. The candidate runs in a
-    // process of its own, which cannot read or write this one's memory or descriptors: not dumpable (set after
-    // the device is up, since CUDA writes under /proc/self while it starts), and both run without capabilities.
-    ::prctl(PR_SET_DUMPABLE, 0);
-    remote_candidate candidate(job_path, device);
-    std::string phase1, phase2;
-    const bool judge_sealed = sandbox::install_filter(1, phase1) && sandbox::install_filter(2, phase2);
-    const int threads_before = candidate.native_threads();
-    const int py_threads_before = candidate.python_threads_before();
-    auto sealed_event = [&](const host_report* h) {
-      bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
-      // A process that ended early has no last word: its filter as it reported it after the import stands.
-      const bool host_sealed = h ? h->sealed : candidate.sealed_at_load();
-      std::string why = phase1 + phase2 + (h ? h->why : candidate.why_at_load());
-      if (!h && !host_sealed && why.empty()) {
-        why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
-      }
-      const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
-      emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why}, {"killed", killed},
-                      {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
-                      {"io_uring", h ? h->blocked.io_uring : 0}, {"foreign_abi", h ? h->blocked.foreign_abi : 0},
-                      {"other", h ? h->blocked.other : 0}, {"calls", h ? h->blocked.calls : ""},
-                      {"writes_outside", writes}});
-    };
-    auto finish = [&]() -> std::optional<host_report> {
-      try {
-        return candidate.finish();
-      } catch (const error&) {
-        return std::nullopt;
-      }
-    };
-
-    const double t_load = now_s();
-    const std::string load_error = candidate.load();
-    if (!load_error.empty()) {
-      emit(bj::object{{"event", "check"}, {"group", "correctness"}, {"name", "smoke"}, {"result", "fail"},
-                      {"detail", load_error}, {"seconds", now_s() - t_load}});
-      std::optional<host_report> h = finish();
-      sealed_event(h ? &*h : nullptr);
-      emit(bj::object{{"event", "done"}});
-      std::_Exit(0);
-    }
-    verifier v(j, pair, candidate);
-    v.run_all();
-
-    const double t = now_s();
-    const int threads_after = candidate.native_threads();
-    std::optional<host_report> h = finish();
-    std::string d;
-    bool extra = false;
-    if (!h) {
-      extra = true;
-      d = "the candidate's process did not last to the end of the run: " + candidate.ended();
-    } else {
-      d = "threads of the candidate's process: " + std::to_string(threads_before) + " native / " +
-          std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) +
-          " / " + std::to_string(h->python_threads) + " after";
-      extra = threads_after > threads_before || h->python_threads > py_threads_before;
-      if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
-    }
-    emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "extra_threads"},
-                    {"result", extra ? "fail" : "pass"}, {"detail", d}, {"seconds", now_s() - t}});
-    sealed_event(h ? &*h : nullptr);
-    emit(bj::object{{"event", "done"}});
+    judge(args.job_path);
   } catch (const runner::runtime_unavailable& e) {
     emit(bj::object{{"event", "fatal"}, {"code", "usage"}, {"message", e.what()}});
     std::_Exit(2);

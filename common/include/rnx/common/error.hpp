@@ -3,6 +3,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -24,6 +25,7 @@ enum class errc {
 };
 
 std::string_view errc_name(errc code) noexcept;
+std::optional<errc> errc_from_name(std::string_view name) noexcept;  // errc_name's text back; else empty
 int errc_exit_code(errc code) noexcept;
 int errc_http_status(errc code) noexcept;
 

@@ -51,6 +51,11 @@ struct bench_settings {
   std::uint64_t seed = 0;     // input seed; each configuration derives its own from this
 };
 
+// What a kernel file is, from its extension: .py, .pt, .cpp or .cc, .cu; unknown for any other.
+enum class kernel_kind { unknown, python, torchscript, cpp, cuda };
+std::string_view to_string(kernel_kind k);  // "", "python", "torchscript", "cpp", "cuda"
+std::optional<kernel_kind> kernel_kind_from_string(std::string_view text);
+
 struct kernel_spec {
   std::string name;
   std::string path;                    // as written, relative to the manifest's folder
@@ -65,7 +70,8 @@ struct kernel_spec {
   bench_settings bench;
   std::int64_t line = 0;               // where its [[kernel]] table starts, for messages
 
-  std::string kind() const;            // "python" | "torchscript" | "cpp" | "cuda" (from the extension)
+  kernel_kind kind() const;            // from the extension
+  bool native() const { return kind() == kernel_kind::cpp || kind() == kernel_kind::cuda; }  // compiled C++/CUDA
 };
 
 struct manifest {

@@ -1,20 +1,61 @@
-// The one way rnx starts a short helper program and reads what it printed: argv only, never a shell string, so
-// no argument (a git ref, a path) can be read as shell syntax.
+// The one way rnx starts a child program: argv only, never a shell string, so no argument (a git ref, a path) can
+// be read as shell syntax. run_process gives the child stdin text, a folder, extra environment and a deadline and
+// drains its stdout and stderr with poll(), so a chatty child never deadlocks rnx; run_capture is the short form
+// for a helper whose output is read as one string.
 //
 //   std::string out;
 //   int status = rnx::run_capture({"git", "-C", repo, "rev-parse", ref}, out, rnx::capture::stdout_only);
+//
+// Three places fork() themselves instead, because their child needs set-up between fork and exec that this helper
+// does not offer: the runner's worker (runner/src/worker_run.cpp: a result pipe on fd 3, a job pipe on stdin), the
+// verifier's candidate host (verify/src/candidate_remote.cpp: a parent-death signal, the channel on fixed fds, every
+// other fd closed) and the sandbox (sandbox/src/sandbox.cpp: namespaces, mounts, seccomp, dropped privileges).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
+#include <filesystem>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace rnx {
 
-enum class capture { stdout_and_stderr, stdout_only };
+// Where the child's stdout and stderr go.
+enum class capture {
+  stdout_and_stderr,  // both into process_result::out, interleaved as written
+  stdout_only,        // stdout into out; stderr to /dev/null
+  separately,         // stdout into out, stderr into err
+  inherit,            // both to rnx's own stdout and stderr (the user sees the child's output live)
+};
 
-// Runs argv (PATH lookup) with LC_ALL=C, capturing its stdout (and stderr, unless stdout_only: then stderr goes to
-// /dev/null) into `output`; returns the exit status (128 + signal when killed, 127 when it cannot be executed).
-// Throws rnx::error(internal) only when the process cannot be started.
+struct process_options {
+  capture what = capture::separately;
+  std::filesystem::path cwd;                   // empty = rnx's current folder
+  std::map<std::string, std::string> env_set;  // added to / replacing the inherited environment
+  std::string input;                           // written to the child's stdin, then closed (empty: EOF at once)
+  // None: wait as long as the child runs. With a deadline the child runs in its own process group, and the
+  // deadline kills the whole group (a shell script's python too).
+  std::optional<std::chrono::milliseconds> timeout;
+  std::size_t max_output = 32u << 20;  // bytes kept of each captured stream; the rest is read and dropped
+};
+
+struct process_result {
+  int exit_code = -1;  // -1 when killed by a signal or the deadline
+  int signal = 0;      // the signal that ended it, else 0
+  bool timed_out = false;
+  std::string out;
+  std::string err;
+};
+
+// argv[0] is looked up on PATH when it has no '/'. A program that cannot start throws rnx::error(not_found) naming
+// it; a non-zero exit is reported in the result, not thrown.
+process_result run_process(const std::vector<std::string>& argv, const process_options& options = {});
+
+// Runs argv with LC_ALL=C, capturing its stdout (and stderr, unless stdout_only) into `output`; returns the exit
+// status (128 + signal when killed, 127 with a message in `output` when it cannot be executed). `what` is
+// stdout_only or stdout_and_stderr (any other value reads as stdout_and_stderr).
 int run_capture(const std::vector<std::string>& argv, std::string& output,
                 capture what = capture::stdout_and_stderr);
 

@@ -45,6 +45,13 @@ std::string kernel_name_problem(std::string_view name, bool imported = false);
 enum class result_status { ok, diverged, error, skipped };
 std::string_view to_string(result_status s);
 
+// How a configuration of a paired run was measured: base and head alternated in blocks inside the same worker
+// processes ("in-process"), or each side in processes of its own, interleaved ("process"); none outside paired
+// runs (no "pairing" member in the documents, "" as text).
+enum class pairing_mode { none, process, in_process };
+std::string_view to_string(pairing_mode p);
+std::optional<pairing_mode> pairing_mode_from_string(std::string_view text);  // "in-process" or "process"
+
 struct tolerance {
   double rtol = 0;
   double atol = 0;
@@ -86,10 +93,10 @@ struct run_result {
   std::optional<double> rel_err;
   std::optional<tolerance> tol;
   std::string message;
-  // Paired runs only: "in-process" (base and head alternated in blocks inside the same worker processes, so
-  // samples 4j..4j+3 of both sides come from block j of the same process) or "process" (each side in its own
-  // processes, interleaved; `pairing_reason` says why it could not share one). Empty outside paired runs.
-  std::string pairing;
+  // Paired runs only: in_process (base and head alternated in blocks inside the same worker processes, so
+  // samples 4j..4j+3 of both sides come from block j of the same process) or process (each side in its own
+  // processes, interleaved; `pairing_reason` says why it could not share one). none outside paired runs.
+  pairing_mode pairing = pairing_mode::none;
   std::string pairing_reason;
   // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
   // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
@@ -107,9 +114,15 @@ struct run_result {
 inline constexpr std::int64_t in_process_block = 4;
 
 // How a paired run (`rnx bench --pair`) was taken; both of its documents carry the same id.
+// Which side of a paired run a document measured: the change under test ("head") or what it is compared with
+// ("base").
+enum class pair_side { head, base };
+std::string_view to_string(pair_side s);
+std::optional<pair_side> pair_side_from_string(std::string_view text);  // "head" or "base"
+
 struct pairing_info {
   std::string id;                 // shared by the base and head documents of one paired run
-  std::string side;               // "head" | "base"
+  pair_side side = pair_side::head;
   std::string partner_commit;     // the other side's commit
   std::int64_t block = in_process_block;  // samples per side per in-process block
   std::int64_t looks = 1;         // looks of the sequential schedule (processes min..max); the verdict's

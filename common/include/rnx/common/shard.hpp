@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,7 +28,7 @@ struct shard_spec {
 
 // "K/N" with 1 <= K <= N <= max_shards; anything else is rnx::error(usage) naming `flag` and the form.
 shard_spec parse_shard(std::string_view text, std::string_view flag = "--shard");
-shard_balance parse_shard_balance(std::string_view text);
+std::optional<shard_balance> shard_balance_from_string(std::string_view text);  // "cost" or "count"
 
 // A run group: 1-200 characters of [A-Za-z0-9._-] (it is a URL path segment of the service); rnx::error(usage)
 // naming `what` otherwise.

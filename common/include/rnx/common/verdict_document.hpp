@@ -54,7 +54,7 @@ struct config_verdict {
   // The smallest slowdown (a fraction: 0.04 = 4%) this run could have called slower: the rope plus the
   // posterior's spread below its centre at the probability in use. Empty when there was no posterior.
   std::optional<double> mde;
-  std::string pairing;              // "in-process" (paired ratios), "process" (paired runs, unpaired samples), ""
+  pairing_mode pairing = pairing_mode::none;  // in_process: paired ratios; process: paired runs, unpaired samples
   std::optional<double> threshold;  // the probability a decision needed, when looks split it (< probability)
 };
 

@@ -23,6 +23,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::optimize {
@@ -51,11 +52,17 @@ struct optimize_options {
   std::ostream* log = nullptr;               // progress lines
 };
 
+// What became of one attempt: kept (the best faster one); faster, slower, equivalent, abstain or broken (the paired
+// benchmark's verdict); rejected (by the verifier); error (the rewriter or the verifier failed).
+enum class attempt_status { error, rejected, faster, slower, equivalent, abstain, broken, kept };
+std::string_view to_string(attempt_status s);
+std::optional<attempt_status> attempt_status_from_string(std::string_view text);
+
 struct attempt {
   int index = 0;
   std::string source;
   std::filesystem::path file;                // where the candidate was written (inside work_dir)
-  std::string status;                        // kept | faster | slower | equivalent | abstain | rejected | error
+  attempt_status status = attempt_status::error;
   bool correct = false;
   bool clean = false;
   bool review = false;                       // the audit marked it for a person's review

@@ -25,7 +25,7 @@ namespace rnx::optimize {
 struct attempt_summary {
   int index = 0;
   std::string source;
-  std::string decision;             // kept | faster | slower | equivalent | abstain | incorrect | cheat | error
+  std::string decision;             // the attempt's status as text (to_string(attempt_status), loop.hpp)
   bool correct = false;
   bool clean = false;
   std::optional<double> speedup;    // original time / candidate time
