@@ -83,7 +83,7 @@ void check_pairing(const stored_run& head, const stored_run& base) {
   const auto& hp = head.document.pairing;
   const auto& bp = base.document.pairing;
   if (!hp && !bp) return;  // prepared runs of one job (`rnx gate --results --base-results`) carry no record
-  if (!hp || !bp || hp->id != bp->id || hp->side != "head" || bp->side != "base") {
+  if (!hp || !bp || hp->id != bp->id || hp->side != pair_side::head || bp->side != pair_side::base) {
     throw error(errc::invalid, ids + " are not the head and base sides of one paired run (their pairing records " +
                                    "differ); upload the two documents `rnx bench --pair` wrote together");
   }
@@ -128,8 +128,8 @@ std::string first_difference(const verdict_document& derived, const verdict_docu
              shown(values.second);
     }
     if (s->pairing != d.pairing) {
-      return d.key.label() + ": pairing is \"" + s->pairing + "\" in $.verdict, the stored runs give \"" +
-             d.pairing + "\"";
+      return d.key.label() + ": pairing is \"" + std::string(to_string(s->pairing)) +
+             "\" in $.verdict, the stored runs give \"" + std::string(to_string(d.pairing)) + "\"";
     }
   }
   return {};

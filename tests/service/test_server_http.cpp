@@ -452,7 +452,7 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
   auto paired_doc = [](run_spec s, const std::string& side) {
     run_document run = test::make_run(s);
     run.env.env_id = compute_env_id(run.env);
-    run.pairing = pairing_info{"pair-7", side, ""};
+    run.pairing = pairing_info{"pair-7", *pair_side_from_string(side), ""};
     return json::serialize(to_json(run));
   };
   auto upload_doc = [&](const std::string& doc) {

@@ -291,8 +291,8 @@ std::pair<run_document, run_document> paired_runs(double head_scale, const std::
   run_document base = make_run({.branch = "main", .pull_request = 4, .commit = "base", .seed = 11});
   run_document head = make_run({.branch = "feature", .pull_request = 4, .commit = "head", .scale = head_scale,
                                 .seed = 12});
-  base.pairing = pairing_info{pairing_id, "base", "head"};
-  head.pairing = pairing_info{pairing_id, "head", "base"};
+  base.pairing = pairing_info{pairing_id, pair_side::base, "head"};
+  head.pairing = pairing_info{pairing_id, pair_side::head, "base"};
   return {base, head};
 }
 
@@ -364,7 +364,7 @@ TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored
   // Another environment, or the sides of two different paired runs, are no pair.
   run_document elsewhere = make_run({.branch = "main", .pull_request = 4, .commit = "base2", .env_id = "env-b",
                                      .seed = 13});
-  elsewhere.pairing = pairing_info{"pair-1", "base", "head"};
+  elsewhere.pairing = pairing_info{"pair-1", pair_side::base, "head"};
   const auto elsewhere_id = store::upload_run(db, project.id, elsewhere).run.id;
   CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, elsewhere_id, policy, decided); })
             .find("different environments") != std::string::npos);
