@@ -2,7 +2,7 @@
 """Judges rnx on the project's own kernel corpus (bench/corpus/): paired A/A, calibrated slowdowns, verify.
 
     python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--kernel NAME]... [--rnx PATH]
-    python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--device cpu|cuda] [--kernel NAME]...
+    python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--calibrate 0] [--device cpu|cuda] [--kernel NAME]...
     python3 bench/corpus.py verify [--device cpu|cuda] [--kernel NAME]... [--jobs 1]
     python3 bench/corpus.py sizes [--device cpu|cuda] [--threads 1] [--kernel NAME]...
 
@@ -12,7 +12,9 @@ aa        the corpus in a throw-away git repository with two commits, the second
           faster / slower / equivalent / abstain and the MDE distribution.
 slowdown  the same, the second commit wrapping every selected kernel in bench/corpus/slowdown.py's calibrated
           slowdown (FRACTION more time per call, results unchanged): the detection rate (decided *slower*) and
-          how close the measured ratios come to 1 + FRACTION.
+          how close the measured ratios come to 1 + FRACTION. With --calibrate N (meant for CUDA, where the
+          wrapper's own launch and Python add time it cannot see) N runs come first, each rescaling every
+          variant by the ratio it measured; only the --reps after them count.
 verify    `rnx verify --config bench/corpus/rnx.toml --kernel K --candidate FILE` for every file of
           bench/corpus/honest/ (must be accepted) and bench/corpus/cheats/ (must be rejected, with the check its
           header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda.
@@ -103,20 +105,48 @@ def make_repo(work, device, scenario, names, fraction):
     git(repo, "config", "user.email", "corpus@example.invalid")
     git(repo, "add", "-A")
     git(repo, "commit", "-qm", "the corpus")
-    kernels = manifest_kernels(os.path.join(repo, MANIFESTS[device]))
     if scenario == "aa":
         with open(os.path.join(repo, "README.md"), "w") as f:
             f.write("A documentation-only change: every kernel is unchanged.\n")
+        git(repo, "add", "-A")
+        git(repo, "commit", "-qm", scenario)
     else:
-        for name in names:
-            path = os.path.join(repo, kernels[name]["path"])
-            with open(path, encoding="utf-8") as f:
-                text = f.read()
-            with open(path, "w", encoding="utf-8") as f:
-                f.write(slowdown.slowed_source(text, fraction, path))
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", scenario)
+        write_slowed(repo, device, names, fraction, {}, amend=False)
     return repo
+
+
+def write_slowed(repo, device, names, fraction, scales, amend):
+    """Commit 2 (or, amend=True, commit 2 again): each named kernel as commit 1 has it, wrapped in the slowdown with
+    its calibrated scale (scales: kernel -> dtype -> factor)."""
+    kernels = manifest_kernels(os.path.join(repo, MANIFESTS[device]))
+    for name in names:
+        rel = kernels[name]["path"]
+        original = subprocess.run(["git", "-C", repo, "show", f"{'HEAD~1' if amend else 'HEAD'}:{rel}"], check=True,
+                                  stdout=subprocess.PIPE, text=True).stdout
+        with open(os.path.join(repo, rel), "w", encoding="utf-8") as f:
+            f.write(slowdown.slowed_source(original, fraction, rel, scales.get(name)))
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", *(["--amend"] if amend else []), "-m", "slowdown")
+
+
+def calibrated_scales(rows, fraction, scales):
+    """Each (kernel, dtype)'s scale after a calibration run: the current scale times FRACTION over the extra time
+    rnx bench measured (the mean over the dtype's batches), by at most a factor of 3 per run. Left as it was where
+    the run measured no slowdown or measured too coarsely to tell (its 95% interval wider than FRACTION), so a noisy
+    calibration run cannot rescale a variant by its noise."""
+    extra = {}
+    for r in rows:
+        if r["ratio"] is None or r["decision"] not in DECISIONS or not r["ci95"]:
+            continue
+        if r["ci95"][1] - r["ci95"][0] <= fraction:
+            extra.setdefault((r["kernel"], r["dtype"]), []).append(r["ratio"] - 1)
+    out = {k: dict(v) for k, v in scales.items()}
+    for (kernel, dtype), values in extra.items():
+        measured = statistics.mean(values)
+        current = scales.get(kernel, {}).get(dtype, 1.0)
+        if measured > fraction / 20:
+            out.setdefault(kernel, {})[dtype] = current * min(max(fraction / measured, 1 / 3), 3.0)
+    return out
 
 
 def bench_pair(rnx, repo, device, names, all_names, rope, out_dir, rep, timeout_s):
@@ -166,55 +196,78 @@ def run_statuses(path):
 
 def paired_rows(args, scenario, names, all_names):
     """Every repetition runs the selection in chunks of --chunk kernels (one paired rnx bench each), so a run that
-    reaches the time limit loses only its chunk; --timeout-s bounds the whole mode."""
-    rows, runs = [], []
+    reaches the time limit loses only its chunk; --timeout-s bounds the whole mode. A slowdown with --calibrate N
+    first runs N calibration repetitions, each setting the variants' scales from what it measured; their rows are
+    returned apart (calibration) and are not detections."""
+    rows, runs, calibration = [], [], []
     size = args.chunk or len(names)
     chunks = [names[i:i + size] for i in range(0, len(names), size)]
     deadline = time.monotonic() + args.timeout_s
     with tempfile.TemporaryDirectory(prefix="rnx-corpus-") as work:
         repo = make_repo(work, args.device, scenario, names, args.fraction)
+        scales = {}
+        for step in range(args.calibrate if scenario == "slowdown" else 0):
+            got, got_runs = one_repetition(args, repo, work, chunks, all_names, f"calibration {step + 1}", deadline)
+            scales = calibrated_scales(got, args.fraction, scales)
+            calibration.append({"step": step, "rows": got, "runs": got_runs, "scales_after": scales})
+            write_slowed(repo, args.device, names, args.fraction, scales, amend=True)
+            print(f"[calibration {step + 1}] scales: {json.dumps(scales, sort_keys=True)}", flush=True)
         for rep in range(args.reps):
-            for part, chunk in enumerate(chunks):
-                label = f"{scenario} rep {rep + 1}/{args.reps}" + (f" chunk {part + 1}/{len(chunks)}" if len(chunks) > 1 else "")
-                left = deadline - time.monotonic()
-                if left < 30:
-                    runs.append({"rep": rep, "chunk": chunk, "error": "not run: out of time (--timeout-s)"})
-                    print(f"[{label}] not run: out of time", flush=True)
-                    continue
-                run_id = f"{rep}-{part}"
-                try:
-                    head, base, wall, log = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope, work,
-                                                       run_id, left)
-                except OutOfTime as e:
-                    runs.append({"rep": rep, "chunk": chunk, "error": str(e)})
-                    print(f"[{label}] {e}", flush=True)
-                    continue
-                verdict = compare(args.rnx, base, head, args.rope)
-                statuses = run_statuses(head)
-                base_statuses = run_statuses(base)
-                judged = set()
-                for c in verdict["configs"]:
-                    key = (c["kernel"], c["runtime"], c["dtype"], c["batch"])
-                    judged.add(key)
-                    rows.append({"rep": rep, "kernel": c["kernel"], "runtime": c["runtime"], "dtype": c["dtype"],
-                                 "batch": c["batch"], "decision": c["decision"], "ratio": c["ratio"],
-                                 "ci95": c["ci95"], "mde": c.get("mde"), "base_ms": c.get("base_ms"),
-                                 "head_ms": c.get("head_ms"), "n_base": c["n_base"], "n_head": c["n_head"],
-                                 "reason": c["reason"], "head_status": statuses.get(key, ("-", ""))[0],
-                                 "head_message": statuses.get(key, ("", ""))[1]})
-                # Configurations the verdict leaves out (skipped on this machine: Triton without CUDA, ...).
-                for key, (status, message) in sorted(statuses.items()):
-                    if key not in judged:
-                        rows.append({"rep": rep, "kernel": key[0], "runtime": key[1], "dtype": key[2],
-                                     "batch": key[3], "decision": status, "ratio": None, "ci95": None, "mde": None,
-                                     "reason": message, "head_status": status, "head_message": message,
-                                     "base_status": base_statuses.get(key, ("-", ""))[0]})
-                m = TIME_LINE.search(log)
-                runs.append({"rep": rep, "chunk": chunk, "wall_s": round(wall, 1),
-                             "rnx_time_s": float(m.group(1)) if m else None, "verdict": verdict["verdict"],
-                             "reason": verdict["reason"], "log_tail": log[-6000:]})
-                print(f"[{label}] {verdict['verdict']} in {wall:.0f} s", flush=True)
+            got, got_runs = one_repetition(args, repo, work, chunks, all_names, rep, deadline)
+            rows += got
+            runs += got_runs
+    return rows, runs, calibration
+
+
+def one_repetition(args, repo, work, chunks, all_names, rep, deadline):
+    """One paired rnx bench per chunk; the rows of every configuration and the runs' records."""
+    rows, runs = [], []
+    for part, chunk in enumerate(chunks):
+        label = (f"{args.mode} rep {rep + 1}/{args.reps}" if isinstance(rep, int) else str(rep)) + \
+            (f" chunk {part + 1}/{len(chunks)}" if len(chunks) > 1 else "")
+        left = deadline - time.monotonic()
+        if left < 30:
+            runs.append({"rep": rep, "chunk": chunk, "error": "not run: out of time (--timeout-s)"})
+            print(f"[{label}] not run: out of time", flush=True)
+            continue
+        run_id = f"{rep}-{part}".replace(" ", "_")
+        try:
+            head, base, wall, log = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope, work,
+                                               run_id, left)
+        except OutOfTime as e:
+            runs.append({"rep": rep, "chunk": chunk, "error": str(e)})
+            print(f"[{label}] {e}", flush=True)
+            continue
+        verdict = compare(args.rnx, base, head, args.rope)
+        rows += verdict_rows(verdict, rep, run_statuses(head), run_statuses(base))
+        m = TIME_LINE.search(log)
+        runs.append({"rep": rep, "chunk": chunk, "wall_s": round(wall, 1),
+                     "rnx_time_s": float(m.group(1)) if m else None, "verdict": verdict["verdict"],
+                     "reason": verdict["reason"], "log_tail": log[-6000:]})
+        print(f"[{label}] {verdict['verdict']} in {wall:.0f} s", flush=True)
     return rows, runs
+
+
+def verdict_rows(verdict, rep, statuses, base_statuses):
+    """A row per configuration the verdict judged, and per configuration it left out (skipped on this machine:
+    Triton without CUDA, ...) with the run's own status."""
+    rows, judged = [], set()
+    for c in verdict["configs"]:
+        key = (c["kernel"], c["runtime"], c["dtype"], c["batch"])
+        judged.add(key)
+        rows.append({"rep": rep, "kernel": c["kernel"], "runtime": c["runtime"], "dtype": c["dtype"],
+                     "batch": c["batch"], "decision": c["decision"], "ratio": c["ratio"],
+                     "ci95": c["ci95"], "mde": c.get("mde"), "base_ms": c.get("base_ms"),
+                     "head_ms": c.get("head_ms"), "n_base": c["n_base"], "n_head": c["n_head"],
+                     "reason": c["reason"], "head_status": statuses.get(key, ("-", ""))[0],
+                     "head_message": statuses.get(key, ("", ""))[1]})
+    for key, (status, message) in sorted(statuses.items()):
+        if key not in judged:
+            rows.append({"rep": rep, "kernel": key[0], "runtime": key[1], "dtype": key[2],
+                         "batch": key[3], "decision": status, "ratio": None, "ci95": None, "mde": None,
+                         "reason": message, "head_status": status, "head_message": message,
+                         "base_status": base_statuses.get(key, ("-", ""))[0]})
+    return rows
 
 
 def pct(x):
@@ -460,6 +513,9 @@ def main():
     ap.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
     ap.add_argument("--fraction", type=float, default=0.05, help="slowdown: extra time per call (0.05 = 5%%)")
     ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
+    ap.add_argument("--calibrate", type=int, default=0, metavar="N",
+                    help="slowdown: N calibration runs before the --reps that count, each setting every variant's "
+                         "scale from the ratio it measured (see bench/corpus/slowdown.py)")
     ap.add_argument("--rope", type=float, help="band of equivalence (default 0.02 on cpu, 0.01 on cuda)")
     ap.add_argument("--jobs", type=int, default=1, help="verify: candidates verified at once")
     ap.add_argument("--threads", type=int, default=0, help="sizes: torch threads (0 = every CPU)")
@@ -479,8 +535,8 @@ def main():
     args.rnx = os.path.abspath(args.rnx)
     if args.rope is None:
         args.rope = 0.02 if args.device == "cpu" else 0.01
-    if args.reps < 1 or args.jobs < 1 or args.chunk < 0:
-        fail("--reps and --jobs must be 1 or more")
+    if args.reps < 1 or args.jobs < 1 or args.chunk < 0 or args.calibrate < 0:
+        fail("--reps and --jobs must be 1 or more, --chunk and --calibrate 0 or more")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or os.path.join(ROOT, "bench", "results", f"corpus_{args.mode}_{args.device}_{stamp}.json")
     doc = {"mode": args.mode, "device": args.device, "started": stamp, "rnx": args.rnx,
@@ -509,7 +565,9 @@ def main():
         if args.mode == "slowdown":
             doc["fraction"] = args.fraction
         doc["rope"] = args.rope
-        rows, runs = paired_rows(args, args.mode, names, list(kernels))
+        rows, runs, calibration = paired_rows(args, args.mode, names, list(kernels))
+        if calibration:
+            doc["calibration"] = calibration
         doc["runs"] = runs
         doc["configs"] = rows
         print()

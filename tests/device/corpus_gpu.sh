@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The kernel corpus on a CUDA machine (issue 20): bench/corpus.py on bench/corpus/rnx.gpu.toml with default
-# settings. Three steps, each with its own time limit so the whole fits in about 8 minutes on an H200:
+# settings. Three steps, each with its own time limit so the whole fits in about 12 minutes on an H200:
 #
 #   aa        unchanged code, paired (rnx bench --pair HEAD~1), judged at +-1%, in
 #             chunks of 12 kernels so a chunk cut by the limit loses only itself      (CORPUS_AA_S, default 280 s)
-#   slowdown  a calibrated 2% slowdown on six kernels that are not one-op chains      (CORPUS_SLOW_S, default 90 s)
+#   slowdown  a calibrated 2% slowdown on six kernels that are not one-op chains: one calibration run against the
+#             runner's own measurement, then CORPUS_SLOW_REPS (default 2) that count     (CORPUS_SLOW_S, default 300 s)
 #   verify    every honest rewrite (torch and Triton) and cheat through rnx verify    (CORPUS_VERIFY_S, default 100 s)
 #
 #   tests/device/corpus_gpu.sh [aa|slowdown|verify]...   (default: all three)
@@ -58,7 +59,8 @@ for step in "${steps[@]}"; do
   case "$step" in
     aa) run_step aa "${CORPUS_AA_S:-280}" aa --chunk 12 ;;
     slowdown)
-      run_step slowdown "${CORPUS_SLOW_S:-90}" slowdown --fraction 0.02 --kernel gemm_bf16 --kernel layernorm_module \
+      run_step slowdown "${CORPUS_SLOW_S:-300}" slowdown --fraction 0.02 --calibrate 1 --reps "${CORPUS_SLOW_REPS:-2}" \
+        --kernel gemm_bf16 --kernel layernorm_module \
         --kernel softmax_rows --kernel conv2d_module --kernel mlp_block --kernel attention_causal ;;
     verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs 4 --case-timeout-s 50 ;;
     *) echo "corpus_gpu: unknown step '$step' (use aa, slowdown, verify)"; exit 2 ;;
