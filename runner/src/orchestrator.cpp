@@ -480,7 +480,7 @@ void orchestrator::report(int round, const planned& p) {
 std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::take_worker(const fs::path& job_path) {
   if (!prestart_) {
     shared_.ledger.worker_started();
-    return {std::make_unique<worker_run>(worker_, job_path, o_.contain), clock_type::now()};
+    return {std::make_unique<worker_run>(worker_, job_path, o_.contain, lane_cores()), clock_type::now()};
   }
   if (!next_) start_next();
   auto taken = std::make_pair(std::move(next_), next_launched_);
@@ -492,7 +492,7 @@ std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::tak
 void orchestrator::start_next() {
   shared_.ledger.worker_started();
   next_launched_ = clock_type::now();
-  next_ = std::make_unique<worker_run>(worker_);
+  next_ = std::make_unique<worker_run>(worker_, lane_cores());
 }
 
 }  // namespace rnx::runner::detail

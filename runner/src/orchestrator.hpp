@@ -98,6 +98,8 @@ class orchestrator {
   // next one starts at once, importing while this one measures), else a fresh one.
   std::pair<std::unique_ptr<worker_run>, clock_type::time_point> take_worker(const std::filesystem::path& job_path);
   void start_next();
+  // A CPU lane's cores (its workers are bound to them from exec); empty for a GPU lane or no lane.
+  std::vector<int> lane_cores() const { return lane_ ? lane_->cores : std::vector<int>{}; }
 
   void progress(const std::string& line, bool permanent = false);
   void report(int round, const planned& p);

@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,15 +28,15 @@ namespace fs = std::filesystem;
 namespace bj = boost::json;
 
 worker_run::worker_run(const fs::path& worker, const fs::path& job_path,
-                       const std::optional<sandbox::sandbox_limits>& contain) {
+                       const std::optional<sandbox::sandbox_limits>& contain, const std::vector<int>& cores) {
   if (contain) {
     start_contained(worker, job_path, *contain);
   } else {
-    start(worker, job_path.string(), false);
+    start(worker, job_path.string(), false, cores);
   }
 }
 
-worker_run::worker_run(const fs::path& worker) { start(worker, "-", true); }
+worker_run::worker_run(const fs::path& worker, const std::vector<int>& cores) { start(worker, "-", true, cores); }
 
 void worker_run::release(const fs::path& job_path) {
   const std::string line = job_path.string() + "\n";
@@ -55,7 +56,10 @@ void worker_run::release(const fs::path& job_path) {
   job_fd_ = -1;
 }
 
-void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held) {
+void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores) {
+  cpu_set_t lane;  // filled before fork: the child only calls async-signal-safe functions
+  CPU_ZERO(&lane);
+  for (int c : cores) CPU_SET(c, &lane);
   int result_pipe[2];
   int log_pipe[2];
   int job_pipe[2] = {-1, -1};
@@ -67,6 +71,8 @@ void worker_run::start(const fs::path& worker, const std::string& job_arg, bool 
   if (pid_ < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
   if (pid_ == 0) {
     ::setpgid(0, 0);  // its own process group: a timeout kills compiler helpers it started too
+    // A refusal here is not fatal: the worker binds itself again when it reads its job, and says why it cannot.
+    if (!cores.empty()) (void)::sched_setaffinity(0, sizeof lane, &lane);
     ::dup2(result_pipe[1], 3);
     ::dup2(log_pipe[1], 1);
     ::dup2(log_pipe[1], 2);

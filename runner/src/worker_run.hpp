@@ -19,13 +19,17 @@ namespace rnx::runner::detail {
 // inside rnx::sandbox in a scratch folder of its own (removed when this ends), its output goes to a log there,
 // and it is killed before it reads a kernel when a layer of the containment is missing (unless the limits allow
 // a weaker sandbox): its result lines then stop and log_tail() says what was missing.
+//
+// `cores` (a CPU device lane's set; empty for none) binds the process before it execs the worker, so its start
+// (the embedded Python, `import torch`) runs on its own lane and never on a core where another lane measures.
 class worker_run {
  public:
   worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path,
-             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt);
+             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt,
+             const std::vector<int>& cores = {});
   // A prestarted worker (`--job -`): it starts Python and imports torch now, reports "loaded", and waits
   // (touching no device) until release() hands it its job.
-  explicit worker_run(const std::filesystem::path& worker);
+  worker_run(const std::filesystem::path& worker, const std::vector<int>& cores);
   void release(const std::filesystem::path& job_path);
   ~worker_run();
   worker_run(const worker_run&) = delete;
@@ -40,7 +44,8 @@ class worker_run {
   std::string log_tail() const;
 
  private:
-  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held);
+  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held,
+             const std::vector<int>& cores);
   void start_contained(const std::filesystem::path& worker, const std::filesystem::path& job_path,
                        const sandbox::sandbox_limits& limits);
   // A contained worker's line: false when it goes no further (a containment line, or anything after a failed

@@ -3,6 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/runner/bench.hpp"
 #include "scheduler.hpp"
+#include "worker_run.hpp"
 
 #include <doctest/doctest.h>
 
@@ -221,4 +222,39 @@ TEST_CASE("the manifest's [bench] devices is read; a bad one is a usage error na
     CHECK(e.code() == rnx::errc::usage);
     CHECK(std::string(e.what()).find("[bench] devices cpu:0-0,gpu: \"gpu\" is not a device;") != std::string::npos);
   }
+}
+
+TEST_CASE("a CPU lane's worker runs on the lane's cores from exec, before it imports anything") {
+  cpu_set_t allowed;
+  CPU_ZERO(&allowed);
+  REQUIRE(::sched_getaffinity(0, sizeof allowed, &allowed) == 0);
+  int last = -1;
+  for (int cpu = 0; cpu < CPU_SETSIZE; ++cpu) {
+    if (CPU_ISSET(cpu, &allowed)) last = cpu;
+  }
+  REQUIRE(last >= 0);
+  // A stand-in worker: its first act is to write the cores it may run on to the result descriptor.
+  const fs::path dir = fs::temp_directory_path() / ("rnx-devices-bind-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path script = dir / "worker.sh";
+  {
+    std::ofstream out(script);
+    out << "#!/bin/sh\nsed -n 's/^Cpus_allowed_list:[[:space:]]*//p' /proc/self/status >&3\n";
+  }
+  fs::permissions(script, fs::perms::owner_all);
+  for (const bool held : {false, true}) {
+    INFO("prestarted: " << held);
+    auto run = held ? std::make_unique<rnx::runner::detail::worker_run>(script, std::vector<int>{last})
+                    : std::make_unique<rnx::runner::detail::worker_run>(script, dir / "job.json", std::nullopt,
+                                                                         std::vector<int>{last});
+    std::vector<std::string> lines;
+    for (int i = 0; i < 100 && !run->finished(); ++i) {
+      for (auto& l : run->poll_lines(100)) lines.push_back(l);
+    }
+    bool clean = false;
+    run->wait_description(clean);
+    CHECK(clean);
+    CHECK(lines == std::vector<std::string>{std::to_string(last)});
+  }
+  fs::remove_all(dir);
 }
