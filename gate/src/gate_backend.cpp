@@ -263,7 +263,7 @@ class service_backend final : public baseline_backend {
     if (r.status >= 500) throw error(errc::unavailable, what + service_message(r.body));
     bj::value parsed;
     try {
-      parsed = bj::parse(r.body);
+      parsed = json::parse(r.body, url);
     } catch (const std::exception&) {
       throw error(errc::unavailable, what + " with a body that is not JSON; is " + url_ + " an rnx-server?");
     }
@@ -288,7 +288,7 @@ class service_backend final : public baseline_backend {
 
   static std::string service_message(const std::string& body) {
     try {
-      bj::value v = bj::parse(body);
+      bj::value v = json::parse(body, "the service's error");
       if (const auto* e = v.as_object().if_contains("error"); e && e->is_object()) {
         if (const auto* m = e->as_object().if_contains("message"); m && m->is_string()) {
           return ": " + std::string(m->get_string());

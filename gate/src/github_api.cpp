@@ -19,7 +19,7 @@ constexpr int max_comment_pages = 30;
 
 std::string github_message(const http::response& r) {
   try {
-    bj::value v = bj::parse(r.body);
+    bj::value v = json::parse(r.body, "GitHub's error");
     if (const auto* o = v.if_object()) {
       if (auto it = o->find("message"); it != o->end() && it->value().is_string()) {
         return std::string(it->value().get_string());
@@ -33,7 +33,7 @@ std::string github_message(const http::response& r) {
 
 bj::value parse_body(const http::response& r, const std::string& url) {
   try {
-    return bj::parse(r.body);
+    return json::parse(r.body, url);
   } catch (const std::exception& e) {
     throw error(errc::bad_input, "GitHub API " + url + " answered " + std::to_string(r.status) +
                                      " with a body that is not JSON (" + e.what() + ")");

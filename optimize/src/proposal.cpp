@@ -131,7 +131,7 @@ std::string env_or(const char* name, std::string fallback) {
 
 std::string github_message(const std::string& body) {
   try {
-    bj::value v = bj::parse(body);
+    bj::value v = json::parse(body, "GitHub's error");
     std::string m;
     if (auto* o = v.if_object()) {
       if (auto* msg = o->if_contains("message"); msg && msg->is_string()) m = std::string(msg->as_string());

@@ -148,7 +148,7 @@ bool retryable_status(int status) { return status == 408 || status == 429 || sta
 // The server's error message from {"error": {"message": ...}} (both APIs answer in that shape), else the body.
 std::string api_error_message(const std::string& body) {
   try {
-    bj::value v = bj::parse(body);
+    bj::value v = json::parse(body, "the provider's error");
     if (auto* o = v.if_object()) {
       if (auto* e = o->if_contains("error")) {
         if (auto* eo = e->if_object()) {

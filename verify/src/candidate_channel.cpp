@@ -6,6 +6,7 @@
 #include "candidate_channel.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
 
 #include <boost/json.hpp>
 
@@ -185,9 +186,13 @@ message receive_message(int fd, std::uint64_t max_bytes, int stall_ms) {
   if (length == 0 || length > max_header_bytes) broken("a message header of " + std::to_string(length) + " bytes");
   std::string text(length, '\0');
   in.read(text.data(), length);
-  boost::system::error_code ec;
-  bj::value parsed = bj::parse(text, ec);
-  if (ec || !parsed.is_object()) broken("a message header that is not a JSON object");
+  bj::value parsed;
+  try {
+    parsed = json::parse(text, "candidate channel");
+  } catch (const error&) {
+    broken("a message header that is not a JSON object");
+  }
+  if (!parsed.is_object()) broken("a message header that is not a JSON object");
   message m;
   m.header = std::move(parsed.as_object());
   const bj::value* list = m.header.if_contains("tensors");

@@ -309,7 +309,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
           std::string line = buffer.substr(0, nl);
           buffer.erase(0, nl + 1);
           try {
-            bj::value v = bj::parse(line);
+            bj::value v = json::parse(line, "verify worker output");
             if (v.is_object()) w.events.push_back(v.as_object());
           } catch (const std::exception&) {
             const std::string_view garbage = to_string(worker_event::garbage);
