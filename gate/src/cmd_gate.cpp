@@ -546,7 +546,8 @@ void store_paired(gate_job& job) {
 
 // The drift check's paired measurement, for a job that measures paired itself (not --results, not --merge): the
 // head beside the anchor's commit, `rnx bench --pair` as bench_head_and_base measures head and base, only the
-// configurations the anchor's stored run left undecided. Empty where this job cannot benchmark.
+// configurations the anchor's stored run left undecided or called over budget. Empty where this job cannot
+// benchmark.
 measure_beside_anchor drift_measurement(const gate_job& job) {
 #ifdef RNX_HAVE_TORCH
   if (!job.paired || !job.o.results.empty() || job.shards) return {};
@@ -573,8 +574,8 @@ measure_beside_anchor drift_measurement(const gate_job& job) {
     request.rope = rope;
     request.probability = probability;
     std::cout << "rnx gate: drift: " << configs.size() << " configuration" << (configs.size() == 1 ? "" : "s")
-              << " undecided against the anchor's stored run; measuring the head beside the anchor's commit "
-              << anchor_commit.substr(0, 12) << " (paired)\n";
+              << " undecided or over budget against the anchor's stored run; measuring the head beside the "
+              << "anchor's commit " << anchor_commit.substr(0, 12) << " (paired)\n";
     bench_outcome outcome = run_bench(request);
     if (!outcome.base) throw error(errc::kernel_failed, "rnx bench --pair wrote no run of the anchor's commit");
     return anchor_pair{std::move(*outcome.base), std::move(outcome.head)};
@@ -586,8 +587,8 @@ measure_beside_anchor drift_measurement(const gate_job& job) {
 }
 
 // [gate] drift_budget: a pull request's head is also judged against the anchor's stored run, and, where that
-// leaves a configuration undecided and the job measures paired, against the anchor's commit measured beside it
-// (gate_drift.cpp).
+// leaves a configuration undecided or over budget and the job measures paired, against the anchor's commit measured
+// beside it (gate_drift.cpp).
 void check_drift_budget(gate_job& job) {
   const bool pull_request =
       job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);

@@ -1,4 +1,5 @@
-// The drift budget: anchor lookup, the head against the anchor's stored run, and the history's step-to-step blame.
+// The drift budget: anchor lookup, the head against the anchor's stored run (and, through the gate's callback,
+// against the anchor's commit measured paired), and the history's step-to-step blame.
 #include "gate_drift.hpp"
 
 #include "git_command.hpp"
@@ -170,29 +171,34 @@ std::optional<drift_config> from_verdict(const config_verdict& c, drift_method m
   return d;
 }
 
-// The configurations the stored comparison left undecided, measured again beside the anchor's commit through the
-// gate's callback and judged with the budget as the band; their paired decision replaces the stored one. Returns a
-// note for the reason when they were not measured ("" when measured or when there was nothing to measure).
+// Whether a configuration's stored comparison is measured again paired: undecided, or over budget (a flag must not
+// rest on two runs made days apart on a machine whose speed moves between them; docs/drift.md, measured here).
+bool measure_again(const drift_config& d) { return d.result == decision::abstain || d.result == decision::slower; }
+
+// The configurations the stored comparison left undecided or called over budget, measured again beside the
+// anchor's commit through the gate's callback and judged with the budget as the band; their paired decision
+// replaces the stored one. Returns a note for the reason when they were not measured ("" when measured or when
+// there was nothing to measure).
 std::string decide_paired(drift_finding& f, const drift_request& r, const gate_policy& budget_policy) {
-  std::vector<config_key> undecided;
+  std::vector<config_key> again;
   for (const auto& d : f.configs) {
-    if (d.result == decision::abstain) undecided.push_back(d.key);
+    if (measure_again(d)) again.push_back(d.key);
   }
-  if (undecided.empty() || !r.measure_paired) return {};
+  if (again.empty() || !r.measure_paired) return {};
   anchor_pair runs;
   try {
-    runs = r.measure_paired(f.anchor_commit, undecided, f.budget);
+    runs = r.measure_paired(f.anchor_commit, again, f.budget);
   } catch (const error& e) {
-    return std::to_string(undecided.size()) + " undecided configuration" + (undecided.size() == 1 ? "" : "s") +
-           " not measured paired at the anchor's commit: " + e.what();
+    return std::to_string(again.size()) + " configuration" + (again.size() == 1 ? "" : "s") +
+           " not measured paired at the anchor's commit, so the stored comparison stands: " + e.what();
   }
   const verdict_document v = stats::judge_runs(runs.anchor, runs.head, budget_policy);
   for (auto& d : f.configs) {
-    if (d.result != decision::abstain) continue;
-    auto again = std::find_if(v.configs.begin(), v.configs.end(),
-                              [&](const config_verdict& c) { return c.key == d.key; });
-    if (again == v.configs.end()) continue;  // not measured again: the stored comparison stands
-    if (auto paired = from_verdict(*again, drift_method::paired)) d = std::move(*paired);
+    if (!measure_again(d)) continue;
+    auto paired = std::find_if(v.configs.begin(), v.configs.end(),
+                               [&](const config_verdict& c) { return c.key == d.key; });
+    if (paired == v.configs.end()) continue;  // not measured again: the stored comparison stands
+    if (auto decided = from_verdict(*paired, drift_method::paired)) d = std::move(*decided);
   }
   return {};
 }
@@ -218,8 +224,8 @@ std::string bisect_command(const drift_finding& f, const drift_config& d, const 
          std::to_string(d.key.batch);
 }
 
-// For each configuration over budget, the stored history's steps from the anchor to the head (fetched once); when
-// they blame no commit, the commits since the anchor and the bisect that would name them.
+// For each configuration over budget, the stored history's steps from the anchor to the head (fetched once), the
+// commits since the anchor and the bisect that names the slowing ones paired.
 void blame_over_budget(drift_finding& f, baseline_backend& backend, const std::vector<stored_run_ref>& history,
                        std::size_t anchor_index, const run_document& anchor_run, const drift_request& r) {
   std::vector<run_document> chain;  // anchor -> newer baselines -> head, oldest first
@@ -239,7 +245,6 @@ void blame_over_budget(drift_finding& f, baseline_backend& backend, const std::v
       ids.push_back(r.head_run_id.value_or(""));
     }
     blame(d, chain, ids, r.policy);
-    if (!d.blamed_commits.empty()) continue;
     d.bisect_command = bisect_command(f, d, r.head.commit);
     if (f.commits_since_anchor.empty()) f.commits_since_anchor = commits_between(r, f.anchor_commit);
   }
@@ -286,20 +291,21 @@ std::string drift_reason(const drift_finding& f, const std::string& paired_note)
              << method_words(drift_method::paired) << ")";
     }
   }
-  const drift_config* unblamed = nullptr;
+  const drift_config* first_over = nullptr;
   for (const auto& d : f.configs) {
     if (d.result != decision::slower) continue;
+    if (!first_over) first_over = &d;
     reason << "; " << d.key.label() << " " << percent(d.ratio) << " " << method_words(d.method);
     if (d.blamed_commits.empty()) {
       reason << ", no stored step blamed";
-      if (!unblamed) unblamed = &d;
       continue;
     }
-    reason << ", blamed:";
+    reason << ", blamed by the stored steps:";
     for (const auto& c : d.blamed_commits) reason << " " << c.substr(0, 12);
   }
-  if (unblamed) {
-    reason << "; " << commits_listed(f.commits_since_anchor) << "; to name them: " << unblamed->bisect_command;
+  if (first_over) {
+    reason << "; " << commits_listed(f.commits_since_anchor) << "; to name the slowing ones paired: "
+           << first_over->bisect_command;
   }
   if (!paired_note.empty()) reason << "; " << paired_note;
   return reason.str();
@@ -386,7 +392,9 @@ std::string render_drift_text(const drift_finding& f) {
       out << "    " << s.commit.substr(0, 12) << " " << percent(s.ratio) << " " << interval(s.lo, s.hi)
           << (s.blamed ? "  blamed" : "") << "\n";
     }
-    if (!d.bisect_command.empty()) out << "    to name the commits: " << terminal_safe(d.bisect_command, false) << "\n";
+    if (!d.bisect_command.empty()) {
+      out << "    to name the slowing commits paired: " << terminal_safe(d.bisect_command, false) << "\n";
+    }
   }
   return out.str();
 }
@@ -409,8 +417,9 @@ std::string render_drift_markdown(const drift_finding& f) {
           << interval(s.lo, s.hi) << " | " << (s.blamed ? "yes" : "") << " |\n";
     }
     if (d.bisect_command.empty()) continue;
-    out << "\nNo stored step is blamed; " << markdown_escape(commits_listed(f.commits_since_anchor))
-        << ". To name the commits that slowed it: " << markdown_code(d.bisect_command) << "\n";
+    out << "\n" << (d.blamed_commits.empty() ? "No stored step is blamed; " : "")
+        << markdown_escape(commits_listed(f.commits_since_anchor))
+        << ". To name the ones that slowed it, each measured paired: " << markdown_code(d.bisect_command) << "\n";
   }
   return out.str();
 }

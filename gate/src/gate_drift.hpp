@@ -1,7 +1,7 @@
 // The gate's drift budget: a pull request's head judged against an older stored run of its base branch (the
 // anchor), so that slowdowns each inside the band cannot add up unnoticed; and the commits the history blames.
-// Where the stored run leaves a configuration undecided, the gate can measure the head beside the anchor's commit
-// (a callback of its own: this file starts no process).
+// Where the stored run leaves a configuration undecided or calls it over budget, the gate can measure the head beside
+// the anchor's commit (a callback of its own: this file starts no process).
 #pragma once
 
 #include "gate_backend.hpp"
@@ -34,7 +34,7 @@ struct drift_step {
 
 // Which comparison with the anchor decided a configuration: the anchor's stored run against the head's run, or the
 // anchor's commit measured again beside the head in this job (paired), for configurations the stored one left
-// undecided.
+// undecided or called over budget.
 enum class drift_method { stored, paired };
 std::string_view to_string(drift_method m);  // "stored", "paired"
 std::optional<drift_method> drift_method_from_string(std::string_view s);
@@ -49,7 +49,7 @@ struct drift_config {
   double p_over = 0;                    // P(ratio > 1 + budget)
   std::vector<drift_step> steps;        // filled for configurations over budget
   std::vector<std::string> blamed_commits;
-  std::string bisect_command;           // over budget with nothing blamed: the `rnx bisect` that names the commits
+  std::string bisect_command;           // over budget: the `rnx bisect` that names the slowing commits paired
 };
 
 struct drift_finding {
@@ -64,8 +64,8 @@ struct drift_finding {
   drift_action action = drift_action::warn;
   bool exceeded = false;
   std::vector<drift_config> configs;
-  // When a configuration is over budget and the stored history blames no commit: the first-parent commits after
-  // the anchor up to the head, oldest first (git rev-list), for `rnx bisect` to search.
+  // When a configuration is over budget: the first-parent commits after the anchor up to the head, oldest first
+  // (git rev-list), the ones `rnx bisect` searches.
   std::vector<std::string> commits_since_anchor;
 };
 
@@ -91,7 +91,8 @@ struct drift_request {
 };
 
 // Finds the anchor's stored run in the head's environment and judges the head against it; the configurations that
-// comparison leaves undecided are measured paired through request.measure_paired, when given, and judged again.
+// comparison leaves undecided or calls over budget are measured paired through request.measure_paired, when given,
+// and judged again.
 // Never throws for a missing anchor or history (checked = false with the reason), nor for a paired measurement that
 // fails (the reason says so and the stored decision stands); backend failures are rnx::error as the backend's.
 drift_finding check_drift(baseline_backend& backend, const drift_request& request);

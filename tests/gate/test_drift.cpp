@@ -291,7 +291,7 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
     CHECK(f.reason.find("measured paired beside the anchor's commit, no stored step blamed") != std::string::npos);
     CHECK(f.reason.find("2 commits since the anchor: " + shas[1].substr(0, 12) + " " + shas[2].substr(0, 12)) !=
           std::string::npos);
-    CHECK(f.reason.find("to name them: " + c.bisect_command) != std::string::npos);
+    CHECK(f.reason.find("to name the slowing ones paired: " + c.bisect_command) != std::string::npos);
     verdict_document v;
     apply_drift(v, f);
     CHECK(v.verdict == overall::warn);
@@ -319,29 +319,62 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
     REQUIRE(f.configs.size() == 1);
     CHECK(f.configs.front().method == drift_method::stored);
     CHECK(f.configs.front().result == decision::abstain);
-    CHECK(f.reason.find("1 undecided configuration not measured paired at the anchor's commit: the anchor's commit "
-                        "is not in this checkout") != std::string::npos);
+    CHECK(f.reason.find("1 configuration not measured paired at the anchor's commit, so the stored comparison "
+                        "stands: the anchor's commit is not in this checkout") != std::string::npos);
   }
 }
 
-TEST_CASE("a decided configuration is never measured again") {
+TEST_CASE("within the budget against the stored anchor is not measured again; over it is confirmed paired") {
   scratch dir;
   auto backend = make_embedded_backend((dir.path / "baselines.db").string());
   store_history(*backend, sha('a'));
+  int calls = 0;
+  double paired_scale = 1;
+  auto measure = [&](const std::string& commit, const std::vector<config_key>&, double) {
+    ++calls;
+    return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0),
+                       drift_run(sha('f'), "2026-12-03T11:30:00Z", paired_scale, 7)};
+  };
+
+  SUBCASE("3% against the stored anchor: within, decided, nothing measured") {
+    const run_document head = drift_run(sha('f'), "2026-12-03T11:00:00Z", 1.015 * 1.015, 7);
+    drift_request request{head, "main", std::nullopt, days_budget(), gate_policy{}, dir.path, "2026-12-03T12:00:00Z"};
+    request.measure_paired = measure;
+    const drift_finding f = check_drift(*backend, request);
+    CHECK(calls == 0);
+    REQUIRE(f.configs.size() == 1);
+    CHECK(f.configs.front().method == drift_method::stored);
+    CHECK(f.configs.front().result == decision::equivalent);
+  }
   const run_document head = drift_run(sha('f'), "2026-12-03T11:00:00Z", std::pow(1.015, 4), 7);
   drift_request request{head, "main", std::nullopt, days_budget(), gate_policy{}, dir.path, "2026-12-03T12:00:00Z"};
-  int calls = 0;
-  request.measure_paired = [&](const std::string& commit, const std::vector<config_key>&, double) {
-    ++calls;
-    return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0), head};
-  };
-  const drift_finding f = check_drift(*backend, request);
-  CHECK(calls == 0);
-  REQUIRE(f.configs.size() == 1);
-  CHECK(f.configs.front().method == drift_method::stored);
-  CHECK(f.configs.front().result == decision::slower);
-  CHECK(f.configs.front().bisect_command.empty());  // the stored steps blame b, d and f
-  CHECK(f.commits_since_anchor.empty());
+  request.measure_paired = measure;
+  SUBCASE("6% against the stored anchor, 2% measured paired: the stored run was measured in a fast spell; within") {
+    paired_scale = 1.02;
+    const drift_finding f = check_drift(*backend, request);
+    CHECK(calls == 1);
+    CHECK_FALSE(f.exceeded);
+    REQUIRE(f.configs.size() == 1);
+    CHECK(f.configs.front().method == drift_method::paired);
+    CHECK(f.configs.front().result == decision::equivalent);
+    CHECK(f.configs.front().steps.empty());
+  }
+  SUBCASE("6% against the stored anchor, 6% measured paired: over budget, the stored steps still blame") {
+    paired_scale = std::pow(1.015, 4);
+    const drift_finding f = check_drift(*backend, request);
+    CHECK(calls == 1);
+    CHECK(f.exceeded);
+    REQUIRE(f.configs.size() == 1);
+    const drift_config& c = f.configs.front();
+    CHECK(c.method == drift_method::paired);
+    CHECK(c.result == decision::slower);
+    CHECK(c.blamed_commits == std::vector<std::string>{sha('b'), sha('d'), sha('f')});
+    CHECK(c.bisect_command == "rnx bisect " + sha('a') + " " + sha('f') +
+                                  " --kernel gemm --runtime eager --dtype float32 --batch 1");
+    CHECK(f.commits_since_anchor.empty());  // dir is no git repository: the reason says the list is missing
+    CHECK(f.reason.find("blamed by the stored steps: " + sha('b').substr(0, 12)) != std::string::npos);
+    CHECK(f.reason.find("the commits since the anchor could not be listed here") != std::string::npos);
+  }
 }
 
 TEST_CASE("drift.json and the report say which comparison decided, and give the bisect when nothing is blamed") {
@@ -389,11 +422,11 @@ TEST_CASE("drift.json and the report say which comparison decided, and give the 
   CHECK(md.find(markdown_code("gemm/eager/float32/b1") + " +30.00% [+28.00%, +32.00%] since the anchor, slower "
                 "(measured paired beside the anchor's commit)") != std::string::npos);
   CHECK(md.find("No stored step is blamed; 2 commits since the anchor: " + sha('b').substr(0, 12) + " " +
-                sha('c').substr(0, 12) + ". To name the commits that slowed it: " +
+                sha('c').substr(0, 12) + ". To name the ones that slowed it, each measured paired: " +
                 markdown_code(paired.bisect_command)) != std::string::npos);
   CHECK(md.find("b8") == std::string::npos);  // a stored decision with no steps adds nothing to the comment
   const std::string text = render_drift_text(f);
   CHECK(text.find("slower (measured paired beside the anchor's commit)") != std::string::npos);
   CHECK(text.find("equivalent (against the anchor's stored run)") != std::string::npos);
-  CHECK(text.find("to name the commits: " + paired.bisect_command) != std::string::npos);
+  CHECK(text.find("to name the slowing commits paired: " + paired.bisect_command) != std::string::npos);
 }
