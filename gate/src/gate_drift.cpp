@@ -406,12 +406,9 @@ std::string render_drift_markdown(const drift_finding& f) {
   for (const auto& d : f.configs) {
     if (d.steps.empty() && d.method == drift_method::stored) continue;
     out << "\n" << markdown_code(d.key.label()) << " " << percent(d.ratio) << " " << interval(d.lo, d.hi)
-        << " since the anchor, " << to_string(d.result) << " (" << method_words(d.method) << ")";
-    if (d.steps.empty()) {
-      out << "\n";
-      continue;
-    }
-    out << "; the stored history's steps:\n\n| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
+        << " since the anchor, " << to_string(d.result) << " (" << method_words(d.method) << ")"
+        << (d.steps.empty() ? "\n" : "; the stored history's steps:\n");
+    if (!d.steps.empty()) out << "\n| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
     for (const auto& s : d.steps) {
       out << "| " << markdown_code(s.commit.substr(0, 12)) << " | " << percent(s.ratio) << " | "
           << interval(s.lo, s.hi) << " | " << (s.blamed ? "yes" : "") << " |\n";

@@ -15,8 +15,8 @@
 #include <filesystem>
 #include <functional>
 #include <optional>
-#include <string_view>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::gate {
