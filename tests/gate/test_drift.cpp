@@ -61,7 +61,10 @@ run_document drift_run(const std::string& commit, const std::string& created_at,
   x.dtype = "float32";
   x.batch = 1;
   x.device = "cpu";
-  for (int i = 0; i < 120; ++i) x.samples_ms.push_back(scale * (1 + 0.002 * std::sin(0.7 * i + 0.3 * (i / 40))));
+  for (int i = 0; i < 120; ++i) {
+    const double process = std::floor(i / 40.0);
+    x.samples_ms.push_back(scale * (1 + 0.002 * std::sin(0.7 * i + 0.3 * process)));
+  }
   x.groups = {40, 40, 40};
   r.results.push_back(x);
   return r;
