@@ -15,8 +15,11 @@ slowing one. Doc commits change docs/notes.md only.
 creep: main starts at a commit tagged v1.0 (the drift anchor), then gets 8 commits, 5 slowing by 1.5% and 3 doc
 commits. Each commit is a pull request gated paired against its parent (`rnx gate --mode paired`, +-2% band,
 [gate] drift_budget = 0.05, anchor = "tag:v*", embedded store), then merged: its head run is stored as main's
-baseline (`rnx gate --results`, a push). The script records each verdict, whether the drift budget flagged it and
-which commits it named; then `rnx bisect v1.0 main` must name the 5 slowing commits and no doc commit.
+baseline (`rnx gate --results`, a push). The script records each verdict, whether the drift budget flagged it, how
+(method "stored": against v1.0's stored run; "paired": v1.0's commit measured beside the head in the pull request's
+job, when the stored run left it undecided) and which commits it named; then it runs the `rnx bisect` command the
+first flagged pull request's drift.json gives (v1.0 .. that head; v1.0 .. main when none is given), which must name
+the slowing commits of that range and no doc commit.
 
 culprit: 16 commits, commit 11 slows the kernel by 8%, the others touch docs; `rnx bisect` from commit 1 to 16
 must name commit 11 in at most 5 paired runs.
@@ -191,9 +194,10 @@ def run_rnx(rnx, args, cwd, log):
     return r, time.time() - t0
 
 
-def bisect(rnx, repo, good, bad, kernel, args, log):
-    r, seconds = run_rnx(rnx, ["bisect", good, bad, "--kernel", kernel, "--threshold", str(args.threshold),
-                               "--out-dir", os.path.join(repo, ".rnx")] +
+def bisect(rnx, repo, good, bad, kernel, args, log, filters=None):
+    """rnx bisect GOOD BAD with --kernel KERNEL, or with `filters` (a drift finding's own filters) instead."""
+    r, seconds = run_rnx(rnx, ["bisect", good, bad] + (filters or ["--kernel", kernel]) +
+                         ["--threshold", str(args.threshold), "--out-dir", os.path.join(repo, ".rnx")] +
                          (["--max-processes", str(args.max_processes)] if args.max_processes else []), repo, log)
     if r.returncode != 0:
         raise SystemExit("rnx bisect failed (%d):\n%s\n%s" % (r.returncode, r.stdout[-4000:], r.stderr[-4000:]))
@@ -202,7 +206,7 @@ def bisect(rnx, repo, good, bad, kernel, args, log):
     return found, seconds
 
 
-def creep(args, work, log):
+def creep(args, work, log, true_levels):
     plan = ["slow", "slow", "doc", "slow", "doc", "slow", "slow", "doc"]
     commits = make_repo(work, args.kernel, plan, args.step, args.budget)
     git(work, "tag", "v1.0", commits[0][0])
@@ -251,17 +255,51 @@ def creep(args, work, log):
             raise SystemExit("push gate failed:\n" + r2.stdout[-3000:] + r2.stderr[-3000:])
         d = drift.get("configs", [{}])[0] if drift.get("configs") else {}
         blamed = [c[:7] for c in d.get("blamed_commits", [])]
-        print("commit %2d %-5s PR verdict %-5s paired %-10s x%.4f  drift x%s %-8s blamed %s" % (
+        print("commit %2d %-5s PR verdict %-5s paired %-10s x%.4f  drift x%s [%s] %-8s %-6s blamed %s" % (
             i + 1, kind, verdict.get("verdict"), config.get("decision"), config.get("ratio") or 0,
-            "%.4f" % d["ratio"] if d.get("ratio") else "-", d.get("decision", "-"), " ".join(blamed) or "-"),
-            flush=True)
+            "%.4f" % d["ratio"] if d.get("ratio") else "-",
+            "%.4f, %.4f" % tuple(d["ci95"]) if d.get("ci95") else "-", d.get("decision", "-"),
+            d.get("method", "-"), " ".join(blamed) or "-"), flush=True)
+    position = {c[0]: i + 1 for i, c in enumerate(commits)}
+    flagged = next((row for row in rows if row["drift"].get("exceeded")), None)
+    summary = flagged_summary(flagged, commits, position, true_levels)
+    # The bisect the flagged pull request's drift finding asks for (anchor .. its head), else v1.0 .. main.
     git(work, "checkout", "-q", "main")
-    found, seconds = bisect(args.rnx, work, "v1.0", "main", args.kernel, args, log)
-    slow = {c[0] for c in commits if c[1] == "slow"}
+    command = summary.get("bisect_command", "")
+    if command:
+        words = command.split()
+        found, seconds = bisect(args.rnx, work, words[2], words[3], args.kernel, args, log, filters=words[4:])
+        good, bad = words[2], words[3]
+    else:
+        found, seconds = bisect(args.rnx, work, "v1.0", "main", args.kernel, args, log)
+        good, bad = commits[0][0], commits[-1][0]
+    in_range = commits[:position[bad]]
+    slow = {c[0] for c in in_range if c[1] == "slow"}
     named = {c["commit"] for c in found["culprits"]}
+    print("flagged: %s" % json.dumps(summary))
+    print("bisect %s..%s: slowing commits %s; named %s" % (
+        position[good], position[bad], sorted(position[c] for c in slow), sorted(position[c] for c in named)))
     return {"commits": [{"sha": c[0], "kind": c[1], "subject": c[2]} for c in commits], "prs": rows,
-            "bisect": found, "bisect_seconds": round(seconds, 1),
-            "bisect_named_all_slow": slow <= named, "bisect_named_doc": sorted(named - slow)}
+            "flagged": summary, "bisect_range": [position[good], position[bad]],
+            "bisect": found, "bisect_seconds": round(seconds, 1), "bisect_named": sorted(position[c] for c in named),
+            "bisect_named_all_slow": slow <= named, "bisect_named_doc": sorted(position[c] for c in named - slow)}
+
+
+def flagged_summary(row, commits, position, true_levels):
+    """The first pull request whose drift check flagged the budget: its commit, how it was decided, the true
+    cumulative ratio of its head (the calibration's measured ratio at its number of slowing commits), and the
+    commits its finding names (blamed by the stored history, or listed since the anchor for rnx bisect)."""
+    if row is None:
+        return {}
+    d = row["drift"]["configs"][0]
+    level = sum(1 for c in commits[:row["commit"]] if c[1] == "slow")
+    true = next((t["measured"] for t in true_levels if t["level"] == level), None)
+    return {"commit": row["commit"], "slowing_commits_so_far": level, "true_cumulative_ratio": true,
+            "method": d.get("method"), "ratio": d.get("ratio"), "ci95": d.get("ci95"),
+            "p_over_budget": d.get("p_over_budget"),
+            "blamed": [position.get(c, c) for c in d.get("blamed_commits", [])],
+            "listed_since_anchor": [position.get(c, c) for c in row["drift"].get("commits_since_anchor", [])],
+            "bisect_command": d.get("bisect_command", "")}
 
 
 def culprit(args, work, log):
@@ -308,7 +346,8 @@ def main():
     if args.mode == "calibrate":
         result = {"true_ratios": true_ratios(args.kernel, args.step, range(0, 6))}
     elif args.mode == "creep":
-        result = {"true_ratios": true_ratios(args.kernel, args.step, range(0, 6)), **creep(args, work, log)}
+        levels = true_ratios(args.kernel, args.step, range(0, 6))
+        result = {"true_ratios": levels, **creep(args, work, log, levels)}
     else:
         result = {"true_ratios": true_ratios(args.kernel, args.culprit_step, [0, 1]), **culprit(args, work, log)}
     result.update({"mode": args.mode, "kernel": args.kernel, "device": args.device,

@@ -544,14 +544,58 @@ void store_paired(gate_job& job) {
   job.facts.note += (job.facts.note.empty() ? "" : "; ") + stored.note;
 }
 
-// [gate] drift_budget: a pull request's head is also judged against the anchor's stored run (gate_drift.cpp).
+// The drift check's paired measurement, for a job that measures paired itself (not --results, not --merge): the
+// head beside the anchor's commit, `rnx bench --pair` as bench_head_and_base measures head and base, only the
+// configurations the anchor's stored run left undecided or called over budget. Empty where this job cannot
+// benchmark.
+measure_beside_anchor drift_measurement(const gate_job& job) {
+#ifdef RNX_HAVE_TORCH
+  if (!job.paired || !job.o.results.empty() || job.shards) return {};
+  return [config = job.o.config, out_dir = job.out_dir, probability = job.policy.policy.probability](
+             const std::string& anchor_commit, const std::vector<config_key>& configs, double rope) {
+    if (!is_commit(std::filesystem::absolute(config).parent_path(), anchor_commit)) {
+      throw error(errc::usage, "the anchor's commit " + anchor_commit + " is not in this checkout (fetch the "
+                               "history: actions/checkout with fetch-depth: 0)");
+    }
+    bench_request request;
+    request.config = config;
+    request.out = (out_dir / "drift-run.json").string();
+    request.pair_ref = anchor_commit;
+    request.base_out = (out_dir / "drift-anchor-run.json").string();
+    auto add = [](auto& values, const auto& value) {
+      if (std::find(values.begin(), values.end(), value) == values.end()) values.push_back(value);
+    };
+    for (const auto& k : configs) {
+      add(request.kernels, k.kernel);
+      add(request.runtimes, k.runtime);
+      add(request.dtypes, k.dtype);
+      add(request.batches, k.batch);
+    }
+    request.rope = rope;
+    request.probability = probability;
+    std::cout << "rnx gate: drift: " << configs.size() << " configuration" << (configs.size() == 1 ? "" : "s")
+              << " undecided or over budget against the anchor's stored run; measuring the head beside the "
+              << "anchor's commit " << anchor_commit.substr(0, 12) << " (paired)\n";
+    bench_outcome outcome = run_bench(request);
+    if (!outcome.base) throw error(errc::kernel_failed, "rnx bench --pair wrote no run of the anchor's commit");
+    return anchor_pair{std::move(*outcome.base), std::move(outcome.head)};
+  };
+#else
+  (void)job;
+  return {};
+#endif
+}
+
+// [gate] drift_budget: a pull request's head is also judged against the anchor's stored run, and, where that
+// leaves a configuration undecided or over budget and the job measures paired, against the anchor's commit measured
+// beside it (gate_drift.cpp).
 void check_drift_budget(gate_job& job) {
   const bool pull_request =
       job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);
   if (!pull_request || !job.backend) return;
-  job.drift_report = gate_drift_check(job.verdict, *job.backend, job.head,
-                                      {job.o.config, job.out_dir, job.head.base_branch, job.facts.run_id},
-                                      job.policy.policy);
+  job.drift_report = gate_drift_check(
+      job.verdict, *job.backend, job.head,
+      {job.o.config, job.out_dir, job.head.base_branch, job.facts.run_id, drift_measurement(job)}, job.policy.policy);
 }
 
 // A run that became its branch's baseline (a push, or a local run on the base branch) says so, and the first one

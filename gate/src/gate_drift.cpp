@@ -1,4 +1,5 @@
-// The drift budget: anchor lookup, the head against the anchor's stored run, and the history's step-to-step blame.
+// The drift budget: anchor lookup, the head against the anchor's stored run (and, through the gate's callback,
+// against the anchor's commit measured paired), and the history's step-to-step blame.
 #include "gate_drift.hpp"
 
 #include "git_command.hpp"
@@ -21,6 +22,14 @@
 namespace rnx::gate {
 
 namespace bj = boost::json;
+
+std::string_view to_string(drift_method m) { return m == drift_method::paired ? "paired" : "stored"; }
+
+std::optional<drift_method> drift_method_from_string(std::string_view s) {
+  if (s == "stored") return drift_method::stored;
+  if (s == "paired") return drift_method::paired;
+  return std::nullopt;
+}
 
 namespace {
 
@@ -147,6 +156,161 @@ std::string interval(double lo, double hi) {
   return out;
 }
 
+// One configuration's comparison with the anchor, from a verdict judged with the budget as the band; none when the
+// verdict has no ratio (a configuration missing or broken on one side).
+std::optional<drift_config> from_verdict(const config_verdict& c, drift_method method) {
+  if (!c.ratio || !c.ci_lo || !c.ci_hi) return std::nullopt;
+  drift_config d;
+  d.key = c.key;
+  d.method = method;
+  d.result = c.result;
+  d.ratio = *c.ratio;
+  d.lo = *c.ci_lo;
+  d.hi = *c.ci_hi;
+  d.p_over = c.p_slower.value_or(0);
+  return d;
+}
+
+// Whether a configuration's stored comparison is measured again paired: undecided, or over budget (a flag must not
+// rest on two runs made days apart on a machine whose speed moves between them; docs/drift.md, measured here).
+bool measure_again(const drift_config& d) { return d.result == decision::abstain || d.result == decision::slower; }
+
+// The configurations the stored comparison left undecided or called over budget, measured again beside the
+// anchor's commit through the gate's callback and judged with the budget as the band; their paired decision
+// replaces the stored one. Returns a note for the reason when they were not measured ("" when measured or when
+// there was nothing to measure).
+std::string decide_paired(drift_finding& f, const drift_request& r, const gate_policy& budget_policy) {
+  std::vector<config_key> again;
+  for (const auto& d : f.configs) {
+    if (measure_again(d)) again.push_back(d.key);
+  }
+  if (again.empty() || !r.measure_paired) return {};
+  anchor_pair runs;
+  try {
+    runs = r.measure_paired(f.anchor_commit, again, f.budget);
+  } catch (const error& e) {
+    return std::to_string(again.size()) + " configuration" + (again.size() == 1 ? "" : "s") +
+           " not measured paired at the anchor's commit, so the stored comparison stands: " + e.what();
+  }
+  const verdict_document v = stats::judge_runs(runs.anchor, runs.head, budget_policy);
+  for (auto& d : f.configs) {
+    if (!measure_again(d)) continue;
+    auto paired = std::find_if(v.configs.begin(), v.configs.end(),
+                               [&](const config_verdict& c) { return c.key == d.key; });
+    if (paired == v.configs.end()) continue;  // not measured again: the stored comparison stands
+    if (auto decided = from_verdict(*paired, drift_method::paired)) d = std::move(*decided);
+  }
+  return {};
+}
+
+// The first-parent commits after the anchor up to the head, oldest first; empty when git cannot tell (the head's
+// commit or the anchor's is not in this repository).
+std::vector<std::string> commits_between(const drift_request& r, const std::string& anchor_commit) {
+  const std::string head = is_commit(r.repo_dir, r.head.commit) ? r.head.commit : "HEAD";
+  auto listed = git(r.repo_dir, {"rev-list", "--first-parent", "--reverse", anchor_commit + ".." + head});
+  std::vector<std::string> commits;
+  if (!listed) return commits;
+  std::istringstream lines(*listed);
+  for (std::string line; std::getline(lines, line);) {
+    if (!line.empty()) commits.push_back(line);
+  }
+  return commits;
+}
+
+// The bisect that names the commits behind one configuration's drift, from the anchor to the head.
+std::string bisect_command(const drift_finding& f, const drift_config& d, const std::string& head_commit) {
+  return "rnx bisect " + f.anchor_commit + " " + (head_commit.empty() ? std::string("HEAD") : head_commit) +
+         " --kernel " + d.key.kernel + " --runtime " + d.key.runtime + " --dtype " + d.key.dtype + " --batch " +
+         std::to_string(d.key.batch);
+}
+
+// For each configuration over budget, the stored history's steps from the anchor to the head (fetched once), the
+// commits since the anchor and the bisect that names the slowing ones paired.
+void blame_over_budget(drift_finding& f, baseline_backend& backend, const std::vector<stored_run_ref>& history,
+                       std::size_t anchor_index, const run_document& anchor_run, const drift_request& r) {
+  std::vector<run_document> chain;  // anchor -> newer baselines -> head, oldest first
+  std::vector<std::string> ids;
+  for (auto& d : f.configs) {
+    if (d.result != decision::slower) continue;
+    f.exceeded = true;
+    if (chain.empty()) {
+      const std::size_t first = std::min<std::size_t>(anchor_index, blame_steps);
+      chain.push_back(first == anchor_index ? anchor_run : backend.fetch_run(history[first].id));
+      ids.push_back(history[first].id);
+      for (std::size_t i = first; i-- > 0;) {
+        chain.push_back(backend.fetch_run(history[i].id));
+        ids.push_back(history[i].id);
+      }
+      chain.push_back(r.head);
+      ids.push_back(r.head_run_id.value_or(""));
+    }
+    blame(d, chain, ids, r.policy);
+    d.bisect_command = bisect_command(f, d, r.head.commit);
+    if (f.commits_since_anchor.empty()) f.commits_since_anchor = commits_between(r, f.anchor_commit);
+  }
+}
+
+// How a configuration's comparison with the anchor was made, in words for the reason and the report.
+std::string_view method_words(drift_method m) {
+  return m == drift_method::paired ? "measured paired beside the anchor's commit" : "against the anchor's stored run";
+}
+
+// "3 commits since the anchor: 1a2b3c4d5e6f 2b3c4d5e6f7a ..." (the first eight), or why none are listed.
+std::string commits_listed(const std::vector<std::string>& commits) {
+  if (commits.empty()) return "the commits since the anchor could not be listed here (git rev-list)";
+  std::string out =
+      std::to_string(commits.size()) + " commit" + (commits.size() == 1 ? "" : "s") + " since the anchor:";
+  constexpr std::size_t shown = 8;
+  for (std::size_t i = 0; i < commits.size() && i < shown; ++i) out += " " + commits[i].substr(0, 12);
+  if (commits.size() > shown) out += " and " + std::to_string(commits.size() - shown) + " more";
+  return out;
+}
+
+// The finding in one line: over budget (each configuration, how it was decided, what it blames), or within.
+std::string drift_reason(const drift_finding& f, const std::string& paired_note) {
+  std::size_t over = 0;
+  std::size_t paired = 0;
+  std::size_t undecided = 0;
+  for (const auto& d : f.configs) {
+    over += d.result == decision::slower;
+    paired += d.method == drift_method::paired;
+    undecided += d.result == decision::abstain;
+  }
+  std::ostringstream reason;
+  const std::string since = f.anchor_label + " (" + f.anchor_commit.substr(0, 12) + ")";
+  if (over) {
+    reason << over << " configuration" << (over == 1 ? "" : "s") << " over the drift budget of " << 100 * f.budget
+           << "% since " << since;
+  } else if (undecided) {
+    reason << "none shown over the drift budget of " << 100 * f.budget << "% since " << since << ": " << undecided
+           << " configuration" << (undecided == 1 ? "" : "s") << " undecided";
+  } else {
+    reason << "within the drift budget of " << 100 * f.budget << "% since " << since;
+    if (paired) {
+      reason << " (" << paired << " configuration" << (paired == 1 ? "" : "s") << " "
+             << method_words(drift_method::paired) << ")";
+    }
+  }
+  const drift_config* first_over = nullptr;
+  for (const auto& d : f.configs) {
+    if (d.result != decision::slower) continue;
+    if (!first_over) first_over = &d;
+    reason << "; " << d.key.label() << " " << percent(d.ratio) << " " << method_words(d.method);
+    if (d.blamed_commits.empty()) {
+      reason << ", no stored step blamed";
+      continue;
+    }
+    reason << ", blamed by the stored steps:";
+    for (const auto& c : d.blamed_commits) reason << " " << c.substr(0, 12);
+  }
+  if (first_over) {
+    reason << "; " << commits_listed(f.commits_since_anchor) << "; to name the slowing ones paired: "
+           << first_over->bisect_command;
+  }
+  if (!paired_note.empty()) reason << "; " << paired_note;
+  return reason.str();
+}
+
 }  // namespace
 
 drift_finding check_drift(baseline_backend& backend, const drift_request& r) {
@@ -172,55 +336,12 @@ drift_finding check_drift(baseline_backend& backend, const drift_request& r) {
   budget_policy.rope = f.budget;
   const verdict_document v = stats::judge_runs(anchor_run, r.head, budget_policy);
   f.checked = true;
-
-  // The chain anchor -> newer baselines -> head, oldest first, for the blame (fetched only when needed).
-  std::vector<run_document> chain;
-  std::vector<std::string> ids;
   for (const auto& c : v.configs) {
-    if (!c.ratio || !c.ci_lo || !c.ci_hi) continue;
-    drift_config d;
-    d.key = c.key;
-    d.result = c.result;
-    d.ratio = *c.ratio;
-    d.lo = *c.ci_lo;
-    d.hi = *c.ci_hi;
-    d.p_over = c.p_slower.value_or(0);
-    if (d.result == decision::slower) {
-      f.exceeded = true;
-      if (chain.empty()) {
-        const std::size_t first = std::min<std::size_t>(*anchor.index, blame_steps);
-        chain.push_back(first == *anchor.index ? anchor_run : backend.fetch_run(history[first].id));
-        ids.push_back(history[first].id);
-        for (std::size_t i = first; i-- > 0;) {
-          chain.push_back(backend.fetch_run(history[i].id));
-          ids.push_back(history[i].id);
-        }
-        chain.push_back(r.head);
-        ids.push_back(r.head_run_id.value_or(""));
-      }
-      blame(d, chain, ids, r.policy);
-    }
-    f.configs.push_back(std::move(d));
+    if (auto d = from_verdict(c, drift_method::stored)) f.configs.push_back(std::move(*d));
   }
-  std::size_t over = 0;
-  for (const auto& d : f.configs) over += d.result == decision::slower;
-  std::ostringstream reason;
-  if (over) {
-    reason << over << " configuration" << (over == 1 ? "" : "s") << " over the drift budget of "
-           << 100 * f.budget << "% since " << anchor.label << " (" << a.commit.substr(0, 12) << ")";
-    for (const auto& d : f.configs) {
-      if (d.result != decision::slower) continue;
-      reason << "; " << d.key.label() << " " << percent(d.ratio);
-      if (!d.blamed_commits.empty()) {
-        reason << ", blamed:";
-        for (const auto& c : d.blamed_commits) reason << " " << c.substr(0, 12);
-      }
-    }
-  } else {
-    reason << "within the drift budget of " << 100 * f.budget << "% since " << anchor.label << " ("
-           << a.commit.substr(0, 12) << ")";
-  }
-  f.reason = reason.str();
+  const std::string paired_note = decide_paired(f, r, budget_policy);
+  blame_over_budget(f, backend, history, *anchor.index, anchor_run, r);
+  f.reason = drift_reason(f, paired_note);
   return f;
 }
 
@@ -243,16 +364,21 @@ bj::value drift_json(const drift_finding& f) {
     bj::array blamed;
     for (const auto& c : d.blamed_commits) blamed.push_back(bj::value(c));
     configs.push_back(bj::object{{"kernel", d.key.kernel}, {"runtime", d.key.runtime}, {"dtype", d.key.dtype},
-                                 {"batch", d.key.batch}, {"decision", to_string(d.result)}, {"ratio", d.ratio},
+                                 {"batch", d.key.batch}, {"method", to_string(d.method)},
+                                 {"decision", to_string(d.result)}, {"ratio", d.ratio},
                                  {"ci95", bj::array{d.lo, d.hi}}, {"p_over_budget", d.p_over},
-                                 {"steps", std::move(steps)}, {"blamed_commits", std::move(blamed)}});
+                                 {"steps", std::move(steps)}, {"blamed_commits", std::move(blamed)},
+                                 {"bisect_command", d.bisect_command}});
   }
+  bj::array since;
+  for (const auto& c : f.commits_since_anchor) since.push_back(bj::value(c));
   return bj::object{{"schema", "rnx.drift/v1"},  {"checked", f.checked},
                     {"exceeded", f.exceeded},    {"reason", f.reason},
                     {"budget", f.budget},        {"action", to_string(f.action)},
                     {"anchor", f.anchor},        {"anchor_label", f.anchor_label},
                     {"anchor_run_id", f.anchor_run_id}, {"anchor_commit", f.anchor_commit},
-                    {"anchor_created_at", f.anchor_created_at}, {"configs", std::move(configs)}};
+                    {"anchor_created_at", f.anchor_created_at}, {"configs", std::move(configs)},
+                    {"commits_since_anchor", std::move(since)}};
 }
 
 std::string render_drift_text(const drift_finding& f) {
@@ -260,10 +386,14 @@ std::string render_drift_text(const drift_finding& f) {
   out << "drift: " << terminal_safe(f.reason, false) << "\n";
   for (const auto& d : f.configs) {
     out << "  " << terminal_safe(d.key.label(), false) << " since the anchor " << percent(d.ratio) << " "
-        << interval(d.lo, d.hi) << " P(over budget) " << d.p_over << "  " << to_string(d.result) << "\n";
+        << interval(d.lo, d.hi) << " P(over budget) " << d.p_over << "  " << to_string(d.result) << " ("
+        << method_words(d.method) << ")\n";
     for (const auto& s : d.steps) {
       out << "    " << s.commit.substr(0, 12) << " " << percent(s.ratio) << " " << interval(s.lo, s.hi)
           << (s.blamed ? "  blamed" : "") << "\n";
+    }
+    if (!d.bisect_command.empty()) {
+      out << "    to name the slowing commits paired: " << terminal_safe(d.bisect_command, false) << "\n";
     }
   }
   return out.str();
@@ -274,14 +404,19 @@ std::string render_drift_markdown(const drift_finding& f) {
   out << "**Drift budget** (" << 100 * f.budget << "% since " << markdown_code(f.anchor) << "): "
       << markdown_escape(f.reason) << "\n";
   for (const auto& d : f.configs) {
-    if (d.steps.empty()) continue;
+    if (d.steps.empty() && d.method == drift_method::stored) continue;
     out << "\n" << markdown_code(d.key.label()) << " " << percent(d.ratio) << " " << interval(d.lo, d.hi)
-        << " since the anchor; the stored history's steps:\n\n"
-        << "| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
+        << " since the anchor, " << to_string(d.result) << " (" << method_words(d.method) << ")"
+        << (d.steps.empty() ? "\n" : "; the stored history's steps:\n");
+    if (!d.steps.empty()) out << "\n| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
     for (const auto& s : d.steps) {
       out << "| " << markdown_code(s.commit.substr(0, 12)) << " | " << percent(s.ratio) << " | "
           << interval(s.lo, s.hi) << " | " << (s.blamed ? "yes" : "") << " |\n";
     }
+    if (d.bisect_command.empty()) continue;
+    out << "\n" << (d.blamed_commits.empty() ? "No stored step is blamed; " : "")
+        << markdown_escape(commits_listed(f.commits_since_anchor))
+        << ". To name the ones that slowed it, each measured paired: " << markdown_code(d.bisect_command) << "\n";
   }
   return out.str();
 }
@@ -295,8 +430,9 @@ std::string gate_drift_check(verdict_document& verdict, baseline_backend& backen
   try {
     std::optional<std::string> head_id;
     if (!inputs.head_run_id.empty()) head_id = inputs.head_run_id;
-    const drift_request request{head, inputs.base_branch, head_id, settings, policy,
-                                std::filesystem::absolute(inputs.config).parent_path(), utc_now_rfc3339()};
+    const drift_request request{head,   inputs.base_branch, head_id, settings, policy,
+                                std::filesystem::absolute(inputs.config).parent_path(), utc_now_rfc3339(),
+                                inputs.measure_paired};
     finding = check_drift(backend, request);
   } catch (const error& e) {
     finding.anchor = to_string(settings.anchor);
