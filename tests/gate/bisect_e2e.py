@@ -16,6 +16,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from scratch_repo import check, commit_files, git, init_repo  # noqa: E402  (tests/support/scratch_repo.py)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 MANIFEST = """[project]
@@ -45,38 +48,13 @@ ONCE = "def run(a, b):\n    return a @ b\n"
 TWICE = "def run(a, b):\n    c = a @ b\n    (a @ b).sum()\n    return c\n"
 
 
-def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
-def check(condition, message, problems):
-    if not condition:
-        problems.append(message)
-
-
 def make_repo(repo):
-    os.makedirs(repo)
-    with open(os.path.join(repo, "rnx.toml"), "w") as f:
-        f.write(MANIFEST)
-    with open(os.path.join(repo, "mm.py"), "w") as f:
-        f.write(ONCE)
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "one: mm")
-    shas = [git(repo, "rev-parse", "HEAD")]
+    shas = [init_repo(repo, {"rnx.toml": MANIFEST, "mm.py": ONCE}, "one: mm")]
     for i, change in enumerate(["doc", "slow", "doc"], start=2):
         if change == "slow":
-            with open(os.path.join(repo, "mm.py"), "w") as f:
-                f.write(TWICE)
-            subject = "three: mm does its product twice <b>*bold*</b>"
+            shas.append(commit_files(repo, {"mm.py": TWICE}, "three: mm does its product twice <b>*bold*</b>"))
         else:
-            with open(os.path.join(repo, "NOTES.md"), "a") as f:
-                f.write("note %d\n" % i)
-            git(repo, "add", "NOTES.md")
-            subject = "commit %d: notes" % i
-        git(repo, "commit", "-qam", subject)
-        shas.append(git(repo, "rev-parse", "HEAD"))
+            shas.append(commit_files(repo, {"NOTES.md": "note %d\n" % i}, "commit %d: notes" % i, append=True))
     return shas
 
 

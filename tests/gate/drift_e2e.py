@@ -23,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from scratch_repo import check, commit_files, git, init_repo  # noqa: E402  (tests/support/scratch_repo.py)
+
 MANIFEST = """[project]
 name = "drift-e2e"
 
@@ -55,38 +58,11 @@ ONCE = "def run(a, b):\n    return a @ b\n"
 MORE = "def run(a, b):\n    c = a @ b\n    (a[..., :96] @ b[:96]).sum()\n    return c\n"
 
 
-def git(repo, *args):
-    return subprocess.run(["git", "-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args],
-                          check=True, capture_output=True, text=True).stdout.strip()
-
-
-def check(condition, message, problems):
-    if not condition:
-        problems.append(message)
-
-
 def make_repo(repo):
-    os.makedirs(repo)
-    with open(os.path.join(repo, "rnx.toml"), "w") as f:
-        f.write(MANIFEST)
-    with open(os.path.join(repo, "mm.py"), "w") as f:
-        f.write(ONCE)
-    with open(os.path.join(repo, ".gitignore"), "w") as f:
-        f.write(".rnx/\n")
-    git(repo, "init", "-q", "-b", "main")
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "one: mm")
+    shas = [init_repo(repo, {"rnx.toml": MANIFEST, "mm.py": ONCE, ".gitignore": ".rnx/\n"}, "one: mm")]
     git(repo, "tag", "v1.0")
-    shas = [git(repo, "rev-parse", "HEAD")]
-    with open(os.path.join(repo, "mm.py"), "w") as f:
-        f.write(MORE)
-    git(repo, "commit", "-qam", "two: mm does more work")
-    shas.append(git(repo, "rev-parse", "HEAD"))
-    with open(os.path.join(repo, "NOTES.md"), "w") as f:
-        f.write("notes\n")
-    git(repo, "add", "NOTES.md")
-    git(repo, "commit", "-qm", "three: notes")
-    shas.append(git(repo, "rev-parse", "HEAD"))
+    shas.append(commit_files(repo, {"mm.py": MORE}, "two: mm does more work"))
+    shas.append(commit_files(repo, {"NOTES.md": "notes\n"}, "three: notes"))
     return shas
 
 
