@@ -12,6 +12,7 @@
 #include <torch/script.h>
 
 #ifdef RNX_RUNNER_CUDA
+#include <ATen/cuda/CUDAGeneratorImpl.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
@@ -74,14 +75,26 @@ std::uint64_t config_seed(std::uint64_t base, std::string_view kernel, std::int6
   return (h ^ (h >> 31)) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed in Python
 }
 
+at::Generator seeded_generator(at::Device device, std::uint64_t seed) {
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) {
+    at::Generator gen =
+        at::cuda::detail::createCUDAGenerator(device.has_index() ? device.index() : c10::cuda::current_device());
+    gen.set_current_seed(seed);
+    return gen;
+  }
+#endif
+  return at::make_generator<at::CPUGeneratorImpl>(seed);
+}
+
 std::vector<at::Tensor> make_inputs(const std::vector<input_spec>& specs, std::int64_t batch, at::ScalarType dtype,
                                     at::Device device, std::uint64_t seed) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed);
+  at::Generator gen = seeded_generator(device, seed);
   std::vector<at::Tensor> out;
   out.reserve(specs.size());
   for (const auto& spec : specs) {
-    at::Tensor t = at::randn(spec.resolve(batch), gen, at::TensorOptions().dtype(at::kFloat));
-    out.push_back(t.to(device, dtype).contiguous());
+    at::Tensor t = at::randn(spec.resolve(batch), gen, at::TensorOptions().dtype(at::kFloat).device(gen.device()));
+    out.push_back(t.to(dtype).contiguous());
   }
   return out;
 }
@@ -525,8 +538,10 @@ check_result compare_outputs(const std::vector<at::Tensor>& out, const std::vect
                   shape_text(ref[i]);
       return r;
     }
-    at::Tensor o = out[i].detach().to(at::kCPU, at::kDouble);
-    at::Tensor e = ref[i].detach().to(at::kCPU, at::kDouble);
+    // On the reference's device: a GPU compares tens of millions of elements in float64 in milliseconds, the CPU
+    // after a copy in about a second.
+    at::Tensor e = ref[i].detach().to(at::kDouble);
+    at::Tensor o = out[i].detach().to(e.device(), at::kDouble);
     at::Tensor diff = (o - e).abs();
     at::Tensor exact = o.eq(e);  // equal infinities count as close, as in torch.testing
     at::Tensor close = diff.le(tol.atol + tol.rtol * e.abs()).logical_or(exact);

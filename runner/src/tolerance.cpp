@@ -3,11 +3,14 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
+#include <ATen/record_function.h>
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <sstream>
+#include <string_view>
 #include <tuple>
 
 namespace rnx::runner {
@@ -23,9 +26,10 @@ double dtype_eps(at::ScalarType t) {
   }
 }
 
-// |a - b| in float64 on the CPU, flattened, over the elements where the difference is finite.
+// |a - b| in float64 on b's device (the reference's), flattened, over the elements where the difference is finite.
 at::Tensor finite_errors(const at::Tensor& a, const at::Tensor& b) {
-  at::Tensor d = (a.detach().to(at::kCPU, at::kDouble) - b.detach().to(at::kCPU, at::kDouble)).abs().flatten();
+  at::Tensor wide_b = b.detach().to(at::kDouble);
+  at::Tensor d = (a.detach().to(wide_b.device(), at::kDouble) - wide_b).abs().flatten();
   return d.masked_select(at::isfinite(d));
 }
 
@@ -38,6 +42,9 @@ at::Tensor all_errors(const std::vector<at::Tensor>& out, const std::vector<at::
     parts.push_back(finite_errors(out[i], ref[i]));
   }
   if (parts.empty()) return at::empty({0}, at::TensorOptions().dtype(at::kDouble));
+  if (parts.size() == 1) return parts.front();
+  const at::Device on = parts.front().device();
+  for (auto& p : parts) p = p.to(on);
   return at::cat(parts);
 }
 
@@ -63,12 +70,56 @@ bool tf32_allowed(at::ScalarType dtype, at::Device device) {
   return at::globalContext().allowTF32CuDNN() || at::globalContext().allowTF32CuBLAS();
 }
 
+namespace {
+
+thread_local tf32_families* recording = nullptr;
+
+// RecordFunction's start callback (a plain function: the families go to this thread's `recording`).
+std::unique_ptr<at::ObserverContext> note_family(const at::RecordFunction& fn) {
+  if (!recording) return nullptr;
+  const std::string_view name(fn.name());
+  if (!name.starts_with("aten::")) return nullptr;
+  const std::string_view op = name.substr(6);
+  if (op.find("conv") != std::string_view::npos) recording->convolution = true;
+  if (op.find("mm") != std::string_view::npos || op == "linear" || op == "matmul" || op == "einsum" ||
+      op == "tensordot" || op == "mv" || op == "addmv" || op.find("scaled_dot_product") != std::string_view::npos) {
+    recording->matmul = true;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+tf32_families families_during(const std::function<void()>& call) {
+  tf32_families used;
+  tf32_families* outer = recording;
+  recording = &used;
+  const at::CallbackHandle handle =
+      at::addThreadLocalCallback(at::RecordFunctionCallback(&note_family).scopes({at::RecordScope::FUNCTION}));
+  try {
+    call();
+  } catch (...) {
+    at::removeCallback(handle);
+    recording = outer;
+    throw;
+  }
+  at::removeCallback(handle);
+  recording = outer;
+  return used;
+}
+
+bool tf32_reaches(const tf32_families& used, at::ScalarType dtype, at::Device device) {
+  if (dtype != at::kFloat || !device.is_cuda()) return false;
+  const auto& ctx = at::globalContext();
+  return (used.convolution && ctx.allowTF32CuDNN()) || (used.matmul && ctx.allowTF32CuBLAS());
+}
+
 double arithmetic_eps(at::ScalarType dtype, at::Device device) {
   return tf32_allowed(dtype, device) ? 9.765625e-4 : dtype_eps(dtype);  // TF32: 2^-10
 }
 
 std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, double eps, std::uint64_t seed) {
-  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(seed ^ 0x5DEECE66DULL);
+  std::optional<at::Generator> gen;  // on the first floating input's device
   std::vector<at::Tensor> out;
   out.reserve(inputs.size());
   for (const auto& t : inputs) {
@@ -77,7 +128,9 @@ std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs
       continue;
     }
     at::Tensor wide = t.detach().to(at::kDouble);
-    at::Tensor u = at::rand(wide.sizes(), gen, at::TensorOptions().dtype(at::kDouble)).to(wide.device());
+    if (!gen) gen = seeded_generator(wide.device(), seed ^ 0x5DEECE66DULL);
+    at::Tensor u = at::rand(wide.sizes(), *gen, at::TensorOptions().dtype(at::kDouble).device(gen->device()))
+                       .to(wide.device());
     out.push_back(wide * (1.0 + eps * (2.0 * u - 1.0)));
   }
   return out;
@@ -104,7 +157,11 @@ yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vec
 }
 
 double yard_value(const yardstick& y, yard_basis basis) {
-  if (basis == yard_basis::trusted_reference) return y.largest;
+  if (basis == yard_basis::trusted_reference) {
+    // Where TF32 is allowed, the reference's library may have chosen an exact float32 algorithm while an equally
+    // legitimate one (another layout, another cuDNN algorithm) rounds its products to TF32: that rounding is granted.
+    return y.tf32 && y.input_rounding ? std::max(y.largest, *y.input_rounding) : y.largest;
+  }
   double v = y.typical;
   if (y.input_rounding) v = std::min(v, rounding_explains * *y.input_rounding);
   return v;
@@ -118,10 +175,14 @@ tolerance widen(tolerance base, const yardstick& y, yard_basis basis) {
 std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   const tolerance applied = widen(base, y, basis);
   const std::string dt(dtype_name(y.dtype));
-  const std::string own = basis == yard_basis::trusted_reference
-                              ? "the eager " + dt + " reference's largest error against float64, " + number(y.largest)
-                              : "the eager " + dt + " computation's 99th-percentile error against float64, " +
-                                    number(y.typical);
+  std::string own = basis == yard_basis::trusted_reference
+                        ? "the eager " + dt + " reference's largest error against float64, " + number(y.largest)
+                        : "the eager " + dt + " computation's 99th-percentile error against float64, " +
+                              number(y.typical);
+  if (basis == yard_basis::trusted_reference && y.tf32 && y.input_rounding && *y.input_rounding > y.largest) {
+    own += ", or the " + number(*y.input_rounding) +
+           " that rounding the inputs to TF32 (allowed for float32 on CUDA) moves the float64 result, the larger";
+  }
   std::string capped;
   if (basis == yard_basis::self_check && y.input_rounding && rounding_explains * *y.input_rounding < y.typical) {
     capped = ", counted only up to " + number(rounding_explains) + "x the " + number(*y.input_rounding) +
@@ -151,8 +212,8 @@ std::pair<std::int64_t, std::int64_t> count_outside(const std::vector<at::Tensor
   for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
     if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
     if (!out[i].is_floating_point()) continue;
-    at::Tensor o = out[i].detach().to(at::kCPU, at::kDouble);
-    at::Tensor e = ref[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor e = ref[i].detach().to(at::kDouble);
+    at::Tensor o = out[i].detach().to(e.device(), at::kDouble);
     at::Tensor close = (o - e).abs().le(tol.atol + tol.rtol * e.abs()).logical_or(o.eq(e));
     outside += close.logical_not().sum().item<std::int64_t>();
     total += o.numel();

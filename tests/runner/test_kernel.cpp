@@ -107,6 +107,36 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
                                  "float64 result (2.56e-06)") != std::string::npos);
   // The verifier's basis trusts its reference: its largest error is the yardstick, so the same output passes.
   CHECK(rnx::runner::check_within({lossy}, {ref}, base, capped, yard_basis::trusted_reference).ok);
+  // Where TF32 is allowed (a float32 convolution on CUDA), the trusted reference's exact float32 algorithm does not
+  // set the yardstick alone: a candidate whose library rounds products to TF32 is granted that rounding's error.
+  const std::vector<at::Tensor> moved_tf32 = {ref + 2e-4};
+  at::Tensor tf32_like = ref + 5e-4;
+  auto exact_ref = rnx::runner::measure_yardstick({ref + 1e-7}, {ref}, at::kFloat, &moved_tf32, true);
+  CHECK(rnx::runner::yard_value(exact_ref, yard_basis::trusted_reference) == doctest::Approx(2e-4));
+  CHECK(rnx::runner::check_within({tf32_like}, {ref}, base, exact_ref, yard_basis::trusted_reference).ok);
+  // Without TF32 the same measurements grant only the reference's own error, and four times the TF32 rounding
+  // (a bfloat16-sized error) is beyond it either way.
+  auto no_tf32 = rnx::runner::measure_yardstick({ref + 1e-7}, {ref}, at::kFloat, &moved_tf32, false);
+  CHECK(rnx::runner::yard_value(no_tf32, yard_basis::trusted_reference) == doctest::Approx(1e-7));
+  auto tf32_fail = rnx::runner::check_within({tf32_like}, {ref}, base, no_tf32, yard_basis::trusted_reference);
+  CHECK_FALSE(tf32_fail.ok);
+  CHECK_FALSE(rnx::runner::check_within({ref + 1e-3}, {ref}, base, exact_ref, yard_basis::trusted_reference).ok);
+  auto told = rnx::runner::check_within({ref + 1e-3}, {ref}, base, exact_ref, yard_basis::trusted_reference);
+  CHECK(told.message.find("or the 0.0002 that rounding the inputs to TF32 (allowed for float32 on CUDA) moves the "
+                          "float64 result, the larger") != std::string::npos);
+  // Which operator families a computation dispatches decides whether TF32's rounding can apply at all.
+  at::Tensor img = at::randn({1, 2, 8, 8}), weight = at::randn({3, 2, 3, 3}), m = at::randn({8, 8});
+  const auto conv = rnx::runner::families_during([&] { (void)at::conv2d(img, weight); });
+  CHECK(conv.convolution);
+  CHECK_FALSE(conv.matmul);
+  const auto mm = rnx::runner::families_during([&] { (void)at::matmul(m, m); });
+  CHECK(mm.matmul);
+  CHECK_FALSE(mm.convolution);
+  const auto softmax = rnx::runner::families_during([&] { (void)at::softmax(m, -1).cumsum(0); });
+  CHECK_FALSE(softmax.convolution);
+  CHECK_FALSE(softmax.matmul);
+  CHECK_FALSE(rnx::runner::tf32_reaches(conv, at::kFloat, at::kCPU));  // TF32 is a CUDA rounding
+  CHECK_FALSE(rnx::runner::tf32_reaches(softmax, at::kFloat, at::Device(at::kCUDA, 0)));
   // Perturbed inputs: float64, deterministic, moved by at most the arithmetic's eps (float16's here).
   at::Tensor x = at::randn({64}, at::kFloat);
   const double half_eps = rnx::runner::arithmetic_eps(at::kHalf, at::kCPU);

@@ -65,8 +65,8 @@ double max_error(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>
   double worst = 0;
   for (std::size_t i = 0; i < a.size() && i < b.size(); ++i) {
     if (a[i].sizes() != b[i].sizes()) return INFINITY;
-    at::Tensor x = a[i].detach().to(at::kCPU, at::kDouble);
-    at::Tensor y = b[i].detach().to(at::kCPU, at::kDouble);
+    at::Tensor y = b[i].detach().to(at::kDouble);
+    at::Tensor x = a[i].detach().to(y.device(), at::kDouble);
     if (x.numel() == 0) continue;
     at::Tensor d = (x - y).abs().nan_to_num(INFINITY, INFINITY, INFINITY);
     worst = std::max(worst, d.max().item<double>());
@@ -196,7 +196,7 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     return r;
   }
   r.ref_max = max_abs(r.ref64);
-  const runner::yardstick yard = runner::measure_yardstick(refdt, r.ref64, dtype);
+  const runner::yardstick yard = reference_yard(refdt, r.ref64, wide, dtype, c.shape);
   r.yard = yard.largest;
   // Output form first: count, shape, dtype and device must be what the reference gives in this dtype.
   if (r.out.size() != refdt.size()) {
@@ -585,7 +585,7 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
         // The same yardstick as every correctness stage: the reference's own error in this dtype on these inputs
         // (a fixed multiple of eps * max|ref| ignores the reduction length and rejected honest large-K GEMMs).
         const runner::yardstick yard =
-            runner::measure_yardstick(pair_.reference().call(narrow, dtype, smoke_shape), ref_changed, dtype);
+            reference_yard(pair_.reference().call(narrow, dtype, smoke_shape), ref_changed, wide, dtype, smoke_shape);
         if (!runner::check_within(cand_changed, ref_changed, tol_for(dtype), yard,
                                   runner::yard_basis::trusted_reference)
                  .ok) {
@@ -722,6 +722,23 @@ std::vector<at::Tensor> verifier::rewritten_twin(const std::vector<at::Tensor>& 
   return twin;
 }
 
+runner::yardstick verifier::reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
+                                          const std::vector<at::Tensor>& wide, at::ScalarType dtype,
+                                          const shape_variant& shape) {
+  if (!runner::tf32_allowed(dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
+  constexpr std::uint64_t perturbation_seed = 0x7F32;
+  std::vector<at::Tensor> moved;
+  // Only a reference made of convolutions or matrix products (where torch allows TF32 for them) is granted TF32's
+  // rounding: a softmax is exact float32 arithmetic whatever the settings, and so must its candidate be.
+  const runner::tf32_families used = runner::families_during([&] {
+    moved = pair_.reference().call(
+        runner::rounding_perturbed(wide, runner::arithmetic_eps(dtype, pair_.device()), perturbation_seed),
+        at::kDouble, shape);
+  });
+  if (!runner::tf32_reaches(used, dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
+  return runner::measure_yardstick(refdt, ref64, dtype, &moved, true);
+}
+
 std::string verifier::check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
                                          at::ScalarType dtype, const shape_variant& shape) {
   std::vector<at::Tensor> wide, narrow;
@@ -732,7 +749,7 @@ std::string verifier::check_timed_output(const std::vector<at::Tensor>& out, con
   const std::vector<at::Tensor> ref64 = pair_.reference().call(wide, at::kDouble, shape);
   const std::vector<at::Tensor> refdt = pair_.reference().call(narrow, dtype, shape);
   if (!all_finite(ref64) || !all_finite(refdt)) return "";  // not judged here, as in every stage
-  const runner::yardstick yard = runner::measure_yardstick(refdt, ref64, dtype);
+  const runner::yardstick yard = reference_yard(refdt, ref64, wide, dtype, shape);
   runner::check_result r = runner::check_within(out, ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
   return r.ok ? "" : r.message;
 }

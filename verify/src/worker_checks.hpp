@@ -6,6 +6,7 @@
 
 #include "rnx/common/json.hpp"
 #include "rnx/runner/kernel.hpp"
+#include "rnx/runner/tolerance.hpp"
 #include "candidate_remote.hpp"
 #include "worker_kernels.hpp"
 
@@ -92,6 +93,11 @@ class verifier {
   std::vector<at::Tensor> make_base(const case_spec& c);
   bool reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype);
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
+  // The reference's yardstick on one input set (`refdt`: the reference in `dtype`, `ref64`: in float64 on `wide`),
+  // with the TF32 input-rounding error measured too where the reference dispatches convolutions or matrix products
+  // and torch allows TF32 for them in `dtype` here (tolerance.hpp).
+  runner::yardstick reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
+                                   const std::vector<at::Tensor>& wide, at::ScalarType dtype, const shape_variant& shape);
   void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
            double started, at::ScalarType dtype);
   // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and

@@ -28,6 +28,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -64,17 +65,32 @@ std::string_view to_string(yard_basis basis);
 double arithmetic_eps(at::ScalarType dtype, at::Device device);
 bool tf32_allowed(at::ScalarType dtype, at::Device device);
 
+// The operator families that may round their products to TF32, as dispatched while `call` runs (recorded by
+// operator name through ATen's RecordFunction: aten::convolution and friends, aten::mm, addmm, bmm, baddbmm, ...).
+struct tf32_families {
+  bool convolution = false;  // TF32 where torch.backends.cudnn.allow_tf32 (on by default)
+  bool matmul = false;       // TF32 where torch.backends.cuda.matmul.allow_tf32 / float32 matmul precision "high"
+};
+tf32_families families_during(const std::function<void()>& call);
+
+// Whether a computation that dispatched `used` may have been rounded to TF32 in `dtype` on `device` under torch's
+// settings now: a softmax never is, whatever the settings; a float32 convolution on CUDA is by default.
+bool tf32_reaches(const tf32_families& used, at::ScalarType dtype, at::Device device);
+
 // Inputs in float64, each floating element moved by a relative amount uniform in (-eps, eps): what rounding to the
 // arithmetic's precision (arithmetic_eps) could have done to them. Deterministic in `seed`; non-floating inputs
 // are returned as is.
 std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs, double eps, std::uint64_t seed);
 
-// `perturbed_ref64`: the float64 computation on rounding_perturbed(inputs); needed by self_check only.
+// `perturbed_ref64`: the float64 computation on rounding_perturbed(inputs); needed by self_check, and by
+// trusted_reference where TF32 is allowed (`tf32`).
 yardstick measure_yardstick(const std::vector<at::Tensor>& eager, const std::vector<at::Tensor>& ref64,
                             at::ScalarType dtype, const std::vector<at::Tensor>* perturbed_ref64 = nullptr,
                             bool tf32 = false);
 
-// The error the yardstick grants under `basis` (before yard_factor).
+// The error the yardstick grants under `basis` (before yard_factor): trusted_reference, the reference's largest
+// error, or where TF32 is allowed (y.tf32) the larger of that and the TF32 input-rounding error; self_check, the
+// 99th-percentile error capped at rounding_explains times the input-rounding error.
 double yard_value(const yardstick& y, yard_basis basis);
 
 // rtol as given; atol = max(base.atol, yard_factor * yard_value).
