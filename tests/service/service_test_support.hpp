@@ -3,6 +3,7 @@
 #pragma once
 
 #include "rnx/common/json.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/service/store.hpp"
 
@@ -217,54 +218,30 @@ struct command_result {
   std::string err;
 };
 
-// Runs a program (argv[0] is its path) to completion, capturing stdout and stderr; killed after `timeout`.
-inline command_result run_command(std::vector<std::string> args,
+// Runs a program to completion through rnx's process helper, capturing stdout and stderr; killed after `timeout`.
+inline command_result run_command(const std::vector<std::string>& args,
                                   std::chrono::milliseconds timeout = std::chrono::seconds(60)) {
-  int out_pipe[2];
-  int err_pipe[2];
-  if (pipe(out_pipe) != 0 || pipe(err_pipe) != 0) throw std::runtime_error("pipe failed");
-  pid_t pid = fork();
-  if (pid < 0) throw std::runtime_error("fork failed");
-  if (pid == 0) {
-    dup2(out_pipe[1], 1);
-    dup2(err_pipe[1], 2);
-    for (int fd : {out_pipe[0], out_pipe[1], err_pipe[0], err_pipe[1]}) close(fd);
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    execv(argv[0], argv.data());
-    _exit(127);
+  process_options options;
+  options.what = capture::separately;
+  options.timeout = timeout;
+  const process_result r = run_process(args, options);
+  return {r.timed_out || r.signal != 0 ? -1 : r.exit_code, r.out, r.err};
+}
+
+// A self-signed certificate for localhost (and 127.0.0.1 with `ip_names`), made by the openssl command; false when
+// openssl is missing or fails.
+inline bool make_test_certificate(const std::string& cert, const std::string& key, bool ip_names) {
+  std::vector<std::string> argv = {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
+                                   "-out", cert, "-days", "1", "-subj", "/CN=localhost"};
+  if (ip_names) {
+    argv.push_back("-addext");
+    argv.push_back("subjectAltName=IP:127.0.0.1,DNS:localhost");
   }
-  close(out_pipe[1]);
-  close(err_pipe[1]);
-  command_result result;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  std::string* sinks[2] = {&result.out, &result.err};
-  int open_fds = 2;
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (open_fds > 0 && std::chrono::steady_clock::now() < deadline) {
-    if (poll(fds, 2, 100) <= 0) continue;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
-      char buffer[4096];
-      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        sinks[i]->append(buffer, static_cast<std::size_t>(n));
-      } else {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      }
-    }
+  try {
+    return run_command(argv).exit_code == 0;
+  } catch (const std::exception&) {
+    return false;
   }
-  for (auto& f : fds) {
-    if (f.fd >= 0) close(f.fd);
-  }
-  if (open_fds > 0) kill(pid, SIGKILL);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  if (open_fds == 0 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  return result;
 }
 
 // Sends raw bytes to 127.0.0.1:port and returns whatever comes back before the server closes or

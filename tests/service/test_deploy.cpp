@@ -374,9 +374,7 @@ TEST_CASE("health: exit 0 when the server answers ok (plain and TLS), 1 when it 
   test::temp_dir other;
   std::string cert = other.file("cert.pem");
   std::string key = other.file("key.pem");
-  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
-                    " -days 1 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>/dev/null";
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "the openssl command is needed to make a test certificate");
+  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true), "the openssl command is needed to make a test certificate");
   test::server_process tls(db, {"--tls-cert", cert, "--tls-key", key});
   auto trusted = rnx_server({"health", "--url", tls.url("/healthz"), "--ca-file", cert});
   CHECK_MESSAGE(trusted.exit_code == 0, trusted.err);
@@ -399,9 +397,7 @@ TEST_CASE("TLS: a half-given or unreadable certificate is a one-line start-up er
   std::string db = dir.file("rnx.sqlite");
   std::string cert = dir.file("cert.pem");
   std::string key = dir.file("key.pem");
-  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
-                    " -days 1 -subj /CN=localhost 2>/dev/null";
-  REQUIRE(std::system(cmd.c_str()) == 0);
+  REQUIRE(test::make_test_certificate(cert, key, false));
   auto half = rnx_server({"serve", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", cert});
   CHECK(half.exit_code == 2);
   CHECK(half.err == "rnx-server: error: TLS needs both --tls-cert and --tls-key\n");

@@ -168,9 +168,7 @@ TEST_CASE("TLS: rnx-server over HTTPS; the client verifies the peer unless told 
   test::temp_dir dir;
   std::string cert = dir.file("cert.pem");
   std::string key = dir.file("key.pem");
-  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
-                    " -days 1 -subj /CN=localhost -addext subjectAltName=IP:127.0.0.1,DNS:localhost 2>/dev/null";
-  REQUIRE_MESSAGE(std::system(cmd.c_str()) == 0, "the openssl command is needed to make a test certificate");
+  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true), "the openssl command is needed to make a test certificate");
   std::string db = dir.file("rnx.sqlite");
   test::server_process server(db, {"--tls-cert", cert, "--tls-key", key});
   REQUIRE(server.url().rfind("https://", 0) == 0);
