@@ -47,7 +47,7 @@ struct change_options {
   double min_effect = 0.005;  // and its size (ratio - 1, either way) this fraction
   double hazard = 0.01;       // prior chance of a step between two consecutive runs
   double step_prior_sd = 0.05;  // prior spread of a step's log size
-  double short_history_widening = 10.0;  // run variances times 1 + this / (runs - 1)
+  double short_history_widening = 13.0;  // run variances times 1 + this / (runs - 1)
 };
 
 struct change_point {
