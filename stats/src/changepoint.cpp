@@ -118,12 +118,11 @@ double between_run_variance(const std::vector<double>& y, const std::vector<doub
   return (lo + hi) / 2;
 }
 
-// Each run's own variance (its log_se squared), where it stands out: the spread of three or four processes varies
+// Each run's own variance (its log_se squared), where it stands out. The spread of three or four processes varies
 // by chance, rarely beyond four times its typical (median) value (6% of runs of 3 processes, 2% of 4: chi-square
-// with 2 and 3 degrees of freedom), so below four times the typical a run's own variance is taken as the typical one (a
-// run whose processes agreed by luck does not decide a step alone, one whose processes disagreed by luck still counts),
-// above it as its own (a run whose processes swung counts less). A run without its own uncertainty gets the typical
-// one.
+// with 2 and 3 degrees of freedom). Below that a run's own variance is taken as the typical one: a run whose
+// processes agreed by luck does not decide a step alone, one whose processes disagreed by luck still counts. Above
+// it, its own: a run whose processes swung counts less. A run without its own uncertainty gets the typical one.
 std::vector<double> own_variances(std::span<const run_point> history) {
   std::vector<double> own, known;
   for (const auto& p : history) {
