@@ -16,6 +16,7 @@ namespace {
 std::vector<run_point> history(std::mt19937_64& rng, int runs, double sd, int at, double step) {
   std::normal_distribution<double> noise(0.0, sd);
   std::vector<run_point> out;
+  out.reserve(static_cast<std::size_t>(runs));
   for (int i = 0; i < runs; ++i) out.push_back({std::log(2.0) + (i >= at ? std::log(step) : 0.0) + noise(rng), sd});
   return out;
 }
