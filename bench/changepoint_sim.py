@@ -4,13 +4,16 @@ consecutive-runs check the service runs after each baseline today (the new basel
 'slower' when P(ratio > 1 + rope) >= probability, rope 0.02 and probability 0.95: the default gate policy).
 
     python3 bench/changepoint_sim.py [--histories 500] [--runs 60] [--sim build/bin/changepoint_sim]
+                                     [--steps 1,2,3,5] [--profiles cpu,h200-chain,h200-matmul] [--penalty X]
+                                     [--widening W]
                                      [--out bench/results/changepoint_sim.json]
 
 Each history is `runs` per-run statistics (log scale) with one noise profile: every run's statistic is off by a
 normal error of the profile's per-run standard deviation (between-run drift and the run's own noise together),
 and the run reports an uncertainty (standard error) drawn as its process spread would give it: the profile's
 reported standard error times sqrt(chi2(k - 1) / (k - 1)) for k processes. Scenarios: flat; a single step of 1,
-2, 3 or 5% at run 40 (the 41st run is the first slower one); a ramp of 0.5% a commit from run 40 on.
+2, 3 or 5% (--steps) at run 40 (the 41st run is the first slower one); a ramp of 0.5% a commit from run 40 on.
+With other --steps or --profiles than the defaults the random histories differ from the default run's.
 
 The detector sees the history as the store does: after each run, the history so far is scanned and the change
 points not yet stored are stored (and would be announced). A step counts as found when a 'slower' change point
@@ -84,10 +87,10 @@ def h200_profiles():
     ]
 
 
-def scenarios():
+def scenarios(steps):
     out = [("flat", np.zeros)]
-    for pct in (1, 2, 3, 5):
-        out.append((f"step {pct}%", lambda n, p=pct: np.where(np.arange(n) >= STEP_AT, math.log(1 + p / 100), 0.0)))
+    for pct in steps:
+        out.append((f"step {pct:g}%", lambda n, p=pct: np.where(np.arange(n) >= STEP_AT, math.log(1 + p / 100), 0.0)))
     out.append(("ramp 0.5%/commit",
                 lambda n: np.where(np.arange(n) >= STEP_AT, (np.arange(n) - STEP_AT + 1) * math.log(1.005), 0.0)))
     return out
@@ -101,9 +104,10 @@ def simulate(rng, profile, level, histories):
     return y, se
 
 
-def run_detector(sim, y, se, penalty):
+def run_detector(sim, y, se, penalty, widening):
     lines = "\n".join(" ".join(f"{a:.9g},{b:.9g}" for a, b in zip(yr, sr)) for yr, sr in zip(y, se)) + "\n"
     argv = [sim] + (["--penalty", str(penalty)] if penalty else [])
+    argv += ["--widening", str(widening)] if widening is not None else []
     out = subprocess.run(argv, input=lines, capture_output=True, text=True, check=True).stdout.splitlines()
     stored = []
     for line in out:
@@ -162,18 +166,25 @@ def main():
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--sim", default=os.path.join(ROOT, "build/bin/changepoint_sim"))
     ap.add_argument("--penalty", type=float, help="the detector's penalty (default: the shipped one)")
+    ap.add_argument("--widening", type=float, help="the detector's short-history widening (default: the shipped one)")
+    ap.add_argument("--steps", default="1,2,3,5", help="step sizes in percent, comma-separated")
+    ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul", help="noise profiles, comma-separated")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/changepoint_sim.json"))
     args = ap.parse_args()
     if not os.access(args.sim, os.X_OK):
         sys.exit(f"changepoint_sim: {args.sim} is not built; run: ninja -C build changepoint_sim")
     rng = np.random.default_rng(args.seed)
-    profiles = [cpu_profile()] + h200_profiles()
+    wanted = args.profiles.split(",")
+    profiles = [p for p in [cpu_profile()] + h200_profiles() if p["name"] in wanted]
+    if len(profiles) != len(wanted):
+        sys.exit(f"changepoint_sim: --profiles {args.profiles}: the profiles are cpu, h200-chain, h200-matmul")
+    steps = [float(x) for x in args.steps.split(",")]
     rows = []
     for profile in profiles:
-        for name, shape in scenarios():
+        for name, shape in scenarios(steps):
             level = shape(args.runs)
             y, se = simulate(rng, profile, level, args.histories)
-            stored = run_detector(args.sim, y, se, args.penalty)
+            stored = run_detector(args.sim, y, se, args.penalty, args.widening)
             detector = score(name, [[(c["look"], c["index"], c["ratio"] > 1) for c in s] for s in stored],
                              name != "flat", args.runs, args.histories)
             threshold = score(name, [[(t, t, True) for t in flags] for flags in consecutive_flags(y, se)],
@@ -205,6 +216,7 @@ def main():
         command = " ".join(["python3", "bench/changepoint_sim.py"] + sys.argv[1:])
         json.dump({"bench": "changepoint_sim", "command": command,
                    "histories": args.histories, "runs": args.runs, "step_at": STEP_AT, "seed": args.seed,
+                   "steps": steps,
                    "profiles": profiles, "rows": rows, "scan_cost_s": cost}, f, indent=1)
 
 

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <numbers>
 #include <numeric>
 
 namespace rnx::stats {
@@ -16,6 +17,13 @@ namespace {
 // Below this the standard deviation of a log statistic (0.01%) is treated as this: identical values still have
 // a finite weight.
 constexpr double min_variance = 1e-8;
+
+// A run this many of its standard deviations off the level of the runs around it disagrees with them: for normal
+// noise that happens about once in 16000 runs.
+constexpr double outlier_z = 4.0;
+
+// A run's own variance counts as its own only above this multiple of the history's typical one (own_variances).
+constexpr double stands_out = 4.0;
 
 // Prefix sums of w, w*y and w*y^2: the weighted Gaussian cost of any segment in O(1).
 class segment_costs {
@@ -43,17 +51,132 @@ class segment_costs {
 
 double median_of(std::vector<double> values) { return median(std::move(values)); }
 
-// The between-run variance of the log statistic beyond what each run's own uncertainty explains, from successive
-// differences: a step moves one difference and a ramp all of them alike, so the median absolute deviation of the
-// differences about their median is the noise alone. Returns (extra variance, total variance of one run).
-std::pair<double, double> between_run_variance(const std::vector<double>& y, double typical_own_variance) {
-  std::vector<double> diffs;
-  for (std::size_t i = 1; i < y.size(); ++i) diffs.push_back(y[i] - y[i - 1]);
-  const double center = median_of(diffs);
-  for (auto& d : diffs) d = std::abs(d - center);
-  const double sd_diff = 1.4826 * median_of(diffs);
-  const double total = sd_diff * sd_diff / 2;
-  return {std::max(0.0, total - typical_own_variance), total};
+// E[Z^2 | |Z| among the smallest fraction q] for a standard normal Z: a trimmed mean of squares divided by it is
+// a variance again.
+double trimmed_normal_second_moment(double q) {
+  double lo = 0, hi = 10;  // c with P(|Z| < c) = q, by bisection
+  for (int i = 0; i < 60; ++i) {
+    const double c = (lo + hi) / 2;
+    (std::erf(c / std::numbers::sqrt2) < q ? lo : hi) = c;
+  }
+  const double c = (lo + hi) / 2;
+  const double density = std::exp(-c * c / 2) / std::sqrt(2 * std::numbers::pi);
+  return 1 - 2 * c * density / q;
+}
+
+// Successive differences of the log statistics, as their distances from the median difference (a ramp shifts them
+// all alike), and the trimming that leaves out their largest quarter (the one difference a step moves, the two an
+// outlier run moves).
+struct differences {
+  std::vector<double> dev;       // y[i + 1] - y[i] - the median difference
+  std::vector<double> pair_own;  // own[i] + own[i + 1]
+  std::size_t kept = 0;          // how many of the smallest are kept
+  double moment = 1;             // what that trimming leaves of a standard normal's mean square
+};
+
+differences trimmed_differences(const std::vector<double>& y, const std::vector<double>& own) {
+  differences out;
+  for (std::size_t i = 1; i < y.size(); ++i) {
+    out.dev.push_back(y[i] - y[i - 1]);
+    out.pair_own.push_back(own[i] + own[i - 1]);
+  }
+  const double center = median_of(out.dev);
+  for (auto& d : out.dev) d -= center;
+  const auto m = static_cast<double>(out.dev.size());
+  out.kept = std::max<std::size_t>(1, out.dev.size() * 3 / 4);
+  // The kept fraction taken as (kept + 1/2) / all leaves the estimate unbiased for normal noise from 7 on.
+  out.moment = trimmed_normal_second_moment(std::min(0.999, (static_cast<double>(out.kept) + 0.5) / m));
+  return out;
+}
+
+// The trimmed mean square of the differences each divided by its standard deviation under between-run variance
+// `between` (both runs' own variances plus twice it), over the standard normal's: 1 when `between` explains them.
+double trimmed_scaled_square(const differences& d, double between) {
+  std::vector<double> scaled(d.dev.size());
+  for (std::size_t i = 0; i < scaled.size(); ++i) {
+    scaled[i] = d.dev[i] * d.dev[i] / std::max(d.pair_own[i] + 2 * between, min_variance);
+  }
+  std::nth_element(scaled.begin(), scaled.begin() + static_cast<std::ptrdiff_t>(d.kept - 1), scaled.end());
+  const double sum = std::accumulate(scaled.begin(), scaled.begin() + static_cast<std::ptrdiff_t>(d.kept), 0.0);
+  return sum / static_cast<double>(d.kept) / d.moment;
+}
+
+// The between-run variance: the part of the differences' scatter that the runs' own variances do not explain,
+// chosen so that the differences over their standard deviations have unit trimmed mean square. The weights are
+// then calibrated against the history itself, whether the runs' own uncertainties say much about their errors or
+// little (then this part covers it). Found by bisection: the scaled square falls as `between` grows, and at
+// max(dev^2) / (2 moment) it is at most 1.
+double between_run_variance(const std::vector<double>& y, const std::vector<double>& own) {
+  const auto d = trimmed_differences(y, own);
+  if (trimmed_scaled_square(d, 0.0) <= 1) return 0.0;
+  double lo = 0, hi = 0;
+  for (double x : d.dev) hi = std::max(hi, x * x / (2 * d.moment));
+  for (int i = 0; i < 50; ++i) {
+    const double mid = (lo + hi) / 2;
+    (trimmed_scaled_square(d, mid) > 1 ? lo : hi) = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+// Each run's own variance (its log_se squared), where it stands out. The spread of three or four processes varies
+// by chance, rarely beyond four times its typical (median) value (6% of runs of 3 processes, 2% of 4: chi-square
+// with 2 and 3 degrees of freedom). Below that a run's own variance is taken as the typical one: a run whose
+// processes agreed by luck does not decide a step alone, one whose processes disagreed by luck still counts. Above
+// it, its own: a run whose processes swung counts less. A run without its own uncertainty gets the typical one.
+std::vector<double> own_variances(std::span<const run_point> history) {
+  std::vector<double> own, known;
+  for (const auto& p : history) {
+    own.push_back(p.log_se * p.log_se);
+    if (own.back() > 0 && std::isfinite(own.back())) known.push_back(own.back());
+  }
+  const double typical = known.empty() ? 0.0 : median_of(known);
+  for (auto& v : own) {
+    if (!(v > stands_out * typical) || !std::isfinite(v)) v = typical;
+  }
+  return own;
+}
+
+// Every run's variance about its level, its own plus the between-run part. The noise of a short history is itself
+// uncertain: all are widened by a factor that fades as the history grows, so the first runs of a history do not
+// raise false steps. Returns them and the typical (median) variance of one run before the widening.
+std::pair<std::vector<double>, double> run_variances(const std::vector<double>& y, std::vector<double> own,
+                                                     double widening) {
+  const double between = between_run_variance(y, own);
+  const double widen = 1 + widening / static_cast<double>(y.size() - 1);
+  for (auto& v : own) v += between;
+  const double typical = median_of(own);
+  for (auto& v : own) v *= widen;
+  return {std::move(own), typical};
+}
+
+// The mean of runs [s, t) weighted by w, and the variance of that mean.
+std::pair<double, double> weighted_level(const std::vector<double>& y, const std::vector<double>& w, std::size_t s,
+                                         std::size_t t) {
+  double sw = 0, swy = 0;
+  for (std::size_t i = s; i < t; ++i) {
+    sw += w[i];
+    swy += w[i] * y[i];
+  }
+  return {swy / sw, 1 / sw};
+}
+
+// A run more than outlier_z standard deviations off both the level of the min_segment runs before it and that of
+// the min_segment runs after it is one wild run, not a new level (a step's first run agrees with the runs after
+// it): its variance gains its squared distance from the nearer level, so it barely counts in the segmentation and
+// the confirmation. The newest runs, without min_segment runs after them, are left to settled().
+void discount_outliers(const std::vector<double>& y, std::size_t min_segment, std::vector<double>& v) {
+  std::vector<double> w(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) w[i] = 1 / std::max(v[i], min_variance);
+  std::vector<double> gained(v.size(), 0.0);
+  for (std::size_t i = min_segment; i + min_segment < y.size(); ++i) {
+    const auto [before, before_var] = weighted_level(y, w, i - min_segment, i);
+    const auto [after, after_var] = weighted_level(y, w, i + 1, i + 1 + min_segment);
+    const double off_before = std::abs(y[i] - before), off_after = std::abs(y[i] - after);
+    if (off_before > outlier_z * std::sqrt(v[i] + before_var) && off_after > outlier_z * std::sqrt(v[i] + after_var)) {
+      gained[i] = std::min(off_before, off_after) * std::min(off_before, off_after);
+    }
+  }
+  for (std::size_t i = 0; i < v.size(); ++i) v[i] += gained[i];
 }
 
 // Optimal partitioning (the exact dynamic programme that PELT prunes; histories here are at most a few hundred
@@ -118,17 +241,21 @@ change_point judge_cut(const segment_costs& costs, std::size_t a, std::size_t cu
   return c;
 }
 
-// The min_segment runs on each side of the cut each lie nearer their own side's level than the other's: one
-// far-off run beside a normal one averages to a step, but it is an outlier, not a new level.
-bool supported(const std::vector<double>& y, const segment_costs& costs, std::size_t a, std::size_t cut, std::size_t b,
-               std::size_t min_segment) {
-  const double before = costs.mean(a, cut);
-  const double after = costs.mean(cut, b);
+// The min_segment runs on each side of the cut each agree with their own side's level: none lies more than
+// outlier_z standard deviations of its residual away from it. A step's first runs agree with the runs after it;
+// one wild run beside a normal one averages to a step but agrees with neither (the newest runs, which
+// discount_outliers cannot judge yet, are caught here).
+bool settled(const std::vector<double>& y, const std::vector<double>& w, const segment_costs& costs, std::size_t a,
+             std::size_t cut, std::size_t b, std::size_t min_segment) {
+  const auto agrees = [&](std::size_t i, std::size_t s, std::size_t t) {
+    const double residual_variance = std::max(1 / w[i] - 1 / costs.weight(s, t), min_variance);
+    return std::abs(y[i] - costs.mean(s, t)) <= outlier_z * std::sqrt(residual_variance);
+  };
   for (std::size_t i = cut; i < cut + min_segment; ++i) {
-    if (std::abs(y[i] - after) > std::abs(y[i] - before)) return false;
+    if (!agrees(i, cut, b)) return false;
   }
   for (std::size_t i = cut - min_segment; i < cut; ++i) {
-    if (std::abs(y[i] - before) > std::abs(y[i] - after)) return false;
+    if (!agrees(i, a, cut)) return false;
   }
   return true;
 }
@@ -139,8 +266,9 @@ bool reportable(const change_point& c, const change_options& opt) {
 
 // Judges every cut between its neighbours; while some fail, drops the weakest and judges the rest again (their
 // neighbourhoods grow), so each reported step is judged against the steps that are reported beside it.
-std::vector<change_point> confirm_cuts(const std::vector<double>& y, const segment_costs& costs,
-                                       std::vector<std::size_t> cuts, const change_options& opt) {
+std::vector<change_point> confirm_cuts(const std::vector<double>& y, const std::vector<double>& w,
+                                       const segment_costs& costs, std::vector<std::size_t> cuts,
+                                       const change_options& opt) {
   const std::size_t n = y.size();
   while (!cuts.empty()) {
     std::vector<change_point> judged;
@@ -149,7 +277,7 @@ std::vector<change_point> confirm_cuts(const std::vector<double>& y, const segme
       const std::size_t a = i == 0 ? 0 : cuts[i - 1];
       const std::size_t b = i + 1 == cuts.size() ? n : cuts[i + 1];
       judged.push_back(judge_cut(costs, a, cuts[i], b, opt));
-      ok.push_back(reportable(judged.back(), opt) && supported(y, costs, a, cuts[i], b, opt.min_segment));
+      ok.push_back(reportable(judged.back(), opt) && settled(y, w, costs, a, cuts[i], b, opt.min_segment));
     }
     std::size_t weakest = judged.size();
     for (std::size_t i = 0; i < judged.size(); ++i) {
@@ -203,30 +331,18 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   change_scan out;
   const std::size_t n = history.size();
   if (n < std::max<std::size_t>(opt.min_history, 2 * opt.min_segment) || opt.min_segment == 0) return out;
-  std::vector<double> y(n), own(n);
-  std::vector<double> known;
+  std::vector<double> y(n);
   for (std::size_t i = 0; i < n; ++i) {
     if (!std::isfinite(history[i].log_stat)) return out;
     y[i] = history[i].log_stat;
-    own[i] = history[i].log_se * history[i].log_se;
-    if (own[i] > 0 && std::isfinite(own[i])) known.push_back(own[i]);
   }
-  // A run never counts for more than a typical one: a spread measured over three or four processes is often far
-  // too small by luck, and such a run would decide a step alone. Less precise runs (and none without its own
-  // uncertainty) count for less.
-  const double typical = known.empty() ? 0.0 : median_of(known);
-  for (auto& v : own) {
-    if (!(v > typical) || !std::isfinite(v)) v = typical;
-  }
-  const auto [extra, total] = between_run_variance(y, typical);
+  auto [v, total] = run_variances(y, own_variances(history), opt.short_history_widening);
   out.noise = std::sqrt(total);
-  // The noise of a short history is itself uncertain (a median absolute deviation of a few differences): it is
-  // widened by a factor that fades as the history grows, so the first runs of a history do not raise false steps.
-  const double widen = 1 + opt.short_history_widening / static_cast<double>(n - 1);
+  discount_outliers(y, opt.min_segment, v);
   std::vector<double> w(n);
-  for (std::size_t i = 0; i < n; ++i) w[i] = 1 / std::max((own[i] + extra) * widen, min_variance);
+  for (std::size_t i = 0; i < n; ++i) w[i] = 1 / std::max(v[i], min_variance);
   const segment_costs costs(y, w);
-  out.changes = confirm_cuts(y, costs, optimal_partition(costs, n, opt.penalty, opt.min_segment), opt);
+  out.changes = confirm_cuts(y, w, costs, optimal_partition(costs, n, opt.penalty, opt.min_segment), opt);
   return out;
 }
 

@@ -16,6 +16,7 @@ namespace {
 std::vector<run_point> history(std::mt19937_64& rng, int runs, double sd, int at, double step) {
   std::normal_distribution<double> noise(0.0, sd);
   std::vector<run_point> out;
+  out.reserve(static_cast<std::size_t>(runs));
   for (int i = 0; i < runs; ++i) out.push_back({std::log(2.0) + (i >= at ? std::log(step) : 0.0) + noise(rng), sd});
   return out;
 }
@@ -73,6 +74,67 @@ TEST_CASE("one far-off newest run beside a normal one is an outlier, not a chang
   std::mt19937_64 rng(5);
   auto h = history(rng, 30, 0.005, 30, 1.0);
   h.back().log_stat += std::log(1.5);
+  CHECK(find_change_points(h).changes.empty());
+}
+
+TEST_CASE("one wild run inside the history is an outlier, not two change points") {
+  for (const int at : {12, 20, 27}) {  // the middle, and with only two runs after it
+    std::mt19937_64 rng(static_cast<std::uint64_t>(at));
+    auto h = history(rng, 30, 0.005, 30, 1.0);
+    h[static_cast<std::size_t>(at)].log_stat += std::log(1.08);  // 16 standard deviations
+    const auto scan = find_change_points(h);
+    CHECK_MESSAGE(scan.changes.empty(), "wild run at ", at);
+    CHECK(scan.noise < 0.0075);
+  }
+}
+
+TEST_CASE("one wild run right after a step leaves the step found") {
+  std::mt19937_64 rng(23);
+  auto h = history(rng, 40, 0.005, 25, 1.04);
+  h[26].log_stat += std::log(1.3);
+  const auto scan = find_change_points(h);
+  REQUIRE(scan.changes.size() == 1);
+  CHECK(scan.changes.front().index == 25);
+  CHECK(scan.changes.front().ratio == doctest::Approx(1.04).epsilon(0.01));
+}
+
+TEST_CASE("a 3% step after a stretch of noisy runs is still found") {
+  std::mt19937_64 rng(29);
+  auto h = history(rng, 50, 0.004, 40, 1.03);
+  std::normal_distribution<double> burst(0.0, 0.03);
+  for (std::size_t i = 5; i < 14; ++i) {  // 7 times the noise, and the runs say so
+    h[i].log_stat += burst(rng);
+    h[i].log_se = 0.03;
+  }
+  const auto scan = find_change_points(h);
+  REQUIRE(scan.changes.size() == 1);
+  CHECK(scan.changes.front().index == 40);
+  CHECK(scan.changes.front().slower());
+}
+
+TEST_CASE("the noise estimate is not inflated by a step or by runs with a large uncertainty of their own") {
+  std::mt19937_64 rng(31);
+  const auto stepped = find_change_points(history(rng, 60, 0.005, 30, 1.2));
+  REQUIRE(stepped.changes.size() == 1);
+  CHECK(stepped.noise == doctest::Approx(0.005).epsilon(0.2));
+  // Runs that report a wide uncertainty and are that noisy: their own variance explains them, the rest stays 0.5%.
+  auto h = history(rng, 60, 0.005, 60, 1.0);
+  std::normal_distribution<double> wide(0.0, 0.05);
+  for (std::size_t i = 10; i < h.size(); i += 10) {
+    h[i].log_stat += wide(rng);
+    h[i].log_se = 0.05;
+  }
+  const auto scan = find_change_points(h);
+  CHECK(scan.changes.empty());
+  CHECK(scan.noise == doctest::Approx(0.005).epsilon(0.2));
+}
+
+TEST_CASE("a run whose processes agreed by luck does not decide a step alone") {
+  std::mt19937_64 rng(37);
+  auto h = history(rng, 30, 0.005, 30, 1.0);
+  h[28].log_se = 0.0001;  // a 0.01% spread: its weight stays the typical run's
+  h[28].log_stat += std::log(1.01);
+  h[29].log_stat += std::log(1.01);
   CHECK(find_change_points(h).changes.empty());
 }
 

@@ -7,9 +7,11 @@
 //     std::cout << "x" << c.ratio << " [" << c.ci_lo << ", " << c.ci_hi << "] P=" << c.probability << "\n";
 //
 // The method (docs/statistics.md, "Change points"): penalized optimal partitioning of the log statistics with a
-// Gaussian cost weighted by each run's uncertainty plus the between-run noise estimated from the history itself;
-// each proposed step is then kept only when a Bayesian single-change model over its neighbourhood gives it the
-// required probability and it is at least `min_effect` large. Nothing here throws on data: too short a history
+// Gaussian cost weighted by each run's variance (the between-run noise, estimated robustly from the history's
+// successive differences, plus the run's own uncertainty where it stands out; one wild run between normal ones
+// barely counts); each proposed step is then kept only when a Bayesian single-change model over its neighbourhood
+// gives it the required probability, it is at least `min_effect` large, and the runs beside it agree with their
+// own side's level. Nothing here throws on data: too short a history
 // or degenerate values give no change points.
 #pragma once
 
@@ -47,7 +49,7 @@ struct change_options {
   double min_effect = 0.005;  // and its size (ratio - 1, either way) this fraction
   double hazard = 0.01;       // prior chance of a step between two consecutive runs
   double step_prior_sd = 0.05;  // prior spread of a step's log size
-  double short_history_widening = 10.0;  // run variances times 1 + this / (runs - 1)
+  double short_history_widening = 13.0;  // run variances times 1 + this / (runs - 1) (chosen: docs/drift.md)
 };
 
 struct change_point {
