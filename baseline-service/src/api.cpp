@@ -42,7 +42,7 @@ bj::value summary_json(const store::run_summary& s) {
 bj::value baseline_json(const store::baseline_record& b) {
   return bj::object{{"id", std::to_string(b.id)},     {"run_id", std::to_string(b.run_id)},
                     {"branch", b.branch},             {"env_id", b.env_id},
-                    {"source", b.source},             {"accepted_by", b.accepted_by},
+                    {"source", to_string(b.source)},  {"accepted_by", b.accepted_by},
                     {"reason", b.reason},             {"created_at", b.created_at}};
 }
 
@@ -318,7 +318,7 @@ response api::post_run(const route_call& c) {
     } else {
       try {
         if (auto judged = store::regression_check(db_, upload, options_.default_policy)) {
-          metrics_.count_verdict(judged->verdict.verdict, "regression");
+          metrics_.count_verdict(judged->verdict.verdict, to_string(store::verdict_kind::regression));
         }
       } catch (const std::exception&) {
         // The run is committed; a failed side check must not turn the upload into an error.
@@ -354,7 +354,7 @@ response api::post_verdict(const route_call& c) {
   if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   authorize_project(who, stored->project);
   auto judged = store::judge_stored_run(db_, run_id, policy);
-  metrics_.count_verdict(judged.verdict.verdict, "request");
+  metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::request));
   return json_answer(200, to_json(judged.verdict), req);
 }
 
@@ -381,7 +381,7 @@ response api::post_paired_verdict(const route_call& c) {
   if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   authorize_project(who, head->project);
   auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
-  metrics_.count_verdict(judged.verdict.verdict, "paired");
+  metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::paired));
   return json_answer(200, to_json(judged.verdict), req);
 }
 

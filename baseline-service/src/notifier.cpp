@@ -132,7 +132,7 @@ std::string change_payload(store::webhook_format format, const store::change_rec
 }
 
 notifier::notifier(store::database& db, metrics& m, notifier_options options)
-    : db_(db), metrics_(m), options_(std::move(options)) {
+    : db_(db), metrics_(m), options_(options) {
   worker_ = std::thread([this] { work(); });
 }
 
@@ -194,7 +194,7 @@ void notifier::check_and_notify(const store::upload_outcome& upload) {
   }
   auto judged = store::regression_check(db_, upload, options_.policy);
   if (!judged) return;
-  metrics_.count_verdict(judged->verdict.verdict, "regression");
+  metrics_.count_verdict(judged->verdict.verdict, to_string(store::verdict_kind::regression));
   if (slower_configs(judged->verdict).empty()) return;
   auto project = db_.find_project(upload.run.project);
   if (!project) return;

@@ -117,7 +117,7 @@ std::string shown_reason(const verdict_document& v, const std::optional<store::b
   bool all_new = std::all_of(v.configs.begin(), v.configs.end(),
                              [](const config_verdict& c) { return c.result == decision::new_config; });
   if (!all_new) return v.reason;
-  if (record->source == "accepted") {
+  if (record->source == baseline_kind::accepted) {
     return "accepted as the baseline of " + record->branch + " in environment " + run.env_id +
            "; there was no earlier baseline to compare it with";
   }
@@ -238,7 +238,8 @@ bj::object overview_data(store::database& db, const store::project_info& project
     bj::object count_json;
     for (const auto& [d, n] : counts) count_json[d] = n;
     // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
-    bool paired = row.kind == "paired" || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
+    bool paired =
+        row.kind == store::verdict_kind::paired || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
     verdicts.push_back(bj::object{{"run_id", std::to_string(row.run_id)},
                                   {"verdict", to_string(v.verdict)},
                                   {"reason", shown_reason(v, db.baseline_of_run(row.run_id), row.run)},
@@ -262,14 +263,16 @@ bj::object overview_data(store::database& db, const store::project_info& project
       if (!s.baselines.empty()) {
         const auto& b = s.baselines.front();
         baseline = bj::object{{"run_id", std::to_string(b.run_id)},
-                              {"source", b.source},
+                              {"source", to_string(b.source)},
                               {"created_at", b.created_at},
                               {"median_ms", opt(b.median_ms)}};
         if (s.baselines.size() > 1 && b.median_ms && s.baselines[1].median_ms && *s.baselines[1].median_ms > 0) {
           const auto& previous = s.baselines[1];
           double ratio = *b.median_ms / *previous.median_ms;
           trend_ratio = ratio;
-          trend = ratio > 1 + rope ? "slower" : ratio < 1 - rope ? "faster" : "flat";
+          trend = to_string(ratio > 1 + rope   ? trend_kind::slower
+                            : ratio < 1 - rope ? trend_kind::faster
+                                               : trend_kind::flat);
           auto newer = with_interval(b.median_ms, b.lo_ms, b.hi_ms);
           auto older = with_interval(previous.median_ms, previous.lo_ms, previous.hi_ms);
           if (newer && older) {
@@ -359,10 +362,10 @@ bj::object history_data(store::database& db, const store::project_info& project,
     for (std::size_t i = begin; i < end; ++i) {
       const auto& p = points[i];
       if (!p.median_ms) continue;  // an errored or skipped run has no time to draw
-      if (p.baseline_source == "accepted" && accepted_as_slower(db, p, key, in_force, rope)) {
+      if (p.baseline_source == baseline_kind::accepted && accepted_as_slower(db, p, key, in_force, rope)) {
         slower_accepts.insert(p.run_id);
       }
-      if (!p.baseline_source.empty()) {
+      if (p.baseline_source != baseline_kind::unknown) {
         in_force = p.median_ms;
         steps.push_back(
             bj::object{{"run_id", std::to_string(p.run_id)}, {"t", p.created_at}, {"median_ms", *p.median_ms}});
@@ -381,7 +384,9 @@ bj::object history_data(store::database& db, const store::project_info& project,
                                  {"lo_ms", opt(p.lo_ms)},
                                  {"hi_ms", opt(p.hi_ms)},
                                  {"n", p.n},
-                                 {"baseline", p.baseline_source.empty() ? bj::value(nullptr) : bj::value(p.baseline_source)},
+                                 {"baseline", p.baseline_source == baseline_kind::unknown
+                                                  ? bj::value(nullptr)
+                                                  : bj::value(to_string(p.baseline_source))},
                                  {"accepted_slowdown", slower_accept},
                                  {"branch", p.branch},
                                  {"commit", p.commit},
@@ -489,7 +494,7 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
   std::string verdict_kind;
   if (auto row = db.verdict_of_run(run_id)) {
     verdict = verdict_from_json(json::parse(row->document, "stored verdict"), "stored verdict");
-    verdict_kind = row->kind;
+    verdict_kind = to_string(row->kind);
   }
   std::optional<store::stored_run> base;
   if (verdict && verdict->baseline) {
@@ -508,7 +513,7 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
   out["verdict_kind"] = verdict_kind;  // "paired", "request", "regression"; "" without a verdict
   // Whether this run is a baseline now, and for an accepted one, who accepted it, when and why.
   if (record) {
-    out["baseline_record"] = bj::object{{"source", record->source},   {"branch", record->branch},
+    out["baseline_record"] = bj::object{{"source", to_string(record->source)}, {"branch", record->branch},
                                         {"accepted_by", record->accepted_by}, {"reason", record->reason},
                                         {"created_at", record->created_at}};
   } else {
@@ -536,7 +541,8 @@ bj::object compare_data(store::database& db, const std::vector<std::int64_t>& ru
     }
     runs.push_back(std::move(*r));
   }
-  for (const auto& [env_id, price] : prices) {
+  for (const auto& priced : prices) {
+    const std::string& env_id = priced.first;
     bool used = std::any_of(runs.begin(), runs.end(), [&](const auto& r) { return r.summary.env_id == env_id; });
     if (!used) {
       throw error(errc::bad_input, "prices: environment \"" + env_id.substr(0, 80) +

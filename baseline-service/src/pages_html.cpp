@@ -5,6 +5,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/verdict_document.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,46 @@
 
 namespace rnx::pages {
 
+std::string_view to_string(page_kind k) {
+  switch (k) {
+    case page_kind::landing: return "landing";
+    case page_kind::overview: return "overview";
+    case page_kind::history: return "history";
+    case page_kind::run: return "run";
+    case page_kind::compare: return "compare";
+    case page_kind::error: return "error";
+  }
+  return "error";
+}
+
+std::string_view to_string(trend_kind t) {
+  switch (t) {
+    case trend_kind::slower: return "slower";
+    case trend_kind::faster: return "faster";
+    case trend_kind::flat: return "flat";
+  }
+  return "flat";
+}
+
+std::optional<trend_kind> trend_kind_from_string(std::string_view name) {
+  for (auto t : {trend_kind::slower, trend_kind::faster, trend_kind::flat}) {
+    if (to_string(t) == name) return t;
+  }
+  return std::nullopt;
+}
+
 namespace {
+
+// The overview's arrow for a trend; none without one.
+std::string_view trend_arrow(std::optional<trend_kind> t) {
+  if (!t) return "";
+  switch (*t) {
+    case trend_kind::slower: return "&#9650;";
+    case trend_kind::faster: return "&#9660;";
+    case trend_kind::flat: return "&#8594;";
+  }
+  return "";
+}
 
 std::string str(const bj::value& v) {
   if (v.is_string()) return std::string(v.as_string());
@@ -268,11 +308,13 @@ void overview_configs(std::ostringstream& os, const bj::object& data, const link
       }
       const auto& baseline = obj(at(se, "baseline"));
       std::string trend = raw(se, "trend");
-      std::string arrow = trend == "slower" ? "&#9650;" : trend == "faster" ? "&#9660;" : trend == "flat" ? "&#8594;" : "";
+      std::string arrow(trend_arrow(trend_kind_from_string(trend)));
       std::string baseline_html = "&ndash;";
       if (!baseline.empty()) {
         baseline_html = link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms"));
-        if (raw(baseline, "source") == "accepted") baseline_html += " <span class=\"badge acc\">accepted</span>";
+        if (baseline_kind_from_string(raw(baseline, "source")) == baseline_kind::accepted) {
+          baseline_html += " <span class=\"badge acc\">accepted</span>";
+        }
       }
       t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
         << "</code></td><td class=\"num\">" << baseline_html
@@ -340,12 +382,12 @@ page overview_page(const bj::object& data, const link_style& links) {
      << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
   if (arr(data, "configs").empty() && arr(data, "environments").empty()) {
     os << upload_help(project);
-    return {"overview", project + " overview", "overview", os.str(), data};
+    return {page_kind::overview, project + " overview", "overview", os.str(), data};
   }
   overview_environments(os, data, links);
   overview_configs(os, data, links);
   overview_verdicts(os, data, links);
-  return {"overview", project + " overview", "overview", os.str(), data};
+  return {page_kind::overview, project + " overview", "overview", os.str(), data};
 }
 
 page history_page(const bj::object& data, const link_style& links, bool log_scale) {
@@ -414,7 +456,7 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
   os << change_table(data, links);
   config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
                  at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
-  return {"history", config + " history", anchor_of("config-", key.label()), os.str(), data};
+  return {page_kind::history, config + " history", anchor_of("config-", key.label()), os.str(), data};
 }
 
 page run_page(const bj::object& data, const link_style& links) {
@@ -427,11 +469,15 @@ page run_page(const bj::object& data, const link_style& links) {
      << link(links.project(project), escape_html(project)) << " / run</p>\n";
   const auto& verdict = obj(at(data, "verdict"));
   const auto& baseline_ref = obj(at(verdict, "baseline"));
+  // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
+  const bool judged_paired =
+      store::verdict_kind_from_string(raw(data, "verdict_kind")) == store::verdict_kind::paired ||
+      raw(baseline_ref, "id").rfind("paired:", 0) == 0;
   std::string compared = "no stored base run";
   if (!base.empty()) {
     compared = link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
                escape_html(raw(base, "commit").substr(0, 12)) + "</code>)";
-  } else if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+  } else if (judged_paired) {
     compared = "the base revision <code>" + escape_html(raw(baseline_ref, "id").substr(7)) + "</code> (commit <code>" +
                escape_html(raw(baseline_ref, "commit").substr(0, 12)) + "</code>), measured in the same job";
   }
@@ -449,18 +495,19 @@ page run_page(const bj::object& data, const link_style& links) {
     for (const auto& cv : arr(verdict, "configs")) {
       if (pairing.empty()) pairing = raw(obj(cv), "pairing");
     }
-    if (raw(data, "verdict_kind") == "paired" || raw(baseline_ref, "id").rfind("paired:", 0) == 0) {
+    if (judged_paired) {
       os << "<p class=\"legend\">Judged by the gate's paired comparison: base and head measured in the same job"
          << (pairing.empty() ? std::string() : " (pairing: " + escape_html(pairing) + ")") << ".</p>\n";
     }
   }
   const auto& record = obj(at(data, "baseline_record"));
-  if (raw(record, "source") == "accepted") {
+  const auto record_kind = baseline_kind_from_string(raw(record, "source"));
+  if (record_kind == baseline_kind::accepted) {
     os << "<p class=\"banner accepted\"><strong>Accepted</strong> as the baseline of " << e(record, "branch")
        << (raw(record, "accepted_by").empty() ? std::string() : " by " + e(record, "accepted_by"))
        << (raw(record, "created_at").empty() ? std::string() : " at " + e(record, "created_at"))
        << (raw(record, "reason").empty() ? std::string(".") : ": " + e(record, "reason")) << "</p>\n";
-  } else if (raw(record, "source") == "push") {
+  } else if (record_kind == baseline_kind::push) {
     os << "<p class=\"legend\">This run is a baseline of " << e(record, "branch") << " (a push build).</p>\n";
   }
   const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
@@ -496,7 +543,8 @@ page run_page(const bj::object& data, const link_style& links) {
       << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
       << "</td><td class=\"reason\">" << e(c, "reason") << (quoted ? "" : " " + escape_html(message)) << "</td></tr>\n";
     // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
-    bool open = decision == "slower" || decision == "abstain" || decision == "broken" || index < 2;
+    const auto judged = decision_from_string(decision);
+    bool open = judged == decision::slower || judged == decision::abstain || judged == decision::broken || index < 2;
     charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
            << escape_html(key.label()) << "</code> " << chip(decision) << " base "
            << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) + " in " +
@@ -517,7 +565,7 @@ page run_page(const bj::object& data, const link_style& links) {
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, head "
         "in orange.</p>\n"
      << charts.str();
-  return {"run", "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
+  return {page_kind::run, "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
 }
 
 page compare_page(const bj::object& data, const link_style& links) {
@@ -587,7 +635,7 @@ page compare_page(const bj::object& data, const link_style& links) {
      << "<p class=\"legend\">Bars start at 1.0 (the first run's time): up is slower, down is faster; the whisker is "
         "the ratio's 95% interval, from the intervals of the two medians (order statistics) combined in log space. "
         "Cost per million items = price per hour &times; median ms per call / (3.6 &times; batch).</p>\n";
-  return {"compare", "hardware comparison", "compare", os.str(), data};
+  return {page_kind::compare, "hardware comparison", "compare", os.str(), data};
 }
 
 page error_page(int status, std::string_view message, const std::vector<way_back>& back) {
@@ -607,7 +655,7 @@ page error_page(int status, std::string_view message, const std::vector<way_back
   os << "<ul class=\"ways-back\">";
   for (const auto& w : back) os << "<li>" << link(w.href, escape_html(w.text)) << "</li>";
   os << "<li><a href=\"/\">all projects on this server</a></li></ul>\n";
-  return {"error", std::to_string(status) + " " + title, "error", os.str(), bj::object{}};
+  return {page_kind::error, std::to_string(status) + " " + title, "error", os.str(), bj::object{}};
 }
 
 std::vector<way_back> ways_back(const std::vector<std::string>& path,
@@ -667,13 +715,14 @@ page landing_page(const bj::object& data) {
   } else {
     os << "<p class=\"legend\">Signed in with a token of " << escape_html(signed_in) << ".</p>\n";
   }
-  return {"landing", "projects", "projects", os.str(), data};
+  return {page_kind::landing, "projects", "projects", os.str(), data};
 }
 
 namespace {
 
 std::string section(const page& p) {
-  return "<section class=\"rnx-page\" data-kind=\"" + escape_html(p.kind) + "\" id=\"" + escape_html(p.anchor) +
+  return "<section class=\"rnx-page\" data-kind=\"" + escape_html(to_string(p.kind)) + "\" id=\"" +
+         escape_html(p.anchor) +
          "\">\n" + p.body + "<script type=\"application/json\" class=\"rnx-data\">" + script_json(p.data) +
          "</script>\n</section>\n";
 }
@@ -691,7 +740,7 @@ std::string render_page(const page& p) {
          "</nav></header>\n<main>\n";
   out += section(p);
   out += "</main>\n";
-  if (p.kind != "error" && p.kind != "landing") {
+  if (p.kind != page_kind::error && p.kind != page_kind::landing) {
     out += "<script src=\"/assets/chart.min.js\"></script>\n<script src=\"/assets/rnx-pages.js\"></script>\n";
   }
   out += "</body>\n</html>\n";

@@ -2,6 +2,8 @@
 // the ratio against the band of practical equivalence: the run page and `rnx report` both draw it from here.
 #include "rnx/service/pages.hpp"
 
+#include "rnx/common/verdict_document.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -24,11 +26,14 @@ std::string number(double v, const char* format = "%.1f") {
 bool usable(const std::optional<double>& v) { return v && std::isfinite(*v) && *v > 0; }
 
 // The colour of the interval and dot: the decision's, never the band's.
-std::string_view decision_colour(std::string_view decision) {
-  if (decision == "slower" || decision == "broken") return "#b00000";
-  if (decision == "faster") return "#0b7a2a";
-  if (decision == "abstain") return "#8a6100";
-  return "#1a3f66";
+std::string_view decision_colour(std::string_view name) {
+  switch (decision_from_string(name).value_or(decision::equivalent)) {
+    case decision::slower:
+    case decision::broken: return "#b00000";
+    case decision::faster: return "#0b7a2a";
+    case decision::abstain: return "#8a6100";
+    default: return "#1a3f66";
+  }
 }
 
 }  // namespace
@@ -82,8 +87,13 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
     out += "<line class=\"interval\" x1=\"" + a + "\" y1=\"10\" x2=\"" + b + "\" y2=\"10\" stroke=\"" + colour +
            "\" stroke-width=\"2.5\"/>";
     for (const auto& end : {a, b}) {
-      out += "<line x1=\"" + end + "\" y1=\"5\" x2=\"" + end + "\" y2=\"15\" stroke=\"" + colour +
-             "\" stroke-width=\"1.5\"/>";
+      out += "<line x1=\"";
+      out += end;
+      out += "\" y1=\"5\" x2=\"";
+      out += end;
+      out += "\" y2=\"15\" stroke=\"";
+      out += colour;
+      out += "\" stroke-width=\"1.5\"/>";
     }
   }
   out += "<circle class=\"ratio\" cx=\"" + number(x(*ratio)) + "\" cy=\"10\" r=\"3.5\" fill=\"" + colour + "\"/>";

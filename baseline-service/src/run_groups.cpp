@@ -89,7 +89,7 @@ group_verdict judge_run_group(database& db, std::int64_t project_id, std::string
   stats::add_missing_shards(judged.verdict, merge, policy);
   if (json::serialize(to_json(judged.verdict)) != before) {
     // Stored, so the run's pages and a repeated request show the shards that were not measured.
-    judged.verdict_id = db.store_verdict(run_id, judged.baseline_run_id, "request", judged.verdict);
+    judged.verdict_id = db.store_verdict(run_id, judged.baseline_run_id, store::verdict_kind::request, judged.verdict);
   }
   out.judged = std::move(judged);
   return out;

@@ -329,9 +329,26 @@ run_summary database::summary_from_row(statement& st) {
   return s;
 }
 
+std::string_view to_string(verdict_kind k) {
+  switch (k) {
+    case verdict_kind::request: return "request";
+    case verdict_kind::regression: return "regression";
+    case verdict_kind::paired: return "paired";
+  }
+  return "request";
+}
+
+std::optional<verdict_kind> verdict_kind_from_string(std::string_view name) {
+  for (auto k : {verdict_kind::request, verdict_kind::regression, verdict_kind::paired}) {
+    if (to_string(k) == name) return k;
+  }
+  return std::nullopt;
+}
+
 baseline_record database::baseline_from_row(statement& st) {
   // Columns: id, run_id, branch, env_id, source, accepted_by, reason, created_at.
-  return {st.integer(0), st.integer(1), st.text(2), st.text(3), st.text(4), st.text(5), st.text(6), st.text(7)};
+  return {st.integer(0), st.integer(1), st.text(2),  st.text(3), detail::stored_baseline_kind(st.text(4)),
+          st.text(5),    st.text(6),    st.text(7)};
 }
 
 #define RNX_BASELINE_COLUMNS "b.id, b.run_id, b.branch, b.env_id, b.source, b.accepted_by, b.reason, b.created_at"
@@ -399,8 +416,8 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
         "VALUES (?1, ?2, ?3, ?4, 'push', '', 'uploaded from the branch', NULL, ?5)");
     base.bind(1, project_id).bind(2, std::string_view(run.branch)).bind(3, std::string_view(run.env.env_id));
     base.bind(4, out.run.id).bind(5, std::string_view(now)).run();
-    out.baseline = baseline_record{sqlite3_last_insert_rowid(db_), out.run.id, run.branch, run.env.env_id, "push", "",
-                                   "uploaded from the branch", now};
+    out.baseline = baseline_record{sqlite3_last_insert_rowid(db_), out.run.id, run.branch, run.env.env_id,
+                                   baseline_kind::push, "", "uploaded from the branch", now};
   }
   tx.commit();
 
@@ -452,12 +469,12 @@ std::optional<run_summary> database::find_run_summary(std::int64_t run_id) {
 }
 
 std::optional<std::pair<std::int64_t, std::string>> database::latest_verdict(
-    std::int64_t run_id, std::optional<std::int64_t> baseline_run_id, std::string_view kind) {
+    std::int64_t run_id, std::optional<std::int64_t> baseline_run_id, verdict_kind kind) {
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT id, document FROM verdicts WHERE run_id = ?1 AND baseline_run_id IS ?2 AND kind = ?3 "
       "ORDER BY id DESC LIMIT 1");
-  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, kind);
+  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, to_string(kind));
   if (!st.step()) return std::nullopt;
   std::pair<std::int64_t, std::string> out{st.integer(0), st.text(1)};
   st.restart();
@@ -521,7 +538,7 @@ baseline_record database::accept_baseline(std::int64_t project_id, std::int64_t 
     ins.bind_null(7);
   }
   ins.bind(8, std::string_view(now)).run();
-  baseline_record record{sqlite3_last_insert_rowid(db_), run_id, std::string(branch), env_id, "accepted",
+  baseline_record record{sqlite3_last_insert_rowid(db_), run_id, std::string(branch), env_id, baseline_kind::accepted,
                          std::string(accepted_by), std::string(reason), now};
   tx.commit();
   return record;
@@ -569,14 +586,14 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
 }
 
 std::int64_t database::store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
-                                     std::string_view kind, const verdict_document& verdict) {
+                                     verdict_kind kind, const verdict_document& verdict) {
   std::string document = json::serialize(to_json(verdict));
   std::string now = utc_now_rfc3339();
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "INSERT INTO verdicts (run_id, baseline_run_id, kind, verdict, document, created_at) "
       "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, kind).bind(4, to_string(verdict.verdict));
+  st.bind(1, run_id).bind(2, baseline_run_id).bind(3, to_string(kind)).bind(4, to_string(verdict.verdict));
   st.bind(5, std::string_view(document)).bind(6, std::string_view(now)).run();
   return sqlite3_last_insert_rowid(db_);
 }

@@ -35,7 +35,9 @@ std::vector<config_point> database::config_history(std::int64_t project_id, cons
   while (baselines.step()) {
     auto it = by_run.find(baselines.integer(0));
     // A run accepted after being pushed is marked accepted: that is the event the chart must show.
-    if (it != by_run.end() && it->second.baseline_source != "accepted") it->second.baseline_source = baselines.text(1);
+    if (it != by_run.end() && it->second.baseline_source != baseline_kind::accepted) {
+      it->second.baseline_source = detail::stored_baseline_kind(baselines.text(1));
+    }
   }
   auto& results = prepare(
       "SELECT run_id, status, median_ms, lo_ms, hi_ms, n FROM results WHERE kernel = ?1 AND runtime = ?2 "
@@ -96,7 +98,7 @@ std::vector<baseline_result> database::recent_baseline_results(std::int64_t proj
     baseline_result b;
     b.env_id = st.text(0);
     b.run_id = st.integer(1);
-    b.source = st.text(2);
+    b.source = detail::stored_baseline_kind(st.text(2));
     b.created_at = st.text(3);
     b.key = {st.text(4), st.text(5), st.text(6), st.integer(7)};
     if (!st.is_null(8)) b.median_ms = st.real(8);
@@ -166,7 +168,7 @@ stored_verdict_row database::verdict_row(statement& st) {
   stored_verdict_row v;
   v.id = st.integer(0);
   v.run_id = st.integer(1);
-  v.kind = st.text(2);
+  v.kind = detail::stored_verdict_kind(st.text(2));
   v.document = st.text(3);
   v.created_at = st.text(4);
   v.run.id = v.run_id;

@@ -20,6 +20,26 @@ namespace rnx::store {
 
 namespace detail {
 
+// The baselines table's source column (CHECK: 'push' or 'accepted').
+inline baseline_kind stored_baseline_kind(std::string_view text) {
+  auto kind = baseline_kind_from_string(text);
+  if (!kind) {
+    throw error(errc::internal, "the baselines table holds source \"" + std::string(text) +
+                                    "\"; the schema allows only \"push\" or \"accepted\"");
+  }
+  return *kind;
+}
+
+// The verdicts table's kind column (CHECK: 'request', 'regression' or 'paired').
+inline verdict_kind stored_verdict_kind(std::string_view text) {
+  auto kind = verdict_kind_from_string(text);
+  if (!kind) {
+    throw error(errc::internal, "the verdicts table holds kind \"" + std::string(text) +
+                                    "\"; the schema allows only \"request\", \"regression\" or \"paired\"");
+  }
+  return *kind;
+}
+
 inline std::array<unsigned char, 32> sha256_raw(std::string_view bytes) {
   std::array<unsigned char, 32> digest{};
   unsigned int length = 0;

@@ -20,7 +20,7 @@ bool same_policy(const gate_policy& a, const gate_policy& b) {
 }
 
 judged_run judge_against(database& db, const stored_run& head, const std::optional<baseline_record>& base,
-                         std::string_view branch, const gate_policy& policy, std::string_view kind,
+                         std::string_view branch, const gate_policy& policy, verdict_kind kind,
                          const advice_route& route) {
   judged_run out;
   // Verdicts are reproducible (same samples, same policy: same answer), so a repeated request for the
@@ -146,7 +146,7 @@ judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int
   check_pairing(head, base);
   judged_run out;
   out.baseline_run_id = base_run_id;
-  if (auto stored = db.latest_verdict(head_run_id, base_run_id, "paired")) {
+  if (auto stored = db.latest_verdict(head_run_id, base_run_id, verdict_kind::paired)) {
     out.verdict = verdict_from_json(json::parse(stored->second, "stored verdict"), "stored verdict");
     out.verdict_id = stored->first;
   }
@@ -164,7 +164,9 @@ judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int
                                    " and " + std::to_string(base_run_id) + " under the policy sent: " + diff +
                                    "; send the verdict `rnx gate` decided from these two documents");
   }
-  if (out.verdict_id == 0) out.verdict_id = db.store_verdict(head_run_id, base_run_id, "paired", out.verdict);
+  if (out.verdict_id == 0) {
+    out.verdict_id = db.store_verdict(head_run_id, base_run_id, verdict_kind::paired, out.verdict);
+  }
   return out;
 }
 
@@ -243,14 +245,15 @@ judged_run judge_stored_run(database& db, std::int64_t run_id, const gate_policy
   // A baseline run is judged against the baseline before it, never against itself or later ones.
   auto own = db.baseline_of_run(run_id);
   auto base = db.newest_baseline(project->id, branch, head->summary.env_id, run_id, own ? own->id : INT64_MAX);
-  return judge_against(db, *head, base, branch, policy, "request", route);
+  return judge_against(db, *head, base, branch, policy, verdict_kind::request, route);
 }
 
 std::optional<judged_run> regression_check(database& db, const upload_outcome& upload, const gate_policy& policy) {
   if (!upload.baseline || !upload.previous_baseline) return std::nullopt;
   auto head = db.find_run(upload.run.id);
   if (!head) return std::nullopt;
-  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy, "regression", {});
+  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy,
+                       verdict_kind::regression, {});
 }
 
 baseline_record accept_run(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view accepted_by,

@@ -19,8 +19,9 @@ namespace rnx {
 std::string_view to_string(drift_action a) { return a == drift_action::block ? "block" : "warn"; }
 
 std::optional<drift_action> drift_action_from_string(std::string_view s) {
-  if (s == "warn") return drift_action::warn;
-  if (s == "block") return drift_action::block;
+  for (auto a : {drift_action::warn, drift_action::block}) {
+    if (to_string(a) == s) return a;
+  }
   return std::nullopt;
 }
 

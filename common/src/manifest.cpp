@@ -101,10 +101,27 @@ tolerance default_tolerance(std::string_view dtype) {
   return {1.3e-6, 1e-5};
 }
 
-namespace {
+std::string_view to_string(device_kind d) {
+  switch (d) {
+    case device_kind::automatic: return "auto";
+    case device_kind::cpu: return "cpu";
+    case device_kind::cuda: return "cuda";
+  }
+  return "auto";
+}
 
-const std::vector<std::string> known_runtimes = {"eager", "compile", "torchscript", "onnxruntime", "tensorrt"};
-const std::vector<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64"};
+std::optional<device_kind> device_kind_from_string(std::string_view name) {
+  for (auto d : {device_kind::automatic, device_kind::cpu, device_kind::cuda}) {
+    if (to_string(d) == name) return d;
+  }
+  const std::string_view cuda_index = "cuda:";
+  if (name.substr(0, cuda_index.size()) != cuda_index || name.size() == cuda_index.size()) return std::nullopt;
+  const bool digits =
+      std::all_of(name.begin() + cuda_index.size(), name.end(), [](char c) { return c >= '0' && c <= '9'; });
+  return digits ? std::optional<device_kind>(device_kind::cuda) : std::nullopt;
+}
+
+namespace {
 
 std::string join(const std::vector<std::string>& items) {
   std::string out;
@@ -226,11 +243,7 @@ class walker {
 
   std::string device(const toml::node& n, std::string_view key) const {
     std::string d = string(n, key);
-    bool ok = d == "auto" || d == "cpu" || d == "cuda";
-    if (!ok && d.rfind("cuda:", 0) == 0 && d.size() > 5) {
-      ok = std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; });
-    }
-    if (!ok) fail(&n, key, "unknown device \"" + d + "\" (use auto, cpu, cuda or cuda:N)");
+    if (!device_kind_from_string(d)) fail(&n, key, "unknown device \"" + d + "\" (use auto, cpu, cuda or cuda:N)");
     return d;
   }
 
@@ -267,8 +280,9 @@ class walker {
     if (!t) fail(&n, key, "expected a table such as { float16 = { rtol = 1e-2, atol = 1e-3 } }");
     for (const auto& [dtype, value] : *t) {
       std::string dkey = std::string(key) + "." + std::string(dtype.str());
-      if (std::find(known_dtypes.begin(), known_dtypes.end(), std::string(dtype.str())) == known_dtypes.end()) {
-        fail(&value, dkey, "unknown dtype (use one of: " + join(known_dtypes) + ")");
+      const auto named = dtype_kind_from_string(dtype.str());
+      if (!named || *named == dtype_kind::none) {
+        fail(&value, dkey, "unknown dtype (use one of: " + join(measured_dtype_names()) + ")");
       }
       auto inner = value.as_table();
       if (!inner) fail(&value, dkey, "expected { rtol = ..., atol = ... }");
@@ -326,10 +340,10 @@ gate_policy parse_gate(const walker& w, const toml::table& t, std::string_view p
 
 // What [defaults] sets for every kernel (each kernel may override it).
 struct kernel_defaults {
-  std::vector<std::string> runtimes = {"eager"};
-  std::vector<std::string> dtypes = {"float32"};
+  std::vector<std::string> runtimes = {std::string(to_string(runtime_kind::eager))};
+  std::vector<std::string> dtypes = {std::string(to_string(dtype_kind::float32))};
   std::vector<std::int64_t> batch = {1};
-  std::string device = "auto";
+  std::string device = std::string(to_string(device_kind::automatic));
   std::map<std::string, tolerance> tolerances;
 };
 
@@ -362,8 +376,8 @@ kernel_defaults read_defaults(const walker& w, const toml::table& doc) {
   auto d = n->as_table();
   if (!d) w.fail(n, "defaults", "expected a table [defaults]");
   w.only_keys(*d, "defaults", manifest_key_names("defaults"));
-  if (auto v = d->get("runtimes")) k.runtimes = w.choices(*v, "defaults.runtimes", known_runtimes);
-  if (auto v = d->get("dtypes")) k.dtypes = w.choices(*v, "defaults.dtypes", known_dtypes);
+  if (auto v = d->get("runtimes")) k.runtimes = w.choices(*v, "defaults.runtimes", bench_runtime_names());
+  if (auto v = d->get("dtypes")) k.dtypes = w.choices(*v, "defaults.dtypes", measured_dtype_names());
   if (auto v = d->get("batch")) k.batch = w.batches(*v, "defaults.batch");
   if (auto v = d->get("device")) k.device = w.device(*v, "defaults.device");
   if (auto v = d->get("tolerance")) w.tolerances(*v, "defaults.tolerance", k.dtypes, k.tolerances);
@@ -497,8 +511,8 @@ kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t
   k.device = defaults.device;
   k.tolerances = defaults.tolerances;
   k.bench = m.bench;
-  if (auto v = t.get("runtimes")) k.runtimes = w.choices(*v, key("runtimes"), known_runtimes);
-  if (auto v = t.get("dtypes")) k.dtypes = w.choices(*v, key("dtypes"), known_dtypes);
+  if (auto v = t.get("runtimes")) k.runtimes = w.choices(*v, key("runtimes"), bench_runtime_names());
+  if (auto v = t.get("dtypes")) k.dtypes = w.choices(*v, key("dtypes"), measured_dtype_names());
   if (auto v = t.get("batch")) k.batch = w.batches(*v, key("batch"));
   if (auto v = t.get("device")) k.device = w.device(*v, key("device"));
   if (auto v = t.get("tolerance")) w.tolerances(*v, key("tolerance"), k.dtypes, k.tolerances);

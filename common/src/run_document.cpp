@@ -32,6 +32,79 @@ std::string_view to_string(result_status s) {
   return "error";
 }
 
+std::optional<result_status> result_status_from_string(std::string_view s) {
+  for (auto v : {result_status::ok, result_status::diverged, result_status::error, result_status::skipped}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(runtime_kind r) {
+  switch (r) {
+    case runtime_kind::eager: return "eager";
+    case runtime_kind::compile: return "compile";
+    case runtime_kind::torchscript: return "torchscript";
+    case runtime_kind::onnxruntime: return "onnxruntime";
+    case runtime_kind::tensorrt: return "tensorrt";
+    case runtime_kind::cpp: return "cpp";
+    case runtime_kind::gbench: return "gbench";
+    case runtime_kind::pytest_benchmark: return "pytest-benchmark";
+    case runtime_kind::nvbench: return "nvbench";
+  }
+  return "eager";
+}
+
+std::optional<runtime_kind> runtime_kind_from_string(std::string_view name) {
+  for (auto r : {runtime_kind::eager, runtime_kind::compile, runtime_kind::torchscript, runtime_kind::onnxruntime,
+                 runtime_kind::tensorrt, runtime_kind::cpp, runtime_kind::gbench, runtime_kind::pytest_benchmark,
+                 runtime_kind::nvbench}) {
+    if (to_string(r) == name) return r;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& bench_runtime_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (auto r : {runtime_kind::eager, runtime_kind::compile, runtime_kind::torchscript, runtime_kind::onnxruntime,
+                   runtime_kind::tensorrt}) {
+      out.emplace_back(to_string(r));
+    }
+    return out;
+  }();
+  return names;
+}
+
+std::string_view to_string(dtype_kind d) {
+  switch (d) {
+    case dtype_kind::float32: return "float32";
+    case dtype_kind::float16: return "float16";
+    case dtype_kind::bfloat16: return "bfloat16";
+    case dtype_kind::float64: return "float64";
+    case dtype_kind::none: return "none";
+  }
+  return "none";
+}
+
+std::optional<dtype_kind> dtype_kind_from_string(std::string_view name) {
+  for (auto d : {dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64,
+                 dtype_kind::none}) {
+    if (to_string(d) == name) return d;
+  }
+  return std::nullopt;
+}
+
+const std::vector<std::string>& measured_dtype_names() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (auto d : {dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64}) {
+      out.emplace_back(to_string(d));
+    }
+    return out;
+  }();
+  return names;
+}
+
 std::string_view to_string(pairing_mode p) {
   switch (p) {
     case pairing_mode::none: return "";
@@ -42,16 +115,18 @@ std::string_view to_string(pairing_mode p) {
 }
 
 std::optional<pairing_mode> pairing_mode_from_string(std::string_view text) {
-  if (text == "in-process") return pairing_mode::in_process;
-  if (text == "process") return pairing_mode::process;
+  for (auto p : {pairing_mode::process, pairing_mode::in_process}) {
+    if (to_string(p) == text) return p;
+  }
   return std::nullopt;
 }
 
 std::string_view to_string(pair_side s) { return s == pair_side::base ? "base" : "head"; }
 
 std::optional<pair_side> pair_side_from_string(std::string_view text) {
-  if (text == "head") return pair_side::head;
-  if (text == "base") return pair_side::base;
+  for (auto side : {pair_side::head, pair_side::base}) {
+    if (to_string(side) == text) return side;
+  }
   return std::nullopt;
 }
 
@@ -96,18 +171,8 @@ std::string kernel_name_problem(std::string_view name, bool imported) {
 
 namespace {
 
-// gbench, pytest-benchmark and nvbench are the harnesses of imported runs (rnx import); "none" is the dtype of an
-// imported configuration whose parameters name none.
-const std::set<std::string> known_runtimes = {"eager",    "compile", "torchscript",      "onnxruntime",
-                                              "tensorrt", "cpp",     "gbench", "pytest-benchmark", "nvbench"};
-const std::set<std::string> known_dtypes = {"float32", "float16", "bfloat16", "float64", "none"};
-
 result_status status_from(const json::reader& r) {
-  std::string s = r.string();
-  if (s == "ok") return result_status::ok;
-  if (s == "diverged") return result_status::diverged;
-  if (s == "error") return result_status::error;
-  if (s == "skipped") return result_status::skipped;
+  if (auto s = result_status_from_string(r.string())) return *s;
   r.fail("one of \"ok\", \"diverged\", \"error\", \"skipped\"");
 }
 
@@ -152,12 +217,12 @@ run_result result_from(const json::reader& r, kernel_names names) {
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
   res.runtime = runtime.string();
-  if (!known_runtimes.count(res.runtime)) {
+  if (!runtime_kind_from_string(res.runtime)) {
     runtime.fail("one of eager, compile, torchscript, onnxruntime, tensorrt, cpp, gbench, pytest-benchmark, nvbench");
   }
   auto dtype = r.at("dtype");
   res.dtype = dtype.string();
-  if (!known_dtypes.count(res.dtype)) dtype.fail("one of float32, float16, bfloat16, float64, none");
+  if (!dtype_kind_from_string(res.dtype)) dtype.fail("one of float32, float16, bfloat16, float64, none");
   auto batch = r.at("batch");
   res.batch = batch.integer();
   if (res.batch < 1) batch.fail("a batch size of at least 1");

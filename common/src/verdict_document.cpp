@@ -4,6 +4,8 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
+#include <cctype>
+
 namespace rnx {
 
 namespace bj = boost::json;
@@ -40,19 +42,44 @@ std::optional<decision> decision_from_string(std::string_view s) {
   return std::nullopt;
 }
 
+namespace {
+
+std::string lower_case(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+}  // namespace
+
 std::optional<overall> overall_from_string(std::string_view s) {
+  // The manifest's on_abstain is written in lower case ("warn"); the documents carry the upper-case answer.
   for (auto o : {overall::pass, overall::warn, overall::block}) {
-    if (to_string(o) == s) return o;
+    if (to_string(o) == s || lower_case(to_string(o)) == s) return o;
   }
-  if (s == "pass") return overall::pass;
-  if (s == "warn") return overall::warn;
-  if (s == "block") return overall::block;
   return std::nullopt;
 }
 
 std::optional<statistic> statistic_from_string(std::string_view s) {
-  if (s == "median") return statistic::median;
-  if (s == "mean") return statistic::mean;
+  for (auto v : {statistic::median, statistic::mean}) {
+    if (to_string(v) == s) return v;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(baseline_kind k) {
+  switch (k) {
+    case baseline_kind::unknown: return "";
+    case baseline_kind::push: return "push";
+    case baseline_kind::accepted: return "accepted";
+  }
+  return "";
+}
+
+std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
+  for (auto k : {baseline_kind::push, baseline_kind::accepted}) {
+    if (to_string(k) == text) return k;
+  }
   return std::nullopt;
 }
 

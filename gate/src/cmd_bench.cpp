@@ -331,9 +331,9 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--out", args->out, "Where the run document goes (written atomically)");
   cmd->add_option("--kernel", args->kernels, "Only these kernels (repeatable)");
   cmd->add_option("--runtime", args->runtimes, "Only these runtimes")
-      ->check(CLI::IsMember({"eager", "compile", "torchscript", "onnxruntime", "tensorrt"}));
+      ->check(CLI::IsMember(bench_runtime_names()));
   cmd->add_option("--dtype", args->dtypes, "Only these dtypes")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
+      ->check(CLI::IsMember(measured_dtype_names()));
   cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
   cmd->add_option("--devices", args->devices,
@@ -388,7 +388,7 @@ void add_bench_command(CLI::App& app) {
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "
                 "still written)");
   cmd->callback([args] {
-    if (!args->device.empty() && args->device != "auto" && args->device != "cpu" && args->device.rfind("cuda", 0) != 0) {
+    if (!args->device.empty() && !device_kind_from_string(args->device)) {
       throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");
     }
     run(*args);

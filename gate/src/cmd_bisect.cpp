@@ -143,9 +143,9 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--kernel", o->kernels, "Only these kernels (repeatable)");
   cmd->add_option("--runtime", o->runtimes, "Only these runtimes")
-      ->check(CLI::IsMember({"eager", "compile", "torchscript", "onnxruntime", "tensorrt"}));
+      ->check(CLI::IsMember(bench_runtime_names()));
   cmd->add_option("--dtype", o->dtypes, "Only these dtypes")
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
+      ->check(CLI::IsMember(measured_dtype_names()));
   cmd->add_option("--batch", o->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--threshold", o->threshold, "A step is a slowdown above this fraction")
       ->check(CLI::Range(1e-4, 0.999))

@@ -38,9 +38,12 @@ struct changes_options {
 // --format of rnx changes: an aligned table for a terminal, or one JSON document.
 enum class changes_format { table, json };
 
+std::string_view to_string(changes_format f) { return f == changes_format::json ? "json" : "table"; }
+
 std::optional<changes_format> changes_format_from_string(std::string_view text) {
-  if (text == "table") return changes_format::table;
-  if (text == "json") return changes_format::json;
+  for (auto f : {changes_format::table, changes_format::json}) {
+    if (to_string(f) == text) return f;
+  }
   return std::nullopt;
 }
 

@@ -91,7 +91,7 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--batch", c->batches, "Declared batch sizes (default: the manifest's, else 8)")->delimiter(',');
   cmd->add_option("--dtype", c->dtypes, "Dtypes to verify (default: the manifest's, else float32)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"float32", "float16", "bfloat16", "float64"}));
+      ->check(CLI::IsMember(measured_dtype_names()));
   cmd->add_option("--device", c->device, "auto | cpu | cuda | cuda:N (default: the manifest's, else auto)");
   cmd->add_option("--rtol", c->rtol, "Relative tolerance for every dtype (default: torch.testing's)");
   cmd->add_option("--atol", c->atol, "Absolute tolerance for every dtype (default: torch.testing's)");

@@ -112,7 +112,8 @@ class service_backend final : public baseline_backend {
     const auto* allows = body.as_object().if_contains("allows");
     bool may = false;
     if (allows && allows->is_array()) {
-      for (const auto& a : allows->get_array()) may = may || (a.is_string() && a.get_string() == "move_baseline");
+      const std::string_view needed = store::identifier(store::token_action::move_baseline);
+      for (const auto& a : allows->get_array()) may = may || (a.is_string() && a.get_string() == needed);
     }
     if (!may) {
       throw error(errc::forbidden, "RNX_TOKEN of project " + project + " has the " +
@@ -400,7 +401,7 @@ class embedded_backend final : public baseline_backend {
       auto record = db_.baseline_of_run(s.id);
       if (!record || record->branch != branch) continue;
       out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at,
-                     baseline_kind_from_string(record->source).value_or(baseline_kind::unknown)});
+                     record->source});
       if (static_cast<int>(out.size()) >= limit) break;
     }
     return out;
@@ -478,21 +479,6 @@ class embedded_backend final : public baseline_backend {
 };
 
 }  // namespace
-
-std::string_view to_string(baseline_kind k) {
-  switch (k) {
-    case baseline_kind::unknown: return "";
-    case baseline_kind::push: return "push";
-    case baseline_kind::accepted: return "accepted";
-  }
-  return "";
-}
-
-std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
-  if (text == "push") return baseline_kind::push;
-  if (text == "accepted") return baseline_kind::accepted;
-  return std::nullopt;
-}
 
 std::unique_ptr<baseline_backend> make_service_backend(std::string url, std::string token,
                                                        std::chrono::milliseconds timeout) {

@@ -22,12 +22,6 @@ struct uploaded_run {
   bool already_stored = false;  // the identical document was uploaded before (a re-run job)
 };
 
-// How a stored run became its branch's baseline: pushed to the branch, or accepted (`rnx accept`, /rnx accept);
-// unknown where the backend cannot say.
-enum class baseline_kind { unknown, push, accepted };
-std::string_view to_string(baseline_kind k);                             // "", "push", "accepted"
-std::optional<baseline_kind> baseline_kind_from_string(std::string_view text);  // "push" or "accepted"
-
 struct stored_run_ref {
   std::string id;
   std::string commit;

@@ -26,8 +26,9 @@ namespace bj = boost::json;
 std::string_view to_string(drift_method m) { return m == drift_method::paired ? "paired" : "stored"; }
 
 std::optional<drift_method> drift_method_from_string(std::string_view s) {
-  if (s == "stored") return drift_method::stored;
-  if (s == "paired") return drift_method::paired;
+  for (auto m : {drift_method::stored, drift_method::paired}) {
+    if (to_string(m) == s) return m;
+  }
   return std::nullopt;
 }
 

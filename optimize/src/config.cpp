@@ -68,9 +68,9 @@ int get_int(const std::string& source, const toml::node& n, std::string_view key
 }
 
 rewriter_kind parse_kind(std::string_view s, const std::function<void(const std::string&)>& on_bad) {
-  if (s == "command") return rewriter_kind::command;
-  if (s == "anthropic") return rewriter_kind::anthropic;
-  if (s == "openai") return rewriter_kind::openai;
+  for (auto k : {rewriter_kind::command, rewriter_kind::anthropic, rewriter_kind::openai}) {
+    if (to_string(k) == s) return k;
+  }
   on_bad("unknown rewriter \"" + std::string(s) + "\" (use command, anthropic or openai)");
   return rewriter_kind::command;
 }

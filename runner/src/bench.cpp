@@ -146,8 +146,12 @@ bool prestarts(const bench_options& o, const std::vector<device_lane>& lanes, co
   if (o.contain || o.prestart == prestart_mode::off) return false;
   if (o.prestart == prestart_mode::on) return true;
   if (!lanes.empty()) return lanes.front().is_cuda();
-  if (!o.device.empty()) return o.device != "cpu" && detail::orchestrator::cuda_visible();
-  const bool any_gpu = std::any_of(plan.begin(), plan.end(), [](const planned& p) { return p.spec->device != "cpu"; });
+  if (!o.device.empty()) {
+    return device_kind_from_string(o.device) != device_kind::cpu && detail::orchestrator::cuda_visible();
+  }
+  const bool any_gpu = std::any_of(plan.begin(), plan.end(), [](const planned& p) {
+    return device_kind_from_string(p.spec->device) != device_kind::cpu;
+  });
   return any_gpu && detail::orchestrator::cuda_visible();
 }
 

@@ -28,7 +28,7 @@ struct planned {
   std::string note;                    // goes first in the result's message
   std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
   double spent_ms = 0;                 // timed sampling so far, this side's share (a joint process counts half)
-  std::vector<std::string> first_sides;  // in-process pairs, per process: "base" or "head", loaded and bound first
+  std::vector<pair_side> first_sides;  // in-process pairs, per process: the side loaded and bound first
 };
 
 struct side_state {

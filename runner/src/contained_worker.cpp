@@ -1,6 +1,8 @@
 // Starting a benchmark worker inside rnx::sandbox, and checking that it is contained before it runs a kernel.
 #include "contained_worker.hpp"
 
+#include "worker_protocol.hpp"
+
 #include "rnx/common/error.hpp"
 
 #include <sys/prctl.h>
@@ -53,18 +55,20 @@ sandbox::sandboxed_process spawn_contained_worker(const fs::path& worker, const 
 bool containment_check::read(const bj::object& event) {
   if (layers_.read(event)) return true;
   const std::string kind = string_field(event, "event");
-  if (kind == "sandbox") {
-    network_namespace_ = string_field(event, "network") == "namespace";
+  const auto launch = sandbox::launch_event_from_string(kind);
+  if (launch == sandbox::launch_event::sandbox) {
+    network_namespace_ =
+        sandbox::network_cut_from_string(string_field(event, "network")) == sandbox::network_cut::own_namespace;
     network_ = string_field(event, "how");
-  } else if (kind == "sandbox_proc") {
+  } else if (launch == sandbox::launch_event::sandbox_proc) {
     const bj::value* own = event.if_contains("own");
     own_processes_ = own && own->is_bool() && own->as_bool();
     processes_ = string_field(event, "how");
-  } else if (kind == "sandbox_fs") {
+  } else if (launch == sandbox::launch_event::sandbox_fs) {
     const bj::value* abi = event.if_contains("landlock");
     landlock_ = abi && abi->is_int64() ? static_cast<int>(abi->as_int64()) : 0;
     files_ = string_field(event, "how");
-  } else if (kind == "contained") {
+  } else if (worker_line_from_string(kind) == worker_line::contained) {
     const bj::value* sealed = event.if_contains("seccomp");
     sealed_ = sealed && sealed->is_bool() && sealed->as_bool();
     seal_why_ = string_field(event, "why");

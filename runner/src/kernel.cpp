@@ -26,28 +26,33 @@
 namespace rnx::runner {
 
 at::ScalarType parse_dtype(std::string_view name) {
-  if (name == "float32") return at::kFloat;
-  if (name == "float16") return at::kHalf;
-  if (name == "bfloat16") return at::kBFloat16;
-  if (name == "float64") return at::kDouble;
+  switch (dtype_kind_from_string(name).value_or(dtype_kind::none)) {
+    case dtype_kind::float32: return at::kFloat;
+    case dtype_kind::float16: return at::kHalf;
+    case dtype_kind::bfloat16: return at::kBFloat16;
+    case dtype_kind::float64: return at::kDouble;
+    case dtype_kind::none: break;
+  }
   throw error(errc::invalid, "unsupported dtype \"" + std::string(name) +
                                  "\" (use float32, float16, bfloat16 or float64)");
 }
 
 std::string_view dtype_name(at::ScalarType type) {
   switch (type) {
-    case at::kFloat: return "float32";
-    case at::kHalf: return "float16";
-    case at::kBFloat16: return "bfloat16";
-    case at::kDouble: return "float64";
+    case at::kFloat: return to_string(dtype_kind::float32);
+    case at::kHalf: return to_string(dtype_kind::float16);
+    case at::kBFloat16: return to_string(dtype_kind::bfloat16);
+    case at::kDouble: return to_string(dtype_kind::float64);
     default: return "other";
   }
 }
 
 at::Device resolve_device(std::string_view spec) {
   const bool has_cuda = torch::cuda::is_available();
-  if (spec == "cpu") return at::Device(at::kCPU);
-  if (spec == "auto") return has_cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
+  const auto kind = device_kind_from_string(spec);
+  if (!kind) throw error(errc::invalid, "unknown device \"" + std::string(spec) + "\" (use auto, cpu, cuda or cuda:N)");
+  if (kind == device_kind::cpu) return at::Device(at::kCPU);
+  if (kind == device_kind::automatic) return has_cuda ? at::Device(at::kCUDA, 0) : at::Device(at::kCPU);
   if (!has_cuda) {
     throw runtime_unavailable("device " + std::string(spec) +
                               ": CUDA is not available here (no GPU, or a CPU-only torch); run on a GPU machine "
@@ -385,7 +390,7 @@ class torchscript_kernel final : public kernel {
 
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
                                       at::ScalarType dtype, at::Device device, std::uint64_t) override {
-    if (runtime != "torchscript") {
+    if (runtime_kind_from_string(runtime) != runtime_kind::torchscript) {
       throw runtime_unavailable(std::string(runtime) + " does not apply to a TorchScript .pt file (it is already "
                                 "compiled); list runtimes = [\"torchscript\"] for this kernel");
     }
@@ -477,7 +482,7 @@ class native_kernel final : public kernel {
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs, at::ScalarType,
                                       at::Device device, std::uint64_t) override {
     if (!unavailable_.empty()) throw runtime_unavailable(unavailable_);
-    if (runtime != "eager") {
+    if (runtime_kind_from_string(runtime) != runtime_kind::eager) {
       throw runtime_unavailable(std::string(runtime) + " applies to Python kernels; a compiled " + kind() +
                                 " kernel runs natively (list runtimes = [\"eager\"] for this kernel)");
     }

@@ -113,8 +113,8 @@ void orchestrator::report_construction_orders() {
     std::string orders;
     int base_first = 0;
     for (const auto& f : p.first_sides) {
-      orders += (orders.empty() ? "" : ", ") + f;
-      base_first += f == "base";
+      orders += (orders.empty() ? "" : ", ") + std::string(to_string(f));
+      base_first += f == pair_side::base;
     }
     std::ostringstream os;
     os << "[pairing] " << label(p) << ": side loaded first per process: " << orders << " (base first in "
@@ -222,11 +222,14 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
   job.cuda_arch = sides_[side].m.cuda_arch;
   job.cache_dir = cache_dir_of(o_).string();
   job.device_override = lane_ ? lane_->device : o_.device;
-  bool any_gpu = job.device_override.empty() ? false : job.device_override != "cpu";
+  bool any_gpu =
+      job.device_override.empty() ? false : device_kind_from_string(job.device_override) != device_kind::cpu;
   for (std::size_t i : pending) {
-    any_gpu = any_gpu || (job.device_override.empty() && plan_[i].spec->device != "cpu");
+    any_gpu = any_gpu ||
+              (job.device_override.empty() && device_kind_from_string(plan_[i].spec->device) != device_kind::cpu);
   }
-  job.fingerprint_device = lane_ ? lane_->device : any_gpu ? "auto" : "cpu";
+  job.fingerprint_device =
+      lane_ ? lane_->device : std::string(to_string(any_gpu ? device_kind::automatic : device_kind::cpu));
   if (lane_) job.cores = lane_->cores;
   job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
   for (std::size_t i : pending) {

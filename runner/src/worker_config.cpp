@@ -20,7 +20,7 @@ namespace bj = boost::json;
 namespace {
 
 // One side of a configuration on its way to being timed. `out` holds the result event's fields so far; a side
-// that failed has its "status" set there.
+// that failed (fail) has its status and message set there.
 struct side {
   bj::object out;
   const kernel_spec* spec = nullptr;
@@ -31,7 +31,13 @@ struct side {
   std::uint64_t seed = 0;
   std::vector<at::Tensor> inputs;
   std::unique_ptr<bound_call> call;
-  bool failed() const { return out.contains("status") && out.at("status").as_string() != "ok"; }
+  result_status status = result_status::ok;  // what `out` says once the side failed
+  bool failed() const { return status != result_status::ok; }
+  void fail(result_status why, std::string_view message) {
+    status = why;
+    out["status"] = to_string(why);
+    out["message"] = message;
+  }
 };
 
 // Runs `step`, turning what it throws into the side's status and message (the kernel's failure, not the run's).
@@ -40,29 +46,24 @@ void guarded(side& s, const std::string& name, Step&& step) {
   try {
     step();
   } catch (const runtime_unavailable& e) {
-    s.out["status"] = "skipped";
-    s.out["message"] = e.what();
+    s.fail(result_status::skipped, e.what());
   } catch (const error& e) {
-    s.out["status"] = "error";
-    s.out["message"] = e.what();
+    s.fail(result_status::error, e.what());
   } catch (const c10::Error& e) {
     // CUDA out-of-memory and other libtorch failures surface here, outside the kernel's own call path.
-    s.out["status"] = "error";
-    s.out["message"] = "kernel \"" + name + "\": " + e.what_without_backtrace();
+    s.fail(result_status::error, "kernel \"" + name + "\": " + e.what_without_backtrace());
   } catch (const std::exception& e) {
-    s.out["status"] = "error";
-    s.out["message"] = "kernel \"" + name + "\": " + e.what();
+    s.fail(result_status::error, "kernel \"" + name + "\": " + e.what());
   }
 }
 
 side load_side(std::size_t index, const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache,
                const std::string& module_prefix) {
   side s;
-  s.out = bj::object{{"event", "result"}, {"index", index}, {"device", "cpu"}};
+  s.out = bj::object{{"event", to_string(worker_line::result)}, {"index", index}, {"device", "cpu"}};
   s.spec = m.find_kernel(c.kernel);
   if (!s.spec) {
-    s.out["status"] = "error";
-    s.out["message"] = "kernel \"" + c.kernel + "\" is not in " + m.source;
+    s.fail(result_status::error, "kernel \"" + c.kernel + "\" is not in " + m.source);
     return s;
   }
   s.settings = s.spec->bench;
@@ -116,9 +117,9 @@ tolerance base_tolerance(const side& s) {
 // The kernel's eager computation in the side's dtype: `got` itself for the eager runtime, else one eager call on the
 // same inputs. A kernel with no eager form here (a TorchScript .pt file) has only the runtime's own computation.
 std::vector<at::Tensor> eager_outputs(side& s, const std::string& runtime, const std::vector<at::Tensor>& got) {
-  if (runtime == "eager") return got;
+  if (runtime_kind_from_string(runtime) == runtime_kind::eager) return got;
   try {
-    return s.entry->kernel->prepare("eager", s.inputs, s.dtype, s.device, s.seed)->outputs();
+    return s.entry->kernel->prepare(to_string(runtime_kind::eager), s.inputs, s.dtype, s.device, s.seed)->outputs();
   } catch (const runtime_unavailable&) {
     return got;
   }
@@ -148,9 +149,9 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     s.out["rtol"] = applied.rtol;
     s.out["atol"] = applied.atol;
     if (!result.ok) {
-      s.out["status"] = "diverged";
-      s.out["message"] = runtime + " output differs from the float64 eager reference: " + result.message +
-                         " (loosen tolerance for this kernel in rnx.toml if the difference is expected)";
+      s.fail(result_status::diverged,
+             runtime + " output differs from the float64 eager reference: " + result.message +
+                 " (loosen tolerance for this kernel in rnx.toml if the difference is expected)");
     }
   });
 }
@@ -171,7 +172,7 @@ void put_timing(bj::object& out, const timing_result& timing) {
   for (double s : timing.samples_ms) samples.push_back(s);
   bj::array clocks;
   for (double s : timing.sm_clock_mhz) clocks.push_back(s);
-  out["status"] = "ok";
+  out["status"] = to_string(result_status::ok);
   out["samples_ms"] = std::move(samples);
   out["sm_mhz"] = std::move(clocks);
   out["calls_per_sample"] = timing.calls_per_sample;
@@ -238,7 +239,10 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
 bj::object run_paired_config(const job_config& c, const manifest& head_manifest, const manifest& base_manifest,
                              const worker_job& job, kernel_cache& cache) {
   auto fallback = [&](const std::string& reason) {
-    return bj::object{{"event", "result"}, {"index", c.index}, {"base_index", *c.base_index}, {"pair_fallback", reason}};
+    return bj::object{{"event", to_string(worker_line::result)},
+                      {"index", c.index},
+                      {"base_index", *c.base_index},
+                      {"pair_fallback", reason}};
   };
   // Every step that allocates or imports runs first for one side and then for the other; which side goes first
   // alternates across processes (c.base_first), so an advantage of being first or second (where a module's
@@ -286,7 +290,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
-                      std::string(s->out.at("status").as_string().c_str()) + " here");
+                      std::string(to_string(s->status)) + " here");
     }
   }
   // Where each side's weights landed is not the kernel's doing, but it was measured: the module allocated first
@@ -307,9 +311,9 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
                                      std::string(head.out.at("message").as_string().c_str()));
   clock.mark("measure");
   head.out["phases_ms"] = clock.phases();
-  head.out["pairing"] = "in-process";
+  head.out["pairing"] = to_string(pairing_mode::in_process);
   head.out["shared_inputs"] = shared_inputs;
-  head.out["first_side"] = c.base_first ? "base" : "head";
+  head.out["first_side"] = to_string(c.base_first ? pair_side::base : pair_side::head);
   head.out["rehomed_tensors"] = rehomed;
   head.out["base"] = std::move(base.out);
   return head.out;

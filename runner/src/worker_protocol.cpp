@@ -90,6 +90,26 @@ worker_job job_from_json(const bj::value& v) {
   return job;
 }
 
+std::string_view to_string(worker_line l) {
+  switch (l) {
+    case worker_line::loaded: return "loaded";
+    case worker_line::contained: return "contained";
+    case worker_line::log: return "log";
+    case worker_line::ready: return "ready";
+    case worker_line::start: return "start";
+    case worker_line::result: return "result";
+  }
+  return "result";
+}
+
+std::optional<worker_line> worker_line_from_string(std::string_view name) {
+  for (auto l : {worker_line::loaded, worker_line::contained, worker_line::log, worker_line::ready,
+                 worker_line::start, worker_line::result}) {
+    if (to_string(l) == name) return l;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 // A checked error (max_abs_err, rel_err) may be unbounded; the run document stores it as 1e308.
@@ -98,11 +118,9 @@ double bounded(const json::reader& r) {
   return std::isinf(v) ? 1e308 : v;
 }
 
+// A status the orchestrator does not know is the worker's error.
 result_status worker_status(const std::string& s) {
-  if (s == "ok") return result_status::ok;
-  if (s == "skipped") return result_status::skipped;
-  if (s == "diverged") return result_status::diverged;
-  return result_status::error;
+  return result_status_from_string(s).value_or(result_status::error);
 }
 
 side_outcome outcome_from(const json::reader& r) {
@@ -140,7 +158,10 @@ result_event result_from(const json::reader& r) {
   }
   e.head = outcome_from(r);
   if (r.has("base")) e.base = outcome_from(r.at("base"));
-  if (r.has("first_side")) e.first_side = r.string("first_side");
+  if (r.has("first_side")) {
+    e.first_side = pair_side_from_string(r.string("first_side"));
+    if (!e.first_side) r.at("first_side").fail("\"head\" or \"base\"");
+  }
   return e;
 }
 
@@ -157,13 +178,14 @@ std::optional<worker_event> event_from_line(const std::string& line) {
   const json::reader r(v, "worker output");
   const bj::value* kind = v.as_object().if_contains("event");
   if (!kind || !kind->is_string()) return std::nullopt;
-  const std::string_view name = kind->as_string();
-  if (name == "ready") {
-    return worker_event{ready_event{r.at("environment").value(), r.has("clock") ? r.at("clock").value() : bj::value()}};
+  switch (worker_line_from_string(std::string_view(kind->as_string())).value_or(worker_line::log)) {
+    case worker_line::ready:
+      return worker_event{
+          ready_event{r.at("environment").value(), r.has("clock") ? r.at("clock").value() : bj::value()}};
+    case worker_line::start: return worker_event{start_event{static_cast<std::size_t>(r.integer("index"))}};
+    case worker_line::result: return worker_event{result_from(r)};
+    default: return std::nullopt;  // the other lines, and the sandbox's, are read where they matter
   }
-  if (name == "start") return worker_event{start_event{static_cast<std::size_t>(r.integer("index"))}};
-  if (name == "result") return worker_event{result_from(r)};
-  return std::nullopt;
 }
 
 }  // namespace rnx::runner::detail

@@ -8,10 +8,18 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <variant>
 #include <vector>
 
 namespace rnx::runner::detail {
+
+// The "event" names of the lines a worker writes on its result pipe (the sandbox's launch lines come before them):
+// loaded (Python and the kernels' modules are in), contained (its own seccomp filter), log (a contained worker's
+// log line), ready (its environment), start and result (per configuration).
+enum class worker_line { loaded, contained, log, ready, start, result };
+std::string_view to_string(worker_line l);
+std::optional<worker_line> worker_line_from_string(std::string_view name);
 
 struct job_config {
   std::size_t index = 0;  // position in the orchestrator's plan, echoed in events
@@ -103,7 +111,7 @@ struct result_event {
   std::optional<std::string> pair_fallback;
   side_outcome head;
   std::optional<side_outcome> base;   // in-process pairs: the base side, measured in the same process
-  std::optional<std::string> first_side;  // in-process pairs: "base" or "head", loaded and bound first
+  std::optional<pair_side> first_side;  // in-process pairs: the side loaded and bound first
   boost::json::value phases_ms;  // load, inputs, bind, measure of this configuration in this process (or null)
 };
 

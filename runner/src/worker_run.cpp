@@ -1,6 +1,8 @@
 // Starting a worker process on a job, reading its result lines and log, and reaping or killing it.
 #include "worker_run.hpp"
 
+#include "worker_protocol.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
@@ -133,13 +135,15 @@ bool worker_run::admit(const std::string& line) {
   const bj::object& o = event.as_object();
   if (layers_.read(o)) return false;
   const bj::value* kind = o.if_contains("event");
-  if (kind && kind->is_string() && kind->as_string() == "log") {
+  const auto line_kind =
+      kind && kind->is_string() ? worker_line_from_string(std::string_view(kind->as_string())) : std::nullopt;
+  if (line_kind == worker_line::log) {
     // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
     const bj::value* text = o.if_contains("line");
     if (text && text->is_string() && log_.size() < 64 * 1024) log_ += std::string(text->as_string()) + "\n";
     return false;
   }
-  if (kind && kind->is_string() && kind->as_string() == "ready") {
+  if (line_kind == worker_line::ready) {
     // The worker seals itself before it says it is ready, and reads no kernel before that.
     const std::vector<std::string> missing = layers_.missing();
     if (!missing.empty() && !allow_weaker_) {

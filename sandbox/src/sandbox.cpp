@@ -118,6 +118,33 @@ std::optional<layer> parse_layer(std::string_view name) {
   return std::nullopt;
 }
 
+std::string_view to_string(launch_event e) {
+  switch (e) {
+    case launch_event::sandbox: return "sandbox";
+    case launch_event::sandbox_proc: return "sandbox_proc";
+    case launch_event::sandbox_fs: return "sandbox_fs";
+    case launch_event::sandbox_layer: return "sandbox_layer";
+  }
+  return "sandbox";
+}
+
+std::optional<launch_event> launch_event_from_string(std::string_view name) {
+  for (auto e : {launch_event::sandbox, launch_event::sandbox_proc, launch_event::sandbox_fs,
+                 launch_event::sandbox_layer}) {
+    if (to_string(e) == name) return e;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(network_cut c) { return c == network_cut::seccomp ? "seccomp" : "namespace"; }
+
+std::optional<network_cut> network_cut_from_string(std::string_view name) {
+  for (auto c : {network_cut::own_namespace, network_cut::seccomp}) {
+    if (to_string(c) == name) return c;
+  }
+  return std::nullopt;
+}
+
 const std::vector<layer>& all_layers() {
   static const std::vector<layer> layers = {layer::user, layer::session, layer::proc_sys,
                                             layer::dev,  layer::scratch, layer::tasks};
@@ -126,7 +153,10 @@ const std::vector<layer>& all_layers() {
 
 bool layer_report::read(const boost::json::object& event) {
   const auto* kind = event.if_contains("event");
-  if (!kind || !kind->is_string() || kind->as_string() != "sandbox_layer") return false;
+  if (!kind || !kind->is_string() ||
+      launch_event_from_string(std::string_view(kind->as_string())) != launch_event::sandbox_layer) {
+    return false;
+  }
   const auto* name = event.if_contains("layer");
   const auto* ok = event.if_contains("ok");
   const auto* how = event.if_contains("how");
@@ -195,7 +225,8 @@ struct layer_lines {
 
 // The two lines the child may write for one layer, built before fork (texts are this file's, no escaping).
 layer_lines layer_line_pair(layer l, const std::string& ok_how, const std::string& missing_how) {
-  const std::string head = "{\"event\":\"sandbox_layer\",\"layer\":\"" + std::string(to_string(l)) + "\",\"ok\":";
+  const std::string head = "{\"event\":\"" + std::string(to_string(launch_event::sandbox_layer)) + "\",\"layer\":\"" +
+                           std::string(to_string(l)) + "\",\"ok\":";
   return {head + "true,\"how\":\"" + ok_how + "\"}\n", head + "false,\"how\":\"" + missing_how + "\"}\n"};
 }
 

@@ -351,11 +351,11 @@ TEST_CASE("schema 6 -> 7: the verdicts stored before are kept and paired verdict
   CHECK(d.schema_version() == store::current_schema_version);
   auto kept = d.verdict_of_run(run_id);
   REQUIRE(kept);
-  CHECK(kept->kind == "request");
+  CHECK(kept->kind == store::verdict_kind::request);
   verdict_document v;
   v.verdict = overall::warn;
-  CHECK(d.store_verdict(run_id, std::nullopt, "paired", v) > kept->id);
-  CHECK(d.verdict_of_run(run_id)->kind == "paired");
+  CHECK(d.store_verdict(run_id, std::nullopt, store::verdict_kind::paired, v) > kept->id);
+  CHECK(d.verdict_of_run(run_id)->kind == store::verdict_kind::paired);
 }
 
 TEST_CASE("health: exit 0 when the server answers ok (plain and TLS), 1 when it does not") {

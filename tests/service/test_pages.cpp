@@ -9,6 +9,8 @@
 
 #include <doctest/doctest.h>
 
+#include <set>
+
 using namespace rnx;
 using namespace rnx::test;
 namespace http = boost::beast::http;
@@ -322,4 +324,18 @@ TEST_CASE("pages: / lists the public projects and the caller's own; a refused co
   auto unauthorized = f.get("/projects/demo");
   CHECK(unauthorized.result_int() == 401);
   CHECK(unauthorized.body().find("rnx-server admin project visibility demo public") != std::string::npos);
+}
+
+TEST_CASE("trend names round trip and refuse unknown ones; page kinds keep their data-kind names") {
+  for (auto t : {pages::trend_kind::slower, pages::trend_kind::faster, pages::trend_kind::flat}) {
+    CHECK(pages::trend_kind_from_string(to_string(t)) == t);
+  }
+  CHECK_FALSE(pages::trend_kind_from_string("").has_value());
+  CHECK_FALSE(pages::trend_kind_from_string("up").has_value());
+  std::set<std::string> names;
+  for (auto k : {pages::page_kind::landing, pages::page_kind::overview, pages::page_kind::history,
+                 pages::page_kind::run, pages::page_kind::compare, pages::page_kind::error}) {
+    CHECK(names.insert(std::string(to_string(k))).second);
+  }
+  CHECK(names == std::set<std::string>{"landing", "overview", "history", "run", "compare", "error"});
 }

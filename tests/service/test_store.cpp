@@ -192,7 +192,7 @@ TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are jud
     SUBCASE("accepting the slow PR run makes it the baseline; accepting twice is a conflict") {
       auto accepted = store::accept_run(db, project.id, slow.run.id, "alice", "intended: exact softmax", 0);
       CHECK(accepted.branch == "main");
-      CHECK(accepted.source == "accepted");
+      CHECK(accepted.source == baseline_kind::accepted);
       CHECK(accepted.accepted_by == "alice");
       CHECK(code_of([&] { store::accept_run(db, project.id, slow.run.id, "alice", "again", 0); }) == errc::conflict);
       auto next = store::upload_run(
@@ -327,14 +327,14 @@ TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored
   // The run page and the overview read it: a paired verdict first, and listed among the newest verdicts.
   auto shown = db.verdict_of_run(head_id);
   REQUIRE(shown);
-  CHECK(shown->kind == "paired");
+  CHECK(shown->kind == store::verdict_kind::paired);
   CHECK(shown->id == judged.verdict_id);
   auto recent = db.recent_verdicts(project.id, 10);
   REQUIRE_FALSE(recent.empty());
   CHECK(recent.front().run_id == head_id);
   // A request verdict asked for later does not hide it.
   store::judge_stored_run(db, head_id, policy);
-  CHECK(db.verdict_of_run(head_id)->kind == "paired");
+  CHECK(db.verdict_of_run(head_id)->kind == store::verdict_kind::paired);
   // The same request again returns the stored verdict.
   CHECK(store::record_paired_verdict(db, project.id, head_id, base_id, policy, decided).verdict_id ==
         judged.verdict_id);
@@ -373,4 +373,15 @@ TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored
   const auto base2_id = store::upload_run(db, project.id, base2).run.id;
   CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, base2_id, policy, decided); })
             .find("are not the head and base sides of one paired run") != std::string::npos);
+}
+
+TEST_CASE("verdict kinds round trip through their names and refuse unknown ones") {
+  for (auto k : {store::verdict_kind::request, store::verdict_kind::regression, store::verdict_kind::paired}) {
+    CHECK(store::verdict_kind_from_string(to_string(k)) == k);
+  }
+  CHECK(to_string(store::verdict_kind::regression) == "regression");
+  for (const char* unknown : {"", "Paired", "stored", "requests"}) {
+    CAPTURE(unknown);
+    CHECK_FALSE(store::verdict_kind_from_string(unknown).has_value());
+  }
 }

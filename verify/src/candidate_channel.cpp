@@ -22,6 +22,35 @@ namespace bj = boost::json;
 
 namespace rnx::verify::detail {
 
+std::string_view to_string(candidate_op op) {
+  switch (op) {
+    case candidate_op::load: return "load";
+    case candidate_op::call: return "call";
+    case candidate_op::hidden_work: return "hidden_work";
+    case candidate_op::time: return "time";
+    case candidate_op::time_fresh: return "time_fresh";
+    case candidate_op::finish: return "finish";
+  }
+  return "finish";
+}
+
+std::optional<candidate_op> candidate_op_from_string(std::string_view name) {
+  for (auto op : {candidate_op::load, candidate_op::call, candidate_op::hidden_work, candidate_op::time,
+                  candidate_op::time_fresh, candidate_op::finish}) {
+    if (to_string(op) == name) return op;
+  }
+  return std::nullopt;
+}
+
+std::string_view to_string(candidate_event e) { return e == candidate_event::fatal ? "fatal" : "ready"; }
+
+std::optional<candidate_event> candidate_event_from_string(std::string_view name) {
+  for (auto e : {candidate_event::ready, candidate_event::fatal}) {
+    if (to_string(e) == name) return e;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 constexpr std::uint32_t max_header_bytes = 1 << 20;

@@ -8,10 +8,21 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::verify::detail {
+
+// What the judge asks the candidate's process ("op" of a request header), and the "event" of the header the
+// candidate's process sends unasked: ready once it is up, fatal when it cannot go on.
+enum class candidate_op { load, call, hidden_work, time, time_fresh, finish };
+std::string_view to_string(candidate_op op);
+std::optional<candidate_op> candidate_op_from_string(std::string_view name);
+enum class candidate_event { ready, fatal };
+std::string_view to_string(candidate_event e);
+std::optional<candidate_event> candidate_event_from_string(std::string_view name);
 
 struct message {
   boost::json::object header;

@@ -148,21 +148,28 @@ class host {
 
   [[noreturn]] void run() {
     warm_up();
-    send(bj::object{{"event", "ready"}, {"python_threads", python_threads()}});
+    send(bj::object{{"event", to_string(candidate_event::ready)}, {"python_threads", python_threads()}});
     for (;;) {
       message m = receive_message(in_, max_request_bytes);
-      const std::string op(m.header.at("op").as_string());
-      if (op == "load") load();
-      else if (op == "call") call(m);
-      else if (op == "hidden_work") hidden_work(m);
-      else if (op == "time") time(m);
-      else if (op == "time_fresh") time_fresh(m);
-      else if (op == "finish") finish();
-      else throw error(errc::internal, "unknown request " + op);
+      serve(m);
     }
   }
 
  private:
+  void serve(message& m) {
+    const std::string name(m.header.at("op").as_string());
+    const auto op = candidate_op_from_string(name);
+    if (!op) throw error(errc::internal, "unknown request " + name);
+    switch (*op) {
+      case candidate_op::load: return load();
+      case candidate_op::call: return call(m);
+      case candidate_op::hidden_work: return hidden_work(m);
+      case candidate_op::time: return time(m);
+      case candidate_op::time_fresh: return time_fresh(m);
+      case candidate_op::finish: return finish();
+    }
+  }
+
   void send(bj::object header, const std::vector<at::Tensor>& values = {},
             const std::vector<at::Tensor>& storages = {}) {
     bj::array patched;
@@ -404,7 +411,12 @@ void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int ou
   } catch (const std::exception& e) {
     // The judge reads this as the candidate's process failing; it decides what that means.
     try {
-      send_message(out_fd, bj::object{{"event", "fatal"}, {"ok", false}, {"error", e.what()}, {"message", e.what()}}, {});
+      send_message(out_fd,
+                   bj::object{{"event", to_string(candidate_event::fatal)},
+                              {"ok", false},
+                              {"error", e.what()},
+                              {"message", e.what()}},
+                   {});
     } catch (...) {
     }
     std::_Exit(3);

@@ -121,7 +121,7 @@ remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::De
   } catch (const error& e) {
     throw error(errc::internal, std::string("the candidate's process did not start: ") + e.what());
   }
-  if (text_field(ready.header, "event") != "ready") {
+  if (candidate_event_from_string(text_field(ready.header, "event")) != candidate_event::ready) {
     throw error(errc::internal, "the candidate's process did not start: " + text_field(ready.header, "message"));
   }
   python_threads_before_ = static_cast<int>(number_field(ready.header, "python_threads"));
@@ -211,7 +211,7 @@ void remote_candidate::note_patched(const bj::object& header) {
 
 std::string remote_candidate::load() {
   try {
-    reply r = request(bj::object{{"op", "load"}}, {});
+    reply r = request(bj::object{{"op", to_string(candidate_op::load)}}, {});
     kind_ = text_field(r.header, "kind");
     sealed_at_load_ = bool_field(r.header, "seccomp");
     why_at_load_ = text_field(r.header, "why");
@@ -227,7 +227,8 @@ std::string remote_candidate::load() {
 std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                const shape_variant& shape) {
   notes_ = {};
-  reply r = request(bj::object{{"op", "call"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)}},
+  reply r = request(bj::object{{"op", to_string(candidate_op::call)},
+                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)}},
                     inputs);
   const std::int64_t outputs = static_cast<std::int64_t>(number_field(r.header, "outputs"));
   if (outputs < 0 || static_cast<std::size_t>(outputs) + inputs.size() != r.tensors.size()) {
@@ -281,7 +282,8 @@ std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& in
 
 hidden_work_result remote_candidate::hidden_work(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                  const shape_variant& shape, int calls) {
-  reply r = request(bj::object{{"op", "hidden_work"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+  reply r = request(bj::object{{"op", to_string(candidate_op::hidden_work)},
+                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
                                {"calls", calls}},
                     inputs);
   hidden_work_result h;
@@ -301,7 +303,8 @@ hidden_work_result remote_candidate::hidden_work(const std::vector<at::Tensor>& 
 
 double remote_candidate::fastest_call_ms(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                          const shape_variant& shape, int repetitions) {
-  reply r = request(bj::object{{"op", "time"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+  reply r = request(bj::object{{"op", to_string(candidate_op::time)},
+                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
                                {"repetitions", repetitions}},
                     inputs);
   const double ms = number_field(r.header, "ms");
@@ -317,7 +320,8 @@ remote_candidate::fresh_timing remote_candidate::time_fresh(const std::vector<st
     if (s.size() != sets.front().size()) throw error(errc::internal, "time_fresh: input sets of different sizes");
     flat.insert(flat.end(), s.begin(), s.end());
   }
-  reply r = request(bj::object{{"op", "time_fresh"}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+  reply r = request(bj::object{{"op", to_string(candidate_op::time_fresh)},
+                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
                                {"per_set", static_cast<std::int64_t>(sets.front().size())}},
                     flat);
   fresh_timing f;
@@ -349,7 +353,7 @@ remote_candidate::fresh_timing remote_candidate::time_fresh(const std::vector<st
 }
 
 host_report remote_candidate::finish() {
-  reply r = request(bj::object{{"op", "finish"}}, {});
+  reply r = request(bj::object{{"op", to_string(candidate_op::finish)}}, {});
   host_report h;
   h.sealed = bool_field(r.header, "seccomp");
   h.why = text_field(r.header, "why");

@@ -51,10 +51,11 @@ int severity(outcome o) {
   return 3;
 }
 
+// A result the judge does not know counts as a failure.
 outcome parse_outcome(std::string_view s) {
-  if (s == "pass") return outcome::pass;
-  if (s == "review") return outcome::review;
-  if (s == "skip") return outcome::skip;
+  for (auto o : {outcome::pass, outcome::review, outcome::skip, outcome::fail}) {
+    if (to_string(o) == s) return o;
+  }
   return outcome::fail;
 }
 
@@ -187,9 +188,9 @@ void validate(const verify_options& o) {
   for (const auto& b : o.reference.batches) {
     if (b < 1) throw error(errc::usage, "batch sizes must be at least 1 (got " + std::to_string(b) + ")");
   }
-  static const std::set<std::string> dtypes = {"float32", "float16", "bfloat16", "float64"};
   for (const auto& d : o.reference.dtypes) {
-    if (!dtypes.count(d)) {
+    const auto named = dtype_kind_from_string(d);
+    if (!named || *named == dtype_kind::none) {
       throw error(errc::usage, "unsupported dtype \"" + d + "\" (use float32, float16, bfloat16 or float64)");
     }
   }
@@ -224,8 +225,9 @@ bj::object job_json(const verify_options& o) {
   };
 }
 
-// The "event" names of the worker's result lines (the sandbox's "sandbox_layer" lines are read by
-// sandbox::layer_report), and garbage for a line that was not JSON; unknown for any other name.
+// The "event" names of the worker's result lines (the sandbox's launch lines under their names in
+// rnx::sandbox; its "sandbox_layer" lines are read by sandbox::layer_report), and garbage for a line that was not
+// JSON; unknown for any other name.
 enum class worker_event {
   unknown, sandbox, sandbox_proc, sandbox_fs, ready, fatal, check, speedup, sealed, done, garbage
 };
@@ -233,9 +235,9 @@ enum class worker_event {
 std::string_view to_string(worker_event k) {
   switch (k) {
     case worker_event::unknown: return "";
-    case worker_event::sandbox: return "sandbox";
-    case worker_event::sandbox_proc: return "sandbox_proc";
-    case worker_event::sandbox_fs: return "sandbox_fs";
+    case worker_event::sandbox: return to_string(sandbox::launch_event::sandbox);
+    case worker_event::sandbox_proc: return to_string(sandbox::launch_event::sandbox_proc);
+    case worker_event::sandbox_fs: return to_string(sandbox::launch_event::sandbox_fs);
     case worker_event::ready: return "ready";
     case worker_event::fatal: return "fatal";
     case worker_event::check: return "check";
@@ -288,7 +290,9 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   // The worker must not read this process's environment (and its secrets) through /proc/PID/environ.
   ::prctl(PR_SET_DUMPABLE, 0);
   // An address-space limit breaks CUDA (the driver reserves huge virtual ranges): only where no GPU can be used.
-  const bool cpu_only = o.reference.device == "cpu" || (o.reference.device == "auto" && !fs::exists("/dev/nvidiactl"));
+  const auto device = device_kind_from_string(o.reference.device);
+  const bool cpu_only =
+      device == device_kind::cpu || (device == device_kind::automatic && !fs::exists("/dev/nvidiactl"));
   sandbox::sandboxed_process p =
       sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
   worker_outcome w;
@@ -434,8 +438,9 @@ worker_events read_events(const worker_outcome& w, const verify_options& o, veri
     switch (kind) {
       case worker_event::sandbox:
         ev.network = std::string(e.at("how").as_string());
-        ev.network_namespace =
-            e.contains("network") && e.at("network").is_string() && e.at("network").as_string() == "namespace";
+        ev.network_namespace = e.contains("network") && e.at("network").is_string() &&
+                               sandbox::network_cut_from_string(std::string_view(e.at("network").as_string())) ==
+                                   sandbox::network_cut::own_namespace;
         break;
       case worker_event::sandbox_proc:
         ev.own_processes = e.at("own").as_bool();

@@ -142,7 +142,7 @@ class runner_side final : public verify_kernel {
   std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                const shape_variant&) override {
     try {
-      return kernel_->prepare("eager", inputs, dtype, device_, seed_)->outputs();
+      return kernel_->prepare(to_string(runtime_kind::eager), inputs, dtype, device_, seed_)->outputs();
     } catch (const runner::runtime_unavailable& e) {
       throw error(errc::kernel_failed, what_ + " cannot run here: " + e.what());
     }

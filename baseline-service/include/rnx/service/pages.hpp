@@ -79,8 +79,17 @@ struct link_style {
   std::string run(std::string_view id) const;  // "" when the report does not hold that run
 };
 
+// What a page shows; its name is the data-kind of the page's section, which rnx-pages.js reads.
+enum class page_kind { landing, overview, history, run, compare, error };
+std::string_view to_string(page_kind k);
+
+// How a configuration's newest baseline compares with the one before it, against the rope (the overview's trend).
+enum class trend_kind { slower, faster, flat };
+std::string_view to_string(trend_kind t);
+std::optional<trend_kind> trend_kind_from_string(std::string_view name);
+
 struct page {
-  std::string kind;    // landing | overview | history | run | compare | error
+  page_kind kind = page_kind::error;
   std::string title;
   std::string anchor;  // the section's id in a report
   std::string body;    // HTML

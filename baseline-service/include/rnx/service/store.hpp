@@ -130,7 +130,7 @@ struct baseline_record {
   std::int64_t run_id = 0;
   std::string branch;
   std::string env_id;
-  std::string source;  // "push" (uploaded from the branch itself) or "accepted"
+  baseline_kind source = baseline_kind::push;  // uploaded from the branch itself, or accepted
   std::string accepted_by;
   std::string reason;
   std::string created_at;
@@ -176,7 +176,7 @@ struct config_point {
   std::optional<double> lo_ms;  // 95% distribution-free interval of the median (order statistics)
   std::optional<double> hi_ms;
   std::int64_t n = 0;
-  std::string baseline_source;  // "push", "accepted" or "" (not a baseline)
+  baseline_kind baseline_source = baseline_kind::unknown;  // push, accepted, or unknown: not a baseline
 };
 
 // Created_at bounds (RFC 3339 text compares in time order) and an environment, each optional.
@@ -200,7 +200,7 @@ struct baseline_result {
   config_key key;
   std::string env_id;
   std::int64_t run_id = 0;
-  std::string source;
+  baseline_kind source = baseline_kind::push;
   std::string created_at;
   std::optional<double> median_ms;
   std::optional<double> lo_ms;  // 95% interval of that median
@@ -255,10 +255,17 @@ struct change_filter {
   int limit = 100;
 };
 
+// How a stored verdict came to be: asked for through the API or CLI (request), a new baseline against the previous
+// one (regression), or the gate's side-by-side comparison of a pull request's base and head runs (paired). The
+// verdicts table's kind column holds the names.
+enum class verdict_kind { request, regression, paired };
+std::string_view to_string(verdict_kind k);
+std::optional<verdict_kind> verdict_kind_from_string(std::string_view name);
+
 struct stored_verdict_row {
   std::int64_t id = 0;
   std::int64_t run_id = 0;
-  std::string kind;
+  verdict_kind kind = verdict_kind::request;
   std::string document;  // rnx.verdict/v1 JSON text
   std::string created_at;
   run_summary run;       // id, commit, branch, pull_request, env_id, created_at filled
@@ -356,15 +363,14 @@ class database {
   std::vector<run_summary> list_runs(std::int64_t project_id, const run_filter& filter);
   std::vector<history_series> history(std::int64_t project_id, const run_filter& filter);
 
-  // kind: "request" (asked for through the API or CLI), "regression" (baseline vs previous baseline) or "paired"
-  // (the gate's side-by-side comparison of a pull request's base and head runs, re-derived by the store).
-  std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
-                             std::string_view kind, const verdict_document& verdict);
+  // A paired verdict is the gate's comparison re-derived by the store.
+  std::int64_t store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id, verdict_kind kind,
+                             const verdict_document& verdict);
   // The newest stored verdict of that kind for run_id against exactly that baseline (nullopt = none):
   // (verdict id, rnx.verdict/v1 JSON text).
   std::optional<std::pair<std::int64_t, std::string>> latest_verdict(std::int64_t run_id,
                                                                      std::optional<std::int64_t> baseline_run_id,
-                                                                     std::string_view kind);
+                                                                     verdict_kind kind);
   std::int64_t count_runs();
 
   // For the pages (store_pages.cpp). One configuration's points over time, by environment then run id.

@@ -56,6 +56,12 @@ enum class kernel_kind { unknown, python, torchscript, cpp, cuda };
 std::string_view to_string(kernel_kind k);  // "", "python", "torchscript", "cpp", "cuda"
 std::optional<kernel_kind> kernel_kind_from_string(std::string_view text);
 
+// What rnx.toml's device and --device name: auto (CUDA when there is one), cpu, cuda or cuda:N.
+enum class device_kind { automatic, cpu, cuda };
+std::string_view to_string(device_kind d);  // "auto", "cpu", "cuda"
+// The kind of a device name ("cuda:1" is cuda); nullopt for any other text, "cuda:" without a number included.
+std::optional<device_kind> device_kind_from_string(std::string_view name);
+
 struct kernel_spec {
   std::string name;
   std::string path;                    // as written, relative to the manifest's folder

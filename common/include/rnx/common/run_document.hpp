@@ -44,6 +44,7 @@ std::string kernel_name_problem(std::string_view name, bool imported = false);
 
 enum class result_status { ok, diverged, error, skipped };
 std::string_view to_string(result_status s);
+std::optional<result_status> result_status_from_string(std::string_view s);  // "ok", "diverged", "error", "skipped"
 
 // How a configuration of a paired run was measured: base and head alternated in blocks inside the same worker
 // processes ("in-process"), or each side in processes of its own, interleaved ("process"); none outside paired
@@ -51,6 +52,21 @@ std::string_view to_string(result_status s);
 enum class pairing_mode { none, process, in_process };
 std::string_view to_string(pairing_mode p);
 std::optional<pairing_mode> pairing_mode_from_string(std::string_view text);  // "in-process" or "process"
+
+// The runtimes a configuration is measured in: those rnx bench runs a Python or TorchScript kernel in, cpp (a
+// native kernel), and the harnesses of imported runs ("pytest-benchmark" as text).
+enum class runtime_kind { eager, compile, torchscript, onnxruntime, tensorrt, cpp, gbench, pytest_benchmark, nvbench };
+std::string_view to_string(runtime_kind r);
+std::optional<runtime_kind> runtime_kind_from_string(std::string_view name);
+// The names rnx.toml's runtimes and --runtime accept: eager, compile, torchscript, onnxruntime, tensorrt.
+const std::vector<std::string>& bench_runtime_names();
+
+// The dtypes a configuration is measured in; none is an imported configuration's whose parameters name none.
+enum class dtype_kind { float32, float16, bfloat16, float64, none };
+std::string_view to_string(dtype_kind d);
+std::optional<dtype_kind> dtype_kind_from_string(std::string_view name);
+// The names rnx.toml's dtypes and --dtype accept: float32, float16, bfloat16, float64.
+const std::vector<std::string>& measured_dtype_names();
 
 struct tolerance {
   double rtol = 0;

@@ -58,6 +58,12 @@ struct config_verdict {
   std::optional<double> threshold;  // the probability a decision needed, when looks split it (< probability)
 };
 
+// How a stored run became a baseline: uploaded by a push to its branch, or accepted (rnx accept); unknown where
+// the reply did not say ("" as text).
+enum class baseline_kind { unknown, push, accepted };
+std::string_view to_string(baseline_kind k);                                    // "", "push", "accepted"
+std::optional<baseline_kind> baseline_kind_from_string(std::string_view text);  // "push" or "accepted"
+
 struct baseline_ref {
   std::string id;
   std::string commit;

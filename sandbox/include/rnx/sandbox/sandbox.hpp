@@ -69,6 +69,17 @@ std::string_view to_string(layer l);
 std::optional<layer> parse_layer(std::string_view name);
 const std::vector<layer>& all_layers();
 
+// The "event" names of the lines spawn_sandboxed writes on the result pipe before the worker starts: how the
+// network is cut ("sandbox"), the process namespace ("sandbox_proc"), Landlock ("sandbox_fs") and each layer
+// above ("sandbox_layer"). Read by every program that starts a sandboxed worker.
+enum class launch_event { sandbox, sandbox_proc, sandbox_fs, sandbox_layer };
+std::string_view to_string(launch_event e);
+std::optional<launch_event> launch_event_from_string(std::string_view name);
+// The "network" member of the "sandbox" line: a network namespace of its own, or seccomp refusing sockets.
+enum class network_cut { own_namespace, seccomp };
+std::string_view to_string(network_cut c);  // "namespace", "seccomp"
+std::optional<network_cut> network_cut_from_string(std::string_view name);
+
 // What the sandbox said about its layers: feed it every event read from the result pipe.
 class layer_report {
  public:
