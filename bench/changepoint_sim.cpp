@@ -4,7 +4,8 @@
 // stdout: one line per history, the change points the store would have stored and announced, as the store does it:
 // after each run the history so far is scanned and the changes not yet known (rnx::stats::unknown_changes) are
 // stored. Each is "look index ratio ci_lo ci_hi probability" (look: the newest run's index when it was found),
-// separated by ';'. Usage: changepoint_sim [--penalty X] [--widening W] < histories.txt
+// separated by ';'. Usage: changepoint_sim [--penalty X] [--widening W] [--probability P] [--min-effect E] [--hazard H]
+// [--step-sd S] [--min-segment N] < histories.txt
 #include "rnx/stats/changepoint.hpp"
 
 #include <cstdio>
@@ -42,21 +43,40 @@ std::string stored_changes(const std::vector<rnx::stats::run_point>& history, co
   return out.str();
 }
 
+// The options a run may set, by flag: the detector's defaults otherwise.
+bool set_option(rnx::stats::change_options& opt, const std::string& flag, const char* value) {
+  const double v = std::atof(value);
+  if (flag == "--penalty") {
+    opt.penalty = v;
+  } else if (flag == "--widening") {
+    opt.short_history_widening = v;
+  } else if (flag == "--probability") {
+    opt.probability = v;
+  } else if (flag == "--min-effect") {
+    opt.min_effect = v;
+  } else if (flag == "--hazard") {
+    opt.hazard = v;
+  } else if (flag == "--step-sd") {
+    opt.step_prior_sd = v;
+  } else if (flag == "--min-segment") {
+    opt.min_segment = static_cast<std::size_t>(v);
+  } else {
+    return false;
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   rnx::stats::change_options opt;
   for (int i = 1; i < argc; ++i) {
-    const std::string arg = argv[i];
-    if (arg == "--penalty" && i + 1 < argc) {
-      opt.penalty = std::atof(argv[++i]);
-    } else if (arg == "--widening" && i + 1 < argc) {
-      opt.short_history_widening = std::atof(argv[++i]);
-    } else {
-      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] < histories "
-                   "(one a line, runs as log_stat,log_se)\n";
+    if (i + 1 >= argc || !set_option(opt, argv[i], argv[i + 1])) {
+      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] [--probability P] [--min-effect E] "
+                   "[--hazard H] [--step-sd S] [--min-segment N] < histories (one a line, runs as log_stat,log_se)\n";
       return 2;
     }
+    ++i;
   }
   std::string line;
   try {

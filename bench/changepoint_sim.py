@@ -5,7 +5,8 @@ consecutive-runs check the service runs after each baseline today (the new basel
 
     python3 bench/changepoint_sim.py [--histories 500] [--runs 60] [--sim build/bin/changepoint_sim]
                                      [--steps 1,2,3,5] [--profiles cpu,h200-chain,h200-matmul] [--penalty X]
-                                     [--widening W]
+                                     [--widening W] [--probability P] [--min-effect E] [--hazard H]
+                                     [--step-sd S] [--min-segment N]
                                      [--out bench/results/changepoint_sim.json]
 
 Each history is `runs` per-run statistics (log scale) with one noise profile: every run's statistic is off by a
@@ -104,10 +105,18 @@ def simulate(rng, profile, level, histories):
     return y, se
 
 
-def run_detector(sim, y, se, penalty, widening):
+# The detector's options the command line may set (changepoint_sim's flags); unset ones keep the shipped defaults.
+DETECTOR_OPTIONS = {"penalty": "the penalty", "widening": "the short-history widening",
+                    "probability": "the probability a change point needs", "min_effect": "the smallest step kept",
+                    "hazard": "the prior chance of a step per run", "step_sd": "the prior spread of a step's log size",
+                    "min_segment": "the runs on each side of a step"}
+
+
+def run_detector(sim, y, se, options):
     lines = "\n".join(" ".join(f"{a:.9g},{b:.9g}" for a, b in zip(yr, sr)) for yr, sr in zip(y, se)) + "\n"
-    argv = [sim] + (["--penalty", str(penalty)] if penalty else [])
-    argv += ["--widening", str(widening)] if widening is not None else []
+    argv = [sim]
+    for name, value in options.items():
+        argv += [] if value is None else ["--" + name.replace("_", "-"), f"{value:g}"]
     out = subprocess.run(argv, input=lines, capture_output=True, text=True, check=True).stdout.splitlines()
     stored = []
     for line in out:
@@ -165,8 +174,8 @@ def main():
     ap.add_argument("--runs", type=int, default=60)
     ap.add_argument("--seed", type=int, default=20261203)
     ap.add_argument("--sim", default=os.path.join(ROOT, "build/bin/changepoint_sim"))
-    ap.add_argument("--penalty", type=float, help="the detector's penalty (default: the shipped one)")
-    ap.add_argument("--widening", type=float, help="the detector's short-history widening (default: the shipped one)")
+    for name, what in DETECTOR_OPTIONS.items():
+        ap.add_argument("--" + name.replace("_", "-"), type=float, help=f"the detector's {what[4:]} (default: shipped)")
     ap.add_argument("--steps", default="1,2,3,5", help="step sizes in percent, comma-separated")
     ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul", help="noise profiles, comma-separated")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/changepoint_sim.json"))
@@ -184,7 +193,7 @@ def main():
         for name, shape in scenarios(steps):
             level = shape(args.runs)
             y, se = simulate(rng, profile, level, args.histories)
-            stored = run_detector(args.sim, y, se, args.penalty, args.widening)
+            stored = run_detector(args.sim, y, se, {n: getattr(args, n) for n in DETECTOR_OPTIONS})
             detector = score(name, [[(c["look"], c["index"], c["ratio"] > 1) for c in s] for s in stored],
                              name != "flat", args.runs, args.histories)
             threshold = score(name, [[(t, t, True) for t in flags] for flags in consecutive_flags(y, se)],

@@ -43,12 +43,12 @@ std::optional<run_point> point_from_interval(double median_ms, std::optional<dou
 
 struct change_options {
   double penalty = 16.0;  // cost of one more change point, in squared standard deviations (calibrated: docs/drift.md)
-  std::size_t min_segment = 2;   // runs on each side of a step; the newest run alone never makes a change point
-  std::size_t min_history = 8;   // shorter histories are not scanned
-  double probability = 0.95;  // a change point's probability must reach this
-  double min_effect = 0.005;  // and its size (ratio - 1, either way) this fraction
-  double hazard = 0.01;       // prior chance of a step between two consecutive runs
-  double step_prior_sd = 0.05;  // prior spread of a step's log size
+  std::size_t min_segment = 2;           // runs on each side of a step; the newest run alone never makes a change point
+  std::size_t min_history = 8;           // shorter histories are not scanned
+  double probability = 0.95;             // a change point's probability must reach this
+  double min_effect = 0.005;             // and its size (ratio - 1, either way) this fraction
+  double hazard = 0.02;                  // prior chance of a step between two consecutive runs (chosen: docs/drift.md)
+  double step_prior_sd = 0.02;           // prior spread of a step's log size (chosen: docs/drift.md)
   double short_history_widening = 13.0;  // run variances times 1 + this / (runs - 1) (chosen: docs/drift.md)
 };
 
@@ -57,7 +57,7 @@ struct change_point {
   double ratio = 1;       // statistic after / before (segment means, weighted)
   double ci_lo = 1;       // 95% interval of the ratio
   double ci_hi = 1;
-  double probability = 0;  // posterior probability of a step in its neighbourhood (location marginalized)
+  double probability = 0;    // posterior probability of a step in its neighbourhood (location marginalized)
   std::size_t n_before = 0;  // runs in the segment before and after it
   std::size_t n_after = 0;
   bool slower() const { return ratio > 1; }
