@@ -1,6 +1,7 @@
 // HTML of the pages: the overview, history, run and comparison bodies, the served document and the report file.
 // Charts are drawn by rnx-pages.js from the JSON each section carries; everything textual is rendered here.
 #include "rnx/common/text.hpp"
+#include "rnx/common/enum_names.hpp"
 #include "rnx/service/pages.hpp"
 
 #include "rnx/common/error.hpp"
@@ -36,10 +37,7 @@ std::string_view to_string(trend_kind t) {
 }
 
 std::optional<trend_kind> trend_kind_from_string(std::string_view name) {
-  for (auto t : {trend_kind::slower, trend_kind::faster, trend_kind::flat}) {
-    if (to_string(t) == name) return t;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {trend_kind::slower, trend_kind::faster, trend_kind::flat});
 }
 
 namespace {

@@ -3,6 +3,7 @@
 
 #include "store_statement.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/stats/changepoint.hpp"
@@ -229,10 +230,7 @@ std::string_view to_string(webhook_format f) {
 }
 
 std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
-  for (auto f : {webhook_format::generic, webhook_format::slack, webhook_format::teams}) {
-    if (to_string(f) == s) return f;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {webhook_format::generic, webhook_format::slack, webhook_format::teams});
 }
 
 using detail::transaction;
@@ -339,10 +337,7 @@ std::string_view to_string(verdict_kind k) {
 }
 
 std::optional<verdict_kind> verdict_kind_from_string(std::string_view name) {
-  for (auto k : {verdict_kind::request, verdict_kind::regression, verdict_kind::paired}) {
-    if (to_string(k) == name) return k;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {verdict_kind::request, verdict_kind::regression, verdict_kind::paired});
 }
 
 baseline_record database::baseline_from_row(statement& st) {

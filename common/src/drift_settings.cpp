@@ -1,6 +1,7 @@
 // Parsing of the [gate] drift keys: budget, anchor and action.
 #include "rnx/common/drift_settings.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
@@ -19,10 +20,7 @@ namespace rnx {
 std::string_view to_string(drift_action a) { return a == drift_action::block ? "block" : "warn"; }
 
 std::optional<drift_action> drift_action_from_string(std::string_view s) {
-  for (auto a : {drift_action::warn, drift_action::block}) {
-    if (to_string(a) == s) return a;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {drift_action::warn, drift_action::block});
 }
 
 std::string to_string(const drift_anchor& a) {

@@ -2,6 +2,7 @@
 #include "rnx/common/manifest.hpp"
 
 #include "rnx/common/drift_settings.hpp"
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest_keys.hpp"
 #include "rnx/common/run_document.hpp"
@@ -71,10 +72,7 @@ std::string_view to_string(kernel_kind k) {
 }
 
 std::optional<kernel_kind> kernel_kind_from_string(std::string_view text) {
-  for (kernel_kind k : {kernel_kind::python, kernel_kind::torchscript, kernel_kind::cpp, kernel_kind::cuda}) {
-    if (to_string(k) == text) return k;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {kernel_kind::python, kernel_kind::torchscript, kernel_kind::cpp, kernel_kind::cuda});
 }
 
 kernel_kind kernel_spec::kind() const {

@@ -1,6 +1,7 @@
 // Reading, validating and writing rnx.run/v1 documents.
 #include "rnx/common/run_document.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/shard.hpp"
@@ -33,10 +34,7 @@ std::string_view to_string(result_status s) {
 }
 
 std::optional<result_status> result_status_from_string(std::string_view s) {
-  for (auto v : {result_status::ok, result_status::diverged, result_status::error, result_status::skipped}) {
-    if (to_string(v) == s) return v;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {result_status::ok, result_status::diverged, result_status::error, result_status::skipped});
 }
 
 std::string_view to_string(runtime_kind r) {
@@ -55,12 +53,9 @@ std::string_view to_string(runtime_kind r) {
 }
 
 std::optional<runtime_kind> runtime_kind_from_string(std::string_view name) {
-  for (auto r : {runtime_kind::eager, runtime_kind::compile, runtime_kind::torchscript, runtime_kind::onnxruntime,
-                 runtime_kind::tensorrt, runtime_kind::cpp, runtime_kind::gbench, runtime_kind::pytest_benchmark,
-                 runtime_kind::nvbench}) {
-    if (to_string(r) == name) return r;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {runtime_kind::eager, runtime_kind::compile, runtime_kind::torchscript,
+                               runtime_kind::onnxruntime, runtime_kind::tensorrt, runtime_kind::cpp,
+                               runtime_kind::gbench, runtime_kind::pytest_benchmark, runtime_kind::nvbench});
 }
 
 const std::vector<std::string>& bench_runtime_names() {
@@ -87,11 +82,8 @@ std::string_view to_string(dtype_kind d) {
 }
 
 std::optional<dtype_kind> dtype_kind_from_string(std::string_view name) {
-  for (auto d : {dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64,
-                 dtype_kind::none}) {
-    if (to_string(d) == name) return d;
-  }
-  return std::nullopt;
+  return enum_from_name(
+      name, {dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64, dtype_kind::none});
 }
 
 const std::vector<std::string>& measured_dtype_names() {
@@ -115,19 +107,13 @@ std::string_view to_string(pairing_mode p) {
 }
 
 std::optional<pairing_mode> pairing_mode_from_string(std::string_view text) {
-  for (auto p : {pairing_mode::process, pairing_mode::in_process}) {
-    if (to_string(p) == text) return p;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {pairing_mode::process, pairing_mode::in_process});
 }
 
 std::string_view to_string(pair_side s) { return s == pair_side::base ? "base" : "head"; }
 
 std::optional<pair_side> pair_side_from_string(std::string_view text) {
-  for (auto side : {pair_side::head, pair_side::base}) {
-    if (to_string(side) == text) return side;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {pair_side::head, pair_side::base});
 }
 
 std::string config_key::label() const {

@@ -1,6 +1,7 @@
 // Shards of a suite: parsing K/N and run groups, the balanced split, and the merge of a group's run documents.
 #include "rnx/common/shard.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 
 #include <algorithm>
@@ -22,10 +23,7 @@ std::string_view to_string(shard_balance b) {
 }
 
 std::optional<shard_balance> shard_balance_from_string(std::string_view text) {
-  for (auto b : {shard_balance::cost, shard_balance::count}) {
-    if (to_string(b) == text) return b;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {shard_balance::cost, shard_balance::count});
 }
 
 namespace {

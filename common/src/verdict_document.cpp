@@ -1,6 +1,7 @@
 // Names of decisions and answers, gate policy validation, and the verdict document's JSON form.
 #include "rnx/common/verdict_document.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
@@ -35,11 +36,8 @@ std::string_view to_string(overall o) {
 std::string_view to_string(statistic s) { return s == statistic::mean ? "mean" : "median"; }
 
 std::optional<decision> decision_from_string(std::string_view s) {
-  for (auto d : {decision::faster, decision::slower, decision::equivalent, decision::abstain, decision::new_config,
-                 decision::missing, decision::broken}) {
-    if (to_string(d) == s) return d;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {decision::faster, decision::slower, decision::equivalent, decision::abstain,
+                            decision::new_config, decision::missing, decision::broken});
 }
 
 namespace {
@@ -61,10 +59,7 @@ std::optional<overall> overall_from_string(std::string_view s) {
 }
 
 std::optional<statistic> statistic_from_string(std::string_view s) {
-  for (auto v : {statistic::median, statistic::mean}) {
-    if (to_string(v) == s) return v;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {statistic::median, statistic::mean});
 }
 
 std::string_view to_string(baseline_kind k) {
@@ -77,10 +72,7 @@ std::string_view to_string(baseline_kind k) {
 }
 
 std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
-  for (auto k : {baseline_kind::push, baseline_kind::accepted}) {
-    if (to_string(k) == text) return k;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {baseline_kind::push, baseline_kind::accepted});
 }
 
 void validate(const gate_policy& p) {

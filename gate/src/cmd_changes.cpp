@@ -3,6 +3,7 @@
 
 #include "gate_settings.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
@@ -41,10 +42,7 @@ enum class changes_format { table, json };
 std::string_view to_string(changes_format f) { return f == changes_format::json ? "json" : "table"; }
 
 std::optional<changes_format> changes_format_from_string(std::string_view text) {
-  for (auto f : {changes_format::table, changes_format::json}) {
-    if (to_string(f) == text) return f;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {changes_format::table, changes_format::json});
 }
 
 std::string project_of(const changes_options& o, store::database& db) {

@@ -4,6 +4,7 @@
 
 #include "git_command.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
@@ -26,10 +27,7 @@ namespace bj = boost::json;
 std::string_view to_string(drift_method m) { return m == drift_method::paired ? "paired" : "stored"; }
 
 std::optional<drift_method> drift_method_from_string(std::string_view s) {
-  for (auto m : {drift_method::stored, drift_method::paired}) {
-    if (to_string(m) == s) return m;
-  }
-  return std::nullopt;
+  return enum_from_name(s, {drift_method::stored, drift_method::paired});
 }
 
 namespace {

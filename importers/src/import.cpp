@@ -4,6 +4,7 @@
 
 #include "import_detail.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
@@ -26,10 +27,7 @@ std::string_view to_string(format f) {
 }
 
 std::optional<format> format_from_string(std::string_view name) {
-  for (format f : {format::gbench, format::pytest_benchmark, format::nvbench}) {
-    if (to_string(f) == name) return f;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {format::gbench, format::pytest_benchmark, format::nvbench});
 }
 
 namespace detail {
@@ -127,7 +125,8 @@ config_key key_of(const measured_case& c, std::string_view runtime) {
       have_batch = true;
       continue;
     }
-    rest += (rest.empty() ? "" : ",") + name + "=" + value;
+    if (!rest.empty()) rest += ",";
+    rest.append(name).append("=").append(value);
   }
   if (!rest.empty()) key.kernel += "[" + rest + "]";
   return key;
@@ -286,11 +285,13 @@ std::vector<std::string> missing_configurations(const std::vector<merged>& resul
     for (std::size_t i = 0; i < labels.size() && i < 5; ++i) names += (i ? ", " : "") + labels[i];
     if (labels.size() > 5) names += " and " + std::to_string(labels.size() - 5) + " more";
     const bool one = labels.size() == 1;
-    warnings.push_back(std::to_string(labels.size()) + " configuration" + (one ? " is" : "s are") +
-                       " missing from " + where + " (in " + std::to_string(files.size() - missing.size()) + " of " +
-                       std::to_string(files.size()) + " files): " + names + "; " + (one ? "its" : "each") +
-                       " result holds the samples of the files that have it, one process group each (was it "
-                       "filtered out or renamed there, or did the harness stop before it?)");
+    std::string warning = std::to_string(labels.size()) + " configuration";
+    warning.append(one ? " is" : "s are").append(" missing from ").append(where).append(" (in ");
+    warning.append(std::to_string(files.size() - missing.size())).append(" of ").append(std::to_string(files.size()));
+    warning.append(" files): ").append(names).append("; ").append(one ? "its" : "each");
+    warning.append(" result holds the samples of the files that have it, one process group each (was it filtered out "
+                   "or renamed there, or did the harness stop before it?)");
+    warnings.push_back(std::move(warning));
   }
   return warnings;
 }
@@ -323,7 +324,7 @@ std::string created_at(const std::vector<parsed_file>& files, std::vector<std::s
                     ": taken as UTC (" + files.front().context.naive_timestamp_rule + ")");
   }
   if (!earliest.empty()) return earliest;
-  const std::string now = utc_now_rfc3339();
+  std::string now = utc_now_rfc3339();
   for (const auto& f : files) {
     if (f.context.timestamp.empty()) continue;
     notes.push_back("created_at is the time of the import, " + now + ": no file has a time stamp rnx reads");

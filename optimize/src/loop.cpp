@@ -1,6 +1,7 @@
 // The optimize loop: candidates from the rewriter, the verifier's verdict, a paired benchmark, the Bayesian
 // verdict, the choice of the best kept rewrite, and its proposal.
 #include "rnx/common/text.hpp"
+#include "rnx/common/enum_names.hpp"
 #include "rnx/optimize/loop.hpp"
 
 #include "rnx/common/error.hpp"
@@ -170,12 +171,9 @@ std::string_view to_string(attempt_status s) {
 }
 
 std::optional<attempt_status> attempt_status_from_string(std::string_view text) {
-  for (attempt_status s : {attempt_status::error, attempt_status::rejected, attempt_status::faster,
-                           attempt_status::slower, attempt_status::equivalent, attempt_status::abstain,
-                           attempt_status::broken, attempt_status::kept}) {
-    if (to_string(s) == text) return s;
-  }
-  return std::nullopt;
+  return enum_from_name(
+      text, {attempt_status::error, attempt_status::rejected, attempt_status::faster, attempt_status::slower,
+             attempt_status::equivalent, attempt_status::abstain, attempt_status::broken, attempt_status::kept});
 }
 
 std::string retarget_manifest(std::string_view text, const std::string& source, const fs::path& root,

@@ -1,6 +1,7 @@
 // JSON form of worker jobs; the orchestrator writes it to a file the worker reads.
 #include "worker_protocol.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
@@ -103,11 +104,8 @@ std::string_view to_string(worker_line l) {
 }
 
 std::optional<worker_line> worker_line_from_string(std::string_view name) {
-  for (auto l : {worker_line::loaded, worker_line::contained, worker_line::log, worker_line::ready,
-                 worker_line::start, worker_line::result}) {
-    if (to_string(l) == name) return l;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {worker_line::loaded, worker_line::contained, worker_line::log, worker_line::ready,
+                               worker_line::start, worker_line::result});
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // Containment: allow-listed environment, namespaces and rlimits for the worker, seccomp filters inside it.
 #include "rnx/sandbox/sandbox.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 
 #include <fcntl.h>
@@ -129,20 +130,14 @@ std::string_view to_string(launch_event e) {
 }
 
 std::optional<launch_event> launch_event_from_string(std::string_view name) {
-  for (auto e : {launch_event::sandbox, launch_event::sandbox_proc, launch_event::sandbox_fs,
-                 launch_event::sandbox_layer}) {
-    if (to_string(e) == name) return e;
-  }
-  return std::nullopt;
+  return enum_from_name(
+      name, {launch_event::sandbox, launch_event::sandbox_proc, launch_event::sandbox_fs, launch_event::sandbox_layer});
 }
 
 std::string_view to_string(network_cut c) { return c == network_cut::seccomp ? "seccomp" : "namespace"; }
 
 std::optional<network_cut> network_cut_from_string(std::string_view name) {
-  for (auto c : {network_cut::own_namespace, network_cut::seccomp}) {
-    if (to_string(c) == name) return c;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {network_cut::own_namespace, network_cut::seccomp});
 }
 
 const std::vector<layer>& all_layers() {

@@ -5,6 +5,7 @@
 // (a forged length, say) is a broken channel once nothing more comes within the stall limit.
 #include "candidate_channel.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
@@ -35,20 +36,14 @@ std::string_view to_string(candidate_op op) {
 }
 
 std::optional<candidate_op> candidate_op_from_string(std::string_view name) {
-  for (auto op : {candidate_op::load, candidate_op::call, candidate_op::hidden_work, candidate_op::time,
-                  candidate_op::time_fresh, candidate_op::finish}) {
-    if (to_string(op) == name) return op;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {candidate_op::load, candidate_op::call, candidate_op::hidden_work, candidate_op::time,
+                               candidate_op::time_fresh, candidate_op::finish});
 }
 
 std::string_view to_string(candidate_event e) { return e == candidate_event::fatal ? "fatal" : "ready"; }
 
 std::optional<candidate_event> candidate_event_from_string(std::string_view name) {
-  for (auto e : {candidate_event::ready, candidate_event::fatal}) {
-    if (to_string(e) == name) return e;
-  }
-  return std::nullopt;
+  return enum_from_name(name, {candidate_event::ready, candidate_event::fatal});
 }
 
 namespace {

@@ -1,6 +1,7 @@
 // The verify orchestrator: resolves reference and candidate, runs the sandboxed worker, assembles the report.
 #include "rnx/verify/verify.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
@@ -250,12 +251,9 @@ std::string_view to_string(worker_event k) {
 }
 
 std::optional<worker_event> worker_event_from_string(std::string_view text) {
-  for (worker_event k : {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs,
-                         worker_event::ready, worker_event::fatal, worker_event::check, worker_event::speedup,
-                         worker_event::sealed, worker_event::done, worker_event::garbage}) {
-    if (to_string(k) == text) return k;
-  }
-  return std::nullopt;
+  return enum_from_name(text, {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs,
+                               worker_event::ready, worker_event::fatal, worker_event::check, worker_event::speedup,
+                               worker_event::sealed, worker_event::done, worker_event::garbage});
 }
 
 // A temporary folder removed with everything the candidate wrote into it.
