@@ -75,16 +75,28 @@ namespace {
 thread_local tf32_families* recording = nullptr;
 
 // RecordFunction's start callback (a plain function: the families go to this thread's `recording`).
+// The ATen operators whose products cuBLAS may round to TF32 (the matmul family, and what calls it).
+bool matmul_family(std::string_view op) {
+  static constexpr std::string_view names[] = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "_addmm_activation",
+                                               "matmul", "linear", "einsum", "tensordot", "mv", "addmv"};
+  return std::find(std::begin(names), std::end(names), op) != std::end(names) ||
+         op.find("scaled_dot_product") != std::string_view::npos;
+}
+
+// The convolutions cuDNN may run in TF32 (conv1d/2d/3d, conv_transpose*, convolution, cudnn_convolution, ...); not
+// the _convert_* operators that share the prefix.
+bool convolution_family(std::string_view op) {
+  return op.find("conv") != std::string_view::npos && op.find("convert") == std::string_view::npos;
+}
+
+// RecordFunction's start callback (a plain function: the families go to this thread's `recording`).
 std::unique_ptr<at::ObserverContext> note_family(const at::RecordFunction& fn) {
   if (!recording) return nullptr;
   const std::string_view name(fn.name());
   if (!name.starts_with("aten::")) return nullptr;
   const std::string_view op = name.substr(6);
-  if (op.find("conv") != std::string_view::npos) recording->convolution = true;
-  if (op.find("mm") != std::string_view::npos || op == "linear" || op == "matmul" || op == "einsum" ||
-      op == "tensordot" || op == "mv" || op == "addmv" || op.find("scaled_dot_product") != std::string_view::npos) {
-    recording->matmul = true;
-  }
+  if (convolution_family(op)) recording->convolution = true;
+  if (matmul_family(op)) recording->matmul = true;
   return nullptr;
 }
 

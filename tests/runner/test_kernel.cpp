@@ -13,7 +13,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-rnx::kernel_spec python_spec(const std::string& name, const fs::path& path, std::vector<std::string> shapes) {
+rnx::kernel_spec python_spec(const std::string& name, const fs::path& path, const std::vector<std::string>& shapes) {
   rnx::kernel_spec k;
   k.name = name;
   k.path = path.string();
@@ -133,6 +133,8 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
   CHECK(mm.matmul);
   CHECK_FALSE(mm.convolution);
   const auto softmax = rnx::runner::families_during([&] { (void)at::softmax(m, -1).cumsum(0); });
+  const auto running_max = rnx::runner::families_during([&] { (void)at::cummax(m, 0); });  // "mm" in its name only
+  CHECK_FALSE(running_max.matmul);
   CHECK_FALSE(softmax.convolution);
   CHECK_FALSE(softmax.matmul);
   CHECK_FALSE(rnx::runner::tf32_reaches(conv, at::kFloat, at::kCPU));  // TF32 is a CUDA rounding
