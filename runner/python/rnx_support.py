@@ -24,17 +24,32 @@ class KernelError(Exception):
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
 
+# The two forms of a Python kernel file (Loaded.kind; the C++ side reads them as runner::kernel_form).
+FUNCTION = "function"
+KERNELBENCH = "kernelbench"
+
+
 class Loaded:
     def __init__(self, module, path, kind, entry_name, fn=None, model_cls=None, ref_cls=None, local_modules=()):
         self.module = module
         # Modules the kernel imported from its own folder: two revisions loaded into one process would share them.
         self.local_modules = list(local_modules)
         self.path = path
-        self.kind = kind  # "function" | "kernelbench"
+        self.kind = kind  # FUNCTION | KERNELBENCH
         self.entry_name = entry_name
         self.fn = fn
         self.model_cls = model_cls
         self.ref_cls = ref_cls
+
+
+class EntryError(KernelError):
+    """The entry a file was asked for is missing or not callable; each tool words the fix its own way."""
+
+    def __init__(self, name, defined, found_type=None):
+        super().__init__(f"entry '{name}' not found" if found_type is None else f"entry '{name}' is a {found_type}")
+        self.name = name
+        self.defined = defined  # the file's own public functions and classes, for the hint
+        self.found_type = found_type  # set when the entry exists but cannot be called
 
 
 def _local_modules(names, folder):
@@ -46,11 +61,16 @@ def _local_modules(names, folder):
     return local
 
 
-def load(path, entry, module_name):
-    """Imports `path` and finds its entry: a function, or KernelBench's Model / ModelNew."""
+def import_file(path, module_name, folder_first=True):
+    """Imports `path` as `module_name` with its folder on sys.path: first (a kernel's helpers beside it are found
+    before anything else) or, with folder_first=False, last (a candidate cannot shadow what the reference imports).
+    Returns the module and the modules it imported from its own folder. A SyntaxError propagates as such."""
     folder = os.path.dirname(os.path.abspath(path))
     if folder not in sys.path:
-        sys.path.insert(0, folder)  # kernels may import helpers beside them
+        if folder_first:
+            sys.path.insert(0, folder)
+        else:
+            sys.path.append(folder)
     spec = importlib.util.spec_from_file_location(module_name, path)
     if spec is None or spec.loader is None:
         raise KernelError("cannot be imported as a Python module")
@@ -58,29 +78,62 @@ def load(path, entry, module_name):
     sys.modules[module_name] = module
     before = set(sys.modules)
     spec.loader.exec_module(module)
-    local = _local_modules(set(sys.modules) - before, folder)
-    kernelbench = hasattr(module, "Model") and hasattr(module, "get_inputs")
-    if kernelbench and (not entry or entry in ("Model", "ModelNew")):
-        name = entry or ("ModelNew" if hasattr(module, "ModelNew") else "Model")
-        if not hasattr(module, "get_init_inputs"):
-            raise KernelError("a KernelBench file needs get_init_inputs() beside Model and get_inputs()")
-        return Loaded(module, path, "kernelbench", name, model_cls=getattr(module, name), ref_cls=module.Model,
-                      local_modules=local)
-    name = entry or "run"
-    fn = getattr(module, name, None)
-    if fn is None:
-        found = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_") and
-                       getattr(v, "__module__", None) == module_name)
-        hint = ("functions defined there: " + ", ".join(found)) if found else "it defines no functions"
-        raise KernelError(f"entry '{name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml")
-    if not callable(fn):
-        raise KernelError(f"entry '{name}' is a {type(fn).__name__}, not a function")
-    return Loaded(module, path, "function", name, fn=fn, local_modules=local)
+    return module, _local_modules(set(sys.modules) - before, folder)
+
+
+def is_model_class(value):
+    return isinstance(value, type) and issubclass(value, torch.nn.Module)
+
+
+def find_entry(module, module_name, entry, prefer_new):
+    """The one rule of what a Python kernel file holds, for `rnx bench` and `rnx verify` alike. The entry is the
+    name asked for; by default KernelBench's ModelNew (where prefer_new: the rewritten model), else its Model,
+    else `run`. An nn.Module class is a KernelBench model, anything else callable a function.
+    Returns (kind, name, target); raises EntryError."""
+    name = entry
+    if not name:
+        if prefer_new and is_model_class(getattr(module, "ModelNew", None)):
+            name = "ModelNew"
+        elif is_model_class(getattr(module, "Model", None)):
+            name = "Model"
+        else:
+            name = "run"
+    target = getattr(module, name, None)
+    if target is None:
+        defined = sorted(n for n, v in vars(module).items() if callable(v) and not n.startswith("_") and
+                         getattr(v, "__module__", None) == module_name)
+        raise EntryError(name, defined)
+    if is_model_class(target):
+        return KERNELBENCH, name, target
+    if not callable(target):
+        raise EntryError(name, [], type(target).__name__)
+    return FUNCTION, name, target
+
+
+def load(path, entry, module_name):
+    """Imports `path` and finds its entry (find_entry, preferring ModelNew): a function, or a KernelBench model
+    with get_inputs() and get_init_inputs(), whose float64 reference is the file's Model where it has one."""
+    module, local = import_file(path, module_name)
+    try:
+        kind, name, target = find_entry(module, module_name, entry, prefer_new=True)
+    except EntryError as e:
+        if e.found_type is not None:
+            raise KernelError(f"entry '{e.name}' is a {e.found_type}, not a function") from None
+        hint = ("functions defined there: " + ", ".join(e.defined)) if e.defined else "it defines no functions"
+        raise KernelError(f"entry '{e.name}' not found ({hint}); set entry = \"NAME\" for this kernel in rnx.toml") \
+            from None
+    if kind == FUNCTION:
+        return Loaded(module, path, FUNCTION, name, fn=target, local_modules=local)
+    if not callable(getattr(module, "get_inputs", None)) or not callable(getattr(module, "get_init_inputs", None)):
+        raise KernelError(f"a KernelBench file needs get_inputs() and get_init_inputs() beside its {name} class "
+                          f"(or set entry = \"NAME\" to a function for this kernel in rnx.toml)")
+    reference_cls = module.Model if is_model_class(getattr(module, "Model", None)) else target
+    return Loaded(module, path, KERNELBENCH, name, model_cls=target, ref_cls=reference_cls, local_modules=local)
 
 
 def check_arity(loaded, names):
     """Returns None, or a message when the entry cannot take the declared inputs positionally."""
-    if loaded.kind != "function":
+    if loaded.kind != FUNCTION:
         return None
     try:
         sig = inspect.signature(loaded.fn)
@@ -118,14 +171,14 @@ def _model(loaded, cls, dtype, device, seed):
 
 
 def _callable(loaded, dtype, device, seed):
-    if loaded.kind == "function":
+    if loaded.kind == FUNCTION:
         return loaded.fn
     return _model(loaded, loaded.model_cls, _DTYPES[dtype], device, seed)
 
 
 def reference(loaded, device, seed):
     """The float64 eager form: the function itself, or KernelBench's Model (never ModelNew) in float64."""
-    if loaded.kind == "function":
+    if loaded.kind == FUNCTION:
         return loaded.fn
     return _model(loaded, loaded.ref_cls, torch.float64, device, seed)
 

@@ -3,6 +3,7 @@
 
 #include "rnx/runner/kernel.hpp"
 
+#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/runner/native_build.hpp"
 
@@ -24,6 +25,34 @@
 #include <sstream>
 
 namespace rnx::runner {
+
+std::string_view to_string(kernel_form form) {
+  switch (form) {
+    case kernel_form::function: return "function";
+    case kernel_form::kernelbench: return "kernelbench";
+    case kernel_form::torchscript: return "torchscript";
+    case kernel_form::cpp: return "cpp";
+    case kernel_form::cuda: return "cuda";
+  }
+  return "function";
+}
+
+std::optional<kernel_form> kernel_form_from_string(std::string_view name) {
+  return enum_from_name(name, {kernel_form::function, kernel_form::kernelbench, kernel_form::torchscript,
+                               kernel_form::cpp, kernel_form::cuda});
+}
+
+kernel_form loaded_form(PyObject* loaded) {
+  py_ref kind = py_ref::steal(PyObject_GetAttrString(loaded, "kind"));
+  const char* text = kind ? PyUnicode_AsUTF8(kind.get()) : nullptr;
+  if (!text) PyErr_Clear();
+  auto form = kernel_form_from_string(text ? text : "");
+  if (form != kernel_form::function && form != kernel_form::kernelbench) {
+    throw error(errc::internal, std::string("the Python loader gave the kind '") + (text ? text : "") +
+                                    "'; rnx_support.py and the runner disagree (rebuild both from one checkout)");
+  }
+  return *form;
+}
 
 at::ScalarType parse_dtype(std::string_view name) {
   switch (dtype_kind_from_string(name).value_or(dtype_kind::none)) {
@@ -206,8 +235,7 @@ class python_kernel final : public kernel {
     } catch (const error& e) {
       throw error(errc::kernel_failed, "kernel \"" + spec.name + "\": loading " + spec.path + " failed: " + e.what());
     }
-    py_ref kind = py_ref::steal(PyObject_GetAttrString(loaded_.get(), "kind"));
-    kernelbench_ = std::string(PyUnicode_AsUTF8(kind.get())) == "kernelbench";
+    kernelbench_ = loaded_form(loaded_.get()) == kernel_form::kernelbench;
     if (!kernelbench_ && spec.inputs.empty()) {
       throw error(errc::kernel_failed, "kernel \"" + spec.name + "\": " + spec.path +
                                            " declares no inputs; add inputs = { x = \"B,1024\" } to its [[kernel]] "
@@ -228,7 +256,7 @@ class python_kernel final : public kernel {
     }
   }
 
-  std::string kind() const override { return kernelbench_ ? "kernelbench" : "python"; }
+  kernel_form kind() const override { return kernelbench_ ? kernel_form::kernelbench : kernel_form::function; }
 
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
@@ -381,7 +409,7 @@ class torchscript_kernel final : public kernel {
     module_.eval();
   }
 
-  std::string kind() const override { return "torchscript"; }
+  kernel_form kind() const override { return kernel_form::torchscript; }
 
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
@@ -472,7 +500,7 @@ class native_kernel final : public kernel {
     // Left loaded on purpose: tensors returned by the kernel may hold deleters that live in the library.
   }
 
-  std::string kind() const override { return std::string(to_string(spec_.kind())); }
+  kernel_form kind() const override { return spec_.kind() == kernel_kind::cuda ? kernel_form::cuda : kernel_form::cpp; }
 
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
@@ -483,7 +511,8 @@ class native_kernel final : public kernel {
                                       at::Device device, std::uint64_t) override {
     if (!unavailable_.empty()) throw runtime_unavailable(unavailable_);
     if (runtime_kind_from_string(runtime) != runtime_kind::eager) {
-      throw runtime_unavailable(std::string(runtime) + " applies to Python kernels; a compiled " + kind() +
+      throw runtime_unavailable(std::string(runtime) + " applies to Python kernels; a compiled " +
+                                std::string(to_string(kind())) +
                                 " kernel runs natively (list runtimes = [\"eager\"] for this kernel)");
     }
     if (spec_.kind() == kernel_kind::cuda && !device.is_cuda()) {

@@ -3,8 +3,9 @@
 own loaders (issue 23: bench and verify agree on the kind of every file of the corpus).
 
 The loaders are the Python halves that rnx-runner-worker and rnx-verify-worker embed (runner/python/
-rnx_support.py and verify/python/rnx_verify.py, imported here from the source tree): each decides there whether a
-.py file is a function kernel or a KernelBench module, and the C++ side takes that answer. A [[kernel]] with an
+rnx_support.py and verify/python/rnx_verify.py, imported here from the source tree): the verifier's half decides
+through the runner's rule (rnx_support.find_entry) whether a .py file is a function kernel or a KernelBench module,
+and the C++ side takes that answer; the test checks that both loaders still give the same answer on every file. A [[kernel]] with an
 `inputs` table must load as a function whose arity takes those inputs; one without must load as KernelBench, in
 both loaders and in both manifests (rnx.toml, rnx.gpu.toml), which must list the same kernels with the same files.
 Every candidate in honest/ and cheats/ must load in the verifier as the kind of the reference its header names.
@@ -15,6 +16,7 @@ Files that import triton are checked only where triton is installed (they are sk
 import importlib.util
 import os
 import sys
+import tempfile
 import tomllib
 
 ROOT = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -35,6 +37,7 @@ def needs_triton(path):
 
 def main():
     runner = import_path("rnx_support_under_test", os.path.join(ROOT, "runner", "python", "rnx_support.py"))
+    sys.modules["rnx_support"] = runner  # the verifier's half imports it, as in rnx-verify-worker
     verifier = import_path("rnx_verify_under_test", os.path.join(ROOT, "verify", "python", "rnx_verify.py"))
     have_triton = importlib.util.find_spec("triton") is not None
     problems, checked, skipped = [], 0, []
@@ -110,12 +113,54 @@ def main():
                                 f"{kinds[reference]}")
             checked += 1
 
+    problems += rule_problems(runner, verifier)
     for s in skipped:
         print(f"skipped (triton is not installed): {s}")
     for p in problems:
         print(f"FAIL: {p}")
     print(f"{checked} loads checked, {len(skipped)} skipped, {len(problems)} problem(s)")
     return 1 if problems else 0
+
+
+# Files at the edges of the rule, with what each loader must make of them: the runner's load (preferring ModelNew),
+# the verifier as reference and as candidate. "error: TEXT" means that load must fail with TEXT in its message.
+MODEL = "import torch\nclass Model(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n"
+INPUTS = "def get_inputs():\n    return [torch.randn(2, 3)]\ndef get_init_inputs():\n    return []\n"
+RULE_CASES = [
+    ("a Model class without get_inputs is KernelBench in both; the runner says what it lacks",
+     MODEL + "def run(x):\n    return x\n", "",
+     "error: needs get_inputs() and get_init_inputs()", "kernelbench", "kernelbench"),
+    ("entry = run picks the function beside a Model", MODEL + INPUTS + "def run(x):\n    return x\n", "run",
+     "function", "function", "function"),
+    ("a ModelNew without Model is the model of that file", MODEL.replace("Model(", "ModelNew(") + INPUTS, "",
+     "kernelbench", "error: 'run' is not defined", "kernelbench"),
+    ("a class named Model that is not an nn.Module is not KernelBench",
+     "class Model:\n    pass\ndef run(x):\n    return x\n", "", "function", "function", "function"),
+    ("an entry that is not callable is refused by both", "run = 3\n", "",
+     "error: is a int, not a function", "error: is a int, not a function", "error: is a int, not a function"),
+]
+
+
+def rule_problems(runner, verifier):
+    """Each RULE_CASES file through the three loads; returns what differs from the expected answers."""
+    problems = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, (what, source, entry, *expected) in enumerate(RULE_CASES):
+            path = os.path.join(tmp, f"rule_case_{i}.py")
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(source)
+            loads = [lambda: runner.load(path, entry, f"rule_r{i}"),
+                     lambda: verifier.load(path, entry, "reference", f"rule_v{i}"),
+                     lambda: verifier.load(path, entry, "candidate", f"rule_c{i}")]
+            for name, do_load, want in zip(("runner", "verifier reference", "verifier candidate"), loads, expected):
+                try:
+                    got = do_load().kind
+                except Exception as e:
+                    got = f"error: {e}"
+                ok = want.removeprefix("error: ") in got if want.startswith("error: ") else got == want
+                if not ok:
+                    problems.append(f"rule case '{what}': the {name} load gave {got!r}, expected {want!r}")
+    return problems
 
 
 if __name__ == "__main__":

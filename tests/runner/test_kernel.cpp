@@ -197,7 +197,7 @@ TEST_CASE("the self-check's tail allowance: a few elements of a large output a l
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
   rnx::kernel_spec spec = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,32"});
   auto k = rnx::runner::load_kernel(spec);
-  CHECK(k->kind() == "python");
+  CHECK(k->kind() == rnx::runner::kernel_form::function);
   auto inputs = k->make_inputs(2, at::kFloat, at::kCPU, 7);
   auto call = k->prepare("eager", inputs, at::kFloat, at::kCPU, 7);
   auto out = call->outputs();
@@ -217,10 +217,20 @@ TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is ti
   CHECK_THROWS_AS(k->prepare("tensorrt", inputs, at::kFloat, at::kCPU, 7), rnx::runner::runtime_unavailable);
 }
 
+TEST_CASE("kernel forms: each name round-trips, the loader's two forms are the only ones a .py file gives") {
+  using rnx::runner::kernel_form;
+  for (kernel_form f : {kernel_form::function, kernel_form::kernelbench, kernel_form::torchscript, kernel_form::cpp,
+                        kernel_form::cuda}) {
+    CHECK(rnx::runner::kernel_form_from_string(rnx::runner::to_string(f)) == f);
+  }
+  CHECK_FALSE(rnx::runner::kernel_form_from_string("python").has_value());
+  CHECK_FALSE(rnx::runner::kernel_form_from_string("").has_value());
+}
+
 TEST_CASE("a KernelBench file gets its inputs from get_inputs() with the configured batch, and Model as reference") {
   rnx::kernel_spec spec = python_spec("kb", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "kb_relu.py", {});
   auto k = rnx::runner::load_kernel(spec);
-  CHECK(k->kind() == "kernelbench");
+  CHECK(k->kind() == rnx::runner::kernel_form::kernelbench);
   auto inputs = k->make_inputs(3, at::kFloat, at::kCPU, 11);
   REQUIRE(inputs.size() == 1);
   CHECK(inputs[0].sizes() == at::IntArrayRef({3, 32}));

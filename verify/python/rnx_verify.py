@@ -5,7 +5,6 @@
 # (torch.allclose, torch.testing, ...) cannot change a verdict; what it can patch is the reference's Python,
 # which `namespace_guard` detects and undoes.
 import ast
-import importlib.util
 import os
 import re
 import sys
@@ -13,6 +12,8 @@ import threading
 import types
 
 import torch
+
+import rnx_support  # the runner's half, already imported into this interpreter by the worker
 
 _DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
@@ -25,45 +26,31 @@ class Loaded:
     def __init__(self, module, path, kind, entry, target):
         self.module = module
         self.path = path
-        self.kind = kind  # "function" | "kernelbench"
+        self.kind = kind  # rnx_support.FUNCTION | rnx_support.KERNELBENCH
         self.entry = entry
         self.target = target  # the function, or the nn.Module class
 
 
 def load(path, entry, role, module_name):
-    """Imports `path` and finds its entry. role: "reference" (function or KernelBench Model) or "candidate"
-    (function or KernelBench ModelNew, falling back to Model)."""
-    folder = os.path.dirname(os.path.abspath(path))
-    if folder not in sys.path:
-        sys.path.append(folder)  # appended: a candidate must not shadow modules the reference imports
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    if spec is None or spec.loader is None:
-        raise VerifyError(f"{path}: cannot be imported as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[module_name] = module
+    """Imports `path` and finds its entry by the runner's rule (rnx_support.find_entry), so `rnx bench` and
+    `rnx verify` agree on what every file is. role: "reference" (a function or KernelBench's Model) or "candidate"
+    (a function or ModelNew, falling back to Model). The file's folder goes last on sys.path: a candidate must not
+    shadow modules the reference imports."""
     try:
-        spec.loader.exec_module(module)
+        module, _ = rnx_support.import_file(path, module_name, folder_first=False)
     except SyntaxError as e:
         raise VerifyError(f"{path}:{e.lineno}: syntax error: {e.msg}") from None
-    if not entry:
-        if role == "candidate" and isinstance(getattr(module, "ModelNew", None), type):
-            entry = "ModelNew"
-        elif isinstance(getattr(module, "Model", None), type):
-            entry = "Model"
-        else:
-            entry = "run"
-    target = getattr(module, entry, None)
-    if target is None:
-        found = sorted(n for n, v in vars(module).items()
-                       if callable(v) and not n.startswith("_") and getattr(v, "__module__", None) == module_name)
-        hint = ("it defines: " + ", ".join(found)) if found else "it defines no functions or classes"
-        raise VerifyError(f"{path}: the {role} entry '{entry}' is not defined ({hint}); "
-                          f"pass --{role}-entry NAME")
-    if isinstance(target, type) and issubclass(target, torch.nn.Module):
-        return Loaded(module, path, "kernelbench", entry, target)
-    if not callable(target):
-        raise VerifyError(f"{path}: the {role} entry '{entry}' is a {type(target).__name__}, not a function")
-    return Loaded(module, path, "function", entry, target)
+    except rnx_support.KernelError as e:
+        raise VerifyError(f"{path}: {e}") from None
+    try:
+        kind, name, target = rnx_support.find_entry(module, module_name, entry, prefer_new=role == "candidate")
+    except rnx_support.EntryError as e:
+        if e.found_type is not None:
+            raise VerifyError(f"{path}: the {role} entry '{e.name}' is a {e.found_type}, not a function") from None
+        hint = ("it defines: " + ", ".join(e.defined)) if e.defined else "it defines no functions or classes"
+        raise VerifyError(f"{path}: the {role} entry '{e.name}' is not defined ({hint}); pass --{role}-entry NAME") \
+            from None
+    return Loaded(module, path, kind, name, target)
 
 
 def kernelbench_info(ref):
@@ -111,7 +98,7 @@ def kernelbench_inputs(ref, cand, batch, dims, seed):
 def bind(loaded, ref, dtype, device, seed, batch, dims):
     """A callable for one dtype and device. KernelBench classes are built from the reference's
     get_init_inputs() under the same seed, so Model and ModelNew start from the same weights."""
-    if loaded.kind == "function":
+    if loaded.kind == rnx_support.FUNCTION:
         return loaded.target
     _set_globals([ref.module, loaded.module], batch, dims)
     torch.manual_seed(seed)

@@ -223,7 +223,7 @@ class host {
               sandbox::restrict_execute(executable_folders(std::filesystem::current_path()),
                                        std::filesystem::current_path(), why2);
     why_ += why2;
-    send(bj::object{{"ok", true}, {"kind", pair_.candidate().kind()}, {"seccomp", sealed_}, {"why", why_}});
+    send(bj::object{{"ok", true}, {"kind", runner::to_string(pair_.candidate().kind())}, {"seccomp", sealed_}, {"why", why_}});
   }
 
   // One call of the candidate, with freed memory poisoned first and the globals it patched put back after.

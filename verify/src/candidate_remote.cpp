@@ -212,7 +212,10 @@ void remote_candidate::note_patched(const bj::object& header) {
 std::string remote_candidate::load() {
   try {
     reply r = request(bj::object{{"op", to_string(candidate_op::load)}}, {});
-    kind_ = text_field(r.header, "kind");
+    const std::string kind = text_field(r.header, "kind");
+    auto form = runner::kernel_form_from_string(kind);
+    if (!form) throw error(errc::internal, "the candidate's process named an unknown kernel form '" + kind + "'");
+    kind_ = *form;
     sealed_at_load_ = bool_field(r.header, "seccomp");
     why_at_load_ = text_field(r.header, "why");
     return "";

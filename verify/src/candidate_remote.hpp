@@ -53,7 +53,7 @@ class remote_candidate final : public verify_kernel {
   // device when that was a GPU). Throws rnx::error(kernel_failed) when the candidate raises or its process fails.
   std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                const shape_variant& shape) override;
-  std::string kind() const override { return kind_; }
+  runner::kernel_form kind() const override { return kind_; }
   const call_notes& last_notes() const { return notes_; }
 
   // Device checks run there, where the candidate's streams are: hidden work, and the fastest of `repetitions`
@@ -102,7 +102,7 @@ class remote_candidate final : public verify_kernel {
   pid_t pid_ = -1;
   int to_host_ = -1;
   int from_host_ = -1;
-  std::string kind_ = "remote";
+  runner::kernel_form kind_ = runner::kernel_form::function;  // until the candidate's process says
   std::string gone_;  // set once the process failed: every later request fails the same way
   call_notes notes_;
   std::vector<std::string> patched_;

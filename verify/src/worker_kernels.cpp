@@ -79,8 +79,7 @@ class python_side final : public verify_kernel {
   python_side(py_ref loaded, py_ref reference_loaded, at::Device device, std::uint64_t seed, std::string what)
       : loaded_(std::move(loaded)), reference_loaded_(std::move(reference_loaded)), device_(device), seed_(seed),
         what_(std::move(what)) {
-    py_ref kind = py_ref::steal(PyObject_GetAttrString(loaded_.get(), "kind"));
-    kind_ = PyUnicode_AsUTF8(kind.get());
+    kind_ = runner::loaded_form(loaded_.get());
   }
 
   std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
@@ -94,12 +93,12 @@ class python_side final : public verify_kernel {
     return unwrap_list(list.get(), what_);
   }
 
-  std::string kind() const override { return kind_; }
+  runner::kernel_form kind() const override { return kind_; }
 
  private:
   PyObject* bound(at::ScalarType dtype, const shape_variant& shape) {
     const std::string key = std::string(runner::dtype_name(dtype)) + "|" + shape.label();
-    if (kind_ == "function") {
+    if (kind_ == runner::kernel_form::function) {
       if (!function_) {
         py_ref target = py_ref::steal(PyObject_GetAttrString(loaded_.get(), "target"));
         function_ = target;
@@ -128,7 +127,7 @@ class python_side final : public verify_kernel {
   at::Device device_;
   std::uint64_t seed_;
   std::string what_;
-  std::string kind_;
+  runner::kernel_form kind_ = runner::kernel_form::function;
   py_ref function_;
   std::map<std::string, py_ref> models_;
 };
@@ -147,7 +146,7 @@ class runner_side final : public verify_kernel {
       throw error(errc::kernel_failed, what_ + " cannot run here: " + e.what());
     }
   }
-  std::string kind() const override { return kernel_->kind(); }
+  runner::kernel_form kind() const override { return kernel_->kind(); }
 
  private:
   std::unique_ptr<runner::kernel> kernel_;
@@ -165,7 +164,7 @@ kernel_pair::kernel_pair(const side_spec& reference, std::vector<input_spec> inp
     : inputs_(std::move(inputs)), device_(device), seed_(seed), cache_dir_(std::move(cache_dir)) {
   verify_module();
   reference_ = load_side(reference, "reference");
-  if (reference_->kind() == "kernelbench") {
+  if (reference_->kind() == runner::kernel_form::kernelbench) {
     kernelbench_ = true;
     py_ref args = py_ref::steal(PyTuple_Pack(1, reference_loaded_.get()));
     py_ref info;

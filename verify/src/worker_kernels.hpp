@@ -30,7 +30,7 @@ class verify_kernel {
   // Calls the kernel once on `inputs` (already in `dtype`); throws rnx::error(kernel_failed) with the message.
   virtual std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                        const shape_variant& shape) = 0;
-  virtual std::string kind() const = 0;
+  virtual runner::kernel_form kind() const = 0;
 };
 
 // The Python helper module (verify/python/rnx_verify.py), imported once into the runner's interpreter.

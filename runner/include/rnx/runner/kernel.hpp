@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,6 +70,16 @@ class bound_call {
 // Returns how many tensors moved.
 std::size_t rehome_state(bound_call& first, bound_call& second);
 
+// What a loaded kernel is, which decides how its inputs and weights are made. A .py file is a function or a
+// KernelBench model by the one rule of runner/python/rnx_support.py (find_entry), which `rnx verify` shares; the
+// other forms come from the file's extension.
+enum class kernel_form { function, kernelbench, torchscript, cpp, cuda };
+std::string_view to_string(kernel_form form);  // "function", "kernelbench", "torchscript", "cpp", "cuda"
+std::optional<kernel_form> kernel_form_from_string(std::string_view name);
+// The form of a .py file loaded by rnx_support.load or rnx_verify.load (its `kind`): function or kernelbench;
+// throws rnx::error(internal) for anything else.
+kernel_form loaded_form(PyObject* loaded);
+
 struct load_options {
   std::string cuda_arch;  // "sm_90"; empty = the visible GPU's, else sm_90
   std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty = default_cache_dir()
@@ -79,7 +90,7 @@ struct load_options {
 class kernel {
  public:
   virtual ~kernel() = default;
-  virtual std::string kind() const = 0;  // "python" | "kernelbench" | "torchscript" | "cpp" | "cuda"
+  virtual kernel_form kind() const = 0;
   virtual std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                               std::uint64_t seed) = 0;
   // Throws runtime_unavailable when the runtime cannot run this kind of kernel or on this machine, and
