@@ -317,8 +317,8 @@ bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options&
   std::vector<std::string> failed;
   for (const auto& row : a.audit->checks) {
     if (row.result != verify::outcome::fail) continue;
-    failed.push_back(row.group + "/" + row.name + ": " + row.detail);
-    if (row.group == "correctness") a.correct = false;
+    failed.push_back(std::string(to_string(row.group)) + "/" + row.name + ": " + row.detail);
+    if (row.group == verify::check_group::correctness) a.correct = false;
     else a.clean = false;
   }
   a.review = a.audit->needs_review();

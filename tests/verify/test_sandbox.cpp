@@ -179,15 +179,15 @@ TEST_CASE("a scratch folder is removed even with a mode-000 folder in it") {
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {
   rv::verify_report r;
   CHECK_FALSE(r.accepted());
-  r.checks = {{"correctness", "smoke", rv::outcome::pass, "", 0}, {"audit", "hidden_work", rv::outcome::skip, "", 0}};
+  r.checks = {{rv::check_group::correctness, "smoke", rv::outcome::pass, "", 0}, {rv::check_group::audit, "hidden_work", rv::outcome::skip, "", 0}};
   CHECK(r.accepted());
-  r.checks.push_back({"audit", "implausible_speedup", rv::outcome::review, "40x", 0});
+  r.checks.push_back({rv::check_group::audit, "implausible_speedup", rv::outcome::review, "40x", 0});
   CHECK(r.accepted());
   CHECK(r.needs_review());
   r.review_rejects = true;
   CHECK_FALSE(r.accepted());
   r.review_rejects = false;
-  r.checks.push_back({"audit", "static_scan", rv::outcome::fail, "a | b", 0});
+  r.checks.push_back({rv::check_group::audit, "static_scan", rv::outcome::fail, "a | b", 0});
   CHECK_FALSE(r.accepted());
   CHECK(r.failed() == std::vector<std::string>{"static_scan"});
   REQUIRE(r.find("static_scan") != nullptr);

@@ -33,13 +33,13 @@ namespace rnx::verify {
 namespace {
 
 // Every row a complete verification reports, in report order.
-const std::vector<std::pair<std::string, std::string>> expected_rows = {
-    {"correctness", "smoke"},           {"correctness", "shape_sweep"},  {"correctness", "stability"},
-    {"correctness", "determinism"},     {"correctness", "edge_cases"},   {"audit", "fresh_inputs"},
-    {"audit", "stale_memory"},          {"audit", "input_mutation"},     {"audit", "output_aliasing"},
-    {"audit", "ignored_inputs"},        {"audit", "shape_specialization"}, {"audit", "precision"},
-    {"audit", "hidden_work"},           {"audit", "extra_threads"},      {"audit", "implausible_speedup"},
-    {"audit", "static_scan"},           {"audit", "patched_globals"},    {"containment", "sandbox"},
+const std::vector<std::pair<check_group, std::string>> expected_rows = {
+    {check_group::correctness, "smoke"},           {check_group::correctness, "shape_sweep"},  {check_group::correctness, "stability"},
+    {check_group::correctness, "determinism"},     {check_group::correctness, "edge_cases"},   {check_group::audit, "fresh_inputs"},
+    {check_group::audit, "stale_memory"},          {check_group::audit, "input_mutation"},     {check_group::audit, "output_aliasing"},
+    {check_group::audit, "ignored_inputs"},        {check_group::audit, "shape_specialization"}, {check_group::audit, "precision"},
+    {check_group::audit, "hidden_work"},           {check_group::audit, "extra_threads"},      {check_group::audit, "implausible_speedup"},
+    {check_group::audit, "static_scan"},           {check_group::audit, "patched_globals"},    {check_group::containment, "sandbox"},
 };
 
 int severity(outcome o) {
@@ -93,6 +93,19 @@ std::string signal_text(int sig) {
 }
 
 }  // namespace
+
+std::string_view to_string(check_group g) {
+  switch (g) {
+    case check_group::correctness: return "correctness";
+    case check_group::audit: return "audit";
+    case check_group::containment: return "containment";
+  }
+  return "audit";
+}
+
+std::optional<check_group> check_group_from_string(std::string_view name) {
+  return enum_from_name(name, {check_group::correctness, check_group::audit, check_group::containment});
+}
 
 std::string_view to_string(outcome o) {
   switch (o) {
@@ -381,13 +394,15 @@ struct worker_events {
 // A "check" event: one row's outcome for one dtype; the row keeps the most severe outcome of its dtypes.
 void read_check(worker_events& ev, const bj::object& e, const verify_options& o) {
   std::string name(e.at("name").as_string());
-  std::string group(e.at("group").as_string());
+  const std::string group_text(e.at("group").as_string());
+  const std::optional<check_group> group = check_group_from_string(group_text);
+  if (!group) ev.tampering.push_back("check " + name + " came with the unknown group '" + group_text + "'");
   std::string dtype = e.contains("dtype") ? std::string(e.at("dtype").as_string()) : "";
   if (!ev.seen.insert(name + "|" + dtype).second) ev.tampering.push_back("check " + name + " reported twice");
   check_row& r = ev.rows[name];
   outcome now = parse_outcome(e.at("result").as_string());
   if (r.name.empty()) {
-    r.group = group;
+    r.group = group.value_or(check_group::audit);
     r.name = name;
     r.result = now;
   } else if (severity(now) > severity(r.result)) {
@@ -528,7 +543,7 @@ std::vector<std::string> missing_layers(const worker_events& ev) {
 
 // The sandbox row: failed when the candidate was stopped or a layer is missing (unless weaker was allowed); its
 // detail names every layer and limit that held.
-check_row sandbox_row(const std::string& group, const std::string& name, const worker_events& ev,
+check_row sandbox_row(check_group group, const std::string& name, const worker_events& ev,
                       const worker_outcome& w, const verify_options& o, const std::string& ended,
                       const std::vector<std::string>& withheld) {
   check_row r{group, name, outcome::pass, "", 0};
@@ -608,7 +623,7 @@ verify_report verify_candidate(const verify_options& o) {
 bj::object to_json(const verify_report& r) {
   bj::array checks;
   for (const auto& c : r.checks) {
-    checks.push_back(bj::object{{"group", c.group}, {"name", c.name}, {"result", std::string(to_string(c.result))},
+    checks.push_back(bj::object{{"group", to_string(c.group)}, {"name", c.name}, {"result", std::string(to_string(c.result))},
                                 {"detail", c.detail}, {"seconds", c.seconds}});
   }
   bj::array dtypes;
@@ -654,9 +669,9 @@ std::string render_text(const verify_report& r) {
   std::ostringstream os;
   os << "rnx verify: " << terminal_safe(r.candidate, false) << " against " << terminal_safe(r.reference, false) << "\n";
   std::size_t width = 5;
-  for (const auto& c : r.checks) width = std::max(width, c.group.size() + 1 + c.name.size());
+  for (const auto& c : r.checks) width = std::max(width, to_string(c.group).size() + 1 + c.name.size());
   for (const auto& c : r.checks) {
-    std::string label = c.group + "/" + c.name;
+    std::string label = std::string(to_string(c.group)) + "/" + c.name;
     os << "  " << label << std::string(width - label.size() + 2, ' ') << std::left << std::setw(7)
        << to_string(c.result) << terminal_safe(one_line(c.detail, 400), false) << "\n";
   }
@@ -674,7 +689,7 @@ std::string render_markdown(const verify_report& r) {
   for (const auto& c : r.checks) {
     const char* mark = c.result == outcome::pass ? "pass" : c.result == outcome::fail ? "**FAIL**"
                                                       : c.result == outcome::review ? "*review*" : "skip";
-    os << "| " << c.group << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
+    os << "| " << to_string(c.group) << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
   }
   os << "\n" << markdown_escape(summary(r)) << "\n";
   return os.str();

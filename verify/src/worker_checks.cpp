@@ -237,9 +237,9 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
   return r;
 }
 
-void verifier::row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
+void verifier::row(check_group group, const std::string& name, const char* result, const std::string& detail,
                    double started, at::ScalarType dtype) {
-  emit(bj::object{{"event", "check"}, {"group", group}, {"name", name}, {"result", result},
+  emit(bj::object{{"event", "check"}, {"group", to_string(group)}, {"name", name}, {"result", result},
                   {"detail", detail}, {"dtype", std::string(runner::dtype_name(dtype))},
                   {"seconds", now_s() - started}});
 }
@@ -323,7 +323,7 @@ void verifier::stage_smoke(dtype_run& run) {
   if (smoke.status == case_result::state::not_applicable) {
     throw error(errc::invalid, "the reference cannot run its own declared inputs: " + smoke.message);
   }
-  row("correctness", "smoke", smoke.status == case_result::state::pass ? "pass" : "fail",
+  row(check_group::correctness, "smoke", smoke.status == case_result::state::pass ? "pass" : "fail",
       smoke.status == case_result::state::pass ? "max abs err " + fmt(smoke.err) + " (reference's own " +
                                                      fmt(smoke.yard) + ")"
                                                : smoke.message,
@@ -364,7 +364,7 @@ void verifier::stage_shape_sweep(dtype_run& run) {
   for (const auto& f : unseen_tally.skips) {
     if (sweep.skips.size() < 3) sweep.skips.push_back(f);
   }
-  row("correctness", "shape_sweep", sweep.result(), sweep.detail(), t, dtype);
+  row(check_group::correctness, "shape_sweep", sweep.result(), sweep.detail(), t, dtype);
   // Special-casing: right on the measured shapes, wrong on shapes nobody measured.
   {
     std::string d;
@@ -381,7 +381,7 @@ void verifier::stage_shape_sweep(dtype_run& run) {
     } else {
       d = std::to_string(unseen_tally.passed) + " unseen shape(s) agree with the reference";
     }
-    row("audit", "shape_specialization", result, d, t, dtype);
+    row(check_group::audit, "shape_specialization", result, d, t, dtype);
   }
 }
 
@@ -411,7 +411,7 @@ void verifier::stage_stability(dtype_run& run) {
   for (const auto& tr : transforms) {
     stability.add(evaluate({std::string("inputs ") + tr.label, smoke_shape, next_seed(), tr.f, {}}, dtype));
   }
-  row("correctness", "stability", stability.result(), stability.detail(), t, dtype);
+  row(check_group::correctness, "stability", stability.result(), stability.detail(), t, dtype);
 }
 
 // Determinism: identical inputs twice.
@@ -441,13 +441,13 @@ void verifier::stage_determinism(dtype_run& run) {
       }
       runner::check_result again = runner::compare_outputs(second, first_copy, tol_for(dtype));
       bool bitwise = again.ok && again.max_abs_err == 0;
-      row("correctness", "determinism", again.ok ? "pass" : "fail",
+      row(check_group::correctness, "determinism", again.ok ? "pass" : "fail",
           again.ok ? (bitwise ? "bitwise identical" : "within tolerance, not bitwise identical (max diff " +
                                                           fmt(again.max_abs_err) + ")")
                    : "two calls on identical inputs disagree: " + again.message,
           t, dtype);
     } catch (const std::exception& e) {
-      row("correctness", "determinism", "fail", e.what(), t, dtype);
+      row(check_group::correctness, "determinism", "fail", e.what(), t, dtype);
     }
   }
 }
@@ -472,7 +472,7 @@ void verifier::stage_edge_cases(dtype_run& run) {
   }
   edges.add(evaluate({"all-zero inputs", smoke_shape, next_seed(), [](const at::Tensor& x) { return x * 0.0; }, {}},
                      dtype));
-  row("correctness", "edge_cases", edges.result(), edges.detail(), t, dtype);
+  row(check_group::correctness, "edge_cases", edges.result(), edges.detail(), t, dtype);
 }
 
 // Fresh inputs: a second set of values must give the second set's answer.
@@ -504,9 +504,9 @@ void verifier::stage_fresh_inputs(dtype_run& run) {
       } else {
         d = "a second set of values gives the second set's answer";
       }
-      row("audit", "fresh_inputs", second.status == case_result::state::fail ? "fail" : "pass", d, t, dtype);
+      row(check_group::audit, "fresh_inputs", second.status == case_result::state::fail ? "fail" : "pass", d, t, dtype);
     } catch (const std::exception& e) {
-      row("audit", "fresh_inputs", "fail", e.what(), t, dtype);
+      row(check_group::audit, "fresh_inputs", "fail", e.what(), t, dtype);
     }
   }
 }
@@ -536,7 +536,7 @@ void verifier::stage_stale_memory(dtype_run& run) {
                                   "is poisoned before every call"
                                 : "the reference's result is in another process; the candidate's freed heap memory "
                                   "is 0xff-filled (MALLOC_PERTURB_)";
-    row("audit", "stale_memory", r.status == case_result::state::fail ? "fail" : "pass",
+    row(check_group::audit, "stale_memory", r.status == case_result::state::fail ? "fail" : "pass",
         r.status == case_result::state::fail ? r.message + " [" + how + "]" : "correct; " + how, t, dtype);
   }
 }
@@ -615,7 +615,7 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
       d += "; the reference ignores:";
       for (const auto& n : irrelevant) d += " " + n;
     }
-    row("audit", "ignored_inputs", result, d, t, dtype);
+    row(check_group::audit, "ignored_inputs", result, d, t, dtype);
   }
 }
 
@@ -630,16 +630,16 @@ void verifier::stage_precision(dtype_run& run) {
     const std::int64_t largest = *std::max_element(declared.begin(), declared.end());
     case_result r = evaluate({"well-conditioned inputs", {largest, {}}, next_seed(), {}, {}}, dtype);
     if (r.status == case_result::state::not_applicable) {
-      row("audit", "precision", "skip", r.message, t, dtype);
+      row(check_group::audit, "precision", "skip", r.message, t, dtype);
     } else if (r.out.empty() || r.ref64.empty()) {
-      row("audit", "precision", "fail", r.message, t, dtype);
+      row(check_group::audit, "precision", "fail", r.message, t, dtype);
     } else {
       double cand_err = max_error(r.out, r.ref64);
       double floor = 4 * dtype_eps(dtype) * std::max(r.ref_max, 1e-30);
       double ratio = cand_err / std::max(r.yard, floor);
       constexpr double limit = 256;
       bool bad = !std::isfinite(ratio) || ratio > limit;
-      row("audit", "precision", bad ? "fail" : "pass",
+      row(check_group::audit, "precision", bad ? "fail" : "pass",
           "error " + fmt(cand_err) + " vs the eager " + std::string(runner::dtype_name(dtype)) + " reference's " +
               fmt(r.yard) + " (" + fmt(ratio) + "x; limit " + fmt(limit) + "x)" +
               (bad ? ": far above what this dtype itself loses, a lower-precision computation" : ""),
@@ -656,7 +656,7 @@ void verifier::stage_hidden_work(dtype_run& run) {
   auto next_seed = [&run] { return run.next_seed(); };
   const double t = now_s();
   if (!pair_.device().is_cuda()) {
-    row("audit", "hidden_work", "skip",
+    row(check_group::audit, "hidden_work", "skip",
         "CUDA only; on the CPU, work moved off the timed thread is caught by extra_threads", t, dtype);
   } else {
     const std::int64_t largest = 2 * *std::max_element(declared.begin(), declared.end()) + 1;
@@ -683,9 +683,9 @@ void verifier::stage_hidden_work(dtype_run& run) {
                                              "pass is not conclusive)");
       if (h.stream_changed) d = "the candidate left a different current stream behind; " + d;
       if (lingering) d = "work continues on other streams after the timed stream is done; " + d;
-      row("audit", "hidden_work", (lingering || h.stream_changed) ? "fail" : "pass", d, t, dtype);
+      row(check_group::audit, "hidden_work", (lingering || h.stream_changed) ? "fail" : "pass", d, t, dtype);
     } catch (const std::exception& e) {
-      row("audit", "hidden_work", "fail", e.what(), t, dtype);
+      row(check_group::audit, "hidden_work", "fail", e.what(), t, dtype);
     }
   }
 }
@@ -815,11 +815,11 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype, cons
       }
     }
   } catch (const std::exception& e) {
-    row("audit", "implausible_speedup", "fail", e.what(), started, dtype);
+    row(check_group::audit, "implausible_speedup", "fail", e.what(), started, dtype);
     return;
   }
   if (!wrong.empty()) {
-    row("audit", "implausible_speedup", "fail", wrong, started, dtype);
+    row(check_group::audit, "implausible_speedup", "fail", wrong, started, dtype);
     return;
   }
   const double speedup = ref_ms / std::max(cand_ms, 1e-6);
@@ -836,7 +836,7 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype, cons
     result = "fail";
     d += "; over " + fmt(job_.speedup_limit) + "x, rejected (--speedup-review marks it for a person instead)";
   }
-  row("audit", "implausible_speedup", result, d, started, dtype);
+  row(check_group::audit, "implausible_speedup", result, d, started, dtype);
 }
 
 void verifier::run_all() {
@@ -846,18 +846,18 @@ void verifier::run_all() {
       run_dtype(dtype);
     } catch (const error& e) {
       if (e.code() == errc::invalid || e.code() == errc::usage) throw;
-      emit(bj::object{{"event", "check"}, {"group", "correctness"}, {"name", "smoke"}, {"result", "fail"},
+      emit(bj::object{{"event", "check"}, {"group", to_string(check_group::correctness)}, {"name", "smoke"}, {"result", "fail"},
                       {"detail", e.what()}, {"dtype", name}, {"seconds", 0}});
     }
   }
   const double t = now_s();
-  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "input_mutation"},
+  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "input_mutation"},
                   {"result", mutations_.empty() ? "pass" : "fail"},
                   {"detail", mutations_.empty() ? "inputs compared bitwise before and after every call"
                                                 : mutations_.front() + " (" + std::to_string(mutations_.size()) +
                                                       " case(s))"},
                   {"seconds", now_s() - t}});
-  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "output_aliasing"},
+  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "output_aliasing"},
                   {"result", aliasing_.empty() ? "pass" : "fail"},
                   {"detail", aliasing_.empty() ? "no output shares memory with an input or an earlier result"
                                                : aliasing_.front()},
@@ -865,7 +865,7 @@ void verifier::run_all() {
   const std::vector<std::string>& changed = candidate_.patched();
   std::string patched;
   for (const auto& p : changed) patched += (patched.empty() ? "" : "; ") + p;
-  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "patched_globals"},
+  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "patched_globals"},
                   {"result", changed.empty() ? "pass" : "fail"},
                   {"detail", changed.empty() ? "torch, time and global numerics settings unchanged after every call"
                                               : patched + " (restored before the reference ran)"},

@@ -7,6 +7,7 @@
 #include "rnx/common/json.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/tolerance.hpp"
+#include "rnx/verify/verify.hpp"
 #include "candidate_remote.hpp"
 #include "worker_kernels.hpp"
 
@@ -98,7 +99,7 @@ class verifier {
   // and torch allows TF32 for them in `dtype` here (tolerance.hpp).
   runner::yardstick reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
                                    const std::vector<at::Tensor>& wide, at::ScalarType dtype, const shape_variant& shape);
-  void row(const std::string& group, const std::string& name, const char* result, const std::string& detail,
+  void row(check_group group, const std::string& name, const char* result, const std::string& detail,
            double started, at::ScalarType dtype);
   // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and
   // the seed counter (each stage draws its seeds in turn, so every case gets the same inputs in every run).

@@ -5,6 +5,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/sandbox/sandbox.hpp"
+#include "rnx/verify/verify.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Parallel.h>
@@ -109,7 +110,7 @@ void emit_static_scan(const job& j, bool kernelbench) {
               message;
   }
   if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
-  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "static_scan"}, {"result", n ? "fail" : "pass"},
+  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "static_scan"}, {"result", n ? "fail" : "pass"},
                   {"detail", n ? detail : "no timer patching, streams, threads, processes, network, secrets or "
                                           "reference fallbacks found"},
                   {"seconds", now_s() - t}});

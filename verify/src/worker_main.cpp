@@ -8,6 +8,7 @@
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/sandbox/sandbox.hpp"
+#include "rnx/verify/verify.hpp"
 #include "candidate_remote.hpp"
 #include "worker_checks.hpp"
 #include "worker_kernels.hpp"
@@ -115,7 +116,7 @@ void emit_extra_threads(remote_candidate& candidate, const std::optional<host_re
     extra = threads_after > threads_before || h->python_threads > py_threads_before;
     if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
   }
-  emit(bj::object{{"event", "check"}, {"group", "audit"}, {"name", "extra_threads"},
+  emit(bj::object{{"event", "check"}, {"group", to_string(verify::check_group::audit)}, {"name", "extra_threads"},
                   {"result", extra ? "fail" : "pass"}, {"detail", d}, {"seconds", now_s() - started}});
 }
 
@@ -145,7 +146,7 @@ void judge(const std::string& job_path) {
   const double t_load = now_s();
   const std::string load_error = candidate.load();
   if (!load_error.empty()) {
-    emit(bj::object{{"event", "check"}, {"group", "correctness"}, {"name", "smoke"}, {"result", "fail"},
+    emit(bj::object{{"event", "check"}, {"group", to_string(verify::check_group::correctness)}, {"name", "smoke"}, {"result", "fail"},
                     {"detail", load_error}, {"seconds", now_s() - t_load}});
     std::optional<host_report> h = finish_candidate(candidate);
     emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
