@@ -70,7 +70,8 @@ admin_commands::admin_commands(CLI::App& app) {
   project_create_->add_option("name", project_, "Project name (as in rnx.toml [project] name)")->required();
   add_db_option(project_create_, db_path_);
   project_visibility_ = project_cmd->add_subcommand(
-      "visibility", "public: anyone may read the project's pages and their JSON; private (the default): its tokens only");
+      "visibility",
+      "public: anyone may read the project's pages and their JSON; private (the default): its tokens only");
   project_visibility_->add_option("name", project_, "Project name")->required();
   project_visibility_->add_option("visibility", visibility_, "public or private")
       ->required()
@@ -136,7 +137,8 @@ admin_commands::admin_commands(CLI::App& app) {
   health_->add_option("--url", health_url_, "The /healthz URL (or set RNX_HEALTH_URL)")
       ->envname("RNX_HEALTH_URL")
       ->capture_default_str();
-  health_->add_option("--ca-file", health_ca_file_, "PEM certificate to trust for an https:// URL (or RNX_HEALTH_CA_FILE)")
+  health_
+      ->add_option("--ca-file", health_ca_file_, "PEM certificate to trust for an https:// URL (or RNX_HEALTH_CA_FILE)")
       ->envname("RNX_HEALTH_CA_FILE");
   health_->add_option("--timeout", health_timeout_s_, "Seconds to wait for the answer")
       ->check(CLI::Range(0.1, 300.0))
@@ -188,7 +190,7 @@ int admin_commands::run_token() {
               << store::to_string(t.scope) << " scope) at " << t.revoked_at << "; requests with it now get 401\n";
   } else if (token_rotate_->parsed()) {
     bool scope_given = token_rotate_->count("--scope") > 0;
-    auto r = db.rotate_token(token_, std::chrono::seconds(grace_s_), 
+    auto r = db.rotate_token(token_, std::chrono::seconds(grace_s_),
                              scope_given ? std::optional(store::parse_token_scope(scope_)) : std::nullopt);
     std::cerr << "token " << r.old.public_id << " (project " << r.old.project << ", label " << r.old.label
               << ") is replaced by " << store::to_string(r.replacement.scope) << " token "
@@ -204,9 +206,7 @@ int admin_commands::run_backup() {
   store::backup_options options;
   options.overwrite = overwrite_;
   auto b = store::backup_database(db_path_, backup_dest_, options);
-  auto count = [](std::int64_t n, const char* what) {
-    return std::to_string(n) + " " + what + (n == 1 ? "" : "s");
-  };
+  auto count = [](std::int64_t n, const char* what) { return std::to_string(n) + " " + what + (n == 1 ? "" : "s"); };
   std::cout << "backed up " << db_path_ << " to " << b.path.string() << ": " << b.bytes << " bytes, schema version "
             << b.schema_version << ", " << count(b.projects, "project") << ", " << count(b.runs, "run") << "\n";
   return 0;
@@ -249,8 +249,8 @@ int admin_commands::run_health() {
       if (reader.string("status") != "ok") {
         problem = "status is \"" + reader.string("status") + "\", not \"ok\"";
       } else {
-        std::cout << "rnx-server health: ok (" << health_url_ << ", schema version "
-                  << reader.integer("schema_version") << ")\n";
+        std::cout << "rnx-server health: ok (" << health_url_ << ", schema version " << reader.integer("schema_version")
+                  << ")\n";
         return 0;
       }
     }

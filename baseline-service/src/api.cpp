@@ -40,10 +40,9 @@ bj::value summary_json(const store::run_summary& s) {
 }
 
 bj::value baseline_json(const store::baseline_record& b) {
-  return bj::object{{"id", std::to_string(b.id)},     {"run_id", std::to_string(b.run_id)},
-                    {"branch", b.branch},             {"env_id", b.env_id},
-                    {"source", to_string(b.source)},  {"accepted_by", b.accepted_by},
-                    {"reason", b.reason},             {"created_at", b.created_at}};
+  return bj::object{{"id", std::to_string(b.id)}, {"run_id", std::to_string(b.run_id)}, {"branch", b.branch},
+                    {"env_id", b.env_id},         {"source", to_string(b.source)},      {"accepted_by", b.accepted_by},
+                    {"reason", b.reason},         {"created_at", b.created_at}};
 }
 
 // Run ids are the positive integers the store hands out; anything else cannot name a run.
@@ -67,8 +66,8 @@ std::int64_t parse_run_id(std::string_view text, std::string_view where) {
 
 bj::value parse_body(const request& req, std::size_t max_depth, std::string_view what) {
   if (req.body().empty()) {
-    throw error(errc::bad_input, "request body is empty: send " + std::string(what) +
-                                     " as JSON with Content-Type: application/json");
+    throw error(errc::bad_input,
+                "request body is empty: send " + std::string(what) + " as JSON with Content-Type: application/json");
   }
   return json::parse(req.body(), "request body", max_depth);
 }
@@ -135,8 +134,8 @@ int parse_limit(const std::map<std::string, std::string>& query) {
     if (ok) n = n * 10 + (c - '0');
   }
   if (!ok || n < 1 || n > 1000) {
-    throw error(errc::bad_input, "query parameter limit=\"" + text.substr(0, 20) +
-                                     "\" is not valid: use an integer from 1 to 1000");
+    throw error(errc::bad_input,
+                "query parameter limit=\"" + text.substr(0, 20) + "\" is not valid: use an integer from 1 to 1000");
   }
   return n;
 }
@@ -194,8 +193,8 @@ response api::handle_request(const request& req) {
   } catch (const error& e) {
     res = error_response(e.http_status(), errc_name(e.code()), e.what(), req.version(), req.keep_alive());
   } catch (const std::exception& e) {
-    res = error_response(500, "internal", std::string("internal error (please report it): ") + e.what(),
-                         req.version(), req.keep_alive());
+    res = error_response(500, "internal", std::string("internal error (please report it): ") + e.what(), req.version(),
+                         req.keep_alive());
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   metrics_.observe_request(route_name, std::string(req.method_string()), res.result_int(), seconds);
@@ -216,8 +215,9 @@ store::auth_result api::authenticate(const request& req) {
   }
   auto who = db_.authenticate(value.substr(scheme.size()));
   if (!who) {
-    throw error(errc::unauthorized, "the bearer token is not valid (unknown, revoked or mistyped); create one with "
-                                    "`rnx-server admin token create --project NAME`");
+    throw error(errc::unauthorized,
+                "the bearer token is not valid (unknown, revoked or mistyped); create one with "
+                "`rnx-server admin token create --project NAME`");
   }
   return *who;
 }
@@ -245,8 +245,9 @@ void api::require_scope(const store::auth_result& who, store::token_action actio
     hint = "; the accept workflow keeps such a token in the secret RNX_ACCEPT_TOKEN (ci-examples/accept-comment.yml)";
   }
   if (action == store::token_action::move_baseline) {
-    hint = "; a push run (no pull_request) replaces branch baselines, which is an accept. Upload tokens can upload "
-           "pull-request runs only: give the CI job of pushes to a protected branch a baseline token";
+    hint =
+        "; a push run (no pull_request) replaces branch baselines, which is an accept. Upload tokens can upload "
+        "pull-request runs only: give the CI job of pushes to a protected branch a baseline token";
   }
   // The scope a fix most likely wants: the narrowest that allows the action.
   std::string needed = action == store::token_action::move_baseline ? "baseline"
@@ -273,15 +274,27 @@ void api::add_api_routes() {
   r.add({"/api/v1/runs/{id}/paired-verdict", {verb::post}, {}, answer_form::json, to(&api::post_paired_verdict)});
   r.add({"/api/v1/projects/{project}/token", {verb::get}, {}, answer_form::json, to(&api::get_token_check)});
   r.add({"/api/v1/baselines", {verb::post}, {}, answer_form::json, to(&api::post_baseline)});
-  r.add({"/api/v1/projects/{project}/runs", {verb::get}, {"branch", "env_id", "limit"}, answer_form::json,
+  r.add({"/api/v1/projects/{project}/runs",
+         {verb::get},
+         {"branch", "env_id", "limit"},
+         answer_form::json,
          to(&api::list_runs)});
   r.add({"/api/v1/projects/{project}/groups/{group}", {verb::get}, {}, answer_form::json, to(&api::get_group)});
-  r.add({"/api/v1/projects/{project}/groups/{group}/verdict", {verb::post}, {}, answer_form::json,
+  r.add({"/api/v1/projects/{project}/groups/{group}/verdict",
+         {verb::post},
+         {},
+         answer_form::json,
          to(&api::post_group_verdict)});
-  r.add({"/api/v1/projects/{project}/history", {verb::get}, {"branch", "env_id", "kernel", "limit"},
-         answer_form::json, to(&api::history)});
-  r.add({"/api/v1/projects/{project}/changes", {verb::get}, {"branch", "env_id", "kernel", "limit"},
-         answer_form::json, to(&api::changes)});
+  r.add({"/api/v1/projects/{project}/history",
+         {verb::get},
+         {"branch", "env_id", "kernel", "limit"},
+         answer_form::json,
+         to(&api::history)});
+  r.add({"/api/v1/projects/{project}/changes",
+         {verb::get},
+         {"branch", "env_id", "kernel", "limit"},
+         answer_form::json,
+         to(&api::changes)});
 }
 
 response api::healthz(const route_call& c) {
@@ -307,7 +320,7 @@ response api::post_run(const route_call& c) {
   // A push run (no pull request) on a named branch becomes that branch's newest baseline (store::upload_run):
   // moving a baseline is an accept, so it needs more than the upload scope.
   require_scope(who, run.pull_request || run.branch.empty() ? store::token_action::upload_pull_request_run
-                                                             : store::token_action::move_baseline);
+                                                            : store::token_action::move_baseline);
   // A shard of a sharded run is held in its run group until the group is formed (api_groups.cpp).
   if (run.shard) return shard_upload_answer(db_, metrics_, who.project_id, run, options_.shard_timeout, req);
   auto upload = store::upload_run(db_, who.project_id, run);

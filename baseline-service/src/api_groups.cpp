@@ -32,8 +32,8 @@ response group_verdict_answer(store::database& db, metrics& m, std::int64_t proj
   const store::group_verdict judged = store::judge_run_group(db, project_id, group, policy, timeout);
   if (!judged.judged) return json_answer(202, bj::object{{"group", store::to_json(judged.state)}}, req);
   m.count_verdict(judged.judged->verdict.verdict, to_string(store::verdict_kind::request));
-  return json_answer(200, bj::object{{"group", store::to_json(judged.state)}, {"verdict", to_json(judged.judged->verdict)}},
-                     req);
+  return json_answer(
+      200, bj::object{{"group", store::to_json(judged.state)}, {"verdict", to_json(judged.judged->verdict)}}, req);
 }
 
 }  // namespace rnx::service

@@ -30,8 +30,8 @@ std::vector<stats::known_change> known_in(database& db, std::int64_t project_id,
   return out;
 }
 
-change_record record_of(const stats::change_point& c, const std::vector<branch_point>& history,
-                        const stored_run& run, const config_key& key) {
+change_record record_of(const stats::change_point& c, const std::vector<branch_point>& history, const stored_run& run,
+                        const config_key& key) {
   change_record r;
   r.project = run.summary.project;
   r.branch = run.summary.branch;

@@ -112,7 +112,11 @@ int main(int argc, char** argv) {
       ->required();
   serve_cmd->add_option("--listen", flags.listen, "HOST:PORT to listen on (port 0 = any free port)")
       ->capture_default_str();
-  serve_cmd->add_option("--threads", flags.threads, "threads for network I/O, and as many again answering requests (in arrival order)")->check(CLI::Range(1, 256))->capture_default_str();
+  serve_cmd
+      ->add_option("--threads", flags.threads,
+                   "threads for network I/O, and as many again answering requests (in arrival order)")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
   serve_cmd->add_option("--tls-cert", flags.tls_cert, "PEM certificate chain (enables HTTPS)");
   serve_cmd->add_option("--tls-key", flags.tls_key, "PEM private key");
   serve_cmd->add_option("--body-limit", flags.body_limit, "Largest request body in bytes")
@@ -142,13 +146,15 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--write-timeout", flags.write_timeout_s, "Seconds a client has to take one response")
       ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
-  serve_cmd->add_option("--synchronous", flags.synchronous,
-                        "full: fsync every commit (survives power loss); normal: survives process crashes only")
+  serve_cmd
+      ->add_option("--synchronous", flags.synchronous,
+                   "full: fsync every commit (survives power loss); normal: survives process crashes only")
       ->check(CLI::IsMember({"full", "normal"}))
       ->capture_default_str();
-  serve_cmd->add_option("--shard-timeout", flags.shard_timeout_s,
-                        "Seconds after a run group's first shard before its verdict is formed without the missing "
-                        "shards (named, WARN)")
+  serve_cmd
+      ->add_option("--shard-timeout", flags.shard_timeout_s,
+                   "Seconds after a run group's first shard before its verdict is formed without the missing "
+                   "shards (named, WARN)")
       ->check(CLI::Range(0.0, 7 * 86400.0))
       ->capture_default_str();
   serve_cmd->add_option("--webhook-attempts", flags.webhook_attempts, "Delivery attempts per webhook and event")

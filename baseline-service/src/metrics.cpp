@@ -31,8 +31,7 @@ void metrics::histogram::observe(double seconds) {
   sum += seconds;
 }
 
-void metrics::render_histogram(std::ostream& os, std::string_view name, const std::string& labels,
-                               const histogram& h) {
+void metrics::render_histogram(std::ostream& os, std::string_view name, const std::string& labels, const histogram& h) {
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < latency_buckets.size(); ++i) {
     cumulative += h.counts[i];

@@ -47,9 +47,14 @@ std::string webhook_payload(store::webhook_format format, const std::string& pro
                                          {"decision", to_string(c->result)},
                                          {"ratio", c->ratio ? bj::value(*c->ratio) : bj::value(nullptr)}});
       }
-      bj::object o{{"event", "regression"},         {"project", project},       {"branch", run.branch},
-                   {"commit", run.commit},           {"run_id", std::to_string(run.id)}, {"env_id", run.env_id},
-                   {"regressions", std::move(regressions)}, {"verdict", to_json(verdict)}};
+      bj::object o{{"event", "regression"},
+                   {"project", project},
+                   {"branch", run.branch},
+                   {"commit", run.commit},
+                   {"run_id", std::to_string(run.id)},
+                   {"env_id", run.env_id},
+                   {"regressions", std::move(regressions)},
+                   {"verdict", to_json(verdict)}};
       return json::serialize(o);
     }
     case store::webhook_format::slack: {
@@ -93,8 +98,8 @@ std::string ratio_text(double ratio, double lo, double hi) {
 
 std::string change_payload(store::webhook_format format, const store::change_record& c) {
   const bool slower = c.ratio > 1;
-  const std::string title = "rnx: " + c.key.label() + " became " + (slower ? "slower" : "faster") + " on " +
-                            c.project + "/" + c.branch + " at " + c.commit;
+  const std::string title = "rnx: " + c.key.label() + " became " + (slower ? "slower" : "faster") + " on " + c.project +
+                            "/" + c.branch + " at " + c.commit;
   std::ostringstream summary;
   summary.setf(std::ios::fixed);
   summary.precision(2);

@@ -15,7 +15,7 @@ namespace rnx::pages {
 namespace {
 
 constexpr int overview_baselines = 60;  // newest baseline records read: two per environment for up to 30
-constexpr int overview_runs = 60;        // newest runs whose medians make the overview's sparklines
+constexpr int overview_runs = 60;       // newest runs whose medians make the overview's sparklines
 constexpr int overview_verdicts = 8;
 constexpr std::size_t samples_per_process = 100;  // strip charts show at most this many quantiles per process
 
@@ -65,14 +65,19 @@ bj::object side_json(const run_result& r) {
 }
 
 bj::object run_summary_json(const store::run_summary& s) {
-  return {{"id", std::to_string(s.id)}, {"commit", s.commit},       {"branch", s.branch},
-          {"base_branch", s.base_branch}, {"pull_request", opt(s.pull_request)}, {"env_id", s.env_id},
-          {"created_at", s.created_at}, {"baseline", s.baseline}};
+  return {{"id", std::to_string(s.id)},
+          {"commit", s.commit},
+          {"branch", s.branch},
+          {"base_branch", s.base_branch},
+          {"pull_request", opt(s.pull_request)},
+          {"env_id", s.env_id},
+          {"created_at", s.created_at},
+          {"baseline", s.baseline}};
 }
 
 bj::object environment_json(const environment& e) {
-  return {{"env_id", e.env_id}, {"device", e.device}, {"cpu", e.cpu},         {"threads", e.threads},
-          {"torch", e.torch},   {"cuda", e.cuda},     {"driver", e.driver},   {"os", e.os}};
+  return {{"env_id", e.env_id}, {"device", e.device}, {"cpu", e.cpu},       {"threads", e.threads},
+          {"torch", e.torch},   {"cuda", e.cuda},     {"driver", e.driver}, {"os", e.os}};
 }
 
 // The band of practical equivalence the project's gate uses: the newest stored verdict's rope, else the default.
@@ -238,8 +243,7 @@ bj::object overview_data(store::database& db, const store::project_info& project
     bj::object count_json;
     for (const auto& [d, n] : counts) count_json[d] = n;
     // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
-    bool paired =
-        row.kind == store::verdict_kind::paired || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
+    bool paired = row.kind == store::verdict_kind::paired || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
     verdicts.push_back(bj::object{{"run_id", std::to_string(row.run_id)},
                                   {"verdict", to_string(v.verdict)},
                                   {"reason", shown_reason(v, db.baseline_of_run(row.run_id), row.run)},
@@ -298,7 +302,7 @@ bj::object overview_data(store::database& db, const store::project_info& project
     c["verdicts"] = all_decisions.count(key) ? std::move(all_decisions[key]) : bj::array{};
     config_list.push_back(std::move(c));
   }
-  return {{"project", project.name},          {"public", project.is_public}, {"rope", rope},
+  return {{"project", project.name},         {"public", project.is_public},       {"rope", rope},
           {"environments", std::move(envs)}, {"configs", std::move(config_list)}, {"verdicts", std::move(verdicts)}};
 }
 
@@ -378,19 +382,19 @@ bj::object history_data(store::database& db, const store::project_info& project,
     for (auto k : downsample(medians, keep, static_cast<std::size_t>(q.points))) {
       const auto& p = points[rows[k]];
       const bool slower_accept = slower_accepts.count(p.run_id) > 0;
-      drawn.push_back(bj::object{{"run_id", std::to_string(p.run_id)},
-                                 {"t", p.created_at},
-                                 {"median_ms", opt(p.median_ms)},
-                                 {"lo_ms", opt(p.lo_ms)},
-                                 {"hi_ms", opt(p.hi_ms)},
-                                 {"n", p.n},
-                                 {"baseline", p.baseline_source == baseline_kind::unknown
-                                                  ? bj::value(nullptr)
-                                                  : bj::value(to_string(p.baseline_source))},
-                                 {"accepted_slowdown", slower_accept},
-                                 {"branch", p.branch},
-                                 {"commit", p.commit},
-                                 {"pull_request", opt(p.pull_request)}});
+      drawn.push_back(bj::object{
+          {"run_id", std::to_string(p.run_id)},
+          {"t", p.created_at},
+          {"median_ms", opt(p.median_ms)},
+          {"lo_ms", opt(p.lo_ms)},
+          {"hi_ms", opt(p.hi_ms)},
+          {"n", p.n},
+          {"baseline",
+           p.baseline_source == baseline_kind::unknown ? bj::value(nullptr) : bj::value(to_string(p.baseline_source))},
+          {"accepted_slowdown", slower_accept},
+          {"branch", p.branch},
+          {"commit", p.commit},
+          {"pull_request", opt(p.pull_request)}});
       if (slower_accept) {
         auto record = db.baseline_of_run(p.run_id);
         accepted.push_back(bj::object{{"run_id", std::to_string(p.run_id)},
@@ -479,8 +483,8 @@ bj::object run_data(const run_document& head, const std::string& head_id, const 
                  {"rope", verdict ? verdict->policy.rope : gate_policy{}.rope},
                  {"configs", std::move(configs)}};
   if (base) {
-    out["base_run"] = bj::object{{"id", base_id}, {"commit", base->commit}, {"created_at", base->created_at},
-                                 {"env_id", base->env.env_id}};
+    out["base_run"] = bj::object{
+        {"id", base_id}, {"commit", base->commit}, {"created_at", base->created_at}, {"env_id", base->env.env_id}};
   } else {
     out["base_run"] = nullptr;
   }
@@ -500,7 +504,8 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
   if (verdict && verdict->baseline) {
     // A paired verdict names its base revision ("paired:REF"), not a stored run: no base samples to show then.
     const auto& id = verdict->baseline->id;
-    if (!id.empty() && id.size() < 19 && std::all_of(id.begin(), id.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
+    if (!id.empty() && id.size() < 19 &&
+        std::all_of(id.begin(), id.end(), [](char ch) { return ch >= '0' && ch <= '9'; })) {
       base = db.find_run(std::stoll(id));
     }
   }
@@ -513,8 +518,10 @@ bj::object run_data(store::database& db, std::int64_t run_id) {
   out["verdict_kind"] = verdict_kind;  // "paired", "request", "regression"; "" without a verdict
   // Whether this run is a baseline now, and for an accepted one, who accepted it, when and why.
   if (record) {
-    out["baseline_record"] = bj::object{{"source", to_string(record->source)}, {"branch", record->branch},
-                                        {"accepted_by", record->accepted_by}, {"reason", record->reason},
+    out["baseline_record"] = bj::object{{"source", to_string(record->source)},
+                                        {"branch", record->branch},
+                                        {"accepted_by", record->accepted_by},
+                                        {"reason", record->reason},
                                         {"created_at", record->created_at}};
   } else {
     out["baseline_record"] = nullptr;
@@ -545,8 +552,8 @@ bj::object compare_data(store::database& db, const std::vector<std::int64_t>& ru
     const std::string& env_id = priced.first;
     bool used = std::any_of(runs.begin(), runs.end(), [&](const auto& r) { return r.summary.env_id == env_id; });
     if (!used) {
-      throw error(errc::bad_input, "prices: environment \"" + env_id.substr(0, 80) +
-                                       "\" is not one of the compared runs' environments");
+      throw error(errc::bad_input,
+                  "prices: environment \"" + env_id.substr(0, 80) + "\" is not one of the compared runs' environments");
     }
   }
   bj::array run_list;
@@ -613,13 +620,13 @@ bj::object compare_data(store::database& db, const std::vector<std::int64_t>& ru
 
 bj::object landing_data(store::database& db, const std::optional<std::string>& token_project) {
   bj::array projects;
-  for (const auto& p : db.readable_projects(token_project ? std::optional<std::string_view>(*token_project)
-                                                          : std::nullopt)) {
-    projects.push_back(bj::object{{"name", p.project.name},
-                                  {"public", p.project.is_public},
-                                  {"n_runs", p.n_runs},
-                                  {"last_run_at",
-                                   p.last_run_at.empty() ? bj::value(nullptr) : bj::value(p.last_run_at)}});
+  for (const auto& p :
+       db.readable_projects(token_project ? std::optional<std::string_view>(*token_project) : std::nullopt)) {
+    projects.push_back(
+        bj::object{{"name", p.project.name},
+                   {"public", p.project.is_public},
+                   {"n_runs", p.n_runs},
+                   {"last_run_at", p.last_run_at.empty() ? bj::value(nullptr) : bj::value(p.last_run_at)}});
   }
   return {{"projects", std::move(projects)},
           {"signed_in", token_project ? bj::value(*token_project) : bj::value(nullptr)}};

@@ -140,8 +140,8 @@ std::string sparkline(const bj::array& values) {
         "medians\"><polyline points=\"";
   for (std::size_t i = 0; i < v.size(); ++i) {
     char buffer[48];
-    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f ", 100.0 * static_cast<double>(i) / static_cast<double>(v.size() - 1),
-                  18.0 - 16.0 * (v[i] - lo) / span);
+    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f ",
+                  100.0 * static_cast<double>(i) / static_cast<double>(v.size() - 1), 18.0 - 16.0 * (v[i] - lo) / span);
     os << buffer;
   }
   os << "\"/></svg>";
@@ -164,17 +164,17 @@ std::string change_table(const bj::object& data, const link_style& links) {
   }
   std::ostringstream t;
   t << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
-        "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
-        "<th class=\"num\">probability</th></tr></thead><tbody>\n";
+       "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
+       "<th class=\"num\">probability</th></tr></thead><tbody>\n";
   for (const auto& cv : changes->as_array()) {
     const auto& c = obj(cv);
     const auto& ci = arr(c, "ci95");
     t << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
-       << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
-       << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
-       << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
-       << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
-       << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
+      << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
+      << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
+      << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
+      << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
+      << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
   }
   t << "</tbody></table>";
   os << scroll_box(t.str());
@@ -235,7 +235,9 @@ std::string upload_help(std::string_view project) {
   const std::string name = project.empty() ? std::string("NAME") : escape_html(project);
   return "<div class=\"empty-state\"><p><strong>No runs yet.</strong> Upload one from a checkout whose "
          "<code>rnx.toml</code> names the project, with one of its tokens:</p>\n<pre><code>"
-         "rnx-server admin token create --project " + name + " --db rnx.sqlite   # on the server, printed once\n"
+         "rnx-server admin token create --project " +
+         name +
+         " --db rnx.sqlite   # on the server, printed once\n"
          "RNX_TOKEN=rnx_... rnx gate --service-url URL                  # URL: this server's address</code></pre>\n"
          "<p>A push build on the base branch becomes the first baseline; pull requests are judged against it. "
          "The gate's GitHub Action does the same in CI (<code>service-url</code> and <code>token</code> inputs).</p>"
@@ -294,7 +296,8 @@ void overview_configs(std::ostringstream& os, const bj::object& data, const link
        "<th>recent runs</th><th>last verdicts</th></tr></thead><tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
+                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     const auto& series = arr(c, "series");
     bool first = true;
     for (const auto& sv : series) {
@@ -315,9 +318,9 @@ void overview_configs(std::ostringstream& os, const bj::object& data, const link
         }
       }
       t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-        << "</code></td><td class=\"num\">" << baseline_html
-        << "</td><td class=\"num delta t-" << escape_html(trend.empty() ? "none" : trend) << "\">"
-        << change_cell(at(se, "change")) << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
+        << "</code></td><td class=\"num\">" << baseline_html << "</td><td class=\"num delta t-"
+        << escape_html(trend.empty() ? "none" : trend) << "\">" << change_cell(at(se, "change"))
+        << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
         << "\" title=\"newest baseline / previous: " << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow
         << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent"))
         << "</td><td>";
@@ -354,8 +357,7 @@ void overview_verdicts(std::ostringstream& os, const bj::object& data, const lin
     bool paired = at(v, "paired").is_bool() && at(v, "paired").as_bool();
     t << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-"
       << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>"
-      << (paired ? " <span class=\"badge\">paired</span>" : "")
-      << "</td><td>" << e(v, "branch") << "</td><td>"
+      << (paired ? " <span class=\"badge\">paired</span>" : "") << "</td><td>" << e(v, "branch") << "</td><td>"
       << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
       << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
       << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
@@ -409,8 +411,10 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
     os << "</select></label> <label>from <input name=\"from\" placeholder=\"YYYY-MM-DD\" size=\"10\" value=\""
        << escape_html(raw(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
        << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(raw(range, "to").substr(0, 10))
-       << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option value=\"log\""
-       << (log_scale ? " selected" : "") << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
+       << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option "
+          "value=\"log\""
+       << (log_scale ? " selected" : "")
+       << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
   }
   os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
      << "\" aria-label=\"median per run over time\"></canvas></div>\n";
@@ -519,7 +523,8 @@ page run_page(const bj::object& data, const link_style& links) {
   std::size_t index = 0;
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
+                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     const auto& ci = arr(c, "ci95");
     std::optional<double> lo = ci.size() == 2 ? num(ci[0]) : std::nullopt;
     std::optional<double> hi = ci.size() == 2 ? num(ci[1]) : std::nullopt;
@@ -545,8 +550,8 @@ page run_page(const bj::object& data, const link_style& links) {
     bool open = judged == decision::slower || judged == decision::abstain || judged == decision::broken || index < 2;
     charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
            << escape_html(key.label()) << "</code> " << chip(decision) << " base "
-           << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) + " in " +
-                  std::to_string(arr(base_side, "processes").size()) + " processes"
+           << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) +
+                  " in " + std::to_string(arr(base_side, "processes").size()) + " processes"
            << ", head "
            << (head.empty() ? std::string("&ndash;") : fmt(num(at(head, "median_ms")), "%.4g", " ms")) + " in " +
                   std::to_string(arr(head, "processes").size()) + " processes"
@@ -560,7 +565,8 @@ page run_page(const bj::object& data, const link_style& links) {
      << fmt(rope * 100, "%.3g") << "%): the dot is the change, the bar its interval, the dashed line no change.</p>\n"
      << scroll_box(t.str());
   os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
-        "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, head "
+        "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "
+        "head "
         "in orange.</p>\n"
      << charts.str();
   return {page_kind::run, "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
@@ -606,7 +612,8 @@ page compare_page(const bj::object& data, const link_style& links) {
   r << "</tr></thead><tbody>\n";
   for (const auto& cv : arr(data, "configs")) {
     const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
+                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     r << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
     const auto& ms = arr(c, "median_ms");
     const auto& ratio = arr(c, "ratio");
@@ -656,8 +663,7 @@ page error_page(int status, std::string_view message, const std::vector<way_back
   return {page_kind::error, std::to_string(status) + " " + title, "error", os.str(), bj::object{}};
 }
 
-std::vector<way_back> ways_back(const std::vector<std::string>& path,
-                                const std::map<std::string, std::string>& query) {
+std::vector<way_back> ways_back(const std::vector<std::string>& path, const std::map<std::string, std::string>& query) {
   std::vector<way_back> out;
   if (path.size() > 2 && path[0] == "projects" && !path[1].empty() && path[1].size() <= 64) {
     out.push_back({"/projects/" + percent_encode(path[1]), "the overview of " + path[1]});
@@ -720,9 +726,8 @@ namespace {
 
 std::string section(const page& p) {
   return "<section class=\"rnx-page\" data-kind=\"" + escape_html(to_string(p.kind)) + "\" id=\"" +
-         escape_html(p.anchor) +
-         "\">\n" + p.body + "<script type=\"application/json\" class=\"rnx-data\">" + script_json(p.data) +
-         "</script>\n</section>\n";
+         escape_html(p.anchor) + "\">\n" + p.body + "<script type=\"application/json\" class=\"rnx-data\">" +
+         script_json(p.data) + "</script>\n</section>\n";
 }
 
 constexpr std::string_view head_common =
@@ -733,7 +738,8 @@ constexpr std::string_view head_common =
 
 std::string render_page(const page& p) {
   std::string out(head_common);
-  out += "<title>" + escape_html(p.title) + " &middot; rnx</title>\n<link rel=\"stylesheet\" href=\"/assets/rnx-pages.css\">\n"
+  out += "<title>" + escape_html(p.title) +
+         " &middot; rnx</title>\n<link rel=\"stylesheet\" href=\"/assets/rnx-pages.css\">\n"
          "</head>\n<body>\n<header class=\"top\"><a class=\"brand\" href=\"/\">rnx</a> <nav><a href=\"/\">projects</a>"
          "</nav></header>\n<main>\n";
   out += section(p);
@@ -749,8 +755,9 @@ std::string render_report(const std::vector<page>& pages, std::string_view title
   std::string out(head_common);
   out += "<title>" + escape_html(title) + " &middot; rnx report</title>\n<style>\n";
   out += find_asset("rnx-pages.css")->body;
-  out += "</style>\n</head>\n<body class=\"report\">\n<header class=\"top\"><span class=\"brand\">rnx report</span> "
-         "<nav>";
+  out +=
+      "</style>\n</head>\n<body class=\"report\">\n<header class=\"top\"><span class=\"brand\">rnx report</span> "
+      "<nav>";
   for (const auto& p : pages) out += "<a href=\"#" + escape_html(p.anchor) + "\">" + escape_html(p.title) + "</a> ";
   out += "</nav></header>\n<main>\n";
   for (const auto& p : pages) out += section(p);
@@ -778,7 +785,8 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   std::vector<bj::object> histories;
   for (const auto& cv : arr(run, "configs")) {
     const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"), at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
+                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
     try {
       histories.push_back(history_data(db, project, key, history_query{}));
     } catch (const error& err) {

@@ -49,9 +49,10 @@ std::int64_t day_number(const std::string& rfc3339) {
 config_key parse_config(std::string_view text) {
   // kernel/runtime/dtype/bN, split from the right: a kernel name may itself hold '/'.
   auto fail = [&] {
-    throw error(errc::bad_input, "configuration \"" + shown(text) +
-                                     "\" is not valid: write KERNEL/RUNTIME/DTYPE/bBATCH, e.g. softmax/eager/float32/b8 "
-                                     "(percent-encode it as one path segment)");
+    throw error(errc::bad_input,
+                "configuration \"" + shown(text) +
+                    "\" is not valid: write KERNEL/RUNTIME/DTYPE/bBATCH, e.g. softmax/eager/float32/b8 "
+                    "(percent-encode it as one path segment)");
   };
   std::vector<std::string_view> parts;
   std::string_view rest = text;

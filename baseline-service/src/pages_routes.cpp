@@ -94,8 +94,8 @@ pages::history_query history_query_of(const std::map<std::string, std::string>& 
     int n = 0;
     auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), n);
     if (ec != std::errc() || end != v->data() + v->size()) {
-      throw error(errc::bad_input, "query parameter points=\"" + v->substr(0, 20) +
-                                       "\" is not an integer: use 10 to " + std::to_string(pages::max_points));
+      throw error(errc::bad_input, "query parameter points=\"" + v->substr(0, 20) + "\" is not an integer: use 10 to " +
+                                       std::to_string(pages::max_points));
     }
     q.points = n;
   }
@@ -121,21 +121,29 @@ void page_routes::add_routes(router& r) {
   r.add({"/assets/{name}", {verb::get}, {}, html, [this](const route_call& c) { return asset(c); }});
   r.add({"/login", {verb::get, verb::post}, {"next"}, html, [this](const route_call& c) { return login(c); }});
   r.add({"/projects/{project}", {verb::get}, {}, html, [this](const route_call& c) { return overview(c, html); }});
-  r.add({"/api/v1/projects/{project}/overview", {verb::get}, {}, json,
-         [this](const route_call& c) { return overview(c, json); }});
+  r.add({"/api/v1/projects/{project}/overview", {verb::get}, {}, json, [this](const route_call& c) {
+           return overview(c, json);
+         }});
   auto page_history_keys = history_keys;
   page_history_keys.push_back("scale");
-  r.add({"/projects/{project}/configs/{config}", {verb::get}, page_history_keys, html,
-         [this](const route_call& c) { return with_ways_back(c, [&] { return config_history(c, html); }); }});
-  r.add({"/api/v1/projects/{project}/configs/{config}/history", {verb::get}, history_keys, json,
+  r.add({"/projects/{project}/configs/{config}", {verb::get}, page_history_keys, html, [this](const route_call& c) {
+           return with_ways_back(c, [&] { return config_history(c, html); });
+         }});
+  r.add({"/api/v1/projects/{project}/configs/{config}/history",
+         {verb::get},
+         history_keys,
+         json,
          [this](const route_call& c) { return config_history(c, json); }});
   r.add({"/runs/{id}", {verb::get}, {}, html, [this](const route_call& c) { return run_evidence(c, html); }});
-  r.add({"/api/v1/runs/{id}/evidence", {verb::get}, {}, json,
-         [this](const route_call& c) { return run_evidence(c, json); }});
-  r.add({"/compare", {verb::get}, {"runs", "prices"}, html,
-         [this](const route_call& c) { return with_ways_back(c, [&] { return compare(c, html); }); }});
-  r.add({"/api/v1/compare", {verb::get}, {"runs", "prices"}, json,
-         [this](const route_call& c) { return compare(c, json); }});
+  r.add({"/api/v1/runs/{id}/evidence", {verb::get}, {}, json, [this](const route_call& c) {
+           return run_evidence(c, json);
+         }});
+  r.add({"/compare", {verb::get}, {"runs", "prices"}, html, [this](const route_call& c) {
+           return with_ways_back(c, [&] { return compare(c, html); });
+         }});
+  r.add({"/api/v1/compare", {verb::get}, {"runs", "prices"}, json, [this](const route_call& c) {
+           return compare(c, json);
+         }});
 }
 
 store::project_info page_routes::readable_project(const route_call& c, const std::string& name) {
@@ -152,13 +160,14 @@ void page_routes::check_readable(const route_call& c, const store::project_info&
   if (token.empty()) {
     throw error(errc::unauthorized, "project \"" + project.name +
                                         "\" is private: sign in with one of its tokens (or send \"Authorization: "
-                                        "Bearer <token>\"); `rnx-server admin project visibility " + project.name +
-                                        " public` makes it readable by all");
+                                        "Bearer <token>\"); `rnx-server admin project visibility " +
+                                        project.name + " public` makes it readable by all");
   }
   auto who = db_.authenticate(token);
   if (!who) throw error(errc::unauthorized, "the token is not valid (unknown, revoked or mistyped); sign in again");
   if (who->project != project.name) {
-    throw error(errc::forbidden, "this token belongs to project \"" + who->project + "\", not \"" + project.name + "\"");
+    throw error(errc::forbidden,
+                "this token belongs to project \"" + who->project + "\", not \"" + project.name + "\"");
   }
 }
 

@@ -75,8 +75,8 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
   std::string out = "<svg class=\"ratio-band\" viewBox=\"0 0 " + number(chart_width, "%.0f") +
                     " 30\" width=\"180\" height=\"30\" role=\"img\" aria-label=\"" + escape_html(title) + "\"><title>" +
                     escape_html(title) + "</title>";
-  out += "<rect class=\"band\" x=\"" + number(x(1 - rope)) + "\" y=\"2\" width=\"" +
-         number(x(1 + rope) - x(1 - rope)) + "\" height=\"16\" fill=\"#dbe7f3\"/>";
+  out += "<rect class=\"band\" x=\"" + number(x(1 - rope)) + "\" y=\"2\" width=\"" + number(x(1 + rope) - x(1 - rope)) +
+         "\" height=\"16\" fill=\"#dbe7f3\"/>";
   out += "<line x1=\"" + number(chart_left) + "\" y1=\"10\" x2=\"" + number(chart_right) +
          "\" y2=\"10\" stroke=\"#c5ccd3\" stroke-width=\"1\"/>";
   out += "<line class=\"one\" x1=\"" + number(x(1)) + "\" y1=\"1\" x2=\"" + number(x(1)) +

@@ -37,7 +37,7 @@ bool is_page_target(std::string_view target) {
 std::vector<std::string> pattern_segments(std::string_view pattern) {
   std::vector<std::string> out;
   if (pattern == "/") return out;  // the root has no segment, as Boost.URL parses the target "/"
-  std::size_t at = 1;  // after the leading '/'
+  std::size_t at = 1;              // after the leading '/'
   while (at <= pattern.size()) {
     std::size_t end = std::min(pattern.find('/', at), pattern.size());
     std::string segment(pattern.substr(at, end - at));
@@ -57,10 +57,9 @@ std::string join(const std::vector<std::string>& words, std::string_view separat
 response method_not_allowed(const route& r, const request& req) {
   std::vector<std::string> allowed;
   for (auto m : r.methods) allowed.emplace_back(bhttp::to_string(m));
-  auto res = error_answer(r.form, 405, "method_not_allowed",
-                          std::string(req.method_string()) + " is not supported on " + r.pattern + "; use " +
-                              join(allowed, " or "),
-                          req);
+  auto res = error_answer(
+      r.form, 405, "method_not_allowed",
+      std::string(req.method_string()) + " is not supported on " + r.pattern + "; use " + join(allowed, " or "), req);
   res.set(bhttp::field::allow, join(allowed, ", "));
   return res;
 }
@@ -68,8 +67,9 @@ response method_not_allowed(const route& r, const request& req) {
 void check_query_keys(const route& r, const std::map<std::string, std::string>& query) {
   for (const auto& [key, value] : query) {
     if (std::find(r.query_keys.begin(), r.query_keys.end(), key) != r.query_keys.end()) continue;
-    throw error(errc::bad_input, "unknown query parameter \"" + key.substr(0, 40) + "\" on " + r.pattern +
-                                     (r.query_keys.empty() ? "; it takes none" : "; it takes " + join(r.query_keys, ", ")));
+    throw error(errc::bad_input,
+                "unknown query parameter \"" + key.substr(0, 40) + "\" on " + r.pattern +
+                    (r.query_keys.empty() ? "; it takes none" : "; it takes " + join(r.query_keys, ", ")));
   }
 }
 

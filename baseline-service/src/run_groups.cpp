@@ -69,7 +69,8 @@ group_state run_group_state(database& db, std::int64_t project_id, std::string_v
                             std::chrono::seconds timeout) {
   auto record = db.find_run_group(project_id, group);
   if (!record) {
-    throw error(errc::not_found, "run group " + std::string(group) + " has no shard in this project (upload the "
+    throw error(errc::not_found, "run group " + std::string(group) +
+                                     " has no shard in this project (upload the "
                                      "shards' runs first; the group is COMMIT-RUN_ID-ATTEMPT in GitHub Actions)");
   }
   return state_of(std::move(*record), timeout);

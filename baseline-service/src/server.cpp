@@ -190,12 +190,12 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (ec == bhttp::error::end_of_stream) return do_close();
     if (ec == bhttp::error::body_limit) {
       // The rest of the body is still arriving: answer, then drain so the client sees the 413.
-      return send(error_response(413, "too_large",
-                                 "request body is over the server's limit of " +
-                                     std::to_string(state_.options.body_limit) +
-                                     " bytes; split the upload or raise rnx-server --body-limit",
-                                 11, false),
-                  true);
+      return send(
+          error_response(413, "too_large",
+                         "request body is over the server's limit of " + std::to_string(state_.options.body_limit) +
+                             " bytes; split the upload or raise rnx-server --body-limit",
+                         11, false),
+          true);
     }
     if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
       return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
@@ -215,9 +215,8 @@ class session : public std::enable_shared_from_this<session<Stream>> {
         std::cerr << "rnx-server: unexpected error answering a request\n";
         res = error_response(500, "internal", "internal error (please report it)", req.version(), false);
       }
-      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res)]() mutable {
-        self->send(std::move(res), false);
-      });
+      asio::dispatch(self->stream_.get_executor(),
+                     [self, res = std::move(res)]() mutable { self->send(std::move(res), false); });
     });
   }
 
@@ -225,8 +224,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     response_.emplace(std::move(res));
     drain_after_ = drain_after;
     lowest().expires_after(state_.options.write_timeout);
-    bhttp::async_write(stream_, *response_,
-                       beast::bind_front_handler(&session::on_write, this->shared_from_this()));
+    bhttp::async_write(stream_, *response_, beast::bind_front_handler(&session::on_write, this->shared_from_this()));
   }
 
   void on_write(beast::error_code ec, std::size_t) {

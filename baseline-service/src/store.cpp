@@ -236,8 +236,8 @@ std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
 using detail::transaction;
 
 database::database(const std::filesystem::path& path, open_options options) : path_(path) {
-  int rc = sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc =
+      sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db_ ? sqlite3_errmsg(db_) : "out of memory";
     sqlite3_close(db_);
@@ -342,7 +342,7 @@ std::optional<verdict_kind> verdict_kind_from_string(std::string_view name) {
 
 baseline_record database::baseline_from_row(statement& st) {
   // Columns: id, run_id, branch, env_id, source, accepted_by, reason, created_at.
-  return {st.integer(0), st.integer(1), st.text(2),  st.text(3), detail::stored_baseline_kind(st.text(4)),
+  return {st.integer(0), st.integer(1), st.text(2), st.text(3), detail::stored_baseline_kind(st.text(4)),
           st.text(5),    st.text(6),    st.text(7)};
 }
 
@@ -411,8 +411,9 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
         "VALUES (?1, ?2, ?3, ?4, 'push', '', 'uploaded from the branch', NULL, ?5)");
     base.bind(1, project_id).bind(2, std::string_view(run.branch)).bind(3, std::string_view(run.env.env_id));
     base.bind(4, out.run.id).bind(5, std::string_view(now)).run();
-    out.baseline = baseline_record{sqlite3_last_insert_rowid(db_), out.run.id, run.branch, run.env.env_id,
-                                   baseline_kind::push, "", "uploaded from the branch", now};
+    out.baseline =
+        baseline_record{sqlite3_last_insert_rowid(db_), out.run.id, run.branch, run.env.env_id, baseline_kind::push, "",
+                        "uploaded from the branch",     now};
   }
   tx.commit();
 
@@ -429,9 +430,9 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
   return out;
 }
 
-#define RNX_SUMMARY_COLUMNS                                                                                    \
+#define RNX_SUMMARY_COLUMNS                                                                                      \
   "r.id, p.name, r.commit_sha, r.branch, r.base_branch, r.pull_request, r.env_id, r.created_at, r.received_at, " \
-  "EXISTS (SELECT 1 FROM baselines b WHERE b.run_id = r.id), "                                                  \
+  "EXISTS (SELECT 1 FROM baselines b WHERE b.run_id = r.id), "                                                   \
   "(SELECT count(*) FROM results x WHERE x.run_id = r.id)"
 
 std::optional<stored_run> database::find_run(std::int64_t run_id) {
@@ -455,7 +456,8 @@ std::optional<stored_run> database::find_run(std::int64_t run_id) {
 
 std::optional<run_summary> database::find_run_summary(std::int64_t run_id) {
   std::lock_guard lock(mutex_);
-  auto& st = prepare("SELECT " RNX_SUMMARY_COLUMNS " FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = ?1");
+  auto& st =
+      prepare("SELECT " RNX_SUMMARY_COLUMNS " FROM runs r JOIN projects p ON p.id = r.project_id WHERE r.id = ?1");
   st.bind(1, run_id);
   if (!st.step()) return std::nullopt;
   auto summary = summary_from_row(st);
@@ -512,8 +514,9 @@ baseline_record database::accept_baseline(std::int64_t project_id, std::int64_t 
   std::string env_id = run.text(0);
   run.restart();
 
-  auto& newest = prepare("SELECT b.run_id FROM baselines b WHERE b.project_id = ?1 AND b.branch = ?2 AND b.env_id = ?3 "
-                         "ORDER BY b.id DESC LIMIT 1");
+  auto& newest = prepare(
+      "SELECT b.run_id FROM baselines b WHERE b.project_id = ?1 AND b.branch = ?2 AND b.env_id = ?3 "
+      "ORDER BY b.id DESC LIMIT 1");
   newest.bind(1, project_id).bind(2, branch).bind(3, std::string_view(env_id));
   if (newest.step() && newest.integer(0) == run_id) {
     newest.restart();
@@ -533,8 +536,14 @@ baseline_record database::accept_baseline(std::int64_t project_id, std::int64_t 
     ins.bind_null(7);
   }
   ins.bind(8, std::string_view(now)).run();
-  baseline_record record{sqlite3_last_insert_rowid(db_), run_id, std::string(branch), env_id, baseline_kind::accepted,
-                         std::string(accepted_by), std::string(reason), now};
+  baseline_record record{sqlite3_last_insert_rowid(db_),
+                         run_id,
+                         std::string(branch),
+                         env_id,
+                         baseline_kind::accepted,
+                         std::string(accepted_by),
+                         std::string(reason),
+                         now};
   tx.commit();
   return record;
 }

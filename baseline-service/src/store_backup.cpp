@@ -118,7 +118,8 @@ backup_result backup_database(const fs::path& source, const fs::path& dest, back
   {
     connection to(temp.path(), SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, "backup file");
     sqlite3_backup* backup = sqlite3_backup_init(to.get(), "main", from.get(), "main");
-    if (!backup) throw error(errc::internal, "SQLite cannot start the backup: " + std::string(sqlite3_errmsg(to.get())));
+    if (!backup)
+      throw error(errc::internal, "SQLite cannot start the backup: " + std::string(sqlite3_errmsg(to.get())));
     // All pages in one step: one read transaction, hence one consistent snapshot while writers go on (WAL).
     // Busy or locked only while another connection holds an exclusive lock; wait that out, bounded.
     int rc = SQLITE_OK;
@@ -130,7 +131,8 @@ backup_result backup_database(const fs::path& source, const fs::path& dest, back
              std::chrono::steady_clock::now() < deadline);
     sqlite3_backup_finish(backup);
     if ((rc & 0xff) == SQLITE_NOTADB) {
-      throw error(errc::invalid, source.string() + " is not an SQLite database; give the --db that rnx-server serve uses");
+      throw error(errc::invalid,
+                  source.string() + " is not an SQLite database; give the --db that rnx-server serve uses");
     }
     if (rc != SQLITE_DONE) {
       throw error(rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? errc::unavailable : errc::internal,

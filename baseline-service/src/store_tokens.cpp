@@ -29,8 +29,8 @@ std::string_view to_string(token_scope scope) {
 }
 
 token_scope parse_token_scope(std::string_view text) {
-  for (auto s : {token_scope::upload, token_scope::baseline, token_scope::accept, token_scope::admin,
-                 token_scope::legacy}) {
+  for (auto s :
+       {token_scope::upload, token_scope::baseline, token_scope::accept, token_scope::admin, token_scope::legacy}) {
     if (to_string(s) == text) return s;
   }
   throw error(errc::usage, "token scope \"" + std::string(text) + "\" is not one of " + scope_choices);
@@ -59,14 +59,11 @@ std::string_view identifier(token_action action) {
 bool scope_allows(token_scope scope, token_action action) {
   switch (scope) {
     case token_scope::admin:
-    case token_scope::legacy:
-      return true;
+    case token_scope::legacy: return true;
     case token_scope::upload:
       return action == token_action::upload_pull_request_run || action == token_action::ask_verdict;
-    case token_scope::baseline:
-      return action != token_action::accept_run;
-    case token_scope::accept:
-      return action == token_action::accept_run || action == token_action::move_baseline;
+    case token_scope::baseline: return action != token_action::accept_run;
+    case token_scope::accept: return action == token_action::accept_run || action == token_action::move_baseline;
   }
   return false;
 }
@@ -91,7 +88,8 @@ constexpr std::size_t public_id_length = 12;
 void require_creatable(token_scope scope) {
   if (scope == token_scope::legacy) {
     throw error(errc::usage, std::string("a new token cannot have the legacy scope (it marks tokens made before "
-                                         "scopes existed); give one of ") + scope_choices);
+                                         "scopes existed); give one of ") +
+                                 scope_choices);
   }
 }
 
@@ -183,7 +181,8 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
   // Read on every request, never cached: a revocation by `rnx-server admin token revoke` (another process,
   // the same file) holds from the very next request.
   auto& st = prepare(
-      "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = t.project_id "
+      "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = "
+      "t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0 AND (t.expires_at IS NULL OR t.expires_at > ?2)");
   st.bind(1, public_id).bind(2, std::string_view(now));
   if (!st.step()) return std::nullopt;

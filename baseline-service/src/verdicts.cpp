@@ -43,8 +43,8 @@ judged_run judge_against(database& db, const stored_run& head, const std::option
     }
     // One thread per verdict: the server's request pool already keeps every core busy.
     out.verdict = stats::judge_runs(base_run->document, head.document, policy, 1);
-    out.verdict.baseline = baseline_ref{std::to_string(base_run->summary.id), base_run->summary.commit,
-                                        base_run->summary.created_at};
+    out.verdict.baseline =
+        baseline_ref{std::to_string(base_run->summary.id), base_run->summary.commit, base_run->summary.created_at};
     out.baseline_run_id = base_run->summary.id;
   } else {
     out.verdict = no_baseline_verdict(head.document, head.summary.id, branch, policy, route);
@@ -71,8 +71,8 @@ stored_run paired_side(database& db, std::int64_t project_id, std::int64_t run_i
 }
 
 void check_pairing(const stored_run& head, const stored_run& base) {
-  const std::string ids = "runs " + std::to_string(head.summary.id) + " (head) and " +
-                          std::to_string(base.summary.id) + " (base)";
+  const std::string ids =
+      "runs " + std::to_string(head.summary.id) + " (head) and " + std::to_string(base.summary.id) + " (base)";
   if (head.summary.id == base.summary.id) {
     throw error(errc::invalid, "base_run_id: the base run is the head run itself; send the base revision's run");
   }
@@ -120,7 +120,9 @@ std::string first_difference(const verdict_document& derived, const verdict_docu
              std::string(to_string(d.result));
     }
     const std::pair<const char*, std::pair<std::optional<double>, std::optional<double>>> numbers[] = {
-        {"ratio", {s->ratio, d.ratio}}, {"ci_lo", {s->ci_lo, d.ci_lo}}, {"ci_hi", {s->ci_hi, d.ci_hi}},
+        {"ratio", {s->ratio, d.ratio}},
+        {"ci_lo", {s->ci_lo, d.ci_lo}},
+        {"ci_hi", {s->ci_hi, d.ci_hi}},
         {"mde", {s->mde, d.mde}}};
     for (const auto& [field, values] : numbers) {
       if (close(values.first, values.second)) continue;
@@ -138,8 +140,7 @@ std::string first_difference(const verdict_document& derived, const verdict_docu
 }  // namespace
 
 judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int64_t head_run_id,
-                                 std::int64_t base_run_id, const gate_policy& policy,
-                                 const verdict_document& decided) {
+                                 std::int64_t base_run_id, const gate_policy& policy, const verdict_document& decided) {
   validate(policy);
   stored_run head = paired_side(db, project_id, head_run_id, "head");
   stored_run base = paired_side(db, project_id, base_run_id, "base");
@@ -185,12 +186,14 @@ std::string comparison_branch(const run_document& run) {
 
 upload_outcome upload_run(database& db, std::int64_t project_id, const run_document& run) {
   if (run.branch.empty()) {
-    throw error(errc::invalid, "run document: $.branch: the store needs the branch the run was measured on "
-                               "(set \"branch\", e.g. from GITHUB_HEAD_REF or GITHUB_REF_NAME)");
+    throw error(errc::invalid,
+                "run document: $.branch: the store needs the branch the run was measured on "
+                "(set \"branch\", e.g. from GITHUB_HEAD_REF or GITHUB_REF_NAME)");
   }
   if (run.pull_request && run.base_branch.empty()) {
-    throw error(errc::invalid, "run document: $.base_branch: a pull request run needs the branch it merges into "
-                               "(set \"base_branch\", e.g. from GITHUB_BASE_REF)");
+    throw error(errc::invalid,
+                "run document: $.base_branch: a pull request run needs the branch it merges into "
+                "(set \"base_branch\", e.g. from GITHUB_BASE_REF)");
   }
   return db.insert_run(project_id, run);
 }
@@ -252,8 +255,8 @@ std::optional<judged_run> regression_check(database& db, const upload_outcome& u
   if (!upload.baseline || !upload.previous_baseline) return std::nullopt;
   auto head = db.find_run(upload.run.id);
   if (!head) return std::nullopt;
-  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy,
-                       verdict_kind::regression, {});
+  return judge_against(db, *head, upload.previous_baseline, upload.baseline->branch, policy, verdict_kind::regression,
+                       {});
 }
 
 baseline_record accept_run(database& db, std::int64_t project_id, std::int64_t run_id, std::string_view accepted_by,

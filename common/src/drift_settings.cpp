@@ -84,16 +84,20 @@ drift_settings parse_drift_settings(std::string_view manifest_text, const std::s
     auto v = n->value<double>();
     const key_range r = manifest_key_range("gate", "drift_budget");
     if (!v || n->is_boolean()) fail(source, *n, "gate.drift_budget", "expected a number, e.g. 0.05 for 5%");
-    if (!(*v > r.lo && *v < r.hi)) fail(source, *n, "gate.drift_budget", "must be a fraction between 0 and 1 "
-                                                                         "(0.05 = 5%)");
+    if (!(*v > r.lo && *v < r.hi))
+      fail(source, *n, "gate.drift_budget",
+           "must be a fraction between 0 and 1 "
+           "(0.05 = 5%)");
     d.budget = *v;
   }
   if (const toml::node* n = gate->get("anchor")) {
     const std::string s = string_of(source, *n, "gate.anchor");
     auto a = drift_anchor_from_string(s);
     if (!a) {
-      fail(source, *n, "gate.anchor", "\"" + s + "\" is not an anchor (use \"tag:v*\" for the newest matching tag, "
-                                      "\"days:30\" for the baseline 30 days back, or \"accepted\")");
+      fail(source, *n, "gate.anchor",
+           "\"" + s +
+               "\" is not an anchor (use \"tag:v*\" for the newest matching tag, "
+               "\"days:30\" for the baseline 30 days back, or \"accepted\")");
     }
     d.anchor = *a;
   }
@@ -105,8 +109,9 @@ drift_settings parse_drift_settings(std::string_view manifest_text, const std::s
   }
   const toml::node* extra = gate->get("anchor") ? gate->get("anchor") : gate->get("drift_action");
   if (!d.budget && extra) {
-    fail(source, *extra, "gate.drift_budget", "anchor and drift_action need a budget: add  drift_budget = 0.05  "
-                                              "under [gate]");
+    fail(source, *extra, "gate.drift_budget",
+         "anchor and drift_action need a budget: add  drift_budget = 0.05  "
+         "under [gate]");
   }
   return d;
 }

@@ -84,8 +84,7 @@ void write_compact(std::string& out, const bj::value& v) {
       out += ']';
       return;
     }
-    default:
-      write_scalar(out, v);
+    default: write_scalar(out, v);
   }
 }
 
@@ -129,8 +128,7 @@ void pretty_print(std::string& out, const bj::value& v, int indent) {
       out += "\n" + pad + "]";
       return;
     }
-    default:
-      write_scalar(out, v);
+    default: write_scalar(out, v);
   }
 }
 

@@ -145,7 +145,8 @@ class walker {
     for (const auto& [k, v] : t) {
       if (!allowed.count(std::string(k.str()))) {
         std::vector<std::string> names(allowed.begin(), allowed.end());
-        std::string full = table_name.empty() ? std::string(k.str()) : std::string(table_name) + "." + std::string(k.str());
+        std::string full =
+            table_name.empty() ? std::string(k.str()) : std::string(table_name) + "." + std::string(k.str());
         fail(&v, full, "unknown key (allowed here: " + join(names) + "; check the spelling)");
       }
     }
@@ -164,8 +165,9 @@ class walker {
     auto i = n.as_integer();
     if (!i) fail(&n, key, std::string("expected an integer, got ") + type_name(n));
     if (i->get() < lo || i->get() > hi) {
-      fail(&n, key, "value " + std::to_string(i->get()) + " is out of range (write " + std::to_string(lo) + " to " +
-                        std::to_string(hi) + ")");
+      fail(&n, key,
+           "value " + std::to_string(i->get()) + " is out of range (write " + std::to_string(lo) + " to " +
+               std::to_string(hi) + ")");
     }
     return i->get();
   }
@@ -203,9 +205,12 @@ class walker {
     fail(&n, key, std::string("expected true or false, got ") + type_name(n));
   }
 
-  std::vector<std::string> choices(const toml::node& n, std::string_view key, const std::vector<std::string>& allowed) const {
+  std::vector<std::string> choices(const toml::node& n, std::string_view key,
+                                   const std::vector<std::string>& allowed) const {
     auto arr = n.as_array();
-    if (!arr) fail(&n, key, std::string("expected an array of strings such as [\"") + allowed.front() + "\"], got " + type_name(n));
+    if (!arr)
+      fail(&n, key,
+           std::string("expected an array of strings such as [\"") + allowed.front() + "\"], got " + type_name(n));
     if (arr->empty()) fail(&n, key, "the list is empty (name at least one of: " + join(allowed) + ")");
     std::vector<std::string> out;
     for (std::size_t i = 0; i < arr->size(); ++i) {
@@ -214,7 +219,8 @@ class walker {
       if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
         fail(arr->get(i), item_key, "unknown value \"" + s + "\" (use one of: " + join(allowed) + ")");
       }
-      if (std::find(out.begin(), out.end(), s) != out.end()) fail(arr->get(i), item_key, "\"" + s + "\" is listed twice");
+      if (std::find(out.begin(), out.end(), s) != out.end())
+        fail(arr->get(i), item_key, "\"" + s + "\" is listed twice");
       out.push_back(s);
     }
     return out;
@@ -232,7 +238,8 @@ class walker {
       std::int64_t b =
           integer(*arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", range_of("defaults", "batch"));
       if (std::find(out.begin(), out.end(), b) != out.end()) {
-        fail(arr->get(i), std::string(key) + "[" + std::to_string(i) + "]", "batch " + std::to_string(b) + " is listed twice");
+        fail(arr->get(i), std::string(key) + "[" + std::to_string(i) + "]",
+             "batch " + std::to_string(b) + " is listed twice");
       }
       out.push_back(b);
     }
@@ -462,9 +469,9 @@ void check_kernel_inputs(const walker& w, const kernel_spec& k, const toml::tabl
   if (k.kind() == kernel_kind::python || k.kind() == kernel_kind::torchscript) {
     // KernelBench files and TorchScript files with example inputs declare none; they are checked at load time.
   } else if (k.inputs.empty()) {
-    w.fail(where, key_inputs,
-           "a " + std::string(to_string(k.kind())) +
-               " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
+    w.fail(
+        where, key_inputs,
+        "a " + std::string(to_string(k.kind())) + " kernel needs an inputs table such as inputs = { x = \"B,1024\" }");
   }
   bool uses_batch = k.inputs.empty();
   for (const auto& in : k.inputs) {
@@ -492,7 +499,8 @@ kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t
   if (auto problem = kernel_name_problem(k.name); !problem.empty()) {
     w.fail(nm, key("name"), "\"" + k.name + "\" must be " + problem);
   }
-  if (m.find_kernel(k.name)) w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
+  if (m.find_kernel(k.name))
+    w.fail(nm, key("name"), "kernel \"" + k.name + "\" is defined twice; names must be unique");
   prefix = "kernel." + k.name;
   auto p = t.get("path");
   if (!p) w.fail(kernels.get(i), key("path"), "missing (write path = \"kernels/NAME.py\", relative to rnx.toml)");
@@ -549,7 +557,8 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
 manifest load_manifest(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) {
-    throw error(errc::not_found, path.string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
+    throw error(errc::not_found,
+                path.string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
   }
   std::ostringstream text;
   text << in.rdbuf();

@@ -14,11 +14,11 @@ constexpr key_range strictly_between(double lo, double hi) { return {lo, hi, tru
 
 // A [bench] key, and the same key on a [[kernel]] where it overrides [bench] for that kernel.
 #define RNX_BENCH_KEY(name, type, range, default_text) \
-  {"bench", name, type, range, default_text}, {"kernel", name, type, range, "the [bench] value"}
+  {"bench", name, type, range, default_text}, { "kernel", name, type, range, "the [bench] value" }
 
 // A [gate] key, and the same key in a [gate.runners.LABEL] table where it overrides [gate] on that runner.
 #define RNX_GATE_KEY(name, type, range, default_text) \
-  {"gate", name, type, range, default_text}, {"gate.runners.LABEL", name, type, range, "the [gate] value"}
+  {"gate", name, type, range, default_text}, { "gate.runners.LABEL", name, type, range, "the [gate] value" }
 
 const std::vector<manifest_key> all_keys = {
     {"", "project", "table", std::nullopt, "required"},
@@ -58,7 +58,8 @@ const std::vector<manifest_key> all_keys = {
     {"kernel", "name", "string", std::nullopt, "required"},
     {"kernel", "path", "string", std::nullopt, "required"},
     {"kernel", "entry", "string", std::nullopt, "the kind's: run, ModelNew/Model, forward"},
-    {"kernel", "inputs", "table of shape strings", std::nullopt, "none (required for .cpp, .cu, .pt and .py functions)"},
+    {"kernel", "inputs", "table of shape strings", std::nullopt,
+     "none (required for .cpp, .cu, .pt and .py functions)"},
     {"kernel", "runtimes", "array of strings", std::nullopt, "the [defaults] value"},
     {"kernel", "dtypes", "array of strings", std::nullopt, "the [defaults] value"},
     {"kernel", "batch", "integer or array of integers", between(1, 1 << 20), "the [defaults] value"},

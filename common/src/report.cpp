@@ -127,7 +127,8 @@ std::string render_verdict_markdown(const verdict_document& v) {
     if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
     os << " |\n";
   }
-  os << "\n" << statistic_legend(v) << "\n\nRule: " << rule_text(v)
+  os << "\n"
+     << statistic_legend(v) << "\n\nRule: " << rule_text(v)
      << ". MDE: the smallest slowdown this run could have called slower.\n";
   if (any_in_process(v)) {
     os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "

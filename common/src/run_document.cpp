@@ -116,9 +116,7 @@ std::optional<pair_side> pair_side_from_string(std::string_view text) {
   return enum_from_name(text, {pair_side::head, pair_side::base});
 }
 
-std::string config_key::label() const {
-  return kernel + "/" + runtime + "/" + dtype + "/b" + std::to_string(batch);
-}
+std::string config_key::label() const { return kernel + "/" + runtime + "/" + dtype + "/b" + std::to_string(batch); }
 
 std::string compute_env_id(const environment& env) {
   // Clocks are left out on purpose: boost clocks move between runs on one machine.
@@ -169,8 +167,8 @@ std::string non_empty(const json::reader& r) {
 }
 
 environment environment_from(const json::reader& r) {
-  r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads",
-               "os", "image", "harness", "clocks"});
+  r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads", "os",
+               "image", "harness", "clocks"});
   environment env;
   env.env_id = non_empty(r.at("env_id"));
   env.device = non_empty(r.at("device"));
@@ -235,8 +233,8 @@ run_result result_from(const json::reader& r, kernel_names names) {
       total += count;
     }
     if (!res.groups.empty() && total != static_cast<std::int64_t>(res.samples_ms.size())) {
-      groups->fail("counts summing to the " + std::to_string(res.samples_ms.size()) + " samples in samples_ms (sum is " +
-                   std::to_string(total) + ")");
+      groups->fail("counts summing to the " + std::to_string(res.samples_ms.size()) +
+                   " samples in samples_ms (sum is " + std::to_string(total) + ")");
     }
   }
   if (auto u = r.maybe("unstable")) res.unstable = u->boolean();
@@ -287,8 +285,9 @@ run_result result_from(const json::reader& r, kernel_names names) {
     summary.min_ms = time("min_ms");
     summary.max_ms = time("max_ms");
     if (!res.samples_ms.empty()) {
-      throw error(errc::invalid, a->source() + ": " + a->path() + ": a result has samples_ms or aggregates, not both "
-                                 "(aggregates stand in for samples a harness did not keep)");
+      throw error(errc::invalid, a->source() + ": " + a->path() +
+                                     ": a result has samples_ms or aggregates, not both "
+                                     "(aggregates stand in for samples a harness did not keep)");
     }
     res.aggregates = summary;
   }
@@ -345,9 +344,12 @@ run_document run_from_json(const bj::value& v, std::string_view source, kernel_n
       const bool whole = std::all_of(res.groups.begin(), res.groups.end(), [&](auto g) { return g % block == 0; }) &&
                          static_cast<std::int64_t>(res.samples_ms.size()) % block == 0;
       if (!whole) {
-        throw error(errc::invalid, std::string(source) + ": " + item.path() + ".groups: in-process samples come in "
-                                   "blocks of " + std::to_string(block) + " per process, and these do not (or mark "
-                                   "the result \"pairing\": \"process\")");
+        throw error(errc::invalid, std::string(source) + ": " + item.path() +
+                                       ".groups: in-process samples come in "
+                                       "blocks of " +
+                                       std::to_string(block) +
+                                       " per process, and these do not (or mark "
+                                       "the result \"pairing\": \"process\")");
       }
     }
     if (!seen.insert(run.results.back().key()).second) {
@@ -411,10 +413,11 @@ bj::value to_json(const run_document& run) {
     if (res.aggregates) {
       bj::object a;
       a["count"] = res.aggregates->count;
-      const std::pair<const char*, const std::optional<double>*> times[] = {
-          {"mean_ms", &res.aggregates->mean_ms},     {"median_ms", &res.aggregates->median_ms},
-          {"stddev_ms", &res.aggregates->stddev_ms}, {"min_ms", &res.aggregates->min_ms},
-          {"max_ms", &res.aggregates->max_ms}};
+      const std::pair<const char*, const std::optional<double>*> times[] = {{"mean_ms", &res.aggregates->mean_ms},
+                                                                            {"median_ms", &res.aggregates->median_ms},
+                                                                            {"stddev_ms", &res.aggregates->stddev_ms},
+                                                                            {"min_ms", &res.aggregates->min_ms},
+                                                                            {"max_ms", &res.aggregates->max_ms}};
       for (const auto& [name, value] : times) {
         if (*value) a[name] = **value;
       }

@@ -136,24 +136,25 @@ std::string shard_label(std::int64_t k, std::int64_t n) { return std::to_string(
 void check_same_group(const run_document& first, const run_document& doc, std::string_view source) {
   const shard_info& a = *first.shard;
   const shard_info& b = *doc.shard;
-  const std::string both = std::string(source) + ": shards " + shard_label(a.index, a.count) + " and " +
-                           shard_label(b.index, b.count);
+  const std::string both =
+      std::string(source) + ": shards " + shard_label(a.index, a.count) + " and " + shard_label(b.index, b.count);
   if (a.group != b.group) {
     throw error(errc::invalid, both + " belong to different run groups (" + a.group + ", " + b.group +
                                    "): merge the documents of one workflow run attempt only");
   }
   if (a.count != b.count) throw error(errc::invalid, both + " disagree on the number of shards");
   if (a.assignment != b.assignment) {
-    throw error(errc::invalid, both + " disagree on the split of the suite: run every shard with the same "
-                                      "manifest, filters and --shard-costs");
+    throw error(errc::invalid, both +
+                                   " disagree on the split of the suite: run every shard with the same "
+                                   "manifest, filters and --shard-costs");
   }
   if (first.project != doc.project || first.commit != doc.commit || first.branch != doc.branch ||
       first.base_branch != doc.base_branch || first.pull_request != doc.pull_request) {
     throw error(errc::invalid, both + " name different projects, commits, branches or pull requests");
   }
   if (first.env.env_id != doc.env.env_id) {
-    throw error(errc::invalid, both + " ran in different environments (" + first.env.env_id + ", " +
-                                   doc.env.env_id + "): a verdict compares one environment; run every shard of the "
+    throw error(errc::invalid, both + " ran in different environments (" + first.env.env_id + ", " + doc.env.env_id +
+                                   "): a verdict compares one environment; run every shard of the "
                                    "matrix on the same runner type");
   }
   const std::string side_a = first.pairing ? std::string(to_string(first.pairing->side)) : "";
@@ -194,7 +195,8 @@ shard_merge merge_shards(const std::vector<run_document>& shards, std::string_vi
   if (out.merged.pairing) {
     // One pairing id for the merged sides of the group; the looks of the most cautious shard.
     out.merged.pairing->id = "group:" + out.group;
-    for (const auto& [k, doc] : by_index) out.merged.pairing->looks = std::max(out.merged.pairing->looks, doc->pairing->looks);
+    for (const auto& [k, doc] : by_index)
+      out.merged.pairing->looks = std::max(out.merged.pairing->looks, doc->pairing->looks);
   }
   std::map<config_key, const run_result*> results;
   for (const auto& [k, doc] : by_index) {
@@ -223,8 +225,7 @@ std::string missing_shards_text(const shard_merge& merge) {
   }
   const std::size_t n = merge.missing_configs.size();
   return std::string(merge.missing.size() == 1 ? "shard " : "shards ") + names + " of run group " + merge.group +
-         " did not arrive: " + std::to_string(n) + " configuration" + (n == 1 ? " was" : "s were") +
-         " not measured";
+         " did not arrive: " + std::to_string(n) + " configuration" + (n == 1 ? " was" : "s were") + " not measured";
 }
 
 shard_info shard_from_json(const json::reader& r) {
@@ -232,7 +233,8 @@ shard_info shard_from_json(const json::reader& r) {
   shard_info info;
   auto count = r.at("count");
   info.count = count.integer();
-  if (info.count < 1 || info.count > max_shards) count.fail("a number of shards from 1 to " + std::to_string(max_shards));
+  if (info.count < 1 || info.count > max_shards)
+    count.fail("a number of shards from 1 to " + std::to_string(max_shards));
   auto index = r.at("index");
   info.index = index.integer();
   if (info.index < 1 || info.index > info.count) index.fail("a shard index from 1 to count");
@@ -286,8 +288,8 @@ void check_shard_results(const run_document& run, std::string_view source) {
   for (const auto& key : configs_of_shard(*run.shard, run.shard->index)) mine.insert(key);
   for (std::size_t i = 0; i < run.results.size(); ++i) {
     if (!mine.count(run.results[i].key())) {
-      throw error(errc::invalid, std::string(source) + ": $.results[" + std::to_string(i) + "]: " +
-                                     run.results[i].key().label() + " is not in shard " +
+      throw error(errc::invalid, std::string(source) + ": $.results[" + std::to_string(i) +
+                                     "]: " + run.results[i].key().label() + " is not in shard " +
                                      shard_label(run.shard->index, run.shard->count) + " of $.shard.assignment");
     }
   }

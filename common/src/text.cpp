@@ -189,10 +189,24 @@ std::string markdown_escape(std::string_view text) {
     char ch = clean[i];
     switch (ch) {
       // Emphasis, code, links and images, HTML and entities, headings, tables, strikethrough, math, escapes.
-      case '\\': case '`': case '*': case '_': case '[': case ']': case '(': case ')': case '<': case '>':
-      case '!': case '#': case '|': case '~': case '&': case '$': case '{': case '}':
-        out += '\\';
-        break;
+      case '\\':
+      case '`':
+      case '*':
+      case '_':
+      case '[':
+      case ']':
+      case '(':
+      case ')':
+      case '<':
+      case '>':
+      case '!':
+      case '#':
+      case '|':
+      case '~':
+      case '&':
+      case '$':
+      case '{':
+      case '}': out += '\\'; break;
       default:
         if (i == block_marker) out += '\\';
     }

@@ -77,7 +77,8 @@ std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
 
 void validate(const gate_policy& p) {
   if (!(p.rope > 0 && p.rope < 1)) {
-    throw error(errc::usage, "gate.rope must be a fraction in (0, 1), e.g. 0.02 for ±2%; got " + std::to_string(p.rope));
+    throw error(errc::usage,
+                "gate.rope must be a fraction in (0, 1), e.g. 0.02 for ±2%; got " + std::to_string(p.rope));
   }
   if (!(p.probability > 0.5 && p.probability < 1)) {
     throw error(errc::usage, "gate.probability must be in (0.5, 1), e.g. 0.95; got " + std::to_string(p.probability));
@@ -114,8 +115,8 @@ bj::value to_json(const verdict_document& v) {
   doc["verdict"] = to_string(v.verdict);
   doc["reason"] = v.reason;
   if (v.baseline) {
-    doc["baseline"] = bj::object{{"id", v.baseline->id}, {"commit", v.baseline->commit},
-                                 {"created_at", v.baseline->created_at}};
+    doc["baseline"] =
+        bj::object{{"id", v.baseline->id}, {"commit", v.baseline->commit}, {"created_at", v.baseline->created_at}};
   } else {
     doc["baseline"] = nullptr;
   }

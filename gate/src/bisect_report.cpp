@@ -35,8 +35,8 @@ std::string summary_line(const bisect_findings& f) {
   const std::size_t n = f.setup.commits.size();
   std::ostringstream s;
   s << f.key.label() << " between " << short_sha(f.setup.commits.front().sha) << " and "
-    << short_sha(f.setup.commits.back().sha) << " (" << n - 1 << " commit" << (n == 2 ? "" : "s") << "): "
-    << percent(o.whole.ratio) << " " << interval(o.whole) << ", " << to_string(o.whole_call) << "; "
+    << short_sha(f.setup.commits.back().sha) << " (" << n - 1 << " commit" << (n == 2 ? "" : "s")
+    << "): " << percent(o.whole.ratio) << " " << interval(o.whole) << ", " << to_string(o.whole_call) << "; "
     << o.culprits.size() << " culprit" << (o.culprits.size() == 1 ? "" : "s") << " in " << o.paired_runs
     << " paired run" << (o.paired_runs == 1 ? "" : "s");
   if (o.reused_runs) s << " (+" << o.reused_runs << " reused)";
@@ -69,10 +69,10 @@ std::string render_bisect_text(const bisect_findings& f) {
   for (const auto& c : f.outcome.culprits) {
     const auto& r = commits[c.index];
     out << "  " << short_sha(r.sha) << " " << percent(c.size.ratio) << " " << interval(c.size)
-        << (c.call == step_call::uncertain ? " (uncertain: leans slower without reaching the probability)" : "")
-        << "  " << terminal_safe(r.subject, false) << "\n"
-        << "    repro (in a checkout of " << short_sha(r.sha) << "): "
-        << terminal_safe(repro_command(f.setup, f.key, commits[c.index - 1].sha), false) << "\n";
+        << (c.call == step_call::uncertain ? " (uncertain: leans slower without reaching the probability)" : "") << "  "
+        << terminal_safe(r.subject, false) << "\n"
+        << "    repro (in a checkout of " << short_sha(r.sha)
+        << "): " << terminal_safe(repro_command(f.setup, f.key, commits[c.index - 1].sha), false) << "\n";
   }
   return out.str();
 }
@@ -89,8 +89,8 @@ std::string render_bisect_markdown(const bisect_findings& f) {
       const auto& r = commits[c.index];
       char p[32];
       std::snprintf(p, sizeof p, "%.3f", c.size.p_slower);
-      out << "| " << markdown_code(short_sha(r.sha)) << " | " << percent(c.size.ratio) << " | "
-          << interval(c.size) << " | " << p << " | " << markdown_escape(r.subject) << " |\n";
+      out << "| " << markdown_code(short_sha(r.sha)) << " | " << percent(c.size.ratio) << " | " << interval(c.size)
+          << " | " << p << " | " << markdown_escape(r.subject) << " |\n";
     }
     out << "\nRepro, in a checkout of each culprit:\n\n";
     for (const auto& c : f.outcome.culprits) {
@@ -103,8 +103,7 @@ std::string render_bisect_markdown(const bisect_findings& f) {
   for (const auto& c : f.outcome.comparisons) {
     out << "| " << markdown_code(short_sha(commits[c.base].sha)) << " | "
         << markdown_code(short_sha(commits[c.head].sha)) << " | " << percent(c.estimate.ratio) << " | "
-        << interval(c.estimate) << " | " << to_string(c.call) << " | "
-        << how(c.estimate) << " |\n";
+        << interval(c.estimate) << " | " << to_string(c.call) << " | " << how(c.estimate) << " |\n";
   }
   out << "\n</details>\n";
   return out.str();
@@ -113,8 +112,9 @@ std::string render_bisect_markdown(const bisect_findings& f) {
 bj::value bisect_json(const bisect_findings& f) {
   const auto& commits = f.setup.commits;
   auto estimate = [](const step_estimate& e) {
-    return bj::object{{"ratio", e.ratio}, {"ci95", bj::array{e.lo, e.hi}}, {"p_slower", e.p_slower},
-                      {"measured", e.measured}, {"reused", e.reused}, {"evidence", e.evidence}};
+    return bj::object{{"ratio", e.ratio},       {"ci95", bj::array{e.lo, e.hi}},
+                      {"p_slower", e.p_slower}, {"measured", e.measured},
+                      {"reused", e.reused},     {"evidence", e.evidence}};
   };
   bj::array range;
   for (const auto& r : commits) range.push_back(bj::object{{"commit", r.sha}, {"subject", r.subject}});
@@ -136,21 +136,21 @@ bj::value bisect_json(const bisect_findings& f) {
     o["repro"] = repro_command(f.setup, f.key, commits[c.index - 1].sha);
     culprits.push_back(std::move(o));
   }
-  return bj::object{{"schema", "rnx.bisect/v1"},
-                    {"configuration", bj::object{{"kernel", f.key.kernel},
-                                                 {"runtime", f.key.runtime},
-                                                 {"dtype", f.key.dtype},
-                                                 {"batch", f.key.batch}}},
-                    {"threshold", f.setup.policy.rope},
-                    {"probability", f.setup.policy.probability},
-                    {"range", std::move(range)},
-                    {"whole", estimate(f.outcome.whole)},
-                    {"whole_call", to_string(f.outcome.whole_call)},
-                    {"comparisons", std::move(comparisons)},
-                    {"culprits", std::move(culprits)},
-                    {"paired_runs", f.outcome.paired_runs},
-                    {"reused_runs", f.outcome.reused_runs},
-                    {"seconds", f.seconds}};
+  return bj::object{
+      {"schema", "rnx.bisect/v1"},
+      {"configuration",
+       bj::object{
+           {"kernel", f.key.kernel}, {"runtime", f.key.runtime}, {"dtype", f.key.dtype}, {"batch", f.key.batch}}},
+      {"threshold", f.setup.policy.rope},
+      {"probability", f.setup.policy.probability},
+      {"range", std::move(range)},
+      {"whole", estimate(f.outcome.whole)},
+      {"whole_call", to_string(f.outcome.whole_call)},
+      {"comparisons", std::move(comparisons)},
+      {"culprits", std::move(culprits)},
+      {"paired_runs", f.outcome.paired_runs},
+      {"reused_runs", f.outcome.reused_runs},
+      {"seconds", f.seconds}};
 }
 
 }  // namespace rnx::gate

@@ -83,14 +83,13 @@ std::string shell_word(const std::string& word) {
 }  // namespace
 
 revision_measure::pair_files revision_measure::files_for(std::size_t base, std::size_t head) const {
-  const std::string stem = setup_.commits[base].sha.substr(0, 12) + "-" + setup_.commits[head].sha.substr(0, 12) +
-                           "-" + filter_tag(setup_);
+  const std::string stem =
+      setup_.commits[base].sha.substr(0, 12) + "-" + setup_.commits[head].sha.substr(0, 12) + "-" + filter_tag(setup_);
   return {(setup_.cache_dir / (stem + "-head.json")).string(), (setup_.cache_dir / (stem + "-base.json")).string()};
 }
 
-std::optional<std::pair<run_document, run_document>> revision_measure::cached(const pair_files& files,
-                                                                             std::size_t base,
-                                                                             std::size_t head) const {
+std::optional<std::pair<run_document, run_document>> revision_measure::cached(const pair_files& files, std::size_t base,
+                                                                              std::size_t head) const {
   std::error_code ec;
   if (!fs::exists(files.head, ec) || !fs::exists(files.base, ec)) return std::nullopt;
   try {
@@ -182,9 +181,14 @@ step_estimate revision_measure::compare(std::size_t base, std::size_t head) {
 }
 
 std::string repro_command(const bisect_setup& setup, const config_key& key, const std::string& parent) {
-  std::vector<std::string> words = {"rnx", "bench", "--config", setup.manifest_relative.string(), "--pair", parent,
-                                    "--kernel", key.kernel, "--runtime", key.runtime, "--dtype", key.dtype,
-                                    "--batch", std::to_string(key.batch), "--rope"};
+  std::vector<std::string> words = {"rnx",       "bench",
+                                    "--config",  setup.manifest_relative.string(),
+                                    "--pair",    parent,
+                                    "--kernel",  key.kernel,
+                                    "--runtime", key.runtime,
+                                    "--dtype",   key.dtype,
+                                    "--batch",   std::to_string(key.batch),
+                                    "--rope"};
   std::ostringstream rope;
   rope << setup.policy.rope;
   words.push_back(rope.str());

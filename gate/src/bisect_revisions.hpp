@@ -30,15 +30,15 @@ struct bisect_setup {
   std::filesystem::path repo;               // the repository's top folder
   std::filesystem::path manifest_relative;  // rnx.toml relative to it (it must exist at every revision measured)
   std::vector<revision> commits;
-  std::vector<std::string> kernels;         // the bench filters
+  std::vector<std::string> kernels;  // the bench filters
   std::vector<std::string> runtimes;
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
   std::optional<int> processes;
   std::optional<int> max_processes;
   std::optional<double> budget_ms;
-  std::filesystem::path cache_dir;          // paired run documents, reused across bisects
-  gate_policy policy;                       // rope = the step threshold
+  std::filesystem::path cache_dir;  // paired run documents, reused across bisects
+  gate_policy policy;               // rope = the step threshold
 };
 
 // Compares two revisions of the range on one configuration: the one `bisect_setup` filters leave, or, when

@@ -20,12 +20,12 @@ std::string_view to_string(step_call call);
 // head/base ratio of the configuration's statistic between two revisions of the range.
 struct step_estimate {
   double ratio = 1;
-  double lo = 1;          // 95% interval of the ratio
+  double lo = 1;  // 95% interval of the ratio
   double hi = 1;
-  double p_slower = 0;    // posterior probability that the ratio exceeds 1 + threshold
-  bool measured = true;   // false: inferred as the quotient of two other comparisons (no run of its own)
-  bool reused = false;    // measured by an earlier bisect (a cached paired run), not in this one
-  std::string evidence;   // where the paired run documents are, "" when inferred
+  double p_slower = 0;   // posterior probability that the ratio exceeds 1 + threshold
+  bool measured = true;  // false: inferred as the quotient of two other comparisons (no run of its own)
+  bool reused = false;   // measured by an earlier bisect (a cached paired run), not in this one
+  std::string evidence;  // where the paired run documents are, "" when inferred
 };
 
 // Compares revision `head` with revision `base` (indexes into the range, base < head), paired.
@@ -52,18 +52,18 @@ struct bisect_comparison {
 };
 
 struct bisect_culprit {
-  std::size_t index = 0;    // the commit (index into the range) whose own change is the step
-  step_estimate size;       // the culprit against its parent
+  std::size_t index = 0;             // the commit (index into the range) whose own change is the step
+  step_estimate size;                // the culprit against its parent
   step_call call = step_call::step;  // uncertain: the evidence leaned towards a step without reaching probability
 };
 
 struct bisect_outcome {
-  step_estimate whole;                          // the first revision against the last
+  step_estimate whole;  // the first revision against the last
   step_call whole_call = step_call::uncertain;
-  std::vector<bisect_culprit> culprits;         // in range order
-  std::vector<bisect_comparison> comparisons;   // every comparison, in the order made (inferred ones too)
-  int paired_runs = 0;                          // comparisons measured in this bisect
-  int reused_runs = 0;                          // comparisons taken from earlier paired runs
+  std::vector<bisect_culprit> culprits;        // in range order
+  std::vector<bisect_comparison> comparisons;  // every comparison, in the order made (inferred ones too)
+  int paired_runs = 0;                         // comparisons measured in this bisect
+  int reused_runs = 0;                         // comparisons taken from earlier paired runs
 };
 
 // Range: revisions 0 (good) .. count-1 (bad), each the first parent of the next. Compares 0 with count-1; when that

@@ -35,8 +35,9 @@ void run_accept(const accept_options& o) {
   github_context ctx = read_github_context(process_env());
   if (o.run_id.empty() && o.pull_request == 0) {
     if (ctx.event != event_kind::issue_comment) {
-      throw error(errc::usage, "name the run to accept: --run-id ID (as `rnx gate` printed it) or --pull-request N "
-                               "--branch HEAD_BRANCH; inside GitHub Actions, run it on an issue_comment event");
+      throw error(errc::usage,
+                  "name the run to accept: --run-id ID (as `rnx gate` printed it) or --pull-request N "
+                  "--branch HEAD_BRANCH; inside GitHub Actions, run it on an issue_comment event");
     }
     exit_code() = accept_from_comment(ctx, comment_accept_settings::from_flags(o));
     return;
@@ -58,15 +59,16 @@ void run_accept(const accept_options& o) {
     ids.push_back(o.run_id);
   } else {
     const std::string project = !o.project.empty() ? o.project : m ? m->project : std::string();
-    if (project.empty()) throw error(errc::usage, "--pull-request needs the project: pass --project or --config rnx.toml");
+    if (project.empty())
+      throw error(errc::usage, "--pull-request needs the project: pass --project or --config rnx.toml");
     if (o.branch.empty()) throw error(errc::usage, "--pull-request needs --branch: the pull request's head branch");
     for (const auto& run : pull_request_runs(*choice.backend, project, o.branch, o.pull_request, o.commit)) {
       ids.push_back(run.id);
     }
     if (ids.empty()) {
-      throw error(errc::not_found, "no run of pull request #" + std::to_string(o.pull_request) + " on branch " + o.branch +
-                                       (o.commit.empty() ? "" : " at commit " + o.commit) + " is stored in the " +
-                                       choice.backend->describe());
+      throw error(errc::not_found, "no run of pull request #" + std::to_string(o.pull_request) + " on branch " +
+                                       o.branch + (o.commit.empty() ? "" : " at commit " + o.commit) +
+                                       " is stored in the " + choice.backend->describe());
     }
   }
   for (const auto& id : ids) {
@@ -96,8 +98,8 @@ void add_accept_command(CLI::App& app) {
   cmd->add_option("--by", o->by,
                   "Who accepts, recorded with the baseline (default: $GITHUB_ACTOR, else $USER; required when "
                   "neither is set)");
-  auto* config = cmd->add_option("--config", o->config, "The manifest (project name, [service] url)")
-                     ->capture_default_str();
+  auto* config =
+      cmd->add_option("--config", o->config, "The manifest (project name, [service] url)")->capture_default_str();
   cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");
   add_backend_flags(*cmd, o->backend);
   cmd->add_option("--status-context", o->status_context, "Commit status context (comment flow)")->capture_default_str();

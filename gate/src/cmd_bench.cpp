@@ -63,9 +63,9 @@ struct bench_args {
   std::optional<std::int64_t> pull_request;
   bool quiet = false;
   bool fail_on_error = false;
-  std::string shard;         // "K/N": only this shard's configurations (docs/scaling.md)
-  std::string run_group;     // the shards' run group (default: from GitHub's environment)
-  std::string shard_costs;   // a previous run document whose sampling times balance the split
+  std::string shard;        // "K/N": only this shard's configurations (docs/scaling.md)
+  std::string run_group;    // the shards' run group (default: from GitHub's environment)
+  std::string shard_costs;  // a previous run document whose sampling times balance the split
 };
 
 std::string env_or(const char* name, const std::string& fallback) {
@@ -128,9 +128,10 @@ std::optional<shard_info> plan_shard_of(const bench_args& a, runner::bench_optio
     group = github_run_group(env_or("GITHUB_SHA", ""), env_or("GITHUB_RUN_ID", ""), env_or("GITHUB_RUN_ATTEMPT", ""));
   }
   if (group.empty()) {
-    throw error(errc::usage, "rnx bench --shard " + a.shard + ": no run group: pass --run-group NAME, the same in "
-                             "every shard of one run (in GitHub Actions it is GITHUB_SHA-GITHUB_RUN_ID-"
-                             "GITHUB_RUN_ATTEMPT)");
+    throw error(errc::usage, "rnx bench --shard " + a.shard +
+                                 ": no run group: pass --run-group NAME, the same in "
+                                 "every shard of one run (in GitHub Actions it is GITHUB_SHA-GITHUB_RUN_ID-"
+                                 "GITHUB_RUN_ATTEMPT)");
   }
   validate_run_group(group, "--run-group");
   std::map<config_key, double> costs;
@@ -163,8 +164,8 @@ fs::path checked_config(const bench_args& a) {
     std::error_code ec;
     if (!out.empty() && !folder.empty()) fs::create_directories(folder, ec);
     if (ec) {
-      throw error(errc::usage, "cannot create the folder of " + out + ": " + ec.message() +
-                                   " (pass a path in a writable folder)");
+      throw error(errc::usage,
+                  "cannot create the folder of " + out + ": " + ec.message() + " (pass a path in a writable folder)");
     }
   }
   return config;
@@ -225,8 +226,10 @@ struct head_identity {
 head_identity identify_head(const bench_args& a, const fs::path& dir) {
   head_identity id;
   id.commit = !a.commit.empty() ? a.commit : env_or("GITHUB_SHA", git(dir, {"rev-parse", "HEAD"}).value_or(""));
-  id.branch = !a.branch.empty() ? a.branch
-                                : env_or("GITHUB_HEAD_REF", env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
+  id.branch = !a.branch.empty()
+                  ? a.branch
+                  : env_or("GITHUB_HEAD_REF",
+                           env_or("GITHUB_REF_NAME", git(dir, {"rev-parse", "--abbrev-ref", "HEAD"}).value_or("")));
   id.base_branch = !a.base_branch.empty() ? a.base_branch : env_or("GITHUB_BASE_REF", "");
   if (id.commit.empty()) {
     // An empty string would read as a commit; the document leaves it out and says so here.
@@ -330,10 +333,8 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--config", args->config, "The manifest")->capture_default_str();
   cmd->add_option("--out", args->out, "Where the run document goes (written atomically)");
   cmd->add_option("--kernel", args->kernels, "Only these kernels (repeatable)");
-  cmd->add_option("--runtime", args->runtimes, "Only these runtimes")
-      ->check(CLI::IsMember(bench_runtime_names()));
-  cmd->add_option("--dtype", args->dtypes, "Only these dtypes")
-      ->check(CLI::IsMember(measured_dtype_names()));
+  cmd->add_option("--runtime", args->runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
+  cmd->add_option("--dtype", args->dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
   cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
   cmd->add_option("--devices", args->devices,

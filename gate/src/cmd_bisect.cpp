@@ -87,8 +87,9 @@ void post_to_github(const bisect_options& o, const bisect_findings& f) {
   const std::string repository = env_or_empty("GITHUB_REPOSITORY");
   const std::string token = env_or_empty("GITHUB_TOKEN");
   if (repository.empty() || token.empty()) {
-    throw error(errc::usage, "--comment/--issue post through the GitHub API: set GITHUB_REPOSITORY (owner/name) and "
-                             "GITHUB_TOKEN (GITHUB_API_URL for GitHub Enterprise)");
+    throw error(errc::usage,
+                "--comment/--issue post through the GitHub API: set GITHUB_REPOSITORY (owner/name) and "
+                "GITHUB_TOKEN (GITHUB_API_URL for GitHub Enterprise)");
   }
   std::string api = env_or_empty("GITHUB_API_URL");
   if (api.empty()) api = "https://api.github.com";
@@ -142,16 +143,15 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_option("bad", o->bad, "A later revision, slower (GOOD must be on its first-parent history)")->required();
   cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--kernel", o->kernels, "Only these kernels (repeatable)");
-  cmd->add_option("--runtime", o->runtimes, "Only these runtimes")
-      ->check(CLI::IsMember(bench_runtime_names()));
-  cmd->add_option("--dtype", o->dtypes, "Only these dtypes")
-      ->check(CLI::IsMember(measured_dtype_names()));
+  cmd->add_option("--runtime", o->runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
+  cmd->add_option("--dtype", o->dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
   cmd->add_option("--batch", o->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
   cmd->add_option("--threshold", o->threshold, "A step is a slowdown above this fraction")
       ->check(CLI::Range(1e-4, 0.999))
       ->capture_default_str();
-  cmd->add_option("--probability", o->probability, "Posterior probability to call or rule out a step "
-                                                   "(default: [gate] probability)")
+  cmd->add_option("--probability", o->probability,
+                  "Posterior probability to call or rule out a step "
+                  "(default: [gate] probability)")
       ->check(CLI::Range(0.5, 0.9999));
   cmd->add_option("--processes", o->processes, "Worker processes of each paired run's first look")
       ->check(CLI::Range(1, 64));

@@ -53,8 +53,8 @@ std::string project_of(const changes_options& o, store::database& db) {
   }
   if (name.empty()) throw error(errc::usage, "name the project: --project NAME (or run next to its rnx.toml)");
   if (!db.find_project(name)) {
-    throw error(errc::not_found, "project \"" + name + "\" has no runs in the store " + o.store +
-                                     "; check --project and --store");
+    throw error(errc::not_found,
+                "project \"" + name + "\" has no runs in the store " + o.store + "; check --project and --store");
   }
   return name;
 }
@@ -88,8 +88,8 @@ void print_table(const std::vector<store::change_record>& changes) {
     std::cout << terminal_safe(c.key.label(), false) << "  " << terminal_safe(c.branch, false) << "  "
               << (c.ratio > 1 ? "slower" : "faster") << " x" << fixed(c.ratio, 3) << " [" << fixed(c.ci_lo, 3) << ", "
               << fixed(c.ci_hi, 3) << "]  P " << fixed(c.probability, 3) << "  from commit "
-              << terminal_safe(c.commit, false) << " (run " << c.run_id << "; before: "
-              << terminal_safe(c.before_commit, false) << ", run " << c.before_run_id << ")  env "
+              << terminal_safe(c.commit, false) << " (run " << c.run_id
+              << "; before: " << terminal_safe(c.before_commit, false) << ", run " << c.before_run_id << ")  env "
               << terminal_safe(c.env_id, false) << "\n";
   }
 }
@@ -134,7 +134,8 @@ void add_changes_command(CLI::App& app) {
   cmd->add_option("--branch", o->branch, "Only this branch's change points");
   cmd->add_option("--env-id", o->env_id, "Only this environment's");
   cmd->add_option("--kernel", o->kernel, "Only this kernel's");
-  cmd->add_option("--limit", o->limit, "At most this many, newest first")->check(CLI::Range(1, 100000))
+  cmd->add_option("--limit", o->limit, "At most this many, newest first")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   cmd->add_option("--format", o->format, "table or json")->capture_default_str();
   cmd->add_flag("--scan", o->scan, "Scan the stored history run by run first (a store filled by an older rnx)");

@@ -47,7 +47,8 @@ void run_compare(const compare_options& o) {
 
 void add_compare_command(CLI::App& app) {
   auto options = std::make_shared<compare_options>();
-  auto* cmd = app.add_subcommand("compare", "Verdict between two run documents (exit 0 PASS/WARN, 1 BLOCK, 2 bad input)");
+  auto* cmd =
+      app.add_subcommand("compare", "Verdict between two run documents (exit 0 PASS/WARN, 1 BLOCK, 2 bad input)");
   cmd->add_option("base", options->base_path, "Baseline run document (rnx.run/v1 JSON)")->required();
   cmd->add_option("head", options->head_path, "Head run document (rnx.run/v1 JSON)")->required();
   cmd->add_option("--rope", options->policy.rope, "Half-width of the band of practical equivalence (fraction)")

@@ -88,11 +88,13 @@ void stamp_run(run_document& run, const github_context& ctx, const std::string& 
 // What a run (a prepared one above all) lacks is named with its file, JSON path and the flag that supplies it.
 void check_filing(const run_document& run, const std::string& source, const std::string& config) {
   if (run.project.empty()) {
-    throw error(errc::usage, source + ": $.project is empty: set [project] name in " + config + " or pass --project NAME");
+    throw error(errc::usage,
+                source + ": $.project is empty: set [project] name in " + config + " or pass --project NAME");
   }
   if (run.branch.empty()) {
-    throw error(errc::usage, source + ": $.branch is empty and nothing else names the branch measured (no git "
-                                      "branch, no GitHub event): pass --branch NAME");
+    throw error(errc::usage, source +
+                                 ": $.branch is empty and nothing else names the branch measured (no git "
+                                 "branch, no GitHub event): pass --branch NAME");
   }
   if (run.pull_request && run.base_branch.empty()) {
     throw error(errc::usage, source + ": $.base_branch is empty for pull request #" +
@@ -139,8 +141,8 @@ void write_html_report(const std::filesystem::path& path, baseline_backend* back
   if (report.empty()) {
     pages::link_style links;
     links.report = true;
-    auto data = pages::run_data(head, upload ? upload->id : "local", base ? &*base : nullptr, base ? "base" : "",
-                                &verdict);
+    auto data =
+        pages::run_data(head, upload ? upload->id : "local", base ? &*base : nullptr, base ? "base" : "", &verdict);
     report.push_back(pages::run_page(data, links));
   }
   const std::filesystem::path temp = path.string() + ".tmp";
@@ -165,12 +167,14 @@ void report_to_github(const github_context& ctx, const gate_options& o, const ve
     std::cout << "::warning title=rnx::" << escape_command_data("could not " + what + ": " + e.what()) << "\n";
   };
   if (ctx.event == event_kind::pull_request && ctx.pull_request) {
-    const std::string key = project + (o.report_key.empty() ? (ctx.job.empty() ? "" : "/" + ctx.job) : "/" + o.report_key);
+    const std::string key =
+        project + (o.report_key.empty() ? (ctx.job.empty() ? "" : "/" + ctx.job) : "/" + o.report_key);
     try {
-      github.upsert_comment(*ctx.pull_request, comment_marker(key), render_comment(verdict, facts, comment_marker(key)));
+      github.upsert_comment(*ctx.pull_request, comment_marker(key),
+                            render_comment(verdict, facts, comment_marker(key)));
     } catch (const error& e) {
       warn(ctx.pull_request_from_fork ? "comment on this pull request from a fork (its token is read-only)"
-                                       : "comment on the pull request",
+                                      : "comment on the pull request",
            e);
     }
   }
@@ -199,8 +203,8 @@ std::string confirm_slower(verdict_document& verdict, const gate_options& o, con
   }
   if (slower == 0) return {};
   const std::string commit = verdict.baseline ? verdict.baseline->commit : std::string();
-  const std::string what = std::to_string(slower) + " configuration" + (slower == 1 ? "" : "s") +
-                           " slower against the stored baseline";
+  const std::string what =
+      std::to_string(slower) + " configuration" + (slower == 1 ? "" : "s") + " slower against the stored baseline";
   if (commit.empty()) return what + " not re-measured: the baseline run names no commit";
 #ifdef RNX_HAVE_TORCH
   bench_request request;
@@ -278,7 +282,7 @@ struct gate_job {
   std::unique_ptr<baseline_backend> backend;
   bool embedded = false;  // the embedded store rather than rnx-server
   std::optional<uploaded_run> upload;
-  std::string drift_report;  // [gate] drift_budget: the check's Markdown, "" when no budget is set
+  std::string drift_report;             // [gate] drift_budget: the check's Markdown, "" when no budget is set
   std::optional<merged_shards> shards;  // --merge: the shards' documents, each side merged
 
   const manifest* manifest_ptr() const { return m ? &*m : nullptr; }
@@ -333,8 +337,9 @@ std::string paired_base_ref(const gate_options& o, const github_context& ctx) {
   std::string ref = !o.pair_ref.empty() ? o.pair_ref : reachable_base(o, ctx);
   if (ref.empty() && !ctx.base_commit.empty()) ref = ctx.base_commit;
   if (ref.empty() && o.base_results.empty()) {
-    throw error(errc::usage, "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
-                             "--base-branch");
+    throw error(errc::usage,
+                "paired mode needs the base revision: pass --pair-ref REF (e.g. origin/main) or "
+                "--base-branch");
   }
   return ref;
 }
@@ -392,8 +397,9 @@ void bench_head_and_base(gate_job& job) {
   if (job.paired && !job.o.base_results.empty()) job.base = read_run_file(job.o.base_results);
 #else
   (void)job;
-  throw error(errc::usage, "this rnx was built without the runner (RNX_WITH_TORCH=OFF): pass --results RUN.json "
-                           "from `rnx bench` on a machine that has it");
+  throw error(errc::usage,
+              "this rnx was built without the runner (RNX_WITH_TORCH=OFF): pass --results RUN.json "
+              "from `rnx bench` on a machine that has it");
 #endif
 }
 
@@ -403,8 +409,9 @@ void measure(gate_job& job) {
     // --merge: the shards' runs put together; paired when their base runs came with them.
     job.head = job.shards->head.merged;
     if (job.paired && !job.shards->base) {
-      throw error(errc::usage, "--mode paired with --merge needs the shards' base runs (rnx bench --base-out) among "
-                               "the files");
+      throw error(errc::usage,
+                  "--mode paired with --merge needs the shards' base runs (rnx bench --base-out) among "
+                  "the files");
     }
     if (job.paired) {
       job.base = job.shards->base->merged;
@@ -419,8 +426,9 @@ void measure(gate_job& job) {
   job.head = read_run_file(job.o.results);
   if (!job.paired) return;
   if (job.o.base_results.empty()) {
-    throw error(errc::usage, "paired mode with --results needs --base-results BASE.json (the base revision's "
-                             "run), or drop --results to let rnx bench --pair measure both");
+    throw error(errc::usage,
+                "paired mode with --results needs --base-results BASE.json (the base revision's "
+                "run), or drop --results to let rnx bench --pair measure both");
   }
   job.base = read_run_file(job.o.base_results);
 }
@@ -433,7 +441,7 @@ void file_head_run(gate_job& job) {
   if (ec) throw error(errc::usage, "cannot create --out-dir " + job.o.out_dir + ": " + ec.message());
   check_filing(job.head, job.o.results.empty() ? "the run rnx bench measured" : job.o.results, job.o.config);
   write_run_file(job.head, (job.out_dir / "run.json").string());
-  const gate_mode reported = job.paired                          ? gate_mode::paired
+  const gate_mode reported = job.paired                         ? gate_mode::paired
                              : job.mode == gate_mode::confirmed ? gate_mode::confirmed
                                                                 : gate_mode::stored;
   job.facts.mode = std::string(to_string(reported));
@@ -458,18 +466,18 @@ void store_and_judge(gate_job& job) {
   } catch (const error& e) {
     // GitHub passes no secrets to pull requests from forks: without RNX_TOKEN the service must refuse,
     // and that is no reason to fail a contributor's build.
-    const bool fork_without_token = e.code() == errc::unauthorized && job.ctx.pull_request_from_fork &&
-                                    env_or_empty("RNX_TOKEN").empty();
+    const bool fork_without_token =
+        e.code() == errc::unauthorized && job.ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty();
     if (!is_outage(e, job.embedded) && !fork_without_token) throw;
-    const std::string where = job.backend ? "the " + job.backend->describe()
+    const std::string where = job.backend    ? "the " + job.backend->describe()
                               : job.embedded ? "the embedded store"
                                              : std::string("the baseline service");
     if (job.paired) {
       job.facts.note = "the run was not stored for history: " + where + " failed (" + e.what() + ")";
     } else {
       job.verdict = warn_verdict(fork_without_token
-                                     ? "this pull request comes from a fork, which gets no RNX_TOKEN secret, so " + where +
-                                           " refused the run and it was not judged"
+                                     ? "this pull request comes from a fork, which gets no RNX_TOKEN secret, so " +
+                                           where + " refused the run and it was not judged"
                                      : where + " is unavailable, so this run was not judged: " + std::string(e.what()),
                                  job.policy.policy, job.head);
     }
@@ -482,9 +490,8 @@ void offer_accept(gate_job& job) {
   const bool pull_request =
       job.ctx.event == event_kind::pull_request || (job.ctx.event == event_kind::local && job.ctx.pull_request);
   if (!pull_request || job.paired) return;
-  const std::string location = job.embedded
-                                   ? (job.o.backend.store.empty() ? ".rnx/baselines.db" : job.o.backend.store)
-                                   : resolve_service_url(job.o.backend, job.manifest_ptr()).url;
+  const std::string location = job.embedded ? (job.o.backend.store.empty() ? ".rnx/baselines.db" : job.o.backend.store)
+                                            : resolve_service_url(job.o.backend, job.manifest_ptr()).url;
   job.facts.accept_hint =
       accept_hint({job.ctx.event == event_kind::pull_request, job.embedded, location, job.facts.run_id});
 }
@@ -494,8 +501,8 @@ void offer_accept(gate_job& job) {
 void judge_group(gate_job& job) {
   const std::string group = resolve_run_group(job.o.sharding, "--group-verdict");
   if (job.project.empty()) {
-    throw error(errc::usage, "--group-verdict: no project: set [project] name in " + job.o.config +
-                                 " or pass --project NAME");
+    throw error(errc::usage,
+                "--group-verdict: no project: set [project] name in " + job.o.config + " or pass --project NAME");
   }
   job.head.project = job.project;
   job.head.commit = job.ctx.commit;
@@ -537,8 +544,7 @@ void judge_paired(gate_job& job) {
 // to shows what this job decided. A failure of the store is a note in the report, never a different verdict.
 void store_paired(gate_job& job) {
   if (!job.upload || !job.backend || !job.base) return;
-  auto stored = store_paired_verdict(*job.backend, *job.base, job.upload->id, job.head, job.policy.policy,
-                                     job.verdict);
+  auto stored = store_paired_verdict(*job.backend, *job.base, job.upload->id, job.head, job.policy.policy, job.verdict);
   if (stored.note.empty()) return;
   std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
   job.facts.note += (job.facts.note.empty() ? "" : "; ") + stored.note;
@@ -554,8 +560,9 @@ measure_beside_anchor drift_measurement(const gate_job& job) {
   return [config = job.o.config, out_dir = job.out_dir, probability = job.policy.policy.probability](
              const std::string& anchor_commit, const std::vector<config_key>& configs, double rope) {
     if (!is_commit(std::filesystem::absolute(config).parent_path(), anchor_commit)) {
-      throw error(errc::usage, "the anchor's commit " + anchor_commit + " is not in this checkout (fetch the "
-                               "history: actions/checkout with fetch-depth: 0)");
+      throw error(errc::usage, "the anchor's commit " + anchor_commit +
+                                   " is not in this checkout (fetch the "
+                                   "history: actions/checkout with fetch-depth: 0)");
     }
     bench_request request;
     request.config = config;
@@ -603,12 +610,12 @@ void check_drift_budget(gate_job& job) {
 void note_new_baseline(gate_job& job) {
   if (!job.upload || !job.upload->baseline || job.paired) return;
   if (job.verdict.baseline) {
-    job.verdict.reason = "stored as the newest baseline of " + job.head.branch + "; against the previous one: " +
-                         job.verdict.reason;
+    job.verdict.reason =
+        "stored as the newest baseline of " + job.head.branch + "; against the previous one: " + job.verdict.reason;
     return;
   }
-  job.verdict.reason = "stored as the first baseline of " + job.head.branch + " in environment " +
-                       job.head.env.env_id + "; there is nothing earlier to compare it with";
+  job.verdict.reason = "stored as the first baseline of " + job.head.branch + " in environment " + job.head.env.env_id +
+                       "; there is nothing earlier to compare it with";
   for (auto& c : job.verdict.configs) {
     if (c.result == decision::new_config) c.reason = "first baseline: nothing earlier to compare with";
   }
@@ -728,10 +735,11 @@ void add_gate_command(CLI::App& app) {
   auto* config = cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--results", o->results, "A prepared head run (rnx.run/v1) instead of running rnx bench");
   cmd->add_option("--base-results", o->base_results, "Paired mode: a prepared base run instead of rnx bench --pair");
-  cmd->add_option("--mode", o->mode, "paired: against the base revision measured in this job (the default on pull "
-                                     "requests whose base commit is checked out); stored: against the stored "
-                                     "baseline (the default otherwise); confirmed: stored, and what it calls slower "
-                                     "is measured again paired at the baseline's commit before it can block");
+  cmd->add_option("--mode", o->mode,
+                  "paired: against the base revision measured in this job (the default on pull "
+                  "requests whose base commit is checked out); stored: against the stored "
+                  "baseline (the default otherwise); confirmed: stored, and what it calls slower "
+                  "is measured again paired at the baseline's commit before it can block");
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);
   add_policy_flags(*cmd, o->policy);
@@ -742,7 +750,8 @@ void add_gate_command(CLI::App& app) {
   cmd->add_option("--base-branch", o->base_branch, "Branch whose baseline to compare with");
   cmd->add_option("--pull-request", o->pull_request, "Pull request number (outside GitHub)");
   cmd->add_option("--out-dir", o->out_dir, "Folder for run.json, verdict.json and report.md")->capture_default_str();
-  cmd->add_option("--report-key", o->report_key, "Distinguishes the PR comments of several gate jobs (default: the job id)");
+  cmd->add_option("--report-key", o->report_key,
+                  "Distinguishes the PR comments of several gate jobs (default: the job id)");
   cmd->add_option("--status-context", o->status_context, "Commit status context")->capture_default_str();
   cmd->add_flag("--no-github", o->no_github, "Do not comment or post a status through the GitHub API");
   cmd->callback([o, config] {

@@ -45,10 +45,9 @@ void run_import(import_cli_options& cli) {
   importers::import_summary summary;
   const run_document run = importers::import_run(cli.o, &summary);
   write_run_file(run, cli.out);
-  std::cout << "rnx import: " << summary.configurations << " configuration"
-            << (summary.configurations == 1 ? "" : "s") << " from " << cli.files.size() << " "
-            << cli.format << " file" << (cli.files.size() == 1 ? "" : "s") << " -> " << cli.out << " ("
-            << summary.with_samples << " with per-sample times";
+  std::cout << "rnx import: " << summary.configurations << " configuration" << (summary.configurations == 1 ? "" : "s")
+            << " from " << cli.files.size() << " " << cli.format << " file" << (cli.files.size() == 1 ? "" : "s")
+            << " -> " << cli.out << " (" << summary.with_samples << " with per-sample times";
   if (summary.aggregates_only) std::cout << ", " << summary.aggregates_only << " aggregates only, marked";
   if (summary.not_ok) std::cout << ", " << summary.not_ok << " failed or skipped in the harness";
   std::cout << "; environment " << run.env.env_id << ")\n";
@@ -77,8 +76,7 @@ void add_import_command(CLI::App& app) {
   cmd->add_option("--project", cli->o.project,
                   "Project the run belongs to (default: [project] name of the manifest, else the one the harness "
                   "recorded)");
-  auto* config = cmd->add_option("--config", cli->config, "The manifest that names the project")
-                     ->capture_default_str();
+  auto* config = cmd->add_option("--config", cli->config, "The manifest that names the project")->capture_default_str();
   cmd->add_option("--commit", cli->o.commit, "Commit measured (default: the harness's record, if any)");
   cmd->add_option("--branch", cli->o.branch, "Branch measured (default: the harness's record, if any)");
   cmd->add_option("--base-branch", cli->o.base_branch, "The pull request's base branch");

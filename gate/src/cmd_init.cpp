@@ -13,8 +13,8 @@ namespace {
 using namespace rnx::gate;
 
 void print_kernels(const scan_result& scan) {
-  std::cout << "rnx init: found " << scan.kernels.size() << " kernel" << (scan.kernels.size() == 1 ? "" : "s")
-            << " in " << scan.files_read << " .py file" << (scan.files_read == 1 ? "" : "s") << ":\n";
+  std::cout << "rnx init: found " << scan.kernels.size() << " kernel" << (scan.kernels.size() == 1 ? "" : "s") << " in "
+            << scan.files_read << " .py file" << (scan.files_read == 1 ? "" : "s") << ":\n";
   for (const auto& k : scan.kernels) {
     std::cout << "  " << k.name << "  " << k.path.generic_string() << "  ";
     if (k.kernelbench) {
@@ -52,8 +52,9 @@ void run_init(const init_options& options, bool dry_run) {
   }
   apply_init(plan, options.root);
   for (const auto& f : plan.files) {
-    const char* verb = f.action == file_action::create ? "wrote " : f.action == file_action::replace ? "replaced "
-                                                                                                     : "appended to ";
+    const char* verb = f.action == file_action::create    ? "wrote "
+                       : f.action == file_action::replace ? "replaced "
+                                                          : "appended to ";
     std::cout << "rnx init: " << verb << f.path.generic_string() << " (" << f.note << ")\n";
   }
   std::cout << "rnx init: next, measure the kernels:  rnx bench --out .rnx/run.json\n";
@@ -64,8 +65,9 @@ void run_init(const init_options& options, bool dry_run) {
 void add_init_command(CLI::App& app) {
   auto o = std::make_shared<init_options>();
   auto dry_run = std::make_shared<bool>(false);
-  auto* cmd = app.add_subcommand("init", "Scaffold rnx.toml, .github/workflows/rnx.yml and the .gitignore line from "
-                                         "the kernels found in a repository");
+  auto* cmd = app.add_subcommand("init",
+                                 "Scaffold rnx.toml, .github/workflows/rnx.yml and the .gitignore line from "
+                                 "the kernels found in a repository");
   cmd->add_option("--dir", o->root, "The repository's root: scanned for kernels, where the files go")
       ->capture_default_str();
   cmd->add_option("--project", o->project, "Project name (default: the folder's name)");

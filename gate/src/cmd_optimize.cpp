@@ -59,8 +59,9 @@ void run_optimize_command(optimize_cli_options& o) {
   if (l.open_pr) {
     // Fail before any expensive work when the pull request cannot be opened anyway.
     if (l.pr.token.empty()) {
-      throw error(errc::usage, "--open-pr needs a token in $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: "
-                               "${{ secrets.GITHUB_TOKEN }}, permissions contents: write and pull-requests: write)");
+      throw error(errc::usage,
+                  "--open-pr needs a token in $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: "
+                  "${{ secrets.GITHUB_TOKEN }}, permissions contents: write and pull-requests: write)");
     }
     if (l.pr.repository.find('/') == std::string::npos) {
       throw error(errc::usage, "--open-pr needs the repository as owner/name: set $GITHUB_REPOSITORY or pass --repo");
@@ -99,13 +100,16 @@ void run_optimize_command(optimize_cli_options& o) {
 void add_optimize_command(CLI::App& app) {
   auto o = std::make_shared<optimize_cli_options>();
   auto* cmd = app.add_subcommand(
-      "optimize", "Rewrite loop: candidates verified, benchmarked against the original and judged; the best kept "
-                  "rewrite becomes branch rnx/optimize/<kernel>-<n> (exit 0 done, 2 usage/config/network error)");
+      "optimize",
+      "Rewrite loop: candidates verified, benchmarked against the original and judged; the best kept "
+      "rewrite becomes branch rnx/optimize/<kernel>-<n> (exit 0 done, 2 usage/config/network error)");
   cmd->add_option("--config", o->loop.manifest_path, "The manifest")->capture_default_str();
   cmd->add_option("--kernel", o->loop.kernel, "Kernel name in the manifest")->required();
-  cmd->add_option("--budget", o->budget, "Candidates to try (default: [optimize] budget, else 3)")->check(CLI::Range(1, 100));
+  cmd->add_option("--budget", o->budget, "Candidates to try (default: [optimize] budget, else 3)")
+      ->check(CLI::Range(1, 100));
   cmd->add_option("--rewriter", o->rewriter, "command:PATH | anthropic | openai (default: [optimize] rewriter)");
-  cmd->add_option("--processes", o->processes, "Worker processes per configuration in the paired benchmark")->check(CLI::Range(1, 64));
+  cmd->add_option("--processes", o->processes, "Worker processes per configuration in the paired benchmark")
+      ->check(CLI::Range(1, 64));
   cmd->add_option("--min-samples", o->min_samples, "Fewest samples per process")->check(CLI::Range(1, 100000));
   // One name for the setting: [bench] samples in rnx.toml, --samples of rnx bench and here.
   cmd->add_option("--samples", o->max_samples, "At most this many samples per process ([bench] samples)")
@@ -113,7 +117,8 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option_function<int>(
          "--max-samples",
          [o](int n) {
-           std::cerr << "rnx optimize: --max-samples is deprecated; use --samples (the same setting, [bench] samples)\n";
+           std::cerr
+               << "rnx optimize: --max-samples is deprecated; use --samples (the same setting, [bench] samples)\n";
            o->max_samples = n;
          },
          "Deprecated: --samples")
@@ -130,9 +135,11 @@ void add_optimize_command(CLI::App& app) {
                 "Verify candidates even where the sandbox cannot apply its network namespace or seccomp filter "
                 "(every report says so)");
   cmd->add_flag("--no-commit", o->no_commit, "Report only: create no branch even when a rewrite is kept");
-  cmd->add_flag("--open-pr", o->loop.open_pr, "Push the branch and open a pull request ($GITHUB_TOKEN, $GITHUB_API_URL)");
+  cmd->add_flag("--open-pr", o->loop.open_pr,
+                "Push the branch and open a pull request ($GITHUB_TOKEN, $GITHUB_API_URL)");
   cmd->add_option("--repo", o->repo, "owner/name for the pull request (default: $GITHUB_REPOSITORY)");
-  cmd->add_option("--base", o->loop.pr.base, "The pull request's base branch (default: $GITHUB_BASE_REF, else HEAD's branch)");
+  cmd->add_option("--base", o->loop.pr.base,
+                  "The pull request's base branch (default: $GITHUB_BASE_REF, else HEAD's branch)");
   cmd->add_option("--remote", o->loop.pr.remote, "The remote the branch is pushed to")->capture_default_str();
   cmd->add_option("--work-dir", o->loop.work_dir, "Folder for candidates and records (default: a new temporary one)");
   cmd->add_option("--json-out", o->json_out, "Also write the JSON record of every attempt here");

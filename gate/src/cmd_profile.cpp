@@ -69,19 +69,26 @@ void run_profile(const profile_cli_options& o) {
 
 void add_profile_command(CLI::App& app) {
   auto o = std::make_shared<profile_cli_options>();
-  auto* cmd = app.add_subcommand("profile", "Op profile of a kernel (libtorch profiler) or of a torch.profiler trace, "
-                                            "with Amdahl what-ifs");
+  auto* cmd = app.add_subcommand("profile",
+                                 "Op profile of a kernel (libtorch profiler) or of a torch.profiler trace, "
+                                 "with Amdahl what-ifs");
   cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--kernel", o->kernel, "Kernel name in the manifest");
-  cmd->add_option("--import", o->import_path, "A torch.profiler Chrome trace (JSON) to tabulate instead; parsed, never run");
+  cmd->add_option("--import", o->import_path,
+                  "A torch.profiler Chrome trace (JSON) to tabulate instead; parsed, never run");
   cmd->add_option("--runtime", o->profiling.runtime, "Runtime to profile")->capture_default_str();
   cmd->add_option("--dtype", o->profiling.dtype, "dtype (default: the kernel's first)");
   cmd->add_option("--batch", o->profiling.batch, "Batch (default: the kernel's largest)");
   cmd->add_option("--device", o->profiling.device, "Device: auto | cpu | cuda | cuda:N (default: the kernel's)");
-  cmd->add_option("--calls", o->profiling.calls, "Calls inside the profiled window")->capture_default_str()->check(CLI::Range(1, 100000));
-  cmd->add_option("--warmup", o->profiling.warmup_calls, "Calls before profiling")->capture_default_str()->check(CLI::Range(0, 100000));
+  cmd->add_option("--calls", o->profiling.calls, "Calls inside the profiled window")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100000));
+  cmd->add_option("--warmup", o->profiling.warmup_calls, "Calls before profiling")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100000));
   cmd->add_option("--top", o->top, "Ops shown")->capture_default_str()->check(CLI::Range(1, 1000));
-  cmd->add_option("--what-if", o->what_if, "Speedup factors for the top ops (inf = the op removed)")->capture_default_str();
+  cmd->add_option("--what-if", o->what_if, "Speedup factors for the top ops (inf = the op removed)")
+      ->capture_default_str();
   add_format_option(*cmd, o->format);
   cmd->callback([o] { run_profile(*o); });
 }

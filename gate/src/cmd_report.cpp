@@ -29,8 +29,9 @@ void run_report(const report_options& o) {
   const bool from_store = !o.store.empty();
   const bool from_files = !o.head.empty();
   if (from_store == from_files) {
-    throw error(errc::usage, "name one source: --store FILE --project NAME [--run-id ID] (the embedded store), or "
-                             "--head RUN.json [--base BASE.json] [--verdict VERDICT.json] (files)");
+    throw error(errc::usage,
+                "name one source: --store FILE --project NAME [--run-id ID] (the embedded store), or "
+                "--head RUN.json [--base BASE.json] [--verdict VERDICT.json] (files)");
   }
   std::vector<pages::page> report;
   std::string title;
@@ -72,8 +73,8 @@ void run_report(const report_options& o) {
   std::error_code ec;
   std::filesystem::rename(temp, out, ec);
   if (ec) throw error(errc::usage, "cannot write " + out.string() + ": " + ec.message());
-  std::cout << "rnx report: wrote " << out.string() << " (" << report.size() << " page" << (report.size() == 1 ? "" : "s")
-            << ", " << html.size() / 1024 << " kB, self-contained)\n";
+  std::cout << "rnx report: wrote " << out.string() << " (" << report.size() << " page"
+            << (report.size() == 1 ? "" : "s") << ", " << html.size() / 1024 << " kB, self-contained)\n";
 }
 
 }  // namespace

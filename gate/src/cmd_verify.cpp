@@ -42,7 +42,8 @@ void run_verify(verify_cli& c) {
   verify::verify_options o = c.options;
   if (!c.config.empty() || !c.kernel.empty()) {
     if (c.config.empty() || c.kernel.empty()) {
-      throw error(errc::usage, "--config and --kernel go together (the manifest and the kernel in it to verify against)");
+      throw error(errc::usage,
+                  "--config and --kernel go together (the manifest and the kernel in it to verify against)");
     }
     if (!c.reference.empty()) throw error(errc::usage, "pass either --config/--kernel or --reference, not both");
     o.reference = verify::reference_from_manifest(c.config, c.kernel);
@@ -80,14 +81,17 @@ void run_verify(verify_cli& c) {
 void add_verify_command(CLI::App& app) {
   auto c = std::make_shared<verify_cli>();
   auto* cmd = app.add_subcommand(
-      "verify", "Correctness gate and anti-cheat audit of a candidate kernel (exit 0 accepted, 1 rejected, 2 bad input)");
+      "verify",
+      "Correctness gate and anti-cheat audit of a candidate kernel (exit 0 accepted, 1 rejected, 2 bad input)");
   cmd->add_option("--config", c->config, "Manifest (rnx.toml) holding the reference kernel");
   cmd->add_option("--kernel", c->kernel, "Name of the reference kernel in the manifest");
-  cmd->add_option("--reference", c->reference, "Reference file, without a manifest (.py function or KernelBench Model)");
+  cmd->add_option("--reference", c->reference,
+                  "Reference file, without a manifest (.py function or KernelBench Model)");
   cmd->add_option("--reference-entry", c->reference_entry, "Entry of the reference file (default: run, or Model)");
   cmd->add_option("--inputs", c->inputs, "Input shapes of a --reference function: \"q=B,8,128,64;k=B,8,128,64\"");
   cmd->add_option("--candidate", c->candidate, "The rewritten kernel to verify")->required();
-  cmd->add_option("--candidate-entry", c->candidate_entry, "Entry of the candidate (default: the reference's, or ModelNew)");
+  cmd->add_option("--candidate-entry", c->candidate_entry,
+                  "Entry of the candidate (default: the reference's, or ModelNew)");
   cmd->add_option("--batch", c->batches, "Declared batch sizes (default: the manifest's, else 8)")->delimiter(',');
   cmd->add_option("--dtype", c->dtypes, "Dtypes to verify (default: the manifest's, else float32)")
       ->delimiter(',')
@@ -99,8 +103,9 @@ void add_verify_command(CLI::App& app) {
   cmd->add_option("--speedup-limit", c->options.speedup_limit,
                   "A speedup above this over the eager reference is marked for review (see --review-rejects)")
       ->capture_default_str();
-  cmd->add_flag("--review-rejects", c->options.review_rejects,
-                "Reject (exit 1) when something is marked for review, as rnx optimize does with an implausible speedup");
+  cmd->add_flag(
+      "--review-rejects", c->options.review_rejects,
+      "Reject (exit 1) when something is marked for review, as rnx optimize does with an implausible speedup");
   cmd->add_option("--timeout", c->options.limits.wall_s, "Wall-clock limit of the whole verification, seconds")
       ->capture_default_str();
   cmd->add_option("--cpu-limit", c->options.limits.cpu_s, "CPU-time limit of the sandboxed worker, seconds")

@@ -75,16 +75,17 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
   } catch (const error& e) {
     if (e.code() != errc::unavailable) throw;
     std::cout << "::warning title=rnx::"
-              << escape_command_data("could not check @" + author + "'s permission, so nothing was accepted: " +
-                                     e.what())
+              << escape_command_data("could not check @" + author +
+                                     "'s permission, so nothing was accepted: " + e.what())
               << "\n";
     set_outputs(ctx, false, "");
     return 0;
   }
   if (!can_write(permission)) {
     best_effort("reply in the thread", [&] {
-      github.create_comment(number, "@" + author + ": `/rnx accept` needs write permission on this repository (yours is `" +
-                                        permission + "`), so the baseline is unchanged. Ask a maintainer to accept it.");
+      github.create_comment(
+          number, "@" + author + ": `/rnx accept` needs write permission on this repository (yours is `" + permission +
+                      "`), so the baseline is unchanged. Ask a maintainer to accept it.");
     });
     best_effort("react to the comment", [&] { github.react_to_comment(ctx.comment_id, "-1"); });
     std::cout << "::error title=rnx accept refused::"
@@ -102,8 +103,9 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
                                  " (check it out in the workflow) or pass --project");
   }
   auto choice = open_backend(settings.backend, m ? &*m : nullptr);
-  std::string reason = command->reason.empty() ? "accepted by @" + author + " in pull request #" + std::to_string(number)
-                                               : command->reason;
+  std::string reason = command->reason.empty()
+                           ? "accepted by @" + author + " in pull request #" + std::to_string(number)
+                           : command->reason;
 
   std::vector<stored_run_ref> runs;
   std::vector<std::string> lines;

@@ -18,9 +18,9 @@ std::vector<stored_run_ref> pull_request_runs(baseline_backend& backend, const s
                                               const std::string& commit);
 
 struct comment_accept_settings {
-  std::string config;          // rnx.toml, for the project name and [service] url
+  std::string config;  // rnx.toml, for the project name and [service] url
   bool config_required = false;
-  std::string project;         // overrides the manifest's
+  std::string project;  // overrides the manifest's
   backend_flags backend;
   std::string github_token;
   std::string status_context = "rnx/benchmark";

@@ -103,9 +103,11 @@ class service_backend final : public baseline_backend {
 
   void check_access(const std::string& project, bool push) override {
     if (token_.empty()) {
-      throw error(errc::unauthorized, describe() + " needs a token and RNX_TOKEN is empty: set RNX_TOKEN to a token "
-                                      "of project " + project + " (`rnx-server admin token create --project " +
-                                      project + "`; in GitHub Actions the `token` input, a secret)");
+      throw error(errc::unauthorized, describe() +
+                                          " needs a token and RNX_TOKEN is empty: set RNX_TOKEN to a token "
+                                          "of project " +
+                                          project + " (`rnx-server admin token create --project " + project +
+                                          "`; in GitHub Actions the `token` input, a secret)");
     }
     bj::value body = call("GET", "/api/v1/projects/" + percent_encode(project) + "/token", "");
     if (!push) return;
@@ -127,8 +129,8 @@ class service_backend final : public baseline_backend {
   verdict_document record_paired(const std::string& head_run_id, const std::string& base_run_id,
                                  const gate_policy& policy, const verdict_document& decided) override {
     bj::object request{{"base_run_id", base_run_id}, {"policy", policy_json(policy)}, {"verdict", to_json(decided)}};
-    bj::value body = call("POST", "/api/v1/runs/" + percent_encode(head_run_id) + "/paired-verdict",
-                          json::serialize(request));
+    bj::value body =
+        call("POST", "/api/v1/runs/" + percent_encode(head_run_id) + "/paired-verdict", json::serialize(request));
     try {
       return verdict_from_json(body, describe() + " paired verdict");
     } catch (const error& e) {
@@ -158,8 +160,9 @@ class service_backend final : public baseline_backend {
 
   std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
                                              const std::string& env_id, int limit) override {
-    bj::value body = call("GET", "/api/v1/projects/" + percent_encode(project) + "/history?branch=" + percent_encode(branch) +
-                                     "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit),
+    bj::value body = call("GET",
+                          "/api/v1/projects/" + percent_encode(project) + "/history?branch=" + percent_encode(branch) +
+                              "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit),
                           "");
     std::vector<config_medians> out;
     const auto* series = body.as_object().if_contains("series");
@@ -226,9 +229,9 @@ class service_backend final : public baseline_backend {
 
   group_outcome judge_group(const std::string& project, const std::string& group, const gate_policy& policy) override {
     bj::object request{{"policy", policy_json(policy)}};
-    bj::value body = call("POST", "/api/v1/projects/" + percent_encode(project) + "/groups/" + percent_encode(group) +
-                                      "/verdict",
-                          json::serialize(request));
+    bj::value body =
+        call("POST", "/api/v1/projects/" + percent_encode(project) + "/groups/" + percent_encode(group) + "/verdict",
+             json::serialize(request));
     group_outcome out;
     out.state = read_group(body, "the run group's verdict");
     if (const auto* v = body.as_object().if_contains("verdict")) {
@@ -400,8 +403,7 @@ class embedded_backend final : public baseline_backend {
       if (!s.baseline) continue;
       auto record = db_.baseline_of_run(s.id);
       if (!record || record->branch != branch) continue;
-      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at,
-                     record->source});
+      out.push_back({std::to_string(s.id), s.commit, s.branch, s.env_id, s.pull_request, s.created_at, record->source});
       if (static_cast<int>(out.size()) >= limit) break;
     }
     return out;
@@ -438,8 +440,8 @@ class embedded_backend final : public baseline_backend {
   void announce_changes(std::int64_t run_id) {
     try {
       for (const auto& c : store::detect_changes(db_, run_id)) {
-        std::cerr << "rnx: change point on " << c.branch << ": " << c.key.label() << " x" << c.ratio << " ["
-                  << c.ci_lo << ", " << c.ci_hi << "], P " << c.probability << ", from commit " << c.commit
+        std::cerr << "rnx: change point on " << c.branch << ": " << c.key.label() << " x" << c.ratio << " [" << c.ci_lo
+                  << ", " << c.ci_hi << "], P " << c.probability << ", from commit " << c.commit
                   << " (rnx changes --store " << path_ << ")\n";
       }
     } catch (const std::exception& e) {

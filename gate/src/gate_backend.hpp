@@ -18,7 +18,7 @@ namespace rnx::gate {
 
 struct uploaded_run {
   std::string id;
-  bool baseline = false;      // stored as its branch's newest baseline (a push)
+  bool baseline = false;        // stored as its branch's newest baseline (a push)
   bool already_stored = false;  // the identical document was uploaded before (a re-run job)
 };
 

@@ -15,20 +15,20 @@ enum class event_kind { local, pull_request, push_like, issue_comment, unsupport
 std::string_view to_string(event_kind kind);
 
 struct github_context {
-  bool in_actions = false;    // GITHUB_ACTIONS=true
+  bool in_actions = false;  // GITHUB_ACTIONS=true
   event_kind event = event_kind::local;
-  std::string event_name;     // as GitHub names it ("pull_request", "push", ...), "local" outside Actions
-  std::string repository;     // owner/name
+  std::string event_name;  // as GitHub names it ("pull_request", "push", ...), "local" outside Actions
+  std::string repository;  // owner/name
   std::string api_url = "https://api.github.com";
   std::string server_url = "https://github.com";
-  std::string run_url;        // link to this workflow run, for the commit status; "" outside Actions
-  std::string job;            // GITHUB_JOB
+  std::string run_url;             // link to this workflow run, for the commit status; "" outside Actions
+  std::string job;                 // GITHUB_JOB
   std::string runner_environment;  // RUNNER_ENVIRONMENT: github-hosted | self-hosted | ""
 
-  std::string commit;         // the commit that is measured: a PR's head, a push's after-sha
-  std::string branch;         // the branch measured (a PR's head ref)
-  std::string base_branch;    // the branch compared with (a PR's base ref; a push's own branch)
-  std::string base_commit;    // a PR's base sha (the paired mode's default base revision)
+  std::string commit;       // the commit that is measured: a PR's head, a push's after-sha
+  std::string branch;       // the branch measured (a PR's head ref)
+  std::string base_branch;  // the branch compared with (a PR's base ref; a push's own branch)
+  std::string base_commit;  // a PR's base sha (the paired mode's default base revision)
   std::optional<std::int64_t> pull_request;
   bool pull_request_from_fork = false;  // a fork's GITHUB_TOKEN cannot comment or post statuses
 

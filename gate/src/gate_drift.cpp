@@ -88,15 +88,17 @@ anchor_choice find_anchor(const std::vector<stored_run_ref>& history, const drif
     for (std::size_t i = 0; i < history.size(); ++i) {
       if (!cutoff.empty() && history[i].created_at <= cutoff) {
         c.index = i;
-        c.label = "the baseline of " + history[i].created_at.substr(0, 10) + " (" + std::to_string(a.days) +
-                  " days back)";
+        c.label =
+            "the baseline of " + history[i].created_at.substr(0, 10) + " (" + std::to_string(a.days) + " days back)";
         return c;
       }
     }
     if (!history.empty()) {
       c.index = history.size() - 1;
-      c.label = "the oldest stored baseline, " + history.back().created_at.substr(0, 10) + " (the history is shorter "
-                "than " + std::to_string(a.days) + " days)";
+      c.label = "the oldest stored baseline, " + history.back().created_at.substr(0, 10) +
+                " (the history is shorter "
+                "than " +
+                std::to_string(a.days) + " days)";
       return c;
     }
     c.missing = "no stored baseline of " + r.base_branch + " in this environment";
@@ -109,7 +111,8 @@ anchor_choice find_anchor(const std::vector<stored_run_ref>& history, const drif
       return c;
     }
   }
-  c.missing = "no accepted baseline of " + r.base_branch + " in this environment (or the backend cannot tell accepted "
+  c.missing = "no accepted baseline of " + r.base_branch +
+              " in this environment (or the backend cannot tell accepted "
               "baselines apart: rnx-server lists pushed ones only; use anchor = \"tag:...\" or \"days:N\" there)";
   return c;
 }
@@ -194,8 +197,8 @@ std::string decide_paired(drift_finding& f, const drift_request& r, const gate_p
   const verdict_document v = stats::judge_runs(runs.anchor, runs.head, budget_policy);
   for (auto& d : f.configs) {
     if (!measure_again(d)) continue;
-    auto paired = std::find_if(v.configs.begin(), v.configs.end(),
-                               [&](const config_verdict& c) { return c.key == d.key; });
+    auto paired =
+        std::find_if(v.configs.begin(), v.configs.end(), [&](const config_verdict& c) { return c.key == d.key; });
     if (paired == v.configs.end()) continue;  // not measured again: the stored comparison stands
     if (auto decided = from_verdict(*paired, drift_method::paired)) d = std::move(*decided);
   }
@@ -303,8 +306,8 @@ std::string drift_reason(const drift_finding& f, const std::string& paired_note)
     for (const auto& c : d.blamed_commits) reason << " " << c.substr(0, 12);
   }
   if (first_over) {
-    reason << "; " << commits_listed(f.commits_since_anchor) << "; to name the slowing ones paired: "
-           << first_over->bisect_command;
+    reason << "; " << commits_listed(f.commits_since_anchor)
+           << "; to name the slowing ones paired: " << first_over->bisect_command;
   }
   if (!paired_note.empty()) reason << "; " << paired_note;
   return reason.str();
@@ -317,8 +320,8 @@ drift_finding check_drift(baseline_backend& backend, const drift_request& r) {
   f.anchor = to_string(r.settings.anchor);
   f.budget = r.settings.budget.value_or(0);
   f.action = r.settings.action;
-  std::vector<stored_run_ref> history = backend.baseline_history(r.head.project, r.base_branch, r.head.env.env_id,
-                                                                 history_limit);
+  std::vector<stored_run_ref> history =
+      backend.baseline_history(r.head.project, r.base_branch, r.head.env.env_id, history_limit);
   if (r.head_run_id) std::erase_if(history, [&](const stored_run_ref& x) { return x.id == *r.head_run_id; });
   const anchor_choice anchor = find_anchor(history, r);
   if (!anchor.index) {
@@ -357,26 +360,42 @@ bj::value drift_json(const drift_finding& f) {
   for (const auto& d : f.configs) {
     bj::array steps;
     for (const auto& s : d.steps) {
-      steps.push_back(bj::object{{"commit", s.commit}, {"run_id", s.run_id}, {"ratio", s.ratio},
-                                 {"ci95", bj::array{s.lo, s.hi}}, {"p_slower", s.p_slower}, {"blamed", s.blamed}});
+      steps.push_back(bj::object{{"commit", s.commit},
+                                 {"run_id", s.run_id},
+                                 {"ratio", s.ratio},
+                                 {"ci95", bj::array{s.lo, s.hi}},
+                                 {"p_slower", s.p_slower},
+                                 {"blamed", s.blamed}});
     }
     bj::array blamed;
     for (const auto& c : d.blamed_commits) blamed.push_back(bj::value(c));
-    configs.push_back(bj::object{{"kernel", d.key.kernel}, {"runtime", d.key.runtime}, {"dtype", d.key.dtype},
-                                 {"batch", d.key.batch}, {"method", to_string(d.method)},
-                                 {"decision", to_string(d.result)}, {"ratio", d.ratio},
-                                 {"ci95", bj::array{d.lo, d.hi}}, {"p_over_budget", d.p_over},
-                                 {"steps", std::move(steps)}, {"blamed_commits", std::move(blamed)},
+    configs.push_back(bj::object{{"kernel", d.key.kernel},
+                                 {"runtime", d.key.runtime},
+                                 {"dtype", d.key.dtype},
+                                 {"batch", d.key.batch},
+                                 {"method", to_string(d.method)},
+                                 {"decision", to_string(d.result)},
+                                 {"ratio", d.ratio},
+                                 {"ci95", bj::array{d.lo, d.hi}},
+                                 {"p_over_budget", d.p_over},
+                                 {"steps", std::move(steps)},
+                                 {"blamed_commits", std::move(blamed)},
                                  {"bisect_command", d.bisect_command}});
   }
   bj::array since;
   for (const auto& c : f.commits_since_anchor) since.push_back(bj::value(c));
-  return bj::object{{"schema", "rnx.drift/v1"},  {"checked", f.checked},
-                    {"exceeded", f.exceeded},    {"reason", f.reason},
-                    {"budget", f.budget},        {"action", to_string(f.action)},
-                    {"anchor", f.anchor},        {"anchor_label", f.anchor_label},
-                    {"anchor_run_id", f.anchor_run_id}, {"anchor_commit", f.anchor_commit},
-                    {"anchor_created_at", f.anchor_created_at}, {"configs", std::move(configs)},
+  return bj::object{{"schema", "rnx.drift/v1"},
+                    {"checked", f.checked},
+                    {"exceeded", f.exceeded},
+                    {"reason", f.reason},
+                    {"budget", f.budget},
+                    {"action", to_string(f.action)},
+                    {"anchor", f.anchor},
+                    {"anchor_label", f.anchor_label},
+                    {"anchor_run_id", f.anchor_run_id},
+                    {"anchor_commit", f.anchor_commit},
+                    {"anchor_created_at", f.anchor_created_at},
+                    {"configs", std::move(configs)},
                     {"commits_since_anchor", std::move(since)}};
 }
 
@@ -400,20 +419,22 @@ std::string render_drift_text(const drift_finding& f) {
 
 std::string render_drift_markdown(const drift_finding& f) {
   std::ostringstream out;
-  out << "**Drift budget** (" << 100 * f.budget << "% since " << markdown_code(f.anchor) << "): "
-      << markdown_escape(f.reason) << "\n";
+  out << "**Drift budget** (" << 100 * f.budget << "% since " << markdown_code(f.anchor)
+      << "): " << markdown_escape(f.reason) << "\n";
   for (const auto& d : f.configs) {
     if (d.steps.empty() && d.method == drift_method::stored) continue;
-    out << "\n" << markdown_code(d.key.label()) << " " << percent(d.ratio) << " " << interval(d.lo, d.hi)
+    out << "\n"
+        << markdown_code(d.key.label()) << " " << percent(d.ratio) << " " << interval(d.lo, d.hi)
         << " since the anchor, " << to_string(d.result) << " (" << method_words(d.method) << ")"
         << (d.steps.empty() ? "\n" : "; the stored history's steps:\n");
     if (!d.steps.empty()) out << "\n| commit | step | 95% interval | blamed |\n|---|---|---|---|\n";
     for (const auto& s : d.steps) {
-      out << "| " << markdown_code(s.commit.substr(0, 12)) << " | " << percent(s.ratio) << " | "
-          << interval(s.lo, s.hi) << " | " << (s.blamed ? "yes" : "") << " |\n";
+      out << "| " << markdown_code(s.commit.substr(0, 12)) << " | " << percent(s.ratio) << " | " << interval(s.lo, s.hi)
+          << " | " << (s.blamed ? "yes" : "") << " |\n";
     }
     if (d.bisect_command.empty()) continue;
-    out << "\n" << (d.blamed_commits.empty() ? "No stored step is blamed; " : "")
+    out << "\n"
+        << (d.blamed_commits.empty() ? "No stored step is blamed; " : "")
         << markdown_escape(commits_listed(f.commits_since_anchor))
         << ". To name the ones that slowed it, each measured paired: " << markdown_code(d.bisect_command) << "\n";
   }
@@ -429,8 +450,13 @@ std::string gate_drift_check(verdict_document& verdict, baseline_backend& backen
   try {
     std::optional<std::string> head_id;
     if (!inputs.head_run_id.empty()) head_id = inputs.head_run_id;
-    const drift_request request{head,   inputs.base_branch, head_id, settings, policy,
-                                std::filesystem::absolute(inputs.config).parent_path(), utc_now_rfc3339(),
+    const drift_request request{head,
+                                inputs.base_branch,
+                                head_id,
+                                settings,
+                                policy,
+                                std::filesystem::absolute(inputs.config).parent_path(),
+                                utc_now_rfc3339(),
                                 inputs.measure_paired};
     finding = check_drift(backend, request);
   } catch (const error& e) {

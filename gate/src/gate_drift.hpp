@@ -23,8 +23,8 @@ namespace rnx::gate {
 
 // One step of the stored history between the anchor and the head: a baseline run against the one before it.
 struct drift_step {
-  std::string commit;   // the later run's commit (the head's for the last step)
-  std::string run_id;   // the later run ("" for the head when it was not stored)
+  std::string commit;  // the later run's commit (the head's for the last step)
+  std::string run_id;  // the later run ("" for the head when it was not stored)
   double ratio = 1;
   double lo = 1;
   double hi = 1;
@@ -46,10 +46,10 @@ struct drift_config {
   double ratio = 1;
   double lo = 1;
   double hi = 1;
-  double p_over = 0;                    // P(ratio > 1 + budget)
-  std::vector<drift_step> steps;        // filled for configurations over budget
+  double p_over = 0;              // P(ratio > 1 + budget)
+  std::vector<drift_step> steps;  // filled for configurations over budget
   std::vector<std::string> blamed_commits;
-  std::string bisect_command;           // over budget: the `rnx bisect` that names the slowing commits paired
+  std::string bisect_command;  // over budget: the `rnx bisect` that names the slowing commits paired
 };
 
 struct drift_finding {
@@ -84,9 +84,9 @@ struct drift_request {
   std::string base_branch;
   std::optional<std::string> head_run_id;  // the head's stored run, left out of the history walked
   drift_settings settings;
-  gate_policy policy;                       // probability and resamples in force
-  std::filesystem::path repo_dir;           // where git resolves tag anchors
-  std::string now;                          // RFC 3339, for days:N
+  gate_policy policy;                         // probability and resamples in force
+  std::filesystem::path repo_dir;             // where git resolves tag anchors
+  std::string now;                            // RFC 3339, for days:N
   measure_beside_anchor measure_paired = {};  // empty: the stored comparison alone (no runner, not paired)
 };
 
@@ -111,10 +111,10 @@ std::string render_drift_markdown(const drift_finding& finding);
 // Returns the report's Markdown ("" when no budget is set). A backend that fails is a line in the report, never a
 // failed gate.
 struct drift_gate_inputs {
-  std::string config;        // rnx.toml
+  std::string config;  // rnx.toml
   std::filesystem::path out_dir;
   std::string base_branch;
-  std::string head_run_id;   // "" when the head was not stored
+  std::string head_run_id;                    // "" when the head was not stored
   measure_beside_anchor measure_paired = {};  // the gate's paired measurement; empty = stored comparison alone
 };
 std::string gate_drift_check(verdict_document& verdict, baseline_backend& backend, const run_document& head,

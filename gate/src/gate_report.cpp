@@ -60,8 +60,7 @@ bool linkable(std::string_view url) {
 }  // namespace
 
 std::string text_sparkline(const std::vector<double>& values) {
-  static const char* const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584",
-                                       "\u2585", "\u2586", "\u2587", "\u2588"};
+  static const char* const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
   if (values.empty()) return {};
   auto [lo, hi] = std::minmax_element(values.begin(), values.end());
   std::string out;

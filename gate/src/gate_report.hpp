@@ -13,15 +13,15 @@ namespace rnx::gate {
 
 // What the report says besides the verdict itself.
 struct report_facts {
-  std::string mode;         // to_string(gate_mode): "stored", "paired" or "confirmed"
-  std::string event;        // "pull_request", "push", "local", ...
+  std::string mode;   // to_string(gate_mode): "stored", "paired" or "confirmed"
+  std::string event;  // "pull_request", "push", "local", ...
   std::string commit;
-  std::string run_id;       // "" when the run was not stored
-  std::string backend;      // "service http://..." / "embedded store ..." / ""
-  std::string runner_label; // the [gate.runners] label in force, "" for [gate]
-  std::string note;         // e.g. why the history upload failed in paired mode
-  std::string accept_hint;  // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
-  std::string run_url;      // the run's evidence page on rnx-server; "" when no service URL is known
+  std::string run_id;        // "" when the run was not stored
+  std::string backend;       // "service http://..." / "embedded store ..." / ""
+  std::string runner_label;  // the [gate.runners] label in force, "" for [gate]
+  std::string note;          // e.g. why the history upload failed in paired mode
+  std::string accept_hint;   // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
+  std::string run_url;       // the run's evidence page on rnx-server; "" when no service URL is known
   // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
   std::vector<std::pair<std::string, std::vector<double>>> history;
 };

@@ -94,8 +94,8 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
   return choice;
 }
 
-void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project,
-                                   bool push, bool fork) {
+void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project, bool push,
+                                   bool fork) {
   if (resolve_service_url(flags, m).url.empty() || project.empty()) return;
   auto backend = open_backend(flags, m).backend;
   try {
@@ -127,7 +127,8 @@ resolved_policy resolve_policy(const manifest* m, const policy_flags& flags, con
         for (const auto& [label, policy] : m->gate_runners) known += (known.empty() ? "" : ", ") + label;
       }
       throw error(errc::usage, "--runner " + flags.runner + ": rnx.toml has no [gate.runners." + flags.runner +
-                                   "] table" + (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")") +
+                                   "] table" +
+                                   (known.empty() ? std::string(" (it has none)") : " (it has: " + known + ")") +
                                    "; add one or drop --runner");
     }
     out.policy = m->gate_runners.at(flags.runner);

@@ -27,9 +27,9 @@ std::string env_or_empty(const char* name);
 
 // Where runs go. Empty strings are "not given", so that an action input left blank falls through.
 struct backend_flags {
-  std::string service_url;   // --service-url, else RNX_SERVICE_URL, else [service] url
-  std::string store;         // --store PATH: the embedded SQLite store
-  double timeout_s = 30;     // per HTTP phase, service calls
+  std::string service_url;        // --service-url, else RNX_SERVICE_URL, else [service] url
+  std::string store;              // --store PATH: the embedded SQLite store
+  double timeout_s = 30;          // per HTTP phase, service calls
   double group_timeout_s = 3600;  // embedded store: a run group is formed this long after its first shard
 };
 void add_backend_flags(CLI::App& cmd, backend_flags& flags);
@@ -53,8 +53,8 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m);
 // run (a push run when `push`)? Throws the service's unauthorized / forbidden error (exit 2) unless `fork` (a pull
 // request from a fork gets no secrets: measured and reported anyway); a service that cannot be asked is left to
 // the upload, which reports the outage. Nothing to check for the embedded store.
-void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project,
-                                   bool push, bool fork);
+void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project, bool push,
+                                   bool fork);
 
 // Threshold overrides as action inputs pass them: strings, "" = keep the manifest's value.
 struct policy_flags {
@@ -63,7 +63,7 @@ struct policy_flags {
   std::string min_samples;
   std::string resamples;
   std::string on_abstain;
-  std::string runner;        // a [gate.runners.LABEL] of rnx.toml
+  std::string runner;  // a [gate.runners.LABEL] of rnx.toml
   bool report_only = false;
 };
 void add_policy_flags(CLI::App& cmd, policy_flags& flags);

@@ -201,8 +201,10 @@ std::string next_page_url(std::string_view link) {
     std::size_t close = link.find('>', open);
     if (close == std::string_view::npos) break;
     std::size_t end = link.find(',', close);
-    std::string_view params = link.substr(close + 1, end == std::string_view::npos ? std::string_view::npos : end - close - 1);
-    if (params.find("rel=\"next\"") != std::string_view::npos) return std::string(link.substr(open + 1, close - open - 1));
+    std::string_view params =
+        link.substr(close + 1, end == std::string_view::npos ? std::string_view::npos : end - close - 1);
+    if (params.find("rel=\"next\"") != std::string_view::npos)
+      return std::string(link.substr(open + 1, close - open - 1));
     if (end == std::string_view::npos) break;
     pos = end + 1;
   }

@@ -26,7 +26,6 @@ const fs::path manifest_file = "rnx.toml";
 const fs::path workflow_file = fs::path(".github") / "workflows" / "rnx.yml";
 const fs::path gitignore_file = ".gitignore";
 
-
 std::string number_text(double v) {
   std::ostringstream os;
   os << v;
@@ -170,7 +169,8 @@ std::string ci_example_text(const std::string& name) {
 }
 
 std::string choose_workflow(const scan_result& scan) {
-  const bool gpu = std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
+  const bool gpu =
+      std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
   return gpu ? "pr-gate" : "report-only-hosted";
 }
 
@@ -193,7 +193,8 @@ std::int64_t common_batch(const scan_result& scan) {
 }
 
 std::string render_manifest(const std::string& project, const scan_result& scan) {
-  const bool gpu = std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
+  const bool gpu =
+      std::any_of(scan.kernels.begin(), scan.kernels.end(), [](const found_kernel& k) { return k.uses_gpu; });
   const gate_policy policy;
   const std::int64_t default_batch = common_batch(scan);
   std::string on_abstain(to_string(policy.on_abstain));  // "WARN": the manifest writes it in lower case
@@ -208,7 +209,10 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "runtimes = [\"eager\"]     # also: compile, torchscript, onnxruntime, tensorrt\n"
      << "dtypes   = [\"float32\"]   # also: float16, bfloat16, float64\n"
      << "batch    = [" << default_batch << "]"
-     << std::string(default_batch < 10 ? 11 : default_batch < 100 ? 10 : 9, ' ')
+     << std::string(default_batch < 10    ? 11
+                    : default_batch < 100 ? 10
+                                          : 9,
+                    ' ')
      << "# the sizes B takes in the input shapes (a kernel's own batch replaces this)\n"
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
   // The sampling defaults decide typical kernels without tuning (docs/runner.md); they are written as comments
@@ -239,12 +243,12 @@ init_plan plan_init(const init_options& options) {
   if (plan.scan.kernels.empty()) {
     std::string skipped;
     for (const auto& s : plan.scan.skipped) skipped += "; " + s.path.generic_string() + ": " + s.reason;
-    throw error(errc::usage, "no kernel found under " + options.root.string() + " (" +
-                                 std::to_string(plan.scan.files_read) +
-                                 " .py files read; a kernel is a .py file with a top-level def run(...), one function "
-                                 "taking torch.Tensor arguments, or a KernelBench class Model with get_inputs() and "
-                                 "get_init_inputs())" + skipped +
-                                 "; write rnx.toml by hand (docs/manifest.md) or pass --dir with the kernels' folder");
+    throw error(errc::usage,
+                "no kernel found under " + options.root.string() + " (" + std::to_string(plan.scan.files_read) +
+                    " .py files read; a kernel is a .py file with a top-level def run(...), one function "
+                    "taking torch.Tensor arguments, or a KernelBench class Model with get_inputs() and "
+                    "get_init_inputs())" +
+                    skipped + "; write rnx.toml by hand (docs/manifest.md) or pass --dir with the kernels' folder");
   }
 
   std::string project = options.project;
@@ -259,15 +263,16 @@ init_plan plan_init(const init_options& options) {
   if (!plan.workflow.empty() && ci_example_text(plan.workflow).empty()) {
     std::string names;
     for (const auto& n : ci_example_names()) names += (names.empty() ? "" : ", ") + n;
-    throw error(errc::usage, "--workflow " + plan.workflow + ": no such example workflow (use one of: " + names +
-                                 ", or none)");
+    throw error(errc::usage,
+                "--workflow " + plan.workflow + ": no such example workflow (use one of: " + names + ", or none)");
   }
 
   std::vector<std::string> existing;
   auto add = [&](const fs::path& path, std::string content, std::string note) {
     const bool exists = fs::exists(options.root / path, ec);
     if (exists) existing.push_back(path.generic_string());
-    plan.files.push_back({path, exists ? file_action::replace : file_action::create, std::move(content), std::move(note)});
+    plan.files.push_back(
+        {path, exists ? file_action::replace : file_action::create, std::move(content), std::move(note)});
   };
   std::size_t inferred = 0;
   for (const auto& k : plan.scan.kernels) inferred += k.kernelbench || k.shapes_complete();
@@ -276,8 +281,8 @@ init_plan plan_init(const init_options& options) {
           std::to_string(inferred) + " with inputs inferred");
   if (!plan.workflow.empty()) {
     add(workflow_file,
-        "# Written by `rnx init` from ci-examples/" + plan.workflow + ".yml of rnx.\n" + workflow_reason(plan.workflow) +
-            ci_example_text(plan.workflow),
+        "# Written by `rnx init` from ci-examples/" + plan.workflow + ".yml of rnx.\n" +
+            workflow_reason(plan.workflow) + ci_example_text(plan.workflow),
         "from ci-examples/" + plan.workflow + ".yml");
   }
   if (!existing.empty() && !options.force) {
@@ -288,8 +293,10 @@ init_plan plan_init(const init_options& options) {
     const bool one = existing.size() == 1;
     const fs::path where = fs::weakly_canonical(fs::absolute(options.root), ec);
     throw error(errc::conflict, names + (one ? " already exists" : " already exist") + " in " + where.string() +
-                                    "; rnx init does not overwrite " + (one ? "it" : "them") + ": pass --force to "
-                                    "replace " + (one ? "it" : "them") + " (or --dry-run to see what it would write)");
+                                    "; rnx init does not overwrite " + (one ? "it" : "them") +
+                                    ": pass --force to "
+                                    "replace " +
+                                    (one ? "it" : "them") + " (or --dry-run to see what it would write)");
   }
 
   const auto gitignore = read_text(options.root / gitignore_file);

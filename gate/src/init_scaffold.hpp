@@ -22,13 +22,13 @@ enum class file_action { create, replace, append };
 struct planned_file {
   std::filesystem::path path;  // relative to the root
   file_action action = file_action::create;
-  std::string content;         // create/replace: the whole file; append: the text added at its end
-  std::string note;            // one line for the summary
+  std::string content;  // create/replace: the whole file; append: the text added at its end
+  std::string note;     // one line for the summary
 };
 
 struct init_plan {
   scan_result scan;
-  std::string workflow;        // the ci-examples/ name used, "" when none
+  std::string workflow;  // the ci-examples/ name used, "" when none
   std::vector<planned_file> files;
 };
 

@@ -26,7 +26,8 @@ std::string_view trim(std::string_view s) {
 
 bool is_identifier(std::string_view s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s.front()))) return false;
-  return std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
 }
 
 bool is_integer(std::string_view s) {
@@ -40,12 +41,16 @@ std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
   for (std::size_t i = open; i < text.size(); ++i) {
     const char c = text[i];
     if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
     else if (c == ')' || c == ']' || c == '}') {
       if (--depth == 0) return std::string(text.substr(open + 1, i - open - 1));
     }
@@ -62,13 +67,18 @@ std::vector<std::string> split_top_level(std::string_view text) {
   for (std::size_t i = 0; i < text.size(); ++i) {
     const char c = text[i];
     if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
+      if (c == '\\')
+        ++i;
+      else if (c == quote)
+        quote = 0;
       continue;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
+    if (c == '"' || c == '\'')
+      quote = c;
+    else if (c == '(' || c == '[' || c == '{')
+      ++depth;
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
     else if (c == ',' && depth == 0) {
       out.emplace_back(trim(text.substr(start, i - start)));
       start = i + 1;
@@ -92,8 +102,8 @@ struct function_def {
 
 struct python_file {
   std::vector<std::string> lines;
-  std::vector<function_def> functions;     // top level
-  std::set<std::string> classes;           // top level
+  std::vector<function_def> functions;            // top level
+  std::set<std::string> classes;                  // top level
   std::map<std::string, std::int64_t> constants;  // top-level NAME = INTEGER
   bool imports_torch = false;
 };
@@ -204,7 +214,8 @@ std::optional<shape_match> shape_from_file(const python_file& file, const std::s
     std::string_view rest = trim(line.substr(name.size()));
     if (rest.empty() || rest.front() != '=' || (rest.size() > 1 && rest[1] == '=')) continue;
     rest = trim(rest.substr(1));
-    auto maker = std::find_if(makers.begin(), makers.end(), [&](const std::string& m) { return rest.rfind(m, 0) == 0; });
+    auto maker =
+        std::find_if(makers.begin(), makers.end(), [&](const std::string& m) { return rest.rfind(m, 0) == 0; });
     if (maker == makers.end()) continue;
     auto args = bracketed(rest, maker->size() - 1);
     if (!args) continue;
@@ -225,7 +236,8 @@ std::optional<shape_match> shape_from_file(const python_file& file, const std::s
       } else if (is_identifier(size) && is_batch_name(size)) {
         dim = "B";
         if (auto c = file.constants.find(size); c != file.constants.end() && c->second > 0) match.batch = c->second;
-      } else if (auto c = file.constants.find(size); is_identifier(size) && c != file.constants.end() && c->second > 0) {
+      } else if (auto c = file.constants.find(size);
+                 is_identifier(size) && c != file.constants.end() && c->second > 0) {
         dim = std::to_string(c->second);
       } else {
         ok = false;
@@ -275,7 +287,8 @@ std::optional<found_kernel> inspect_python_source(std::string_view source, const
   const bool has_model = file.classes.count("Model") > 0;
   if (has_model && find_function(file, "get_inputs")) {
     if (!find_function(file, "get_init_inputs")) {
-      if (why_not) *why_not = "class Model and get_inputs() but no get_init_inputs(): a KernelBench file needs all three";
+      if (why_not)
+        *why_not = "class Model and get_inputs() but no get_init_inputs(): a KernelBench file needs all three";
       return std::nullopt;
     }
     k.kernelbench = true;
@@ -298,7 +311,8 @@ std::optional<found_kernel> inspect_python_source(std::string_view source, const
       std::string names;
       for (const auto* f : candidates) names += (names.empty() ? "" : ", ") + f->name;
       if (why_not) {
-        *why_not = "several functions take tensors (" + names + "); add a [[kernel]] with entry = \"NAME\" for each one "
+        *why_not = "several functions take tensors (" + names +
+                   "); add a [[kernel]] with entry = \"NAME\" for each one "
                    "to measure, or name one of them run";
       }
       return std::nullopt;

@@ -14,20 +14,20 @@ namespace rnx::gate {
 // One parameter of an entry function and, when the file shows it, its shape ("B,1024") and where it was seen.
 struct found_input {
   std::string name;
-  std::string shape;      // "" = not inferred
-  std::string evidence;   // "kernels/gelu.py:14: x = torch.randn(batch_size, 1024)"
+  std::string shape;     // "" = not inferred
+  std::string evidence;  // "kernels/gelu.py:14: x = torch.randn(batch_size, 1024)"
 };
 
 struct found_kernel {
-  std::string name;                  // unique, letters, digits, '_', '-', '.'
-  std::filesystem::path path;        // relative to the scanned root, '/'-separated
-  bool kernelbench = false;          // class Model + get_inputs + get_init_inputs
-  std::string entry;                 // "" = the runner's default (run, or ModelNew/Model)
-  std::vector<found_input> inputs;   // function kernels: the required positional parameters, in order
+  std::string name;                   // unique, letters, digits, '_', '-', '.'
+  std::filesystem::path path;         // relative to the scanned root, '/'-separated
+  bool kernelbench = false;           // class Model + get_inputs + get_init_inputs
+  std::string entry;                  // "" = the runner's default (run, or ModelNew/Model)
+  std::vector<found_input> inputs;    // function kernels: the required positional parameters, in order
   std::optional<std::int64_t> batch;  // a module-level batch_size (or the batch constant a shape used)
-  bool uses_gpu = false;             // mentions cuda or triton: wants a GPU runner
+  bool uses_gpu = false;              // mentions cuda or triton: wants a GPU runner
 
-  bool shapes_complete() const;      // every input has a shape (KernelBench: always)
+  bool shapes_complete() const;  // every input has a shape (KernelBench: always)
 };
 
 // A .py file that looks like a kernel but could not be taken, and why (printed by `rnx init`).

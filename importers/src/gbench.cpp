@@ -61,8 +61,8 @@ void split_name(const std::string& run_name, measured_case& c) {
 
 struct gathered {
   measured_case c;
-  std::string unit;       // of the first repetition, to refuse mixed units
-  std::string unit_path;  // where that unit was read
+  std::string unit;                                 // of the first repetition, to refuse mixed units
+  std::string unit_path;                            // where that unit was read
   std::map<std::int64_t, std::string> repetitions;  // repetition_index -> path, to refuse duplicates
   std::map<std::string, double> aggregate_ms;       // mean, median, stddev, min, max
   std::int64_t aggregate_count = 0;
@@ -99,7 +99,8 @@ std::string complexity_note(const std::string& file, const std::string& path, co
   for (std::size_t i = 0; i < rows.size() && i < 4; ++i) names += (i ? ", " : "") + rows[i];
   if (rows.size() > 4) names += " and " + std::to_string(rows.size() - 4) + " more";
   return file + ": " + path + ": left out " + std::to_string(rows.size()) + " complexity row" +
-         (rows.size() == 1 ? "" : "s") + " (" + names + "): ->Complexity() fits a curve over a family's sizes, which "
+         (rows.size() == 1 ? "" : "s") + " (" + names +
+         "): ->Complexity() fits a curve over a family's sizes, which "
          "measures no one configuration; each size's own rows are imported";
 }
 
@@ -159,8 +160,9 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
   if (auto date = context.maybe("date")) {
     ctx.timestamp = date->string();
     ctx.timestamp_path = date->path();
-    ctx.naive_timestamp_rule = "older Google Benchmark versions wrote the local time of the machine that ran it, "
-                               "without its offset";
+    ctx.naive_timestamp_rule =
+        "older Google Benchmark versions wrote the local time of the machine that ran it, "
+        "without its offset";
   }
 
   auto benchmarks = root.at("benchmarks");
@@ -196,7 +198,8 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
     if (errored || skipped) {
       g.c.status = errored ? result_status::error : result_status::skipped;
       g.c.message = entry.string_or(errored ? "error_message" : "skip_message", "");
-      if (g.c.message.empty()) g.c.message = errored ? "the benchmark reported an error" : "the benchmark skipped itself";
+      if (g.c.message.empty())
+        g.c.message = errored ? "the benchmark reported an error" : "the benchmark skipped itself";
       continue;
     }
     if (run_type == "aggregate" && entry.string_or("aggregate_unit", "time") != "time") continue;  // cv: a fraction
@@ -208,9 +211,10 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
       g.unit = unit;
       g.unit_path = unit_reader.path();
     } else if (unit != g.unit) {
-      fail(file, unit_reader.path(), "\"" + unit + "\" where " + g.unit_path + " of the same benchmark " + run_name +
-                                         " says \"" + g.unit + "\": mixed units in one benchmark (were two outputs "
-                                         "joined into one file?)");
+      fail(file, unit_reader.path(),
+           "\"" + unit + "\" where " + g.unit_path + " of the same benchmark " + run_name + " says \"" + g.unit +
+               "\": mixed units in one benchmark (were two outputs "
+               "joined into one file?)");
     }
     auto time = entry.at(cpu_time ? "cpu_time" : "real_time");
     const double ms = time.number() * *factor;
@@ -223,10 +227,11 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
     }
     // Versions before repetition_index wrote the repetitions one after another under one name.
     const std::int64_t repetition = entry.has("repetition_index") ? entry.integer("repetition_index")
-                                                                   : static_cast<std::int64_t>(g.c.samples_ms.size());
+                                                                  : static_cast<std::int64_t>(g.c.samples_ms.size());
     if (auto [rep, fresh] = g.repetitions.emplace(repetition, entry.path()); !fresh) {
-      fail(file, entry.path(), "duplicate benchmark " + run_name + " (repetition " + std::to_string(repetition) +
-                                   " also at " + rep->second + "): each name appears once per repetition");
+      fail(file, entry.path(),
+           "duplicate benchmark " + run_name + " (repetition " + std::to_string(repetition) + " also at " +
+               rep->second + "): each name appears once per repetition");
     }
     g.c.samples_ms.push_back(ms);
     if (auto n = entry.maybe("iterations")) g.iterations = n->integer();

@@ -75,14 +75,26 @@ std::string lower(std::string_view s) {
 
 // A dtype parameter's value as an rnx dtype, or "" when it names none of them.
 std::string dtype_of(std::string_view value) {
-  static const std::map<std::string, std::string> names = {
-      {"float32", "float32"},        {"f32", "float32"},           {"fp32", "float32"},
-      {"float", "float32"},          {"torch.float32", "float32"}, {"float16", "float16"},
-      {"f16", "float16"},            {"fp16", "float16"},          {"half", "float16"},
-      {"__half", "float16"},         {"torch.float16", "float16"}, {"bfloat16", "bfloat16"},
-      {"bf16", "bfloat16"},          {"__nv_bfloat16", "bfloat16"}, {"torch.bfloat16", "bfloat16"},
-      {"float64", "float64"},        {"f64", "float64"},           {"fp64", "float64"},
-      {"double", "float64"},         {"torch.float64", "float64"}};
+  static const std::map<std::string, std::string> names = {{"float32", "float32"},
+                                                           {"f32", "float32"},
+                                                           {"fp32", "float32"},
+                                                           {"float", "float32"},
+                                                           {"torch.float32", "float32"},
+                                                           {"float16", "float16"},
+                                                           {"f16", "float16"},
+                                                           {"fp16", "float16"},
+                                                           {"half", "float16"},
+                                                           {"__half", "float16"},
+                                                           {"torch.float16", "float16"},
+                                                           {"bfloat16", "bfloat16"},
+                                                           {"bf16", "bfloat16"},
+                                                           {"__nv_bfloat16", "bfloat16"},
+                                                           {"torch.bfloat16", "bfloat16"},
+                                                           {"float64", "float64"},
+                                                           {"f64", "float64"},
+                                                           {"fp64", "float64"},
+                                                           {"double", "float64"},
+                                                           {"torch.float64", "float64"}};
   auto it = names.find(lower(value));
   return it == names.end() ? "" : it->second;
 }
@@ -164,8 +176,9 @@ std::vector<parsed_file> read_files(const import_options& options) {
       doc = json::parse_file(file);
     } catch (const error& e) {
       if (e.code() != errc::bad_input) throw;
-      throw error(errc::bad_input, std::string(e.what()) + " (a truncated file? the harness may have been stopped "
-                                                           "while writing it)");
+      throw error(errc::bad_input, std::string(e.what()) +
+                                       " (a truncated file? the harness may have been stopped "
+                                       "while writing it)");
     }
     switch (options.fmt) {
       case format::gbench: files.push_back(detail::parse_gbench(file, doc, options.gbench_cpu_time)); break;
@@ -203,9 +216,10 @@ merged first_sight(const measured_case& c, const config_key& key, const parsed_f
 void add_process(merged& m, const measured_case& c, const config_key& key, const parsed_file& f) {
   run_result& r = m.result;
   if (r.aggregates || c.aggregates) {
-    detail::fail(f.file, c.path, key.label() + " has only aggregates here or in " + m.first_file + " (" +
-                                     m.first_path + "), and summaries of separate runs cannot be merged: import "
-                                     "per-sample output, or one file");
+    detail::fail(f.file, c.path,
+                 key.label() + " has only aggregates here or in " + m.first_file + " (" + m.first_path +
+                     "), and summaries of separate runs cannot be merged: import "
+                     "per-sample output, or one file");
   }
   if (c.status != result_status::ok && r.status == result_status::ok) {
     // A failure in any process is the configuration's outcome; its samples from other processes are kept.
@@ -222,12 +236,11 @@ void add_process(merged& m, const measured_case& c, const config_key& key, const
 [[noreturn]] void refuse_aggregates(const std::vector<std::pair<std::string, const measured_case*>>& refused) {
   const auto& [file, c] = refused.front();
   const bool several = refused.size() > 1;
-  throw error(errc::invalid, file + ": " + c->path + ": " + c->origin + " has " + c->aggregates_what +
-                                 ", no per-sample times" +
-                                 (several ? " (and " + std::to_string(refused.size() - 1) + " more)" : "") + ": " +
-                                 c->aggregates_hint + ", or pass --allow-aggregates to import " +
-                                 (several ? "them" : "it") + " marked (the verdict abstains on " +
-                                 (several ? "them" : "it") + ")");
+  throw error(errc::invalid,
+              file + ": " + c->path + ": " + c->origin + " has " + c->aggregates_what + ", no per-sample times" +
+                  (several ? " (and " + std::to_string(refused.size() - 1) + " more)" : "") + ": " +
+                  c->aggregates_hint + ", or pass --allow-aggregates to import " + (several ? "them" : "it") +
+                  " marked (the verdict abstains on " + (several ? "them" : "it") + ")");
 }
 
 // One result per configuration, in the order of first appearance; each file is one process group.
@@ -242,8 +255,9 @@ std::vector<merged> merge_files(const std::vector<parsed_file>& files, const imp
     for (const auto& c : f.cases) {
       const config_key key = key_of(c, runtime);
       if (auto [it, inserted] = in_this_file.emplace(key, c.path); !inserted) {
-        detail::fail(f.file, c.path, "duplicate configuration " + key.label() + " (also at " + it->second +
-                                         "): each benchmark name and parameter set may appear once per file");
+        detail::fail(f.file, c.path,
+                     "duplicate configuration " + key.label() + " (also at " + it->second +
+                         "): each benchmark name and parameter set may appear once per file");
       }
       if (c.aggregates && !options.allow_aggregates) refused.emplace_back(f.file, &c);
       auto found = index.find(key);
@@ -289,8 +303,9 @@ std::vector<std::string> missing_configurations(const std::vector<merged>& resul
     warning.append(one ? " is" : "s are").append(" missing from ").append(where).append(" (in ");
     warning.append(std::to_string(files.size() - missing.size())).append(" of ").append(std::to_string(files.size()));
     warning.append(" files): ").append(names).append("; ").append(one ? "its" : "each");
-    warning.append(" result holds the samples of the files that have it, one process group each (was it filtered out "
-                   "or renamed there, or did the harness stop before it?)");
+    warning.append(
+        " result holds the samples of the files that have it, one process group each (was it filtered out "
+        "or renamed there, or did the harness stop before it?)");
     warnings.push_back(std::move(warning));
   }
   return warnings;
@@ -307,7 +322,8 @@ std::string created_at(const std::vector<parsed_file>& files, std::vector<std::s
     if (ctx.timestamp.empty()) continue;
     const auto stamp = detail::read_timestamp(ctx.timestamp);
     if (!stamp) {
-      notes.push_back(f.file + ": " + ctx.timestamp_path + ": \"" + ctx.timestamp + "\" is no date and time rnx "
+      notes.push_back(f.file + ": " + ctx.timestamp_path + ": \"" + ctx.timestamp +
+                      "\" is no date and time rnx "
                       "reads (ISO 8601, e.g. 2026-12-03T09:27:05+02:00); left out of created_at");
       continue;
     }
@@ -320,8 +336,7 @@ std::string created_at(const std::vector<parsed_file>& files, std::vector<std::s
     const std::size_t more = naive_count - 1;
     const std::string likewise =
         more ? " (likewise in " + std::to_string(more) + " more file" + (more == 1 ? "" : "s") + ")" : "";
-    notes.push_back(naive_first + likewise +
-                    ": taken as UTC (" + files.front().context.naive_timestamp_rule + ")");
+    notes.push_back(naive_first + likewise + ": taken as UTC (" + files.front().context.naive_timestamp_rule + ")");
   }
   if (!earliest.empty()) return earliest;
   std::string now = utc_now_rfc3339();
@@ -345,10 +360,12 @@ std::string run_project(const import_options& options, const std::vector<parsed_
   }
   std::string names = files.front().file;
   if (files.size() > 1) names += " and the other files";
-  throw error(errc::usage, "no project to file the run under: pass --project NAME, or run rnx import beside the "
-                           "rnx.toml that names it ([project] name); " + names + " name" +
-                           (files.size() > 1 ? "" : "s") + " none (of the harnesses only pytest-benchmark records "
-                           "one, in commit_info.project)");
+  throw error(errc::usage,
+              "no project to file the run under: pass --project NAME, or run rnx import beside the "
+              "rnx.toml that names it ([project] name); " +
+                  names + " name" + (files.size() > 1 ? "" : "s") +
+                  " none (of the harnesses only pytest-benchmark records "
+                  "one, in commit_info.project)");
 }
 
 environment run_environment(const detail::harness_context& ctx) {

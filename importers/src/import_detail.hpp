@@ -18,10 +18,10 @@ namespace rnx::importers::detail {
 
 // One configuration as one file reports it, before it is mapped to a configuration key.
 struct measured_case {
-  std::string path;    // JSON path of the case in its file ("$.benchmarks[3]"), for error messages
-  std::string name;    // the harness's name without parameters ("BM_copy", "tests/test_x.py::test_sort")
+  std::string path;  // JSON path of the case in its file ("$.benchmarks[3]"), for error messages
+  std::string name;  // the harness's name without parameters ("BM_copy", "tests/test_x.py::test_sort")
   std::vector<std::pair<std::string, std::string>> params;  // in the harness's order
-  std::string origin;  // the harness's full name for it
+  std::string origin;                                       // the harness's full name for it
   std::string device = "cpu";
   result_status status = result_status::ok;
   std::string message;

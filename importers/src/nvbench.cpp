@@ -78,8 +78,9 @@ std::vector<double> read_sample_times(const std::string& file, const json::reade
   std::vector<char> bytes(count * 4);
   in.read(bytes.data(), static_cast<std::streamsize>(bytes.size()));
   if (static_cast<std::size_t>(in.gcount()) != bytes.size() || in.peek() != std::char_traits<char>::eof()) {
-    fail(file, size->path(), "sample-time file " + path.string() + " does not hold " + std::to_string(count) +
-                                 " float32 values (" + std::to_string(count * 4) + " bytes): truncated or from another run");
+    fail(file, size->path(),
+         "sample-time file " + path.string() + " does not hold " + std::to_string(count) + " float32 values (" +
+             std::to_string(count * 4) + " bytes): truncated or from another run");
   }
   std::vector<double> ms;
   ms.reserve(count);
@@ -87,12 +88,12 @@ std::vector<double> read_sample_times(const std::string& file, const json::reade
     unsigned char b[4];
     std::memcpy(b, bytes.data() + 4 * i, 4);
     // Little-endian whatever this machine is.
-    const std::uint32_t word = std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 |
-                               std::uint32_t(b[3]) << 24;
+    const std::uint32_t word =
+        std::uint32_t(b[0]) | std::uint32_t(b[1]) << 8 | std::uint32_t(b[2]) << 16 | std::uint32_t(b[3]) << 24;
     const double seconds = std::bit_cast<float>(word);
     if (!std::isfinite(seconds) || seconds < 0) {
-      fail(file, filename->path(), "sample " + std::to_string(i) + " of " + path.string() +
-                                       " is not a non-negative time");
+      fail(file, filename->path(),
+           "sample " + std::to_string(i) + " of " + path.string() + " is not a non-negative time");
     }
     ms.push_back(seconds * 1e3);
   }
@@ -102,8 +103,9 @@ std::vector<double> read_sample_times(const std::string& file, const json::reade
 // nvbench versions its JSON from format 1.0 on ($.meta.version.json); earlier output (summaries keyed by name, no
 // tags) and any later major version are laid out differently, so they are refused before anything else is read.
 void check_format_version(const json::reader& root) {
-  const std::string advice = ": rnx reads nvbench's JSON format 1.x only; run the benchmark again with an nvbench "
-                             "that writes format 1.x (--jsonbin FILE)";
+  const std::string advice =
+      ": rnx reads nvbench's JSON format 1.x only; run the benchmark again with an nvbench "
+      "that writes format 1.x (--jsonbin FILE)";
   const bj::object& top = root.object();
   const bj::value* meta = top.if_contains("meta");
   const bj::value* version = meta && meta->is_object() ? meta->get_object().if_contains("version") : nullptr;
@@ -111,7 +113,8 @@ void check_format_version(const json::reader& root) {
   if (!json || json->is_null()) {
     fail(root.source(), "$.meta.version.json",
          "no JSON format version: nvbench has written one since format 1.0, so this file is older (a format other "
-         "than 1.x)" + advice);
+         "than 1.x)" +
+             advice);
   }
   auto format_version = root.at("meta").at("version").at("json");
   const std::int64_t major = format_version.integer("major");
@@ -204,7 +207,8 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
       } else if (devices[*first_device].name != known->second.name) {
         fail(file, device.path(),
              "states on " + devices[*first_device].name + " (device " + std::to_string(*first_device) + ") and " +
-                 known->second.name + " (device " + std::to_string(id) + "): one environment a run; run the "
+                 known->second.name + " (device " + std::to_string(id) +
+                 "): one environment a run; run the "
                  "benchmark once per GPU model with nvbench's own device option (the benchmark's -d ID / --devices "
                  "ID) and import each file separately");
       }
@@ -242,8 +246,9 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
         c.samples_ms = read_sample_times(file, *samples);
       } else {
         if (!mean) {
-          fail(file, summaries.path(), "no cold GPU time (nv/cold/time/gpu/mean) in this state: rnx imports nvbench's "
-                                       "cold measurements");
+          fail(file, summaries.path(),
+               "no cold GPU time (nv/cold/time/gpu/mean) in this state: rnx imports nvbench's "
+               "cold measurements");
         }
         keep_summaries(*mean, noise, count, c);
       }

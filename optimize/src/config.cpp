@@ -51,7 +51,8 @@ int get_int(const std::string& source, const toml::node& n, std::string_view key
   auto i = n.value<std::int64_t>();
   if (!i || !n.is_integer()) fail(source, &n, key, "expected a whole number");
   if (*i < lo || *i > hi) {
-    fail(source, &n, key, "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(*i));
+    fail(source, &n, key,
+         "must lie in [" + std::to_string(lo) + ", " + std::to_string(hi) + "], got " + std::to_string(*i));
   }
   return static_cast<int>(*i);
 }
@@ -149,7 +150,8 @@ void apply_rewriter_flag(optimize_config& config, std::string_view flag) {
     config.command = path;
   } else if (flag == "command") {
     if (config.command.empty()) {
-      throw error(errc::usage, "--rewriter command needs a path: write --rewriter command:PATH or set [optimize] command");
+      throw error(errc::usage,
+                  "--rewriter command needs a path: write --rewriter command:PATH or set [optimize] command");
     }
     config.rewriter = rewriter_kind::command;
   } else {

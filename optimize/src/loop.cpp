@@ -45,7 +45,6 @@ void write_text(const fs::path& path, const std::string& text) {
   if (!out) throw error(errc::internal, path.string() + ": cannot write it");
 }
 
-
 // Byte offset of a toml++ (line, column) position, both 1-based.
 std::size_t offset_of(std::string_view text, const toml::source_position& at) {
   std::size_t pos = 0;
@@ -110,8 +109,12 @@ bj::value results_json(const std::vector<run_result>& results) {
   for (const auto& r : results) {
     std::vector<double> s = r.samples_ms;
     std::sort(s.begin(), s.end());
-    bj::object o{{"runtime", r.runtime}, {"dtype", r.dtype}, {"batch", r.batch}, {"device", r.device},
-                 {"status", std::string(to_string(r.status))}, {"samples", static_cast<std::int64_t>(s.size())}};
+    bj::object o{{"runtime", r.runtime},
+                 {"dtype", r.dtype},
+                 {"batch", r.batch},
+                 {"device", r.device},
+                 {"status", std::string(to_string(r.status))},
+                 {"samples", static_cast<std::int64_t>(s.size())}};
     if (!s.empty()) {
       o["median_ms"] = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
       o["min_ms"] = s.front();
@@ -183,8 +186,8 @@ std::string retarget_manifest(std::string_view text, const std::string& source, 
   try {
     doc = toml::parse(stripped, source);
   } catch (const toml::parse_error& e) {
-    throw error(errc::bad_input, source + ":" + std::to_string(e.source().begin.line) + ": malformed TOML: " +
-                                     std::string(e.description()));
+    throw error(errc::bad_input, source + ":" + std::to_string(e.source().begin.line) +
+                                     ": malformed TOML: " + std::string(e.description()));
   }
   // Replace path strings in place (from the last to the first) so everything else stays byte for byte: the
   // inputs' written order is their call order, which a re-serialization would lose.
@@ -254,8 +257,8 @@ runner::bench_options bench_settings(const optimize_options& options, const kern
 
 // What the rewriter is told for attempt `index`: the kernel, the original's source, profile and benchmark, and
 // every earlier attempt with its outcome.
-rewrite_request make_request(const kernel_spec& spec, const std::string& original_source,
-                             const optimize_result& result, int index, int budget) {
+rewrite_request make_request(const kernel_spec& spec, const std::string& original_source, const optimize_result& result,
+                             int index, int budget) {
   rewrite_request request;
   request.kernel = spec.name;
   request.path = spec.path;
@@ -318,14 +321,16 @@ bool verify_attempt(attempt& a, const kernel_spec& spec, const optimize_options&
   for (const auto& row : a.audit->checks) {
     if (row.result != verify::outcome::fail) continue;
     failed.push_back(std::string(to_string(row.group)) + "/" + row.name + ": " + row.detail);
-    if (row.group == verify::check_group::correctness) a.correct = false;
-    else a.clean = false;
+    if (row.group == verify::check_group::correctness)
+      a.correct = false;
+    else
+      a.clean = false;
   }
   a.review = a.audit->needs_review();
   if (a.audit->accepted()) return true;
   a.status = attempt_status::rejected;
-  a.reason = failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "")
-                            : failed.front();
+  a.reason =
+      failed.empty() ? "marked for review: " + std::string(a.review ? "implausible speedup" : "") : failed.front();
   for (std::size_t f = 1; f < failed.size() && f < 3; ++f) a.reason += "; " + failed[f];
   say(options.log, "candidate " + std::to_string(a.index) + ": rejected: " + a.reason);
   return false;
@@ -378,9 +383,10 @@ void judge_attempt(attempt& a, const gate_policy& gate) {
   };
   if (all_ok && any_faster) {
     a.status = attempt_status::faster;
-    a.reason = "faster in " + std::to_string(std::count_if(a.configs.begin(), a.configs.end(), [](const auto& c) {
-                 return c.result == decision::faster;
-               })) + " of " + std::to_string(a.configs.size()) + " configurations, none slower";
+    a.reason = "faster in " +
+               std::to_string(std::count_if(a.configs.begin(), a.configs.end(),
+                                            [](const auto& c) { return c.result == decision::faster; })) +
+               " of " + std::to_string(a.configs.size()) + " configurations, none slower";
   } else if (has(decision::broken)) {
     a.status = attempt_status::broken;
     a.reason = "failed in the benchmark";
@@ -519,9 +525,9 @@ std::string render_attempts_text(const optimize_result& r) {
   for (const auto& a : r.attempts) {
     std::string anti = audit_cell(a, "CHEAT");
     std::string dec = a.kept ? "KEPT" : decision_cell(a);
-    std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", ("candidate " + std::to_string(a.index)).c_str(),
-                  dec.c_str(), yes_no(a, a.correct).c_str(), anti.c_str(), speedup_cell(a).c_str(),
-                  terminal_safe(a.reason.substr(0, 160), false).c_str());
+    std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n",
+                  ("candidate " + std::to_string(a.index)).c_str(), dec.c_str(), yes_no(a, a.correct).c_str(),
+                  anti.c_str(), speedup_cell(a).c_str(), terminal_safe(a.reason.substr(0, 160), false).c_str());
     s << line;
   }
   if (r.best) {
@@ -566,7 +572,8 @@ std::string render_proposal_body(const optimize_result& r) {
     s << "### Benchmark: candidate " << a.index << " against the original\n\n" << render_verdict_markdown(v) << "\n";
     if (a.audit) s << "### Correctness and anti-cheat audit\n\n" << verify::render_markdown(*a.audit) << "\n";
   }
-  if (r.profile) s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
+  if (r.profile)
+    s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
   s << "_Produced by " << markdown_code("rnx optimize --kernel " + r.kernel)
     << "; every attempt is recorded in optimize.json._\n";
   return s.str();
@@ -575,9 +582,11 @@ std::string render_proposal_body(const optimize_result& r) {
 boost::json::value to_json(const optimize_result& r) {
   bj::array attempts;
   for (const auto& a : r.attempts) {
-    bj::object o{{"index", a.index},       {"status", to_string(a.status)},        {"kept", a.kept},
-                 {"correct", a.correct},   {"clean", a.clean},          {"review", a.review},
-                 {"reason", a.reason},     {"file", a.file.string()},   {"source", a.source}};
+    bj::object o{{"index", a.index},   {"status", to_string(a.status)},
+                 {"kept", a.kept},     {"correct", a.correct},
+                 {"clean", a.clean},   {"review", a.review},
+                 {"reason", a.reason}, {"file", a.file.string()},
+                 {"source", a.source}};
     o["speedup"] = a.speedup ? bj::value(*a.speedup) : bj::value(nullptr);
     o["p_faster"] = a.p_faster ? bj::value(*a.p_faster) : bj::value(nullptr);
     o["audit"] = a.audit ? bj::value(verify::to_json(*a.audit)) : bj::value(nullptr);
@@ -591,12 +600,9 @@ boost::json::value to_json(const optimize_result& r) {
     }
     attempts.push_back(std::move(o));
   }
-  bj::object out{{"schema", "rnx.optimize/v1"},
-                 {"kernel", r.kernel},
-                 {"kernel_file", r.kernel_file.string()},
-                 {"rewriter", r.rewriter},
-                 {"baseline", results_json(r.baseline)},
-                 {"attempts", std::move(attempts)}};
+  bj::object out{{"schema", "rnx.optimize/v1"},           {"kernel", r.kernel},
+                 {"kernel_file", r.kernel_file.string()}, {"rewriter", r.rewriter},
+                 {"baseline", results_json(r.baseline)},  {"attempts", std::move(attempts)}};
   out["profile"] = r.profile ? to_json(*r.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
   out["kept"] = r.best ? bj::value(r.attempts[*r.best].index) : bj::value(nullptr);
   if (r.proposal) {
@@ -608,8 +614,8 @@ boost::json::value to_json(const optimize_result& r) {
   } else {
     out["proposal"] = nullptr;
   }
-  out["pull_request"] = r.pr ? bj::value(bj::object{{"number", r.pr->number}, {"html_url", r.pr->html_url}})
-                             : bj::value(nullptr);
+  out["pull_request"] =
+      r.pr ? bj::value(bj::object{{"number", r.pr->number}, {"html_url", r.pr->html_url}}) : bj::value(nullptr);
   return out;
 }
 

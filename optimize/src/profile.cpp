@@ -20,15 +20,22 @@ namespace bj = boost::json;
 
 std::string op_family(std::string_view name) {
   static const std::map<std::string_view, std::string_view> families = {
-      {"aten::mm", "matrix multiply"},       {"aten::bmm", "matrix multiply"},
-      {"aten::matmul", "matrix multiply"},   {"aten::addmm", "matrix multiply"},
-      {"aten::baddbmm", "matrix multiply"},  {"aten::linear", "matrix multiply"},
-      {"aten::einsum", "matrix multiply"},   {"aten::_scaled_dot_product_flash_attention", "attention"},
+      {"aten::mm", "matrix multiply"},
+      {"aten::bmm", "matrix multiply"},
+      {"aten::matmul", "matrix multiply"},
+      {"aten::addmm", "matrix multiply"},
+      {"aten::baddbmm", "matrix multiply"},
+      {"aten::linear", "matrix multiply"},
+      {"aten::einsum", "matrix multiply"},
+      {"aten::_scaled_dot_product_flash_attention", "attention"},
       {"aten::scaled_dot_product_attention", "attention"},
       {"aten::_scaled_dot_product_efficient_attention", "attention"},
-      {"aten::softmax", "softmax"},          {"aten::_softmax", "softmax"},
-      {"aten::copy_", "copy"},               {"aten::contiguous", "copy"},
-      {"aten::clone", "copy"},               {"aten::cat", "copy"},
+      {"aten::softmax", "softmax"},
+      {"aten::_softmax", "softmax"},
+      {"aten::copy_", "copy"},
+      {"aten::contiguous", "copy"},
+      {"aten::clone", "copy"},
+      {"aten::cat", "copy"},
       {"aten::stack", "copy"},
   };
   auto it = families.find(name);
@@ -132,8 +139,9 @@ op_profile import_trace_text(std::string_view text, const std::string& source) {
              doc.as_object().at("traceEvents").is_array()) {
     events = &doc.as_object().at("traceEvents").as_array();
   } else {
-    throw error(errc::invalid, source + ": not a torch.profiler trace (expected {\"traceEvents\": [...]}; write it "
-                                        "with prof.export_chrome_trace(\"trace.json\"))");
+    throw error(errc::invalid, source +
+                                   ": not a torch.profiler trace (expected {\"traceEvents\": [...]}; write it "
+                                   "with prof.export_chrome_trace(\"trace.json\"))");
   }
   std::vector<trace_event> list;
   std::map<std::string, int> other_categories;
@@ -238,8 +246,12 @@ boost::json::value to_json(const op_profile& p, int top, const std::vector<doubl
   o["outside_ops_share"] = 1.0 - covered_share(p);
   bj::array ops;
   for (const auto& r : p.ops) {
-    ops.push_back(bj::object{{"name", r.name}, {"family", r.family}, {"calls", r.calls}, {"self_ms", r.self_ms},
-                             {"total_ms", r.total_ms}, {"share", r.share}});
+    ops.push_back(bj::object{{"name", r.name},
+                             {"family", r.family},
+                             {"calls", r.calls},
+                             {"self_ms", r.self_ms},
+                             {"total_ms", r.total_ms},
+                             {"share", r.share}});
   }
   o["ops"] = std::move(ops);
   bj::array w;
@@ -291,16 +303,16 @@ std::string render_profile_text(const op_profile& p, int top, const std::vector<
   for (const auto& r : p.ops) {
     if (shown++ >= top) break;
     std::snprintf(line, sizeof line, "%-4d %-48s %-16s %8lld %12.4f %12.4f %6.1f%%\n", shown,
-                  terminal_safe(r.name.substr(0, 48), false).c_str(),
-                  r.family.c_str(), static_cast<long long>(r.calls), r.self_ms, r.total_ms, 100 * r.share);
+                  terminal_safe(r.name.substr(0, 48), false).c_str(), r.family.c_str(), static_cast<long long>(r.calls),
+                  r.self_ms, r.total_ms, 100 * r.share);
     s << line;
   }
   if (static_cast<int>(p.ops.size()) > top) s << "     (" << p.ops.size() - top << " more ops)\n";
   s << "     outside every op: " << fmt("%.1f%%", 100 * (1 - covered_share(p))) << " of the window\n\n";
   s << "what if (Amdahl: whole = 1 / ((1 - share) + share / k))\n";
   for (const auto& w : what_ifs(p, std::min(top, 3), factors)) {
-    s << "  " << terminal_safe(w.op, false) << " " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster") << " -> whole run "
-      << speedup_text(w.whole) << " faster (share " << fmt("%.1f%%", 100 * w.share) << ")\n";
+    s << "  " << terminal_safe(w.op, false) << " " << factor_name(w.k) << (std::isinf(w.k) ? "" : " faster")
+      << " -> whole run " << speedup_text(w.whole) << " faster (share " << fmt("%.1f%%", 100 * w.share) << ")\n";
   }
   return s.str();
 }
@@ -313,8 +325,8 @@ std::string render_profile_markdown(const op_profile& p, int top, const std::vec
   int shown = 0;
   for (const auto& r : p.ops) {
     if (shown++ >= top) break;
-    s << "| " << shown << " | " << markdown_code(r.name) << " | " << r.family << " | " << r.calls << " | " << fmt("%.4f", r.self_ms)
-      << " | " << fmt("%.4f", r.total_ms) << " | " << fmt("%.1f%%", 100 * r.share) << " |\n";
+    s << "| " << shown << " | " << markdown_code(r.name) << " | " << r.family << " | " << r.calls << " | "
+      << fmt("%.4f", r.self_ms) << " | " << fmt("%.4f", r.total_ms) << " | " << fmt("%.1f%%", 100 * r.share) << " |\n";
   }
   s << "\nOutside every op: " << fmt("%.1f%%", 100 * (1 - covered_share(p))) << " of the window.\n\n";
   s << "| What if | Share | Whole run |\n| --- | ---: | ---: |\n";

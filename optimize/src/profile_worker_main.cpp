@@ -13,8 +13,9 @@ int main(int argc, char** argv) {
   using namespace rnx;
   try {
     if (argc != 9) {
-      throw error(errc::usage, "usage: rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS "
-                               "(run by rnx profile / rnx optimize)");
+      throw error(errc::usage,
+                  "usage: rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS "
+                  "(run by rnx profile / rnx optimize)");
     }
     manifest m = optimize::load_manifest_with_optimize(argv[1]);
     const kernel_spec* spec = m.find_kernel(argv[2]);

@@ -57,8 +57,9 @@ commit_proposal create_proposal_commit(const commit_request& request) {
   git g{request.repo, {}};
   process_result top = g.try_run({"rev-parse", "--show-toplevel"});
   if (top.exit_code != 0) {
-    throw error(errc::usage, request.repo.string() + " is not inside a git repository; rnx optimize proposes its "
-                                                     "rewrite as a commit, so run it in a clone (or pass --no-commit)");
+    throw error(errc::usage, request.repo.string() +
+                                 " is not inside a git repository; rnx optimize proposes its "
+                                 "rewrite as a commit, so run it in a clone (or pass --no-commit)");
   }
   commit_proposal p;
   p.toplevel = fs::canonical(trimmed(top.out));
@@ -112,7 +113,8 @@ commit_proposal create_proposal_commit(const commit_request& request) {
   // CI checkouts often have no identity configured; a commit needs one.
   git committer = g;
   if (trimmed(g.try_run({"config", "user.email"}).out).empty()) {
-    committer.env = {{"GIT_AUTHOR_NAME", "rnx optimize"}, {"GIT_AUTHOR_EMAIL", "rnx-optimize@users.noreply.github.com"},
+    committer.env = {{"GIT_AUTHOR_NAME", "rnx optimize"},
+                     {"GIT_AUTHOR_EMAIL", "rnx-optimize@users.noreply.github.com"},
                      {"GIT_COMMITTER_NAME", "rnx optimize"},
                      {"GIT_COMMITTER_EMAIL", "rnx-optimize@users.noreply.github.com"}};
   }
@@ -153,8 +155,9 @@ std::string github_message(const std::string& body) {
 
 pull_request open_pull_request(const commit_proposal& proposal, const pull_request_options& options) {
   if (options.token.empty()) {
-    throw error(errc::usage, "--open-pr needs a token in $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: "
-                             "${{ secrets.GITHUB_TOKEN }} with permissions contents: write, pull-requests: write)");
+    throw error(errc::usage,
+                "--open-pr needs a token in $GITHUB_TOKEN (in a workflow: env: GITHUB_TOKEN: "
+                "${{ secrets.GITHUB_TOKEN }} with permissions contents: write, pull-requests: write)");
   }
   if (options.repository.find('/') == std::string::npos) {
     throw error(errc::usage, "--open-pr needs the repository as owner/name in $GITHUB_REPOSITORY or --repo (got \"" +
@@ -164,7 +167,8 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
     throw error(errc::usage, "--open-pr needs a base branch: HEAD is detached; pass --base BRANCH");
   }
   git g{proposal.toplevel, {}};
-  process_result push = g.try_run({"push", options.remote, "refs/heads/" + proposal.branch + ":refs/heads/" + proposal.branch});
+  process_result push =
+      g.try_run({"push", options.remote, "refs/heads/" + proposal.branch + ":refs/heads/" + proposal.branch});
   if (push.exit_code != 0) {
     throw error(errc::unavailable, "git push " + options.remote + " " + proposal.branch + " failed: " +
                                        tail_lines(push.err, 4) + " (check the remote and its credentials)");
@@ -172,7 +176,10 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
   std::string api = options.api_url.empty() ? env_or("GITHUB_API_URL", "https://api.github.com") : options.api_url;
   while (!api.empty() && api.back() == '/') api.pop_back();
   const std::string url = api + "/repos/" + options.repository + "/pulls";
-  bj::object body{{"title", options.title}, {"head", proposal.branch}, {"base", options.base}, {"body", options.body},
+  bj::object body{{"title", options.title},
+                  {"head", proposal.branch},
+                  {"base", options.base},
+                  {"body", options.body},
                   {"maintainer_can_modify", true}};
   const std::string payload = bj::serialize(body);
   http::header_list headers{{"Accept", "application/vnd.github+json"},
@@ -205,7 +212,8 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
       }
       if (r.status < 500 && r.status != 429) {
         throw error(errc::invalid, "GitHub did not open the pull request (HTTP " + std::to_string(r.status) + ": " +
-                                       message + "); branch " + proposal.branch + " is pushed and can be opened by hand");
+                                       message + "); branch " + proposal.branch +
+                                       " is pushed and can be opened by hand");
       }
       last = "HTTP " + std::to_string(r.status) + " (" + message + ")";
     } catch (const error& e) {

@@ -179,8 +179,12 @@ class http_rewriter : public rewriter {
  public:
   http_rewriter(std::string provider, std::string url, std::string model, std::string key_env, retry_policy retry,
                 std::ostream* log)
-      : provider_(std::move(provider)), url_(std::move(url)), model_(std::move(model)),
-        key_env_(std::move(key_env)), retry_(retry), log_(log) {}
+      : provider_(std::move(provider)),
+        url_(std::move(url)),
+        model_(std::move(model)),
+        key_env_(std::move(key_env)),
+        retry_(retry),
+        log_(log) {}
 
   std::string describe() const override { return provider_ + " " + model_; }
 
@@ -191,7 +195,9 @@ class http_rewriter : public rewriter {
     std::chrono::milliseconds backoff = retry_.backoff;
     std::string last_failure;
     for (int attempt = 0; attempt <= retry_.retries; ++attempt) {
-      if (attempt > 0 && log_) *log_ << "rnx optimize: " << provider_ << ": " << last_failure << "; retry " << attempt << " of " << retry_.retries << "\n";
+      if (attempt > 0 && log_)
+        *log_ << "rnx optimize: " << provider_ << ": " << last_failure << "; retry " << attempt << " of "
+              << retry_.retries << "\n";
       std::chrono::milliseconds wait = backoff;
       try {
         http::response r = http::request("POST", url_, headers(), body, options);
@@ -233,9 +239,8 @@ class http_rewriter : public rewriter {
     return k ? std::string(k) : std::string();
   }
   std::string user_message(const rewrite_request& request) const {
-    return "Rewrite this kernel (attempt " + std::to_string(request.attempt) + " of " +
-           std::to_string(request.budget) + "). The request:\n\n```json\n" + json::serialize(to_json(request), true) +
-           "\n```";
+    return "Rewrite this kernel (attempt " + std::to_string(request.attempt) + " of " + std::to_string(request.budget) +
+           "). The request:\n\n```json\n" + json::serialize(to_json(request), true) + "\n```";
   }
 
   std::string provider_;
@@ -265,7 +270,8 @@ class anthropic_rewriter final : public http_rewriter {
   anthropic_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
                      retry_policy retry, std::ostream* log)
       : http_rewriter("anthropic", base + "/v1/messages", std::move(model), std::move(key_env), retry, log),
-        max_tokens_(max_tokens), temperature_(temperature) {}
+        max_tokens_(max_tokens),
+        temperature_(temperature) {}
 
  protected:
   bj::value request_body(const rewrite_request& request) const override {
@@ -302,7 +308,8 @@ class openai_rewriter final : public http_rewriter {
   openai_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
                   retry_policy retry, std::ostream* log)
       : http_rewriter("openai", base + "/chat/completions", std::move(model), std::move(key_env), retry, log),
-        max_tokens_(max_tokens), temperature_(temperature) {}
+        max_tokens_(max_tokens),
+        temperature_(temperature) {}
 
  protected:
   bj::value request_body(const rewrite_request& request) const override {
@@ -355,14 +362,15 @@ std::unique_ptr<rewriter> make_rewriter(const optimize_config& config, const std
   retry.backoff = ms(config.backoff_s);
   if (config.rewriter == rewriter_kind::command) {
     if (config.command.empty()) {
-      throw error(errc::usage, "no rewriter chosen: pass --rewriter command:PATH | anthropic | openai, or set "
-                               "[optimize] rewriter in rnx.toml");
+      throw error(errc::usage,
+                  "no rewriter chosen: pass --rewriter command:PATH | anthropic | openai, or set "
+                  "[optimize] rewriter in rnx.toml");
     }
     return std::make_unique<command_rewriter>(config.command, root, retry.timeout);
   }
   const bool anthropic = config.rewriter == rewriter_kind::anthropic;
-  std::string key_env = !config.api_key_env.empty() ? config.api_key_env
-                                                    : (anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
+  std::string key_env =
+      !config.api_key_env.empty() ? config.api_key_env : (anthropic ? "ANTHROPIC_API_KEY" : "OPENAI_API_KEY");
   const char* key = std::getenv(key_env.c_str());
   if (!key || !*key) {
     throw error(errc::usage, "the " + std::string(to_string(config.rewriter)) + " rewriter needs an API key in $" +
@@ -370,13 +378,13 @@ std::unique_ptr<rewriter> make_rewriter(const optimize_config& config, const std
                                  "=... (in CI: a repository secret) or choose --rewriter command:PATH");
   }
   std::string model = config.model.empty() ? default_model(config.rewriter) : config.model;
-  std::string base = !config.base_url.empty()
-                         ? config.base_url
-                         : (anthropic ? env_or("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
-                                      : env_or("OPENAI_BASE_URL", "https://api.openai.com/v1"));
+  std::string base = !config.base_url.empty() ? config.base_url
+                                              : (anthropic ? env_or("ANTHROPIC_BASE_URL", "https://api.anthropic.com")
+                                                           : env_or("OPENAI_BASE_URL", "https://api.openai.com/v1"));
   base = trim_slash(base);
   if (anthropic) {
-    return std::make_unique<anthropic_rewriter>(base, model, key_env, config.max_tokens, config.temperature, retry, log);
+    return std::make_unique<anthropic_rewriter>(base, model, key_env, config.max_tokens, config.temperature, retry,
+                                                log);
   }
   return std::make_unique<openai_rewriter>(base, model, key_env, config.max_tokens, config.temperature, retry, log);
 }

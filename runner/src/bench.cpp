@@ -108,8 +108,8 @@ void mark_instability(planned& p) {
   }
 }
 
-bench_side assemble_side(std::size_t s, side_state& state, std::vector<planned>& configs,
-                         const std::string& pairing_id, int looks) {
+bench_side assemble_side(std::size_t s, side_state& state, std::vector<planned>& configs, const std::string& pairing_id,
+                         int looks) {
   bench_side side;
   side.env = side_environment(state);
   if (!pairing_id.empty()) {
@@ -168,8 +168,8 @@ int run_lanes(const bench_options& options, std::vector<side_state>& sides, std:
   } else {
     const auto members = detail::assign_lanes(configs, lanes.size());
     for (std::size_t l = 0; l < lanes.size(); ++l) {
-      runners.push_back(std::make_unique<detail::orchestrator>(options, sides, configs, members[l], &lanes[l],
-                                                               prestart, shared));
+      runners.push_back(
+          std::make_unique<detail::orchestrator>(options, sides, configs, members[l], &lanes[l], prestart, shared));
     }
   }
   runners.front()->prebuild_native();

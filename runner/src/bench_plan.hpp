@@ -22,13 +22,13 @@ struct planned {
   bool failed = false;   // error / diverged / skipped: not run again
   bool checked = false;  // the reference check ran (first process that got this far)
   int rounds_done = 0;
-  std::optional<std::size_t> partner;  // paired runs: the other side's entry of the same configuration
-  bool in_process = false;             // paired in the same worker processes as its partner
-  bool decided = false;                // a sequential look decided it: no more rounds
-  std::string note;                    // goes first in the result's message
+  std::optional<std::size_t> partner;      // paired runs: the other side's entry of the same configuration
+  bool in_process = false;                 // paired in the same worker processes as its partner
+  bool decided = false;                    // a sequential look decided it: no more rounds
+  std::string note;                        // goes first in the result's message
   std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
-  double spent_ms = 0;                 // timed sampling so far, this side's share (a joint process counts half)
-  std::vector<pair_side> first_sides;  // in-process pairs, per process: the side loaded and bound first
+  double spent_ms = 0;                     // timed sampling so far, this side's share (a joint process counts half)
+  std::vector<pair_side> first_sides;      // in-process pairs, per process: the side loaded and bound first
 };
 
 struct side_state {

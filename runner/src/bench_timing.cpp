@@ -35,9 +35,7 @@ double number_or(const bj::object& o, std::string_view key, double fallback) {
   return v && v->is_number() ? v->to_number<double>() : fallback;
 }
 
-double seconds(detail::clock_type::time_point t) {
-  return std::chrono::duration<double>(t.time_since_epoch()).count();
-}
+double seconds(detail::clock_type::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 }  // namespace
 
@@ -79,8 +77,8 @@ void print_timing(std::ostream& os, const bench_timing& t) {
 bj::object timing_json(const bench_timing& t) {
   bj::array configs;
   for (const auto& c : t.configs) {
-    configs.push_back(bj::object{{"config", c.label}, {"measured_on", c.measured_on}, {"processes", c.processes},
-                                 {"busy_s", c.busy_s}});
+    configs.push_back(bj::object{
+        {"config", c.label}, {"measured_on", c.measured_on}, {"processes", c.processes}, {"busy_s", c.busy_s}});
   }
   return bj::object{{"total_s", t.total_s},
                     {"workers", t.workers},
@@ -107,8 +105,7 @@ void timing_ledger::worker_started() {
   ++t_.workers;
 }
 
-void timing_ledger::on_ready(const bj::value& clock, clock_type::time_point launched,
-                             clock_type::time_point released) {
+void timing_ledger::on_ready(const bj::value& clock, clock_type::time_point launched, clock_type::time_point released) {
   const auto now = clock_type::now();
   std::lock_guard<std::mutex> lock(mutex_);
   t_.worker_start_s += std::chrono::duration<double>(now - released).count();

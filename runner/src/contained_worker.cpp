@@ -27,8 +27,9 @@ fs::path resolve_program(const fs::path& program) {
     fs::path candidate = fs::path(dir.empty() ? "." : dir) / program;
     if (::access(candidate.c_str(), X_OK) == 0) return fs::absolute(candidate);
   }
-  throw error(errc::not_found, program.string() + " was not found beside this program or on PATH; build the "
-                                                  "rnx-runner-worker target or set RNX_WORKER");
+  throw error(errc::not_found, program.string() +
+                                   " was not found beside this program or on PATH; build the "
+                                   "rnx-runner-worker target or set RNX_WORKER");
 }
 
 std::string string_field(const bj::object& o, const char* key) {

@@ -62,8 +62,8 @@ at::ScalarType parse_dtype(std::string_view name) {
     case dtype_kind::float64: return at::kDouble;
     case dtype_kind::none: break;
   }
-  throw error(errc::invalid, "unsupported dtype \"" + std::string(name) +
-                                 "\" (use float32, float16, bfloat16 or float64)");
+  throw error(errc::invalid,
+              "unsupported dtype \"" + std::string(name) + "\" (use float32, float16, bfloat16 or float64)");
 }
 
 std::string_view dtype_name(at::ScalarType type) {
@@ -168,7 +168,8 @@ std::vector<at::Tensor> unwrap_list(PyObject* list, const std::string& what) {
   for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) {
     PyObject* item = PyList_GetItem(list, i);
     if (!THPVariable_Check(item)) {
-      throw error(errc::kernel_failed, what + " gave a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
+      throw error(errc::kernel_failed,
+                  what + " gave a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
     }
     out.push_back(THPVariable_Unpack(item));
   }
@@ -229,7 +230,8 @@ class python_kernel final : public kernel {
     for (char& c : module_name) {
       if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
     }
-    py_ref args = py_ref::steal(Py_BuildValue("(sss)", spec.resolved_path.c_str(), spec.entry.c_str(), module_name.c_str()));
+    py_ref args =
+        py_ref::steal(Py_BuildValue("(sss)", spec.resolved_path.c_str(), spec.entry.c_str(), module_name.c_str()));
     try {
       loaded_ = call_support("load", args.get());
     } catch (const error& e) {
@@ -250,8 +252,8 @@ class python_kernel final : public kernel {
       py_ref check_args = py_ref::steal(PyTuple_Pack(2, loaded_.get(), names.get()));
       py_ref message = call_support("check_arity", check_args.get());
       if (message.get() != Py_None) {
-        throw error(errc::kernel_failed, "kernel \"" + spec.name + "\" (" + spec.path + "): " +
-                                             PyUnicode_AsUTF8(message.get()));
+        throw error(errc::kernel_failed,
+                    "kernel \"" + spec.name + "\" (" + spec.path + "): " + PyUnicode_AsUTF8(message.get()));
       }
     }
   }
@@ -261,8 +263,8 @@ class python_kernel final : public kernel {
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
     if (!kernelbench_) return runner::make_inputs(spec_.inputs, batch, dtype, device, seed);
-    py_ref args = py_ref::steal(Py_BuildValue("(OLK)", loaded_.get(), static_cast<long long>(batch),
-                                              static_cast<unsigned long long>(seed)));
+    py_ref args = py_ref::steal(
+        Py_BuildValue("(OLK)", loaded_.get(), static_cast<long long>(batch), static_cast<unsigned long long>(seed)));
     py_ref list;
     try {
       list = call_support("kernelbench_inputs", args.get());
@@ -295,8 +297,8 @@ class python_kernel final : public kernel {
   std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs, std::uint64_t seed) override {
     std::vector<at::Tensor> wide = to_float64(inputs);
     at::Device device = inputs.empty() ? at::Device(at::kCPU) : inputs.front().device();
-    py_ref args = py_ref::steal(Py_BuildValue("(OsK)", loaded_.get(), device_text(device).c_str(),
-                                              static_cast<unsigned long long>(seed)));
+    py_ref args = py_ref::steal(
+        Py_BuildValue("(OsK)", loaded_.get(), device_text(device).c_str(), static_cast<unsigned long long>(seed)));
     py_ref fn = call_support("reference", args.get());
     py_ref list = wrap_list(wide);
     py_ref tuple = py_ref::steal(PyList_AsTuple(list.get()));
@@ -345,8 +347,8 @@ std::vector<at::Tensor> ivalue_tensors(const c10::IValue& v) {
       out.insert(out.end(), inner.begin(), inner.end());
     }
   } else {
-    throw error(errc::kernel_failed, "the TorchScript module returned " + v.tagKind() +
-                                         "; return a tensor or a tuple/list of tensors");
+    throw error(errc::kernel_failed,
+                "the TorchScript module returned " + v.tagKind() + "; return a tensor or a tuple/list of tensors");
   }
   return out;
 }
@@ -391,8 +393,9 @@ class torchscript_kernel final : public kernel {
                                            e.what_without_backtrace());
     }
     if (spec.inputs.empty()) {
-      throw error(errc::kernel_failed, "kernel \"" + spec.name + "\": a TorchScript kernel needs an inputs table "
-                                       "such as inputs = { x = \"B,1024\" }");
+      throw error(errc::kernel_failed, "kernel \"" + spec.name +
+                                           "\": a TorchScript kernel needs an inputs table "
+                                           "such as inputs = { x = \"B,1024\" }");
     }
     auto method = module_.find_method("forward");
     if (!method) throw error(errc::kernel_failed, "kernel \"" + spec.name + "\": " + spec.path + " has no forward()");
@@ -419,7 +422,8 @@ class torchscript_kernel final : public kernel {
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
                                       at::ScalarType dtype, at::Device device, std::uint64_t) override {
     if (runtime_kind_from_string(runtime) != runtime_kind::torchscript) {
-      throw runtime_unavailable(std::string(runtime) + " does not apply to a TorchScript .pt file (it is already "
+      throw runtime_unavailable(std::string(runtime) +
+                                " does not apply to a TorchScript .pt file (it is already "
                                 "compiled); list runtimes = [\"torchscript\"] for this kernel");
     }
     torch::jit::Module copy = module_.clone();
@@ -479,8 +483,8 @@ class native_kernel final : public kernel {
         spec, options.cuda_arch, options.cache_dir.empty() ? default_cache_dir() : options.cache_dir);
     handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle_) {
-      throw error(errc::kernel_failed, "kernel \"" + spec.name + "\": cannot load the built " + library.string() + ": " +
-                                           ::dlerror());
+      throw error(errc::kernel_failed,
+                  "kernel \"" + spec.name + "\": cannot load the built " + library.string() + ": " + ::dlerror());
     }
     auto arity = reinterpret_cast<arity_fn>(::dlsym(handle_, "rnx_kernel_arity"));
     invoke_ = reinterpret_cast<invoke_fn>(::dlsym(handle_, "rnx_kernel_invoke"));
@@ -525,9 +529,10 @@ class native_kernel final : public kernel {
     std::vector<at::Tensor> wide = to_float64(inputs);
     std::vector<at::Tensor> out;
     if (const char* message = invoke_(&wide, &out)) {
-      kernel_call_failed(spec_, std::string("float64 reference: ") + message +
-                                    " (the reference runs the kernel in float64; dispatch on float64 too, e.g. with "
-                                    "AT_DISPATCH_FLOATING_TYPES_AND2)",
+      kernel_call_failed(spec_,
+                         std::string("float64 reference: ") + message +
+                             " (the reference runs the kernel in float64; dispatch on float64 too, e.g. with "
+                             "AT_DISPATCH_FLOATING_TYPES_AND2)",
                          wide);
     }
     return out;
@@ -544,7 +549,8 @@ class native_kernel final : public kernel {
 
 std::unique_ptr<kernel> load_kernel(const kernel_spec& spec, const load_options& options) {
   if (!std::filesystem::exists(spec.resolved_path)) {
-    throw error(errc::not_found, "kernel \"" + spec.name + "\": file " + spec.resolved_path.string() + " does not exist");
+    throw error(errc::not_found,
+                "kernel \"" + spec.name + "\": file " + spec.resolved_path.string() + " does not exist");
   }
   if (spec.kind() == kernel_kind::python) return std::make_unique<python_kernel>(spec, options.module_prefix);
   if (spec.kind() == kernel_kind::torchscript) return std::make_unique<torchscript_kernel>(spec);

@@ -58,7 +58,12 @@ bool orchestrator::cuda_visible() { return cuda_listed(); }
 orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
                            std::vector<std::size_t> members, const device_lane* lane, bool prestart,
                            lane_shared& shared)
-    : o_(o), sides_(sides), plan_(plan), members_(std::move(members)), lane_(lane), prestart_(prestart),
+    : o_(o),
+      sides_(sides),
+      plan_(plan),
+      members_(std::move(members)),
+      lane_(lane),
+      prestart_(prestart),
       shared_(shared) {
   worker_ = o.worker.empty() ? default_worker_path() : o.worker;
   for (std::size_t i : members_) {
@@ -117,8 +122,8 @@ void orchestrator::report_construction_orders() {
       base_first += f == pair_side::base;
     }
     std::ostringstream os;
-    os << "[pairing] " << label(p) << ": side loaded first per process: " << orders << " (base first in "
-       << base_first << " of " << p.first_sides.size() << ")";
+    os << "[pairing] " << label(p) << ": side loaded first per process: " << orders << " (base first in " << base_first
+       << " of " << p.first_sides.size() << ")";
     progress(os.str(), true);
   }
 }
@@ -174,8 +179,8 @@ void orchestrator::look(int round) {
     if (c.result == decision::abstain) continue;
     head.decided = base.decided = true;
     std::ostringstream os;
-    os << "[look " << (round - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44)
-       << label(head) << " " << to_string(c.result) << " after " << round << " processes";
+    os << "[look " << (round - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44) << label(head)
+       << " " << to_string(c.result) << " after " << round << " processes";
     if (c.ratio) os << " (ratio " << std::fixed << std::setprecision(3) << *c.ratio << ")";
     progress(os.str(), true);
   }
@@ -222,11 +227,10 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
   job.cuda_arch = sides_[side].m.cuda_arch;
   job.cache_dir = cache_dir_of(o_).string();
   job.device_override = lane_ ? lane_->device : o_.device;
-  bool any_gpu =
-      job.device_override.empty() ? false : device_kind_from_string(job.device_override) != device_kind::cpu;
+  bool any_gpu = job.device_override.empty() ? false : device_kind_from_string(job.device_override) != device_kind::cpu;
   for (std::size_t i : pending) {
-    any_gpu = any_gpu ||
-              (job.device_override.empty() && device_kind_from_string(plan_[i].spec->device) != device_kind::cpu);
+    any_gpu =
+        any_gpu || (job.device_override.empty() && device_kind_from_string(plan_[i].spec->device) != device_kind::cpu);
   }
   job.fingerprint_device =
       lane_ ? lane_->device : std::string(to_string(any_gpu ? device_kind::automatic : device_kind::cpu));
@@ -255,8 +259,8 @@ fs::path orchestrator::write_job_file(const worker_job& job) {
     std::lock_guard<std::mutex> lock(shared_.mutex);
     number = shared_.job_counter++;
   }
-  fs::path job_path = fs::temp_directory_path() /
-                      ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(number) + ".json");
+  fs::path job_path =
+      fs::temp_directory_path() / ("rnx-job-" + std::to_string(::getpid()) + "-" + std::to_string(number) + ".json");
   std::ofstream out(job_path);
   out << json::serialize(to_json(job));
   if (!out) throw error(errc::internal, job_path.string() + ": cannot write the worker job");
@@ -380,8 +384,8 @@ void orchestrator::settle_unreported(worker_run& w, worker_session& s, const std
     // Died between configurations: settle the next one so the loop always makes progress.
     for (std::size_t i : pending) {
       if (s.settled.count(i)) continue;
-      fail_with_partner(i, "the worker process ended (" + how + ") before this configuration started: " +
-                               w.log_tail(), s.joint);
+      fail_with_partner(i, "the worker process ended (" + how + ") before this configuration started: " + w.log_tail(),
+                        s.joint);
       s.settled.insert(i);
       report(s.round, plan_[i]);
       break;

@@ -45,7 +45,6 @@ class orchestrator {
   static bool cuda_visible();
 
  private:
-
   // What the orchestrator knows of the one worker process it is reading.
   struct worker_session {
     std::size_t side = 0;
@@ -53,8 +52,8 @@ class orchestrator {
     bool joint = false;  // in-process pairs: both sides in this worker
     clock_type::time_point launched;
     clock_type::time_point released;  // when it got its job (a prestarted worker's launch came earlier)
-    clock_type::time_point started;  // of the configuration running now (or the launch)
-    double limit_s = 60;             // for the configuration running now (or for starting at all)
+    clock_type::time_point started;   // of the configuration running now (or the launch)
+    double limit_s = 60;              // for the configuration running now (or for starting at all)
     bool ready = false;
     bool timed_out = false;
     std::optional<std::size_t> current;  // the configuration started and not yet reported

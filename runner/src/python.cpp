@@ -96,8 +96,9 @@ std::string take_python_error(std::string* kind) {
   py_ref tb = py_ref::steal(raw ? PyException_GetTraceback(raw) : nullptr);
   if (tb) {
     py_ref traceback_module = py_ref::steal(PyImport_ImportModule("traceback"));
-    py_ref frames = traceback_module ? py_ref::steal(PyObject_CallMethod(traceback_module.get(), "extract_tb", "O", tb.get()))
-                                     : py_ref();
+    py_ref frames = traceback_module
+                        ? py_ref::steal(PyObject_CallMethod(traceback_module.get(), "extract_tb", "O", tb.get()))
+                        : py_ref();
     if (frames && PyList_Check(frames.get())) {
       Py_ssize_t n = PyList_Size(frames.get());
       for (Py_ssize_t i = n - 1; i >= 0 && i >= n - 2; --i) {

@@ -85,14 +85,17 @@ std::vector<device_lane> parse_devices(std::string_view spec, std::string_view w
     }
     for (int c : lane.cores) {
       if (!cores.insert(c).second) {
-        refuse(where, spec, "core " + std::to_string(c) + " is in two CPU devices; core sets must be disjoint, or the "
-                                                   "devices time each other");
+        refuse(where, spec,
+               "core " + std::to_string(c) +
+                   " is in two CPU devices; core sets must be disjoint, or the "
+                   "devices time each other");
       }
     }
     if (lane.cores.size() != lanes.front().cores.size()) {
-      refuse(where, spec, lane.name + " has " + std::to_string(lane.cores.size()) + " cores and " + lanes.front().name +
-                       " " + std::to_string(lanes.front().cores.size()) +
-                       ": CPU devices of one run must be the same size (the thread count is part of the environment)");
+      refuse(where, spec,
+             lane.name + " has " + std::to_string(lane.cores.size()) + " cores and " + lanes.front().name + " " +
+                 std::to_string(lanes.front().cores.size()) +
+                 ": CPU devices of one run must be the same size (the thread count is part of the environment)");
     }
   }
   return lanes;
@@ -111,8 +114,8 @@ void check_lanes(const std::vector<device_lane>& lanes, const std::vector<gpu_mo
     }
     if (!first) first = &*it;
     if (it->name != first->name) {
-      throw error(errc::usage, "--devices: cuda:" + std::to_string(first->index) + " is a " + first->name +
-                                   " and " + lane.name + " a " + it->name +
+      throw error(errc::usage, "--devices: cuda:" + std::to_string(first->index) + " is a " + first->name + " and " +
+                                   lane.name + " a " + it->name +
                                    ": a run is one environment, so its GPUs must be one model; run each model in "
                                    "a job of its own (--devices with that model's GPUs), which the service keeps "
                                    "as separate environments");

@@ -158,9 +158,10 @@ class cuda_sampler final : public sampler {
     };
     const double per_call = std::max(calls.empty() ? 0.0 : tail(calls), 1e-6);
     enqueue_ms_ = host_ms_.empty() ? 0.05 : std::max(tail(host_ms_), 1e-3);
-    calls_per_sample = per_call >= o.min_sample_ms
-                           ? 1
-                           : std::min<std::int64_t>(10000, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
+    calls_per_sample =
+        per_call >= o.min_sample_ms
+            ? 1
+            : std::min<std::int64_t>(10000, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
   }
   sample take() override {
     const double ms = timed_batch(calls_per_sample, true);
@@ -213,7 +214,8 @@ std::unique_ptr<sampler> make_sampler(bound_call& call, at::Device device) {
 #ifdef RNX_RUNNER_CUDA
   if (device.is_cuda()) return std::make_unique<cuda_sampler>(call, device);
 #endif
-  throw runtime_unavailable("timing on " + device.str() + " is not built into this runner (rebuild with a CUDA libtorch)");
+  throw runtime_unavailable("timing on " + device.str() +
+                            " is not built into this runner (rebuild with a CUDA libtorch)");
 }
 
 // Warm-up of one or more sides, their calls alternated so that each sees the same spell of the machine; ends
@@ -301,7 +303,10 @@ paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Devi
     for (const sampler* s : order) {
       const sampler::sample x = const_cast<sampler*>(s)->take();
       preempted = preempted || x.preempted;
-      if (s == b.get()) base_ms[nb++] = x.ms; else head_ms[nh++] = x.ms;
+      if (s == b.get())
+        base_ms[nb++] = x.ms;
+      else
+        head_ms[nh++] = x.ms;
     }
     if (preempted && may_retake(r.retaken_blocks, options, ms_since(start), 2 * options.budget_ms)) {
       ++r.retaken_blocks;

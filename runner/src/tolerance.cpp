@@ -19,10 +19,10 @@ namespace {
 
 double dtype_eps(at::ScalarType t) {
   switch (t) {
-    case at::kHalf: return 9.765625e-4;      // 2^-10
-    case at::kBFloat16: return 7.8125e-3;    // 2^-7
+    case at::kHalf: return 9.765625e-4;     // 2^-10
+    case at::kBFloat16: return 7.8125e-3;   // 2^-7
     case at::kDouble: return 2.220446e-16;  // 2^-52
-    default: return 1.1920929e-7;            // float32, 2^-23
+    default: return 1.1920929e-7;           // float32, 2^-23
   }
 }
 
@@ -77,8 +77,8 @@ thread_local tf32_families* recording = nullptr;
 // RecordFunction's start callback (a plain function: the families go to this thread's `recording`).
 // The ATen operators whose products cuBLAS may round to TF32 (the matmul family, and what calls it).
 bool matmul_family(std::string_view op) {
-  static constexpr std::string_view names[] = {"mm", "addmm", "bmm", "baddbmm", "addbmm", "_addmm_activation",
-                                               "matmul", "linear", "einsum", "tensordot", "mv", "addmv"};
+  static constexpr std::string_view names[] = {"mm",     "addmm",  "bmm",    "baddbmm",   "addbmm", "_addmm_activation",
+                                               "matmul", "linear", "einsum", "tensordot", "mv",     "addmv"};
   return std::find(std::begin(names), std::end(names), op) != std::end(names) ||
          op.find("scaled_dot_product") != std::string_view::npos;
 }
@@ -141,8 +141,8 @@ std::vector<at::Tensor> rounding_perturbed(const std::vector<at::Tensor>& inputs
     }
     at::Tensor wide = t.detach().to(at::kDouble);
     if (!gen) gen = seeded_generator(wide.device(), seed ^ 0x5DEECE66DULL);
-    at::Tensor u = at::rand(wide.sizes(), *gen, at::TensorOptions().dtype(at::kDouble).device(gen->device()))
-                       .to(wide.device());
+    at::Tensor u =
+        at::rand(wide.sizes(), *gen, at::TensorOptions().dtype(at::kDouble).device(gen->device())).to(wide.device());
     out.push_back(wide * (1.0 + eps * (2.0 * u - 1.0)));
   }
   return out;
@@ -187,10 +187,10 @@ tolerance widen(tolerance base, const yardstick& y, yard_basis basis) {
 std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   const tolerance applied = widen(base, y, basis);
   const std::string dt(dtype_name(y.dtype));
-  std::string own = basis == yard_basis::trusted_reference
-                        ? "the eager " + dt + " reference's largest error against float64, " + number(y.largest)
-                        : "the eager " + dt + " computation's 99th-percentile error against float64, " +
-                              number(y.typical);
+  std::string own =
+      basis == yard_basis::trusted_reference
+          ? "the eager " + dt + " reference's largest error against float64, " + number(y.largest)
+          : "the eager " + dt + " computation's 99th-percentile error against float64, " + number(y.typical);
   if (basis == yard_basis::trusted_reference && y.tf32 && y.input_rounding && *y.input_rounding > y.largest) {
     own += ", or the " + number(*y.input_rounding) +
            " that rounding the inputs to TF32 (allowed for float32 on CUDA) moves the float64 result, the larger";
@@ -199,8 +199,7 @@ std::string describe(tolerance base, const yardstick& y, yard_basis basis) {
   if (basis == yard_basis::self_check && y.input_rounding && rounding_explains * *y.input_rounding < y.typical) {
     capped = ", counted only up to " + number(rounding_explains) + "x the " + number(*y.input_rounding) +
              " that rounding the inputs to " + (y.tf32 ? "TF32 (allowed for float32 on CUDA)" : dt) +
-             " moves the float64 result (" +
-             number(rounding_explains * *y.input_rounding) + ")";
+             " moves the float64 result (" + number(rounding_explains * *y.input_rounding) + ")";
   }
   std::ostringstream os;
   os.precision(3);

@@ -136,10 +136,10 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
     const std::vector<at::Tensor> got = s.call->outputs();
     const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(s.inputs, s.seed);
-    const std::vector<at::Tensor> moved = s.entry->kernel->reference(
-        rounding_perturbed(s.inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
-    const yardstick yard = measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved,
-                                             tf32_allowed(s.dtype, s.device));
+    const std::vector<at::Tensor> moved =
+        s.entry->kernel->reference(rounding_perturbed(s.inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
+    const yardstick yard =
+        measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved, tf32_allowed(s.dtype, s.device));
     const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
     const tolerance applied = widen(base, yard, yard_basis::self_check);
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
@@ -273,7 +273,8 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     }
   }
   for (side* s : {first, second}) {
-    guarded(*s, s->spec->name, [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
+    guarded(*s, s->spec->name,
+            [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
   }
   clock.mark("inputs");
   // The very same tensors for both sides where the revisions make equal inputs: same values, same memory (the
@@ -297,18 +298,19 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   // ran ~1% slower on the H200. Moving both sides' weights to new memory, interleaved, removes that.
   std::size_t rehomed = 0;
   guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
-  if (head.failed()) return fallback("moving the two sides' weights failed: " +
-                                     std::string(head.out.at("message").as_string().c_str()));
+  if (head.failed())
+    return fallback("moving the two sides' weights failed: " + std::string(head.out.at("message").as_string().c_str()));
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
-    const paired_timing_result timing = measure_paired(*base.call, *head.call, head.device, timing_of(head.settings),
-                                                       seed);
+    const paired_timing_result timing =
+        measure_paired(*base.call, *head.call, head.device, timing_of(head.settings), seed);
     put_timing(base.out, timing.base);
     put_timing(head.out, timing.head);
     head.out["retaken_blocks"] = timing.retaken_blocks;
   });
-  if (head.failed()) return fallback("measuring the two sides together failed: " +
-                                     std::string(head.out.at("message").as_string().c_str()));
+  if (head.failed())
+    return fallback("measuring the two sides together failed: " +
+                    std::string(head.out.at("message").as_string().c_str()));
   clock.mark("measure");
   head.out["phases_ms"] = clock.phases();
   head.out["pairing"] = to_string(pairing_mode::in_process);

@@ -210,7 +210,10 @@ int main(int argc, char** argv) {
     const int pinned = pin_to_one_core(m.bench.threads);
     bj::object env = environment_json(runner::collect_environment(fp_device));
     if (contained) seal();
-    bj::object clock{{"main", main_s}, {"python", python_s}, {"released", released_s}, {"device", device_s},
+    bj::object clock{{"main", main_s},
+                     {"python", python_s},
+                     {"released", released_s},
+                     {"device", device_s},
                      {"ready", monotonic_s()}};
     emit(bj::object{{"event", to_string(worker_line::ready)},
                     {"environment", std::move(env)},

@@ -33,8 +33,8 @@ bj::value to_json(const worker_job& job) {
   o["overrides"] = std::move(ov);
   bj::array configs;
   for (const auto& c : job.configs) {
-    bj::object config{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime}, {"dtype", c.dtype},
-                      {"batch", c.batch}, {"check", c.check}};
+    bj::object config{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime},
+                      {"dtype", c.dtype}, {"batch", c.batch},   {"check", c.check}};
     if (c.base_index) {
       config["base_index"] = *c.base_index;
       config["check_base"] = c.check_base;

@@ -27,7 +27,7 @@ struct job_config {
   std::string runtime;
   std::string dtype;
   std::int64_t batch = 1;
-  bool check = true;      // run the float64 reference check (first process of a configuration only)
+  bool check = true;  // run the float64 reference check (first process of a configuration only)
   // In-process pairing: the same configuration of the base manifest, measured alternately with this one.
   std::optional<std::size_t> base_index;
   bool check_base = true;
@@ -47,8 +47,8 @@ struct job_overrides {
 };
 
 struct worker_job {
-  std::string manifest;   // absolute path of the rnx.toml the worker reads its kernels from
-  std::string base_manifest;  // paired jobs: the base revision's rnx.toml (its kernels load under other names)
+  std::string manifest;            // absolute path of the rnx.toml the worker reads its kernels from
+  std::string base_manifest;       // paired jobs: the base revision's rnx.toml (its kernels load under other names)
   std::uint64_t pairing_seed = 0;  // paired jobs: the ABBA/BAAB order of each block comes from this
   std::string cuda_arch;
   std::string cache_dir;
@@ -110,9 +110,9 @@ struct result_event {
   double sampling_ms = 0;  // the timed sampling of this process, both sides of a pair together
   std::optional<std::string> pair_fallback;
   side_outcome head;
-  std::optional<side_outcome> base;   // in-process pairs: the base side, measured in the same process
+  std::optional<side_outcome> base;     // in-process pairs: the base side, measured in the same process
   std::optional<pair_side> first_side;  // in-process pairs: the side loaded and bound first
-  boost::json::value phases_ms;  // load, inputs, bind, measure of this configuration in this process (or null)
+  boost::json::value phases_ms;         // load, inputs, bind, measure of this configuration in this process (or null)
 };
 
 using worker_event = std::variant<ready_event, start_event, result_event>;

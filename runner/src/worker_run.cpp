@@ -149,8 +149,9 @@ bool worker_run::admit(const std::string& line) {
     if (!missing.empty() && !allow_weaker_) {
       refused_ = "the sandbox could not apply every layer, so no kernel was run: ";
       for (std::size_t i = 0; i < missing.size(); ++i) refused_ += (i ? "; " : "") + missing[i];
-      refused_ += " (run where unprivileged user namespaces, Landlock and seccomp are allowed, or pass "
-                  "--allow-weaker-sandbox to accept the weaker containment)";
+      refused_ +=
+          " (run where unprivileged user namespaces, Landlock and seccomp are allowed, or pass "
+          "--allow-weaker-sandbox to accept the weaker containment)";
       kill();
       return false;
     }
@@ -191,7 +192,6 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
   }
   return lines;
 }
-
 
 void worker_run::kill() {
   ::kill(-pid_, SIGKILL);

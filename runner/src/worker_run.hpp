@@ -25,8 +25,7 @@ namespace rnx::runner::detail {
 class worker_run {
  public:
   worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path,
-             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt,
-             const std::vector<int>& cores = {});
+             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt, const std::vector<int>& cores = {});
   // A prestarted worker (`--job -`): it starts Python and imports torch now, reports "loaded", and waits
   // (touching no device) until release() hands it its job.
   worker_run(const std::filesystem::path& worker, const std::vector<int>& cores);
@@ -44,8 +43,7 @@ class worker_run {
   std::string log_tail() const;
 
  private:
-  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held,
-             const std::vector<int>& cores);
+  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores);
   void start_contained(const std::filesystem::path& worker, const std::filesystem::path& job_path,
                        const sandbox::sandbox_limits& limits);
   // A contained worker's line: false when it goes no further (a containment line, or anything after a failed
@@ -56,7 +54,7 @@ class worker_run {
   std::unique_ptr<sandbox::scratch_folder> scratch_;  // set for a contained worker
   bool allow_weaker_ = false;
   containment_check layers_;
-  std::string refused_;                      // why a contained worker was stopped before it ran a kernel
+  std::string refused_;  // why a contained worker was stopped before it ran a kernel
   pid_t pid_ = -1;
   bool reaped_ = false;
   int result_fd_ = -1;

@@ -38,11 +38,25 @@ namespace rnx::sandbox {
 namespace {
 
 bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
-  static const char* const exact[] = {"PATH", "LANG", "LANGUAGE", "TZ", "TERM", "LD_LIBRARY_PATH", "PYTHONPATH",
-                                      "PYTHONHOME", "VIRTUAL_ENV", "CONDA_PREFIX", "OMP_NUM_THREADS",
-                                      "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS", "CC", "CXX", "USER", "LOGNAME"};
-  static const char* const prefixes[] = {"LC_", "CUDA_", "NVIDIA_", "CUDNN_", "TORCH_", "TRITON_", "PYENV_",
-                                         "RNX_VERIFY_"};
+  static const char* const exact[] = {"PATH",
+                                      "LANG",
+                                      "LANGUAGE",
+                                      "TZ",
+                                      "TERM",
+                                      "LD_LIBRARY_PATH",
+                                      "PYTHONPATH",
+                                      "PYTHONHOME",
+                                      "VIRTUAL_ENV",
+                                      "CONDA_PREFIX",
+                                      "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS",
+                                      "OPENBLAS_NUM_THREADS",
+                                      "CC",
+                                      "CXX",
+                                      "USER",
+                                      "LOGNAME"};
+  static const char* const prefixes[] = {"LC_",    "CUDA_",   "NVIDIA_", "CUDNN_",
+                                         "TORCH_", "TRITON_", "PYENV_",  "RNX_VERIFY_"};
   for (const char* e : exact) {
     if (name == e) return true;
   }
@@ -60,8 +74,8 @@ bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
 }  // namespace
 
 const std::vector<std::string>& secret_words() {
-  static const std::vector<std::string> words = {"TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL",
-                                                 "KEY",   "PRIVATE", "AUTH"};
+  static const std::vector<std::string> words = {"TOKEN",      "SECRET", "PASSWORD", "PASSWD",
+                                                 "CREDENTIAL", "KEY",    "PRIVATE",  "AUTH"};
   return words;
 }
 
@@ -256,20 +270,20 @@ constexpr int result_fd_in_worker = 3;
 #define SYS_landlock_add_rule 445
 #define SYS_landlock_restrict_self 446
 #endif
-constexpr std::uint64_t fs_execute = 1ULL << 0;  // EXECUTE
-constexpr std::uint64_t fs_write_access = (1ULL << 1) |   // WRITE_FILE
-                                          (1ULL << 4) |   // REMOVE_DIR
-                                          (1ULL << 5) |   // REMOVE_FILE
-                                          (1ULL << 6) |   // MAKE_CHAR
-                                          (1ULL << 7) |   // MAKE_DIR
-                                          (1ULL << 8) |   // MAKE_REG
-                                          (1ULL << 9) |   // MAKE_SOCK
-                                          (1ULL << 10) |  // MAKE_FIFO
-                                          (1ULL << 11) |  // MAKE_BLOCK
-                                          (1ULL << 12);   // MAKE_SYM
-constexpr std::uint64_t fs_refer = 1ULL << 13;      // ABI 2
-constexpr std::uint64_t fs_truncate = 1ULL << 14;   // ABI 3
-constexpr std::uint64_t net_tcp = (1ULL << 0) | (1ULL << 1);  // ABI 4: BIND_TCP, CONNECT_TCP
+constexpr std::uint64_t fs_execute = 1ULL << 0;                                      // EXECUTE
+constexpr std::uint64_t fs_write_access = (1ULL << 1) |                              // WRITE_FILE
+                                          (1ULL << 4) |                              // REMOVE_DIR
+                                          (1ULL << 5) |                              // REMOVE_FILE
+                                          (1ULL << 6) |                              // MAKE_CHAR
+                                          (1ULL << 7) |                              // MAKE_DIR
+                                          (1ULL << 8) |                              // MAKE_REG
+                                          (1ULL << 9) |                              // MAKE_SOCK
+                                          (1ULL << 10) |                             // MAKE_FIFO
+                                          (1ULL << 11) |                             // MAKE_BLOCK
+                                          (1ULL << 12);                              // MAKE_SYM
+constexpr std::uint64_t fs_refer = 1ULL << 13;                                       // ABI 2
+constexpr std::uint64_t fs_truncate = 1ULL << 14;                                    // ABI 3
+constexpr std::uint64_t net_tcp = (1ULL << 0) | (1ULL << 1);                         // ABI 4: BIND_TCP, CONNECT_TCP
 constexpr std::uint64_t scope_abstract_unix_and_signal = (1ULL << 0) | (1ULL << 1);  // ABI 6
 
 struct landlock_attr {  // landlock_ruleset_attr as of ABI 6; older kernels are passed a prefix of it
@@ -322,7 +336,9 @@ int restrict_writes(const char* scratch) {
 }
 
 void set_limit(int resource, rlim_t value) {
-  struct rlimit r {value, value};
+  struct rlimit r {
+    value, value
+  };
   ::setrlimit(resource, &r);
 }
 
@@ -381,8 +397,8 @@ bool reduce_dev(const char* shm_options) {
   auto take = [&](const char* name, bool dir) {
     char path[96];
     if (count >= max_device_nodes || std::strlen(name) >= sizeof nodes[0].name || !dev_path(path, name)) return;
-    const int tree = static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, path,
-                                                open_tree_clone | O_CLOEXEC | (dir ? at_recursive : 0)));
+    const int tree = static_cast<int>(
+        ::syscall(SYS_open_tree, AT_FDCWD, path, open_tree_clone | O_CLOEXEC | (dir ? at_recursive : 0)));
     if (tree < 0) return;
     std::memcpy(nodes[count].name, name, std::strlen(name) + 1);
     nodes[count].tree = tree;
@@ -417,7 +433,8 @@ bool reduce_dev(const char* shm_options) {
        ::symlink("/proc/self/fd/1", "/dev/stdout") == 0 && ::symlink("/proc/self/fd/2", "/dev/stderr") == 0;
   ok = ok && ::mkdir("/dev/shm", 01777) == 0 &&
        ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options) == 0;
-  return ok && ::mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0;
+  return ok &&
+         ::mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0;
 }
 
 // /proc/sys read-only (a bind of itself, remounted): no sysctl can be changed, whoever the candidate is.
@@ -572,15 +589,15 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
            : "it runs as the caller's uid " + std::to_string(uid) + ", not root",
       root ? "started as root, it could not leave host root (setresuid to " + std::to_string(uid) + " failed)"
            : "it runs as host root");
-  session_lines = layer_line_pair(
-      layer::session, "a new session without a controlling terminal; stdin, stdout and stderr on /dev/null",
-      "it could not start a new session or put stdin, stdout and stderr on /dev/null");
+  session_lines = layer_line_pair(layer::session,
+                                  "a new session without a controlling terminal; stdin, stdout and stderr on /dev/null",
+                                  "it could not start a new session or put stdin, stdout and stderr on /dev/null");
   proc_sys_lines = layer_line_pair(layer::proc_sys, "/proc/sys read-only", "/proc/sys could not be made read-only");
-  dev_lines = layer_line_pair(
-      layer::dev,
-      "/dev holds only null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm of " +
-          std::to_string(limits.shm_mb) + " MiB",
-      "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
+  dev_lines =
+      layer_line_pair(layer::dev,
+                      "/dev holds only null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm of " +
+                          std::to_string(limits.shm_mb) + " MiB",
+                      "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
   scratch_lines = layer_line_pair(
       layer::scratch,
       "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
@@ -698,10 +715,10 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   write_all(fd, proc ? plan.proc_ok_line.c_str() : plan.proc_none_line.c_str());
   report_layer(fd, plan.proc_sys_lines, proc && proc_sys_read_only());
   report_layer(fd, plan.dev_lines, reduce_dev(plan.shm_options.c_str()));
-  report_layer(fd, plan.scratch_lines,
-               scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(),
-                                got.as_root ? plan.uid : static_cast<uid_t>(-1),
-                                got.as_root ? plan.gid : static_cast<gid_t>(-1)));
+  report_layer(
+      fd, plan.scratch_lines,
+      scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(), got.as_root ? plan.uid : static_cast<uid_t>(-1),
+                       got.as_root ? plan.gid : static_cast<gid_t>(-1)));
   if (got.as_root) got.unprivileged = leave_root(plan.uid, plan.gid);
   report_layer(fd, plan.user_lines, got.unprivileged);
   report_layer(fd, plan.tasks_lines, got.unprivileged);
@@ -991,15 +1008,16 @@ bool restrict_execute(const std::vector<std::filesystem::path>& beneath, const s
     ::close(ruleset);
     return false;
   }
-  const bool ok = ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
+  const bool ok =
+      ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && ::syscall(SYS_landlock_restrict_self, ruleset, 0) == 0;
   if (!ok) why = std::string("landlock_restrict_self failed: ") + std::strerror(errno) + "; ";
   ::close(ruleset);
   return ok;
 }
 
 const std::vector<std::filesystem::path>& system_program_folders() {
-  static const std::vector<std::filesystem::path> folders = {"/usr", "/bin", "/sbin", "/lib", "/lib64", "/lib32",
-                                                             "/opt"};
+  static const std::vector<std::filesystem::path> folders = {"/usr",   "/bin",   "/sbin", "/lib",
+                                                             "/lib64", "/lib32", "/opt"};
   return folders;
 }
 
@@ -1062,7 +1080,8 @@ blocked_counts blocked() {
     }
     b.calls += (b.calls.empty() ? "" : ", ") + refused_name(arch, nr) + " x" + std::to_string(count);
   }
-  if (const int more = refused_overflow.load()) b.calls += (b.calls.empty() ? "" : ", ") + std::to_string(more) + " more";
+  if (const int more = refused_overflow.load())
+    b.calls += (b.calls.empty() ? "" : ", ") + std::to_string(more) + " more";
   return b;
 }
 

@@ -437,8 +437,7 @@ void decide(comparison& out, std::vector<double>& log_ratios, const comparison_o
 
 }  // namespace
 
-comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt,
-                           bool flat) {
+comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt, bool flat) {
   comparison out;
   out.threshold = decision_threshold(opt);
   out.n_base = static_cast<std::int64_t>(base.samples.size());
@@ -482,12 +481,14 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
                    (out.reason.empty() ? std::string() : "; " + out.reason);
     } else {
       out.result = decision::abstain;
-      out.reason = note.str() + " overlap beyond the rope, so the change is not larger than the instability; to "
-                                "decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired)";
+      out.reason = note.str() +
+                   " overlap beyond the rope, so the change is not larger than the instability; to "
+                   "decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired)";
     }
   } else if (out.result == decision::abstain) {
-    out.reason += "; to decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired), where drift of "
-                  "the machine cancels in each ratio";
+    out.reason +=
+        "; to decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired), where drift of "
+        "the machine cancels in each ratio";
   }
   return out;
 }
@@ -530,8 +531,8 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     }
     ratio_groups.push_back(g / pair.block);
   }
-  const sample_view ratio_view{ratios, groups.size() > 1 ? std::span<const std::int64_t>(ratio_groups)
-                                                         : std::span<const std::int64_t>()};
+  const sample_view ratio_view{
+      ratios, groups.size() > 1 ? std::span<const std::int64_t>(ratio_groups) : std::span<const std::int64_t>()};
   out.base_stat = observed_statistic(base, opt.stat);
   out.head_stat = observed_statistic(head, opt.stat);
   out.ratio = observed_statistic(ratio_view, opt.stat);
@@ -545,8 +546,7 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     std::ostringstream advice;
     advice.precision(2);
     advice << std::fixed << "; to decide: ";
-    if (out.ci_lo && out.ci_hi && *out.mde < 2 * opt.rope &&
-        (*out.ci_lo < 1 + opt.rope && *out.ci_hi > 1 + opt.rope)) {
+    if (out.ci_lo && out.ci_hi && *out.mde < 2 * opt.rope && (*out.ci_lo<1 + opt.rope&& * out.ci_hi> 1 + opt.rope)) {
       advice << "the change sits on the edge of the +" << 100 * opt.rope << "% band; ";
     }
     if (spread.processes > 1 && spread.between > 2 * spread.within) {

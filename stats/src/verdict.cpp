@@ -87,8 +87,9 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
     const std::string head_why = aggregates_only(head, "head");
     why += (why.empty() || head_why.empty() ? "" : "; ") + head_why;
     v.result = decision::abstain;
-    v.reason = why + ": the harness kept no per-sample times, so no posterior can be formed; import its per-sample "
-                     "output instead (docs/import.md)";
+    v.reason = why +
+               ": the harness kept no per-sample times, so no posterior can be formed; import its per-sample "
+               "output instead (docs/import.md)";
     return v;
   }
   comparison c = compare_measured(base, head, policy, pairing);
@@ -120,8 +121,8 @@ bool counts_for_overall(const config_verdict& v) {
 
 comparison compare_measured(const run_result& base, const run_result& head, const gate_policy& policy,
                             const std::optional<pairing_info>& pairing) {
-  const comparison_options opt{policy.rope,     policy.probability, policy.min_samples, policy.resamples,
-                               policy.stat,     pairing ? static_cast<int>(pairing->looks) : 1};
+  const comparison_options opt{policy.rope,      policy.probability, policy.min_samples,
+                               policy.resamples, policy.stat,        pairing ? static_cast<int>(pairing->looks) : 1};
   if (in_process(base, head, pairing)) {
     return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
   }
@@ -203,8 +204,8 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
         v.reason = "new in this run and " + std::string(to_string(h.status)) + ": " + h.message;
       } else {
         v.result = h.status == result_status::skipped ? decision::abstain : decision::new_config;
-        v.reason = h.status == result_status::skipped ? "skipped on both sides: " + h.message
-                                                       : "not in the baseline run";
+        v.reason =
+            h.status == result_status::skipped ? "skipped on both sides: " + h.message : "not in the baseline run";
       }
       doc.configs.push_back(std::move(v));
       continue;

@@ -117,8 +117,9 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
     run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "run.json");
     FAIL("expected an error");
   } catch (const error& e) {
-    CHECK(std::string(e.what()) == "run.json: $.results[0].groups: in-process samples come in blocks of 4 per "
-                                   "process, and these do not (or mark the result \"pairing\": \"process\")");
+    CHECK(std::string(e.what()) ==
+          "run.json: $.results[0].groups: in-process samples come in blocks of 4 per "
+          "process, and these do not (or mark the result \"pairing\": \"process\")");
   }
   const std::string env = R"("environment": {"env_id": "e", "device": "cpu"})";
   CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env +
@@ -132,8 +133,7 @@ TEST_CASE("reader errors name the JSON path and what was expected") {
         "doc.json: $.results: expected an array, got an object");
   CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "", )" + env + R"(, "results": []})") ==
         "doc.json: $.project: expected a non-empty string, got \"\"");
-  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env +
-                 R"(, "pull_request": 0, "results": []})") ==
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", )" + env + R"(, "pull_request": 0, "results": []})") ==
         "doc.json: $.pull_request: expected a pull request number of at least 1, got 0");
   CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", "environment": {"env_id": "e", "device": "cpu",
                  "clocks": {"sm_mhz": "fast"}}, "results": []})") ==
@@ -210,8 +210,9 @@ TEST_CASE("imported results keep params in order, origin and aggregates; the har
     run_from_json(doc, "imported.json");
     FAIL("samples and aggregates together were accepted");
   } catch (const error& e) {
-    CHECK(std::string(e.what()) == "imported.json: $.results[1].aggregates: a result has samples_ms or aggregates, "
-                                   "not both (aggregates stand in for samples a harness did not keep)");
+    CHECK(std::string(e.what()) ==
+          "imported.json: $.results[1].aggregates: a result has samples_ms or aggregates, "
+          "not both (aggregates stand in for samples a harness did not keep)");
   }
 }
 

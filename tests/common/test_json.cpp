@@ -43,8 +43,12 @@ TEST_CASE("every double reads back as the same double (shortest round trip), ext
   std::mt19937_64 rng(20261203);
   std::uniform_real_distribution<double> exponent(-30, 30);
   std::uniform_real_distribution<double> mantissa(1, 10);
-  std::vector<double> values = {std::numeric_limits<double>::max(), std::numeric_limits<double>::min(),
-                                std::numeric_limits<double>::denorm_min(), 0.1, 0.3, 1e-300};
+  std::vector<double> values = {std::numeric_limits<double>::max(),
+                                std::numeric_limits<double>::min(),
+                                std::numeric_limits<double>::denorm_min(),
+                                0.1,
+                                0.3,
+                                1e-300};
   for (int i = 0; i < 2000; ++i) values.push_back(mantissa(rng) * std::pow(10.0, exponent(rng)));
   for (double d : values) {
     CAPTURE(d);
@@ -78,21 +82,23 @@ TEST_CASE("a document read back holds the very doubles written, in any notation"
 }
 
 TEST_CASE("compact and pretty output share the number format; strings are escaped") {
-  boost::json::value v = {{"rope", 0.00001}, {"name", "a \"b\"\n"}, {"samples", {1.0, 0.000125, 3}},
-                          {"nested", {{{"p", 0.95}}}}, {"none", nullptr}, {"ok", true}};
-  CHECK(json::serialize(v) ==
-        R"({"rope":0.00001,"name":"a \"b\"\n","samples":[1.0,0.000125,3],"nested":[{"p":0.95}],"none":null,"ok":true})");
-  CHECK(json::serialize(v, true) == "{\n"
-                                    "  \"rope\": 0.00001,\n"
-                                    "  \"name\": \"a \\\"b\\\"\\n\",\n"
-                                    "  \"samples\": [1.0,0.000125,3],\n"
-                                    "  \"nested\": [\n"
-                                    "    {\n"
-                                    "      \"p\": 0.95\n"
-                                    "    }\n"
-                                    "  ],\n"
-                                    "  \"none\": null,\n"
-                                    "  \"ok\": true\n"
-                                    "}\n");
+  boost::json::value v = {{"rope", 0.00001},           {"name", "a \"b\"\n"}, {"samples", {1.0, 0.000125, 3}},
+                          {"nested", {{{"p", 0.95}}}}, {"none", nullptr},     {"ok", true}};
+  CHECK(
+      json::serialize(v) ==
+      R"({"rope":0.00001,"name":"a \"b\"\n","samples":[1.0,0.000125,3],"nested":[{"p":0.95}],"none":null,"ok":true})");
+  CHECK(json::serialize(v, true) ==
+        "{\n"
+        "  \"rope\": 0.00001,\n"
+        "  \"name\": \"a \\\"b\\\"\\n\",\n"
+        "  \"samples\": [1.0,0.000125,3],\n"
+        "  \"nested\": [\n"
+        "    {\n"
+        "      \"p\": 0.95\n"
+        "    }\n"
+        "  ],\n"
+        "  \"none\": null,\n"
+        "  \"ok\": true\n"
+        "}\n");
   CHECK(json::parse(json::serialize(v, true), "pretty") == v);
 }

@@ -125,8 +125,8 @@ TEST_CASE("run_capture: LC_ALL=C, stdout_only, 128 + signal when killed") {
 TEST_CASE("arguments a shell would expand reach the program as plain text and run nothing") {
   temp_dir dir;
   const std::string marker = (dir.path / "touched").string();
-  for (const std::string& arg : {"x'$(touch " + marker + ")'", "$(touch " + marker + ")", "`touch " + marker + "`",
-                                 "main;touch " + marker}) {
+  for (const std::string& arg :
+       {"x'$(touch " + marker + ")'", "$(touch " + marker + ")", "`touch " + marker + "`", "main;touch " + marker}) {
     std::string out;
     CHECK(run_capture({"printf", "%s", arg}, out) == 0);
     CHECK(out == arg);

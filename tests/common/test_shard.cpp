@@ -132,8 +132,7 @@ TEST_CASE("merge: the arrived shards' results, the missing shard and its configu
   CHECK(!m.merged.shard);
   CHECK(m.missing_configs.size() == 2);
   for (const auto& [key, shard] : m.missing_configs) CHECK(shard == 2);
-  CHECK(missing_shards_text(m) ==
-        "shard 2/3 of run group abc-12-1 did not arrive: 2 configurations were not measured");
+  CHECK(missing_shards_text(m) == "shard 2/3 of run group abc-12-1 did not arrive: 2 configurations were not measured");
   CHECK(merge_shards({shard_doc(1), shard_doc(1)}, "test").arrived.size() == 1);  // a re-uploaded artifact
 
   auto changed = shard_doc(1);

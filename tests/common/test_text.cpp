@@ -33,10 +33,13 @@ const std::vector<std::string> hostile = {
     "`code` ``` fence",
     "~~struck~~ *em* _em_ $x^2$",
     "a|b\nsecond line\r\n### heading",
-    "\xc2\x9b" "2J C1 CSI",
-    "\xe2\x80\xae" "reversed",
+    "\xc2\x9b"
+    "2J C1 CSI",
+    "\xe2\x80\xae"
+    "reversed",
     "\xff\xfe invalid utf-8",
-    "\x1bP" "device control\x1b\\",
+    "\x1bP"
+    "device control\x1b\\",
 };
 
 // Whether `md` has a Markdown-active character that is not backslash-escaped.
@@ -76,10 +79,12 @@ TEST_CASE("terminal_safe: escape sequences and control characters are removed, t
   CHECK(terminal_safe("rejected\rACCEPTED") == "rejectedACCEPTED");
   CHECK(terminal_safe("a\tb\nc") == "a b\nc");
   CHECK(terminal_safe("a\nb", false) == "a b");
-  CHECK(terminal_safe("\xc2\x9b" "2Jx") == "x");
+  CHECK(terminal_safe("\xc2\x9b"
+                      "2Jx") == "x");
   CHECK(terminal_safe("caf\xc3\xa9 \xe2\x9c\x93") == "caf\xc3\xa9 \xe2\x9c\x93");  // UTF-8 text is kept
-  CHECK(terminal_safe("\xff") == "\xef\xbf\xbd");                                   // invalid bytes become U+FFFD
-  CHECK(terminal_safe("\xe2\x80\xae" "abc") == "abc");
+  CHECK(terminal_safe("\xff") == "\xef\xbf\xbd");                                  // invalid bytes become U+FFFD
+  CHECK(terminal_safe("\xe2\x80\xae"
+                      "abc") == "abc");
   for (const auto& h : hostile) {
     CAPTURE(h);
     CHECK_FALSE(has_terminal_control(terminal_safe(h), true));

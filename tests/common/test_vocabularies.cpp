@@ -38,8 +38,8 @@ void check_vocabulary(std::initializer_list<Enum> values, Parse parse, const std
 
 // The message run_from_json gives for a result whose `member` is `value`.
 std::string run_error(const std::string& member, const std::string& value) {
-  boost::json::object result{{"kernel", "k"}, {"runtime", "eager"}, {"dtype", "float32"}, {"batch", 1},
-                             {"status", "error"}};
+  boost::json::object result{
+      {"kernel", "k"}, {"runtime", "eager"}, {"dtype", "float32"}, {"batch", 1}, {"status", "error"}};
   result[member] = value;
   const boost::json::object environment{{"env_id", "e"}, {"device", "cpu"}};
   const boost::json::value doc = boost::json::object{{"schema", "rnx.run/v1"},
@@ -77,9 +77,9 @@ TEST_CASE("the run document's vocabularies round trip and refuse unknown names")
                     runtime_kind::tensorrt, runtime_kind::cpp, runtime_kind::gbench, runtime_kind::pytest_benchmark,
                     runtime_kind::nvbench},
                    runtime_kind_from_string, {"", "jax", "pytest_benchmark", "Eager"});
-  check_vocabulary({dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64,
-                    dtype_kind::none},
-                   dtype_kind_from_string, {"", "int8", "fp16", "float"});
+  check_vocabulary(
+      {dtype_kind::float32, dtype_kind::float16, dtype_kind::bfloat16, dtype_kind::float64, dtype_kind::none},
+      dtype_kind_from_string, {"", "int8", "fp16", "float"});
   CHECK(to_string(pairing_mode::none) == "");
   CHECK(to_string(runtime_kind::pytest_benchmark) == "pytest-benchmark");
 }
@@ -124,8 +124,10 @@ TEST_CASE("the readers name the bad value and the allowed ones") {
         "doc.json: $.results[0].dtype: expected one of float32, float16, bfloat16, float64, none, got \"int8\"");
   CHECK(manifest_error("device = \"gpu\"\n").find("unknown device \"gpu\" (use auto, cpu, cuda or cuda:N)") !=
         std::string::npos);
-  CHECK(manifest_error("dtypes = [\"none\"]\n").find("unknown value \"none\" (use one of: float32, float16, bfloat16, "
-                                                     "float64)") != std::string::npos);
-  CHECK(manifest_error("runtimes = [\"cpp\"]\n").find("unknown value \"cpp\" (use one of: eager, compile, torchscript, "
-                                                      "onnxruntime, tensorrt)") != std::string::npos);
+  CHECK(manifest_error("dtypes = [\"none\"]\n")
+            .find("unknown value \"none\" (use one of: float32, float16, bfloat16, "
+                  "float64)") != std::string::npos);
+  CHECK(manifest_error("runtimes = [\"cpp\"]\n")
+            .find("unknown value \"cpp\" (use one of: eager, compile, torchscript, "
+                  "onnxruntime, tensorrt)") != std::string::npos);
 }

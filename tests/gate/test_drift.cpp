@@ -176,8 +176,8 @@ TEST_CASE("a head 3% slower than the anchor stays within a 5% budget and leaves 
   auto backend = make_embedded_backend((dir.path / "baselines.db").string());
   store_history(*backend, sha('a'));
   const run_document head = drift_run(sha('f'), "2026-12-03T11:00:00Z", 1.015 * 1.015, 7);
-  const drift_request request{head, "main", std::nullopt, days_budget(drift_action::block), gate_policy{}, dir.path,
-                              "2026-12-03T12:00:00Z"};
+  const drift_request request{head,          "main",   std::nullopt,          days_budget(drift_action::block),
+                              gate_policy{}, dir.path, "2026-12-03T12:00:00Z"};
   const drift_finding f = check_drift(*backend, request);
   CHECK(f.checked);
   CHECK_FALSE(f.exceeded);
@@ -250,8 +250,8 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
   auto backend = make_embedded_backend((dir.path / "baselines.db").string());
   CHECK(backend->upload(swinging_run(shas[0], "2026-10-24T12:00:00Z", 1.0)).baseline);
   const run_document head = drift_run(shas[2], "2026-12-03T11:00:00Z", 1.3, 7);
-  drift_request request{head, "main", std::nullopt, days_budget(), gate_policy{}, dir.path / "repo",
-                        "2026-12-03T12:00:00Z"};
+  drift_request request{
+      head, "main", std::nullopt, days_budget(), gate_policy{}, dir.path / "repo", "2026-12-03T12:00:00Z"};
 
   SUBCASE("no way to measure (stored mode): undecided, as the stored comparison says") {
     const drift_finding f = check_drift(*backend, request);
@@ -272,8 +272,8 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
       commit_asked = commit;
       asked = configs;
       rope_asked = rope;
-      return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0), drift_run(shas[2], "2026-12-03T11:30:00Z",
-                                                                                   1.3, 7)};
+      return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0),
+                         drift_run(shas[2], "2026-12-03T11:30:00Z", 1.3, 7)};
     };
     const drift_finding f = check_drift(*backend, request);
     CHECK(commit_asked == shas[0]);
@@ -289,8 +289,8 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
     CHECK(c.blamed_commits.empty());
     CHECK(c.steps.size() == 1);
     CHECK(f.commits_since_anchor == std::vector<std::string>{shas[1], shas[2]});
-    CHECK(c.bisect_command == "rnx bisect " + shas[0] + " " + shas[2] +
-                                  " --kernel gemm --runtime eager --dtype float32 --batch 1");
+    CHECK(c.bisect_command ==
+          "rnx bisect " + shas[0] + " " + shas[2] + " --kernel gemm --runtime eager --dtype float32 --batch 1");
     CHECK(f.reason.find("measured paired beside the anchor's commit, no stored step blamed") != std::string::npos);
     CHECK(f.reason.find("2 commits since the anchor: " + shas[1].substr(0, 12) + " " + shas[2].substr(0, 12)) !=
           std::string::npos);
@@ -301,8 +301,8 @@ TEST_CASE("where the anchor's stored run leaves the budget undecided, the head m
   }
   SUBCASE("measured paired within the budget: decided, and the reason says how") {
     request.measure_paired = [&](const std::string& commit, const std::vector<config_key>&, double) {
-      return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0), drift_run(shas[2], "2026-12-03T11:30:00Z",
-                                                                                   1.01, 7)};
+      return anchor_pair{drift_run(commit, "2026-12-03T11:30:00Z", 1.0),
+                         drift_run(shas[2], "2026-12-03T11:30:00Z", 1.01, 7)};
     };
     const drift_finding f = check_drift(*backend, request);
     CHECK_FALSE(f.exceeded);
@@ -372,8 +372,8 @@ TEST_CASE("within the budget against the stored anchor is not measured again; ov
     CHECK(c.method == drift_method::paired);
     CHECK(c.result == decision::slower);
     CHECK(c.blamed_commits == std::vector<std::string>{sha('b'), sha('d'), sha('f')});
-    CHECK(c.bisect_command == "rnx bisect " + sha('a') + " " + sha('f') +
-                                  " --kernel gemm --runtime eager --dtype float32 --batch 1");
+    CHECK(c.bisect_command ==
+          "rnx bisect " + sha('a') + " " + sha('f') + " --kernel gemm --runtime eager --dtype float32 --batch 1");
     CHECK(f.commits_since_anchor.empty());  // dir is no git repository: the reason says the list is missing
     CHECK(f.reason.find("blamed by the stored steps: " + sha('b').substr(0, 12)) != std::string::npos);
     CHECK(f.reason.find("the commits since the anchor could not be listed here") != std::string::npos);
@@ -399,7 +399,8 @@ TEST_CASE("drift.json and the report say which comparison decided, and give the 
   paired.hi = 1.32;
   paired.p_over = 1;
   paired.steps.push_back(drift_step{sha('c'), "run-1", 1.3, 0.5, 3.0, 0.7, false});
-  paired.bisect_command = "rnx bisect " + sha('a') + " " + sha('c') + " --kernel gemm --runtime eager --dtype "
+  paired.bisect_command = "rnx bisect " + sha('a') + " " + sha('c') +
+                          " --kernel gemm --runtime eager --dtype "
                           "float32 --batch 1";
   drift_config stored;
   stored.key = {"gemm", "eager", "float32", 8};
@@ -423,7 +424,8 @@ TEST_CASE("drift.json and the report say which comparison decided, and give the 
 
   const std::string md = render_drift_markdown(f);
   CHECK(md.find(markdown_code("gemm/eager/float32/b1") + " +30.00% [+28.00%, +32.00%] since the anchor, slower "
-                "(measured paired beside the anchor's commit)") != std::string::npos);
+                                                         "(measured paired beside the anchor's commit)") !=
+        std::string::npos);
   CHECK(md.find("No stored step is blamed; 2 commits since the anchor: " + sha('b').substr(0, 12) + " " +
                 sha('c').substr(0, 12) + ". To name the ones that slowed it, each measured paired: " +
                 markdown_code(paired.bisect_command)) != std::string::npos);

@@ -100,9 +100,8 @@ TEST_CASE("push, schedule and workflow_dispatch are runs of the branch itself") 
     CHECK(ctx.base_branch == "main");
     CHECK_FALSE(ctx.pull_request);
   }
-  auto tag = env_of({{"GITHUB_EVENT_NAME", "push"},
-                     {"GITHUB_EVENT_PATH", payload.path.string()},
-                     {"GITHUB_REF", "refs/tags/v1"}});
+  auto tag = env_of(
+      {{"GITHUB_EVENT_NAME", "push"}, {"GITHUB_EVENT_PATH", payload.path.string()}, {"GITHUB_REF", "refs/tags/v1"}});
   CHECK_THROWS_WITH_AS(read_github_context(tag), doctest::Contains("not a branch"), rnx::error);
 }
 
@@ -148,7 +147,8 @@ TEST_CASE("branch_of_ref") {
 }
 
 TEST_CASE("Link headers give the next page") {
-  CHECK(next_page_url(R"(<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last")") ==
+  CHECK(next_page_url(
+            R"(<https://api.github.com/x?page=2>; rel="next", <https://api.github.com/x?page=5>; rel="last")") ==
         "https://api.github.com/x?page=2");
   CHECK(next_page_url(R"(<https://a/x?page=1>; rel="prev", <https://a/x?page=3>; rel="next")") == "https://a/x?page=3");
   CHECK(next_page_url(R"(<https://a/x?page=1>; rel="first", <https://a/x?page=1>; rel="prev")").empty());

@@ -25,8 +25,8 @@ struct temp_repo {
   fs::path root;
   temp_repo() {
     static int counter = 0;
-    root = fs::temp_directory_path() /
-           ("rnx-init-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
+    root =
+        fs::temp_directory_path() / ("rnx-init-test-" + std::to_string(::getpid()) + "-" + std::to_string(++counter));
     fs::remove_all(root);
     fs::create_directories(root);
   }
@@ -94,7 +94,7 @@ TEST_CASE("init: a function kernel's shapes come from the tensors its file makes
   REQUIRE(k);
   CHECK(k->name == "gelu");
   CHECK_FALSE(k->kernelbench);
-  CHECK(k->entry.empty());  // run: the runner's default
+  CHECK(k->entry.empty());         // run: the runner's default
   REQUIRE(k->inputs.size() == 1);  // scale has a default: not an input
   CHECK(k->inputs[0].name == "x");
   CHECK(k->inputs[0].shape == "B,1024");
@@ -111,8 +111,9 @@ TEST_CASE("init: KernelBench files, other entry names, and files that are not ke
   CHECK(kb->inputs.empty());
   CHECK(kb->batch == std::optional<std::int64_t>(32));
 
-  const std::string named = "import torch\n\n\ndef fused_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:\n"
-                            "    return (a + b).cuda()\n\n\ndef _helper(x):\n    return x\n";
+  const std::string named =
+      "import torch\n\n\ndef fused_add(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:\n"
+      "    return (a + b).cuda()\n\n\ndef _helper(x):\n    return x\n";
   auto f = inspect_python_source(named, "add.py");
   REQUIRE(f);
   CHECK(f->entry == "fused_add");
@@ -123,7 +124,8 @@ TEST_CASE("init: KernelBench files, other entry names, and files that are not ke
   CHECK(f->uses_gpu);
 
   std::string why;
-  const std::string two = "import torch\n\ndef f(a: torch.Tensor):\n    return a\n\ndef g(a: torch.Tensor):\n    return a\n";
+  const std::string two =
+      "import torch\n\ndef f(a: torch.Tensor):\n    return a\n\ndef g(a: torch.Tensor):\n    return a\n";
   CHECK_FALSE(inspect_python_source(two, "two.py", &why));
   CHECK(why.find("several functions take tensors (f, g)") != std::string::npos);
 
@@ -136,8 +138,10 @@ TEST_CASE("init: KernelBench files, other entry names, and files that are not ke
   CHECK_FALSE(inspect_python_source("def main():\n    print('hello')\n", "tool.py", &why));
   CHECK(why.empty());
   // Constructions it cannot read leave the shape to the user rather than guessing.
-  auto odd = inspect_python_source("import torch\nn = 3\ndef run(x, y, z):\n    return x\nx = torch.randn(,)\n"
-                                   "y = torch.randn()\nz = torch.randn(n, m)\n", "odd.py");
+  auto odd = inspect_python_source(
+      "import torch\nn = 3\ndef run(x, y, z):\n    return x\nx = torch.randn(,)\n"
+      "y = torch.randn()\nz = torch.randn(n, m)\n",
+      "odd.py");
   REQUIRE(odd);
   REQUIRE(odd->inputs.size() == 3);
   CHECK_FALSE(odd->shapes_complete());
@@ -153,7 +157,7 @@ TEST_CASE("init: the rnx.toml it writes is read by the real parser, inferred or 
   repo.write("kernels/gelu.py", gelu_source);
   repo.write("kernels/kb_relu.py", kernelbench_source);
   repo.write("kernels/attention.py", "import torch\n\ndef run(q, k, v):\n    return q @ k.transpose(-2, -1) @ v\n");
-  repo.write("other/gelu.py", gelu_source);  // same stem: both names take their folder
+  repo.write("other/gelu.py", gelu_source);       // same stem: both names take their folder
   repo.write("tests/test_gelu.py", gelu_source);  // test files are not kernels
   repo.write(".venv/lib/x.py", gelu_source);      // nor anything in hidden folders
   init_options options;
@@ -190,8 +194,8 @@ TEST_CASE("init: the rnx.toml it writes is read by the real parser, inferred or 
 
 TEST_CASE("init: a batch every kernel shares goes to [defaults]; a kernel's own batch only where it differs") {
   temp_repo repo;
-  repo.write("kernels/gelu.py", gelu_source);        // batch_size = 16
-  repo.write("other/gelu.py", gelu_source);          // 16 again
+  repo.write("kernels/gelu.py", gelu_source);            // batch_size = 16
+  repo.write("other/gelu.py", gelu_source);              // 16 again
   repo.write("kernels/kb_relu.py", kernelbench_source);  // batch_size = 32
   init_options options;
   options.root = repo.root;
@@ -217,7 +221,8 @@ TEST_CASE("init: refuses to overwrite, names the files and the flag; --force rep
   init_options options;
   options.root = repo.root;
   apply_init(plan_init(options), repo.root);
-  CHECK(repo.read(".gitignore") == "build/\n# rnx: the embedded baseline store and the run files rnx gate writes\n.rnx/\n");
+  CHECK(repo.read(".gitignore") ==
+        "build/\n# rnx: the embedded baseline store and the run files rnx gate writes\n.rnx/\n");
   CHECK(load_manifest(repo.root / "rnx.toml").project == repo.root.filename().string());
 
   repo.write("rnx.toml", "# mine\n");

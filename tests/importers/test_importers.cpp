@@ -27,7 +27,8 @@ const fs::path fixtures = fs::path(RNX_IMPORT_FIXTURES);
 struct scratch {
   fs::path dir;
   scratch() {
-    dir = fs::temp_directory_path() / ("rnx-import-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
+    dir = fs::temp_directory_path() /
+          ("rnx-import-test-" + std::to_string(::getpid()) + "-" + std::to_string(counter()++));
     fs::create_directories(dir);
   }
   ~scratch() { fs::remove_all(dir); }
@@ -121,7 +122,7 @@ TEST_CASE("gbench: names map to kernel, params, dtype and batch; measurement set
   CHECK(copy.origin == "BM_copy/1024/64");
   CHECK(copy.samples_ms.size() == 8);
   CHECK(copy.samples_ms.front() == doctest::Approx(1e-3));  // 1000 ns
-  CHECK(copy.groups.empty());                                 // one file: one process
+  CHECK(copy.groups.empty());                               // one file: one process
   const auto& gemm = find(run, "BM_gemm[m=128,timer=real_time]");
   CHECK(gemm.dtype == "bfloat16");
   CHECK(gemm.batch == 8);
@@ -156,14 +157,16 @@ TEST_CASE("gbench: several files are the processes of one run; their contexts mu
 
 TEST_CASE("gbench: aggregates only are refused by default and kept, marked, with --allow-aggregates") {
   scratch s;
-  const auto file = s.write("agg.json", gbench_doc({"BM_a/1@mean:1500", "BM_a/1@median:1400", "BM_a/1@stddev:30",
-                                                    "BM_a/1@cv:0.02", "BM_b:900"}));
+  const auto file =
+      s.write("agg.json",
+              gbench_doc({"BM_a/1@mean:1500", "BM_a/1@median:1400", "BM_a/1@stddev:30", "BM_a/1@cv:0.02", "BM_b:900"}));
   const std::string refused = error_of(format::gbench, {file});
-  CHECK(refused == file + ": $.benchmarks[0]: BM_a/1 has only aggregate rows (mean, median, stddev of 10 "
-                          "repetitions), no per-sample times (and 1 more): run the benchmark without "
-                          "--benchmark_report_aggregates_only (and, for JSON on standard output, without "
-                          "--benchmark_display_aggregates_only) so that every repetition is written, or pass "
-                          "--allow-aggregates to import them marked (the verdict abstains on them)");
+  CHECK(refused == file +
+                       ": $.benchmarks[0]: BM_a/1 has only aggregate rows (mean, median, stddev of 10 "
+                       "repetitions), no per-sample times (and 1 more): run the benchmark without "
+                       "--benchmark_report_aggregates_only (and, for JSON on standard output, without "
+                       "--benchmark_display_aggregates_only) so that every repetition is written, or pass "
+                       "--allow-aggregates to import them marked (the verdict abstains on them)");
   const run_document run = import_files(format::gbench, {file}, true);
   const auto& a = find(run, "BM_a[arg0=1]");
   REQUIRE(a.aggregates);
@@ -191,17 +194,19 @@ TEST_CASE("gbench: bad input is one line naming file and JSON path, nothing impo
   // Another tool's file.
   const auto pytest = s.write("pytest.json", R"({"machine_info": {}, "benchmarks": []})");
   CHECK(error_of(format::gbench, {pytest}) ==
-        pytest + ": $: not Google Benchmark JSON (it has no \"context\" and \"benchmarks\"); it looks like "
-                 "pytest-benchmark JSON (--format pytest-benchmark)");
+        pytest +
+            ": $: not Google Benchmark JSON (it has no \"context\" and \"benchmarks\"); it looks like "
+            "pytest-benchmark JSON (--format pytest-benchmark)");
   const auto rnx_run = s.write("run.json", R"({"schema": "rnx.run/v1", "results": []})");
   CHECK(error_of(format::gbench, {rnx_run}).find("it looks like an rnx run document") != std::string::npos);
   // Mixed units within one benchmark.
   std::string mixed = gbench_doc(rows);
   mixed.replace(mixed.rfind("\"ns\""), 4, "\"us\"");
   CHECK(error_of(format::gbench, {s.write("mixed.json", mixed)}) ==
-        s.dir.string() + "/mixed.json: $.benchmarks[2].time_unit: \"us\" where $.benchmarks[0].time_unit of the same "
-                         "benchmark BM_x says \"ns\": mixed units in one benchmark (were two outputs joined into one "
-                         "file?)");
+        s.dir.string() +
+            "/mixed.json: $.benchmarks[2].time_unit: \"us\" where $.benchmarks[0].time_unit of the same "
+            "benchmark BM_x says \"ns\": mixed units in one benchmark (were two outputs joined into one "
+            "file?)");
   std::string unknown_unit = gbench_doc(rows, "min");
   CHECK(error_of(format::gbench, {s.write("unit.json", unknown_unit)}) ==
         s.dir.string() + "/unit.json: $.benchmarks[0].time_unit: expected a time unit ns, us, ms or s, got \"min\"");
@@ -209,17 +214,20 @@ TEST_CASE("gbench: bad input is one line naming file and JSON path, nothing impo
   std::string twice = gbench_doc(rows);
   twice.replace(twice.rfind("\"repetition_index\": 2"), 21, "\"repetition_index\": 1");
   CHECK(error_of(format::gbench, {s.write("twice.json", twice)}) ==
-        s.dir.string() + "/twice.json: $.benchmarks[2]: duplicate benchmark BM_x (repetition 1 also at "
-                         "$.benchmarks[1]): each name appears once per repetition");
+        s.dir.string() +
+            "/twice.json: $.benchmarks[2]: duplicate benchmark BM_x (repetition 1 also at "
+            "$.benchmarks[1]): each name appears once per repetition");
   std::vector<std::string> clash = repeated("BM_y/8/iterations:10", 2, 5);
   for (const auto& r : repeated("BM_y/8/iterations:20", 2, 5)) clash.push_back(r);
   CHECK(error_of(format::gbench, {s.write("clash.json", gbench_doc(clash))}) ==
-        s.dir.string() + "/clash.json: $.benchmarks[2]: duplicate configuration BM_y[arg0=8]/gbench/none/b1 (also at "
-                         "$.benchmarks[0]): each benchmark name and parameter set may appear once per file");
+        s.dir.string() +
+            "/clash.json: $.benchmarks[2]: duplicate configuration BM_y[arg0=8]/gbench/none/b1 (also at "
+            "$.benchmarks[0]): each benchmark name and parameter set may appear once per file");
   // Empty run.
   CHECK(error_of(format::gbench, {s.write("empty.json", gbench_doc({}))}) ==
-        s.dir.string() + "/empty.json: $.benchmarks: no benchmarks in this run (an empty run: did a filter match "
-                         "nothing?)");
+        s.dir.string() +
+            "/empty.json: $.benchmarks: no benchmarks in this run (an empty run: did a filter match "
+            "nothing?)");
   CHECK(error_of(format::gbench, {(s.dir / "absent.json").string()}).find("cannot open file") != std::string::npos);
 }
 
@@ -234,7 +242,8 @@ TEST_CASE("gbench: errors reported by the benchmark are error results with their
 
 TEST_CASE("pytest-benchmark: rounds are samples; params map like gbench's; commit and branch come along") {
   scratch s;
-  const std::string doc = R"({"machine_info": {"python_version": "3.11.7", "cpu": {"brand_raw": "Test CPU", "count": 4}},
+  const std::string doc =
+      R"({"machine_info": {"python_version": "3.11.7", "cpu": {"brand_raw": "Test CPU", "count": 4}},
     "commit_info": {"id": "abc123", "branch": "feature", "dirty": false},
     "benchmarks": [
       {"name": "test_mm[cuda-float16-4]", "fullname": "bench/test_mm.py::test_mm[cuda-float16-4]",
@@ -262,11 +271,12 @@ TEST_CASE("pytest-benchmark: rounds are samples; params map like gbench's; commi
   const auto summarized = s.write("stats.json", R"({"machine_info": {}, "benchmarks": [{"name": "test_a",
       "fullname": "t.py::test_a", "stats": {"rounds": 40, "mean": 0.001, "median": 0.0009, "stddev": 0.0001}}]})");
   CHECK(error_of(format::pytest_benchmark, {summarized}) ==
-        summarized + ": $.benchmarks[0]: t.py::test_a has only the summary statistics of its 40 rounds (no "
-                     "stats.data), no per-sample times: import the file that --benchmark-json=FILE writes (it always "
-                     "holds every round's time), or save with --benchmark-save-data beside --benchmark-save / "
-                     "--benchmark-autosave (saved files hold the rounds only then), or pass --allow-aggregates to "
-                     "import it marked (the verdict abstains on it)");
+        summarized +
+            ": $.benchmarks[0]: t.py::test_a has only the summary statistics of its 40 rounds (no "
+            "stats.data), no per-sample times: import the file that --benchmark-json=FILE writes (it always "
+            "holds every round's time), or save with --benchmark-save-data beside --benchmark-save / "
+            "--benchmark-autosave (saved files hold the rounds only then), or pass --allow-aggregates to "
+            "import it marked (the verdict abstains on it)");
   const run_document kept = import_files(format::pytest_benchmark, {summarized}, true);
   CHECK(kept.results[0].aggregates->count == 40);
   CHECK(*kept.results[0].aggregates->median_ms == doctest::Approx(0.9));
@@ -274,8 +284,9 @@ TEST_CASE("pytest-benchmark: rounds are samples; params map like gbench's; commi
   const auto twice = s.write("twice.json", R"({"machine_info": {}, "benchmarks": [
       {"fullname": "t.py::test_a", "stats": {"data": [0.1]}}, {"fullname": "t.py::test_a", "stats": {"data": [0.1]}}]})");
   CHECK(error_of(format::pytest_benchmark, {twice}) ==
-        twice + ": $.benchmarks[1]: duplicate configuration t.py::test_a/pytest-benchmark/none/b1 (also at "
-                "$.benchmarks[0]): each benchmark name and parameter set may appear once per file");
+        twice +
+            ": $.benchmarks[1]: duplicate configuration t.py::test_a/pytest-benchmark/none/b1 (also at "
+            "$.benchmarks[0]): each benchmark name and parameter set may appear once per file");
   const auto negative = s.write("neg.json", R"({"machine_info": {}, "benchmarks": [
       {"fullname": "t.py::test_a", "stats": {"data": [0.1, -2]}}]})");
   CHECK(error_of(format::pytest_benchmark, {negative}) ==
@@ -284,8 +295,9 @@ TEST_CASE("pytest-benchmark: rounds are samples; params map like gbench's; commi
             .find(": $.benchmarks: no benchmarks in this run") != std::string::npos);
   const auto gbench = s.write("g.json", gbench_doc(repeated("BM_x", 8, 1)));
   CHECK(error_of(format::pytest_benchmark, {gbench}) ==
-        gbench + ": $: not pytest-benchmark JSON (it has no \"machine_info\" and \"benchmarks\"); it looks like Google "
-                 "Benchmark JSON (--format gbench)");
+        gbench +
+            ": $: not pytest-benchmark JSON (it has no \"machine_info\" and \"benchmarks\"); it looks like Google "
+            "Benchmark JSON (--format gbench)");
 }
 
 TEST_CASE("nvbench: the --jsonbin fixture's sample files are read; axes are params, the type axis the dtype") {
@@ -313,11 +325,12 @@ TEST_CASE("nvbench: the --jsonbin fixture's sample files are read; axes are para
 TEST_CASE("nvbench: --json output has only summaries; sample files must be whole") {
   const std::string summaries = (fixtures / "nvbench" / "copy-summaries.json").string();
   CHECK(error_of(format::nvbench, {summaries}) ==
-        summaries + ": $.benchmarks[0].states[0]: copy [Device=0 T=F32 Elements=2^20] has only summaries (mean and "
-                    "relative spread of 12 cold samples, as --json writes them), no per-sample times (and 1 more): run "
-                    "the benchmark with --jsonbin FILE instead of --json FILE so nvbench writes every sample's time, "
-                    "and keep its FILE-bin folder beside it, or pass --allow-aggregates to import them marked (the "
-                    "verdict abstains on them)");
+        summaries +
+            ": $.benchmarks[0].states[0]: copy [Device=0 T=F32 Elements=2^20] has only summaries (mean and "
+            "relative spread of 12 cold samples, as --json writes them), no per-sample times (and 1 more): run "
+            "the benchmark with --jsonbin FILE instead of --json FILE so nvbench writes every sample's time, "
+            "and keep its FILE-bin folder beside it, or pass --allow-aggregates to import them marked (the "
+            "verdict abstains on them)");
   const run_document kept = import_files(format::nvbench, {summaries}, true);
   REQUIRE(kept.results[0].aggregates);
   CHECK(kept.results[0].aggregates->count == 12);
@@ -342,8 +355,9 @@ TEST_CASE("nvbench: --json output has only summaries; sample files must be whole
             (s.dir / "copy.json-bin" / "1.bin").string() +
             " does not hold 12 float32 values (48 bytes): truncated or from another run");
   fs::remove(s.dir / "copy.json-bin" / "1.bin");
-  CHECK(error_of(format::nvbench, {copy}).find(": $.benchmarks[0].states[1].summaries[5].data[0].value: sample-time "
-                                               "file ") != std::string::npos);
+  CHECK(error_of(format::nvbench, {copy})
+            .find(": $.benchmarks[0].states[1].summaries[5].data[0].value: sample-time "
+                  "file ") != std::string::npos);
   CHECK(error_of(format::nvbench, {copy}).find("not found (copy the JSON's -bin folder along with it)") !=
         std::string::npos);
 }
@@ -358,8 +372,11 @@ TEST_CASE("options: --gbench-time cpu is for gbench only; a project is needed wh
                        error);
   o.gbench_cpu_time = false;
   o.project.clear();
-  const std::string no_project = "no project to file the run under: pass --project NAME, or run rnx import beside "
-                                 "the rnx.toml that names it ([project] name); " + o.files[0] + " names none (of the "
-                                 "harnesses only pytest-benchmark records one, in commit_info.project)";
+  const std::string no_project =
+      "no project to file the run under: pass --project NAME, or run rnx import beside "
+      "the rnx.toml that names it ([project] name); " +
+      o.files[0] +
+      " names none (of the "
+      "harnesses only pytest-benchmark records one, in commit_info.project)";
   CHECK_THROWS_WITH_AS(importers::import_run(o), no_project.c_str(), error);
 }

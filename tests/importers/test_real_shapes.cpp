@@ -73,8 +73,8 @@ struct scratch_file {
   fs::path path;
   explicit scratch_file(const std::string& text) {
     static int n = 0;
-    path = fs::temp_directory_path() / ("rnx-real-shapes-" + std::to_string(::getpid()) + "-" + std::to_string(n++) +
-                                        ".json");
+    path = fs::temp_directory_path() /
+           ("rnx-real-shapes-" + std::to_string(::getpid()) + "-" + std::to_string(n++) + ".json");
     std::ofstream(path, std::ios::binary) << text;
   }
   ~scratch_file() { fs::remove(path); }
@@ -179,8 +179,8 @@ TEST_CASE("real shapes: pytest-benchmark parameters it could not serialize are n
   // Two runs of one suite, the objects at other addresses: the same configurations.
   CHECK(kernels(one.run) == expected);
   CHECK(kernels(two.run) == expected);
-  CHECK(one.run.results[0].params == std::vector<std::pair<std::string, std::string>>{{"codec", "codec0"},
-                                                                                       {"dtype", "float32"}});
+  CHECK(one.run.results[0].params ==
+        std::vector<std::pair<std::string, std::string>>{{"codec", "codec0"}, {"dtype", "float32"}});
   CHECK(one.run.results[0].origin == "tests/test_codec.py::test_encode[codec0-float32]");
   CHECK(one.summary.notes.front() ==
         shape("pytest-unserializable-run1.json") +
@@ -213,8 +213,8 @@ TEST_CASE("real shapes: an unserializable value inside a list parameter is named
 }
 
 TEST_CASE("real shapes: pytest-benchmark's naive time stamps are UTC, and the import says so") {
-  const imported got = import_shapes(format::pytest_benchmark, {"pytest-unserializable-run1.json",
-                                                                "pytest-unserializable-run2.json"});
+  const imported got =
+      import_shapes(format::pytest_benchmark, {"pytest-unserializable-run1.json", "pytest-unserializable-run2.json"});
   CHECK(got.run.created_at == "2026-11-30T14:20:07Z");  // the earliest file's
   CHECK(got.summary.notes.back() ==
         shape("pytest-unserializable-run1.json") +
@@ -253,10 +253,11 @@ TEST_CASE("real shapes: time stamps with any UTC offset are converted to UTC") {
     CAPTURE(bad);
     const imported got = import_dated(bad);
     CHECK(got.summary.notes.size() == 2);
-    CHECK(got.summary.notes[0] == "FILE: $.context.date: \"" + bad + "\" is no date and time rnx reads (ISO 8601, e.g. "
-                                  "2026-12-03T09:27:05+02:00); left out of created_at");
-    CHECK(got.summary.notes[1] == "created_at is the time of the import, " + got.run.created_at +
-                                      ": no file has a time stamp rnx reads");
+    CHECK(got.summary.notes[0] == "FILE: $.context.date: \"" + bad +
+                                      "\" is no date and time rnx reads (ISO 8601, e.g. "
+                                      "2026-12-03T09:27:05+02:00); left out of created_at");
+    CHECK(got.summary.notes[1] ==
+          "created_at is the time of the import, " + got.run.created_at + ": no file has a time stamp rnx reads");
   }
 }
 
@@ -295,8 +296,8 @@ TEST_CASE("real shapes: a configuration missing from some files is named, with t
   const imported again =
       import_shapes(format::gbench, {"gbench-process-2.json", "gbench-process-1.json", "gbench-process-3.json"});
   CHECK(again.summary.warnings.size() == 1);
-  CHECK(again.summary.warnings[0].rfind("1 configuration is missing from " + shape("gbench-process-2.json") +
-                                            " (in 2 of 3 files)", 0) == 0);
+  CHECK(again.summary.warnings[0].rfind(
+            "1 configuration is missing from " + shape("gbench-process-2.json") + " (in 2 of 3 files)", 0) == 0);
 }
 
 TEST_CASE("real shapes: without --project the project the harness recorded is taken, and said") {

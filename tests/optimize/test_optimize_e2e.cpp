@@ -61,7 +61,8 @@ struct repo {
     fs::create_directories(dir / "tools");
     fs::copy_file(RNX_TEST_FIXTURES "/attention_loop.py", dir / "kernels" / "attention.py",
                   fs::copy_options::overwrite_existing);
-    fs::copy_file(RNX_TEST_FIXTURES "/rewriter.py", dir / "tools" / "rewriter.py", fs::copy_options::overwrite_existing);
+    fs::copy_file(RNX_TEST_FIXTURES "/rewriter.py", dir / "tools" / "rewriter.py",
+                  fs::copy_options::overwrite_existing);
     // Small shapes and few samples: the whole loop has to fit a two-core CI machine. Samples of 20 ms blocks
     // average out preemption by other jobs, which otherwise makes 1 ms samples bimodal (and the verdict abstain).
     // Five processes a side, because the machine's speed drifts 1.5-2x between processes and the two-level
@@ -96,9 +97,9 @@ struct repo {
 };
 
 process_result run_rnx(const repo& r, std::vector<std::string> args, std::map<std::string, std::string> env) {
-  args.insert(args.begin(), {RNX_BINARY_PATH, "optimize", "--config", (r.dir / "rnx.toml").string(), "--kernel",
-                             "attention", "--work-dir", (r.root / "work-dir").string(), "--json-out",
-                             (r.root / "record.json").string()});
+  args.insert(args.begin(),
+              {RNX_BINARY_PATH, "optimize", "--config", (r.dir / "rnx.toml").string(), "--kernel", "attention",
+               "--work-dir", (r.root / "work-dir").string(), "--json-out", (r.root / "record.json").string()});
   fs::create_directories(r.root / "requests");
   env["RNX_TEST_REQUESTS"] = (r.root / "requests").string();
   process_options o;
@@ -115,11 +116,14 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   const std::string main_before = r.head("main");
   const std::string original = read(r.dir / "kernels" / "attention.py");
   fake_http_server github;
-  github.push({201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
+  github.push(
+      {201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
 
   process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo"},
-                               {{"GITHUB_TOKEN", "ghs_test_token"}, {"GITHUB_API_URL", github.url()},
-                                {"GITHUB_BASE_REF", ""}, {"RNX_TEST_ORDER", "1,2,3"}});
+                               {{"GITHUB_TOKEN", "ghs_test_token"},
+                                {"GITHUB_API_URL", github.url()},
+                                {"GITHUB_BASE_REF", ""},
+                                {"RNX_TEST_ORDER", "1,2,3"}});
   MESSAGE("stdout:\n" << run.out);
   MESSAGE("stderr:\n" << rnx::tail_lines(run.err, 40));
   REQUIRE(run.exit_code == 0);
@@ -258,8 +262,9 @@ const bj::object* audit_row(const bj::value& attempt, const std::string& name) {
 
 }  // namespace
 
-TEST_CASE("rnx optimize: a candidate that steals credentials during the benchmark is contained: nothing written, "
-          "no secret seen") {
+TEST_CASE(
+    "rnx optimize: a candidate that steals credentials during the benchmark is contained: nothing written, "
+    "no secret seen") {
   repo r("contain");
   const fs::path stolen = r.root / "stolen.txt";
   const std::map<std::string, std::string> secrets = {{"GITHUB_TOKEN", "ghs_redteam_secret_4711"},
@@ -290,8 +295,9 @@ TEST_CASE("rnx optimize: a candidate that steals credentials during the benchmar
   }
 }
 
-TEST_CASE("rnx optimize: a candidate that writes to the verifier's channel is rejected at once, and the report "
-          "names the channel, not seccomp") {
+TEST_CASE(
+    "rnx optimize: a candidate that writes to the verifier's channel is rejected at once, and the report "
+    "names the channel, not seccomp") {
   repo r("channel");
   // A hang would show as the verifier's wall-clock limit in the reason; the limit is kept well below the default.
   process_result run = run_rnx(r, {"--budget", "2", "--no-profile", "--no-commit", "--verify-timeout", "240"},

@@ -40,7 +40,8 @@ fs::path attention_manifest(const fs::path& dir) {
   write(dir / "rnx.toml",
         "[project]\nname = \"profile-test\"\n\n[defaults]\nruntimes = [\"eager\"]\ndtypes = [\"float32\"]\n"
         "batch = [2]\ndevice = \"cpu\"\n\n[[kernel]]\nname = \"attention\"\npath = \"" RNX_SOURCE_DIR
-        "/examples/kernels/attention.py\"\ninputs = { q = \"B,8,128,64\", k = \"B,8,128,64\", v = \"B,8,128,64\" }\n\n[bench]\nthreads = 1\n\n"
+        "/examples/kernels/attention.py\"\ninputs = { q = \"B,8,128,64\", k = \"B,8,128,64\", v = \"B,8,128,64\" "
+        "}\n\n[bench]\nthreads = 1\n\n"
         "[optimize]\nrewriter = \"openai\"\n");
   return dir / "rnx.toml";
 }
@@ -132,9 +133,9 @@ TEST_CASE("import: a torch.profiler Chrome trace becomes the same table; bad fil
       import_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "python_function", "name": "f", "ts": 0, "dur": 1}]})",
                         "py.json"),
       doctest::Contains("python_function (1)"), rnx::error);
-  CHECK_THROWS_WITH_AS(import_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "x"}]})",
-                                         "n.json"),
-                       doctest::Contains("$.traceEvents[0]"), rnx::error);
+  CHECK_THROWS_WITH_AS(
+      import_trace_text(R"({"traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "a", "ts": "x"}]})", "n.json"),
+      doctest::Contains("$.traceEvents[0]"), rnx::error);
   CHECK_THROWS_AS(import_trace_text("[1, 2]", "arr.json"), rnx::error);
   CHECK_THROWS_WITH_AS(import_trace("/nonexistent/trace.json"), doctest::Contains("--import"), rnx::error);
 }
@@ -194,8 +195,9 @@ TEST_CASE("a trace exported by torch.profiler imports with the same call counts"
   write(dir / "make_trace.py", script);
   process_options po;
   po.timeout = std::chrono::seconds(180);
-  auto r = run_process({"python3", (dir / "make_trace.py").string(), RNX_SOURCE_DIR "/examples/kernels",
-                        (dir / "trace.json").string()}, po);
+  auto r = run_process(
+      {"python3", (dir / "make_trace.py").string(), RNX_SOURCE_DIR "/examples/kernels", (dir / "trace.json").string()},
+      po);
   REQUIRE_MESSAGE(r.exit_code == 0, r.err);
   op_profile p = import_trace(dir / "trace.json");
   const op_row* mm = find_op(p, "aten::mm");

@@ -86,7 +86,8 @@ TEST_CASE("proposal commit: numbered branches, one commit on HEAD, the user's st
   rnx::testing::fake_http_server github;
   github.push({502, "bad gateway", {}, {}});
   github.push({201, R"({"number": 5, "html_url": "https://example/pull/5"})", {}, {}});
-  github.push({422, R"({"message": "Validation Failed", "errors": [{"message": "A pull request already exists"}]})", {}, {}});
+  github.push(
+      {422, R"({"message": "Validation Failed", "errors": [{"message": "A pull request already exists"}]})", {}, {}});
   pull_request_options o;
   o.api_url = github.url() + "/";
   o.repository = "o/r";
@@ -158,16 +159,17 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
   CHECK(md.find("| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |") != std::string::npos);
   CHECK(md.find("| candidate 1 | **kept** | yes | clean | 2.50× (P(faster) 0.999) |") != std::string::npos);
   // The reason comes from the candidate's run: escaped, so none of it can become Markdown.
-  CHECK(md.find("| candidate 2 | rejected | yes | **cheat** | - | audit/static\\_scan: patches time.perf\\_counter |") !=
-        std::string::npos);
+  CHECK(
+      md.find("| candidate 2 | rejected | yes | **cheat** | - | audit/static\\_scan: patches time.perf\\_counter |") !=
+      std::string::npos);
   CHECK(md.find("| candidate 3 | error | - | - | - |") != std::string::npos);
   CHECK(proposal_title(r) == "optimize(k): 2.50x faster, P(faster) 0.999");
 }
 
 TEST_CASE("attempt status: every value's text parses back to it; other text does not parse") {
-  for (attempt_status s : {attempt_status::error, attempt_status::rejected, attempt_status::faster,
-                           attempt_status::slower, attempt_status::equivalent, attempt_status::abstain,
-                           attempt_status::broken, attempt_status::kept}) {
+  for (attempt_status s :
+       {attempt_status::error, attempt_status::rejected, attempt_status::faster, attempt_status::slower,
+        attempt_status::equivalent, attempt_status::abstain, attempt_status::broken, attempt_status::kept}) {
     CHECK(attempt_status_from_string(to_string(s)) == s);
   }
   CHECK(std::string(to_string(attempt_status::kept)) == "kept");

@@ -59,7 +59,8 @@ optimize_config http_config(rewriter_kind kind, const std::string& key_env) {
   return c;
 }
 
-const std::string candidate = "import torch\ndef run(q, k, v):\n    return torch.softmax(q @ k.transpose(-1, -2), -1) @ v\n";
+const std::string candidate =
+    "import torch\ndef run(q, k, v):\n    return torch.softmax(q @ k.transpose(-1, -2), -1) @ v\n";
 
 std::string anthropic_reply() {
   bj::object block;
@@ -79,8 +80,8 @@ std::string anthropic_reply() {
 std::string openai_reply() {
   bj::object message{{"role", "assistant"}, {"content", "```python\n" + candidate + "```"}};
   bj::object choice{{"index", 0}, {"message", message}, {"finish_reason", "stop"}};
-  bj::object reply{{"id", "chatcmpl-1"}, {"object", "chat.completion"}, {"model", "gpt-test-model"},
-                   {"choices", bj::array{choice}}};
+  bj::object reply{
+      {"id", "chatcmpl-1"}, {"object", "chat.completion"}, {"model", "gpt-test-model"}, {"choices", bj::array{choice}}};
   return bj::serialize(reply);
 }
 
@@ -113,7 +114,10 @@ unsigned short closed_port() {
 
 TEST_CASE("anthropic: Messages API request field by field, retried through 429 and 500") {
   fake_http_server server;
-  server.push({429, R"({"type":"error","error":{"type":"rate_limit_error","message":"slow down"}})", {{"retry-after", "0"}}, {}});
+  server.push({429,
+               R"({"type":"error","error":{"type":"rate_limit_error","message":"slow down"}})",
+               {{"retry-after", "0"}},
+               {}});
   server.push({500, R"({"type":"error","error":{"type":"api_error","message":"boom"}})", {}, {}});
   server.push({200, anthropic_reply(), {}, {}});
   scoped_env key("RNX_TEST_ANTHROPIC_KEY", "sk-ant-test-123");
@@ -148,7 +152,8 @@ TEST_CASE("anthropic: Messages API request field by field, retried through 429 a
 
 TEST_CASE("anthropic: a rejected key is unauthorized at once, never retried") {
   fake_http_server server;
-  server.push({401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", {}, {}});
+  server.push(
+      {401, R"({"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}})", {}, {}});
   scoped_env key("RNX_TEST_ANTHROPIC_KEY", "wrong");
   auto config = http_config(rewriter_kind::anthropic, "RNX_TEST_ANTHROPIC_KEY");
   config.base_url = server.url();
@@ -240,7 +245,8 @@ TEST_CASE("openai: a bad model is invalid with the API's message; an unreachable
   scoped_env key("RNX_TEST_OPENAI_KEY", "k");
   {
     fake_http_server server;
-    server.push({404, R"({"error":{"message":"The model `nope` does not exist","type":"invalid_request_error"}})", {}, {}});
+    server.push(
+        {404, R"({"error":{"message":"The model `nope` does not exist","type":"invalid_request_error"}})", {}, {}});
     auto config = http_config(rewriter_kind::openai, "RNX_TEST_OPENAI_KEY");
     config.base_url = server.url();
     auto provider = make_rewriter(config, ".");
@@ -276,7 +282,8 @@ TEST_CASE("command: the request arrives on stdin as JSON; stdout is the candidat
   {
     std::ofstream s(dir / "rw.sh");
     // Saves what it read, answers with a fixed candidate.
-    s << "#!/bin/sh\ncat > \"$(dirname \"$0\")/seen.json\"\nprintf 'import torch\\ndef run(q, k, v):\\n    return v\\n'\n";
+    s << "#!/bin/sh\ncat > \"$(dirname \"$0\")/seen.json\"\nprintf 'import torch\\ndef run(q, k, v):\\n    return "
+         "v\\n'\n";
   }
   {
     std::ofstream s(dir / "fail.sh");

@@ -60,7 +60,8 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   std::string body;
   body += kernel("double", d / "double.py", "inputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]");
   body += kernel("kernelbench", d / "kb_relu.py", "batch = [4]");
-  body += kernel("scripted", examples / "scaled_tanh.pt", "inputs = { x = \"B,64\" }\nruntimes = [\"torchscript\", \"eager\"]");
+  body += kernel("scripted", examples / "scaled_tanh.pt",
+                 "inputs = { x = \"B,64\" }\nruntimes = [\"torchscript\", \"eager\"]");
   body += kernel("native", d / "add.cpp", "inputs = { a = \"B,32\", b = \"B,32\" }");
   body += kernel("missing_entry", d / "double.py", "inputs = { x = \"B,16\" }\nentry = \"nope\"");
   body += kernel("arity", d / "two_args.py", "inputs = { x = \"B,16\" }");
@@ -71,16 +72,19 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   body += kernel("hang", d / "hang.py", "inputs = { x = \"B,16\" }\ntimeout_s = 4");
   body += kernel("broken_cpp", d / "broken.cpp", "inputs = { a = \"B,16\" }");
   body += kernel("gpu_only", d / "double.py", "inputs = { x = \"B,16\" }\ndevice = \"cuda\"");
-  body += kernel("no_bf16_onnx", d / "double.py", "inputs = { x = \"B,16\" }\nruntimes = [\"onnxruntime\"]\ndtypes = [\"bfloat16\"]");
+  body += kernel("no_bf16_onnx", d / "double.py",
+                 "inputs = { x = \"B,16\" }\nruntimes = [\"onnxruntime\"]\ndtypes = [\"bfloat16\"]");
   // doctest re-enters the test case for every SUBCASE; the run happens once.
-  static const std::vector<rnx::runner::bench_side> sides = rnx::runner::run_bench(options_for(write_manifest("kinds", body)));
+  static const std::vector<rnx::runner::bench_side> sides =
+      rnx::runner::run_bench(options_for(write_manifest("kinds", body)));
   REQUIRE(sides.size() == 1);
   const auto r = by_label(sides[0]);
   const std::string dp = (d / "double.py").string();
 
   SUBCASE("healthy kernels: samples from two processes, recorded in groups, checked against float64") {
-    for (const char* label : {"double/eager/float32/b2", "double/torchscript/float32/b2", "kernelbench/eager/float32/b4",
-                              "scripted/torchscript/float32/b2", "native/eager/float32/b2"}) {
+    for (const char* label :
+         {"double/eager/float32/b2", "double/torchscript/float32/b2", "kernelbench/eager/float32/b4",
+          "scripted/torchscript/float32/b2", "native/eager/float32/b2"}) {
       CAPTURE(label);
       const auto& res = r.at(label);
       CAPTURE(res.message);
@@ -112,8 +116,9 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     const auto& gpu = r.at("gpu_only/eager/float32/b2");
     if (gpu.status != rnx::result_status::ok) {
       CHECK(gpu.status == rnx::result_status::skipped);
-      CHECK(gpu.message == "device cuda: CUDA is not available here (no GPU, or a CPU-only torch); run on a GPU machine "
-                           "or set device = \"cpu\"");
+      CHECK(gpu.message ==
+            "device cuda: CUDA is not available here (no GPU, or a CPU-only torch); run on a GPU machine "
+            "or set device = \"cpu\"");
     }
   }
 
@@ -137,16 +142,18 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     const std::string mp = (d / "matmul.py").string();
     CHECK(r.at("mismatch/eager/float32/b2").status == rnx::result_status::error);
     CHECK(r.at("mismatch/eager/float32/b2").message ==
-          "kernel \"mismatch\" (" + mp + ") failed: RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and "
-          "8x4) (at " + mp + ":3) [inputs: a=[2, 16], b=[8, 4]]");
+          "kernel \"mismatch\" (" + mp +
+              ") failed: RuntimeError: mat1 and mat2 shapes cannot be multiplied (2x16 and "
+              "8x4) (at " +
+              mp + ":3) [inputs: a=[2, 16], b=[8, 4]]");
   }
 
   SUBCASE("a Python exception") {
     const std::string rp = (d / "raises.py").string();
     CHECK(r.at("raises/eager/float32/b2").status == rnx::result_status::error);
-    CHECK(r.at("raises/eager/float32/b2").message ==
-          "kernel \"raises\" (" + rp + ") failed: ValueError: negative sizes are not supported (at " + rp +
-              ":3) [inputs: x=[2, 16]]");
+    CHECK(r.at("raises/eager/float32/b2").message == "kernel \"raises\" (" + rp +
+                                                         ") failed: ValueError: negative sizes are not supported (at " +
+                                                         rp + ":3) [inputs: x=[2, 16]]");
   }
 
   SUBCASE("a diverging result is diverged, with errors, and is not timed") {
@@ -167,14 +174,16 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     const auto& res = r.at("segfault/eager/float32/b2");
     CHECK(res.status == rnx::result_status::error);
     CHECK(res.message.rfind("the worker process crashed (killed by signal 11 (Segmentation fault)) while running this "
-                            "configuration", 0) == 0);
+                            "configuration",
+                            0) == 0);
   }
 
   SUBCASE("a hang is killed after its timeout") {
     const auto& res = r.at("hang/eager/float32/b2");
     CHECK(res.status == rnx::result_status::error);
-    CHECK(res.message == "timed out: no result within 4 s, the worker was killed (a hang?); if the kernel is just slow, "
-                         "raise timeout_s for it in rnx.toml");
+    CHECK(res.message ==
+          "timed out: no result within 4 s, the worker was killed (a hang?); if the kernel is just slow, "
+          "raise timeout_s for it in rnx.toml");
   }
 
   SUBCASE("a C++ kernel that does not compile shows the compiler's complaint") {
@@ -302,7 +311,8 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
   SUBCASE("C++ kernels are paired by process") {
     const auto& hr = h.at("native/eager/float32/b2");
     CHECK(hr.pairing == rnx::pairing_mode::process);
-    CHECK(hr.pairing_reason == "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols");
+    CHECK(hr.pairing_reason ==
+          "C++/CUDA kernels of two revisions cannot share a process: both export the same symbols");
   }
 
   SUBCASE("a KernelBench file without batch_size is measured once, and says why") {

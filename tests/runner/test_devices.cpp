@@ -46,8 +46,9 @@ fs::path write_manifest(const std::string& name, const std::string& bench) {
   const fs::path d = data / "kernels";
   out << "[project]\nname = \"devices-tests\"\n[defaults]\nbatch = [2, 4]\ndevice = \"cpu\"\n"
       << "[bench]\nprocesses = 2\nmax_processes = 2\nsamples = 8\nmin_samples = 8\nbudget_ms = 200\n"
-      << "warmup_ms = 5\nthreads = 1\n" << bench << "[[kernel]]\nname = \"double\"\npath = \""
-      << (d / "double.py").string() << "\"\ninputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]\n"
+      << "warmup_ms = 5\nthreads = 1\n"
+      << bench << "[[kernel]]\nname = \"double\"\npath = \"" << (d / "double.py").string()
+      << "\"\ninputs = { x = \"B,16\" }\nruntimes = [\"eager\", \"torchscript\"]\n"
       << "[[kernel]]\nname = \"square\"\npath = \"" << (d / "kb_square.py").string() << "\"\nbatch = [1]\n";
   return file;
 }
@@ -81,20 +82,23 @@ TEST_CASE("--devices: lanes parse, and a bad list is a usage error naming the it
   CHECK(cpus[1].cores == std::vector<int>{2, 3});
   CHECK(parse_devices("cpu:5")[0].name == "cpu:5");
 
-  const std::string forms = "use a comma-separated list of cuda:N (one GPU each, e.g. cuda:0,cuda:1) or of cpu:A-B "
-                            "core sets (e.g. cpu:0-0,cpu:1-1)";
+  const std::string forms =
+      "use a comma-separated list of cuda:N (one GPU each, e.g. cuda:0,cuda:1) or of cpu:A-B "
+      "core sets (e.g. cpu:0-0,cpu:1-1)";
   CHECK(usage_error("gpu0") == "--devices gpu0: \"gpu0\" is not a device; " + forms);
   CHECK(usage_error("cuda") == "--devices cuda: \"cuda\" names no one device; " + forms);
   CHECK(usage_error("cuda:0,,cuda:1") == "--devices cuda:0,,cuda:1: an empty item; " + forms);
   CHECK(usage_error("cuda:x") == "--devices cuda:x: \"cuda:x\" is not cuda:N with N a GPU index");
-  CHECK(usage_error("cpu:3-1") == "--devices cpu:3-1: \"cpu:3-1\" is not cpu:A-B with cores A <= B (or cpu:A for one "
-                                  "core)");
+  CHECK(usage_error("cpu:3-1") ==
+        "--devices cpu:3-1: \"cpu:3-1\" is not cpu:A-B with cores A <= B (or cpu:A for one "
+        "core)");
   CHECK(usage_error("cuda:1,cuda:1") == "--devices cuda:1,cuda:1: cuda:1 is named twice (each device measures once)");
   CHECK(usage_error("cpu:0-1,cpu:1-2") ==
         "--devices cpu:0-1,cpu:1-2: core 1 is in two CPU devices; core sets must be disjoint, or the devices time "
         "each other");
-  CHECK(usage_error("cpu:0-1,cpu:2") == "--devices cpu:0-1,cpu:2: cpu:2 has 1 cores and cpu:0-1 2: CPU devices of "
-                                        "one run must be the same size (the thread count is part of the environment)");
+  CHECK(usage_error("cpu:0-1,cpu:2") ==
+        "--devices cpu:0-1,cpu:2: cpu:2 has 1 cores and cpu:0-1 2: CPU devices of "
+        "one run must be the same size (the thread count is part of the environment)");
   CHECK(usage_error("cuda:0,cpu:1") ==
         "--devices cuda:0,cpu:1: CPU and CUDA devices mixed: a run is one environment; measure them in separate runs");
 }
@@ -246,7 +250,7 @@ TEST_CASE("a CPU lane's worker runs on the lane's cores from exec, before it imp
     INFO("prestarted: " << held);
     auto run = held ? std::make_unique<rnx::runner::detail::worker_run>(script, std::vector<int>{last})
                     : std::make_unique<rnx::runner::detail::worker_run>(script, dir / "job.json", std::nullopt,
-                                                                         std::vector<int>{last});
+                                                                        std::vector<int>{last});
     std::vector<std::string> lines;
     for (int i = 0; i < 100 && !run->finished(); ++i) {
       for (auto& l : run->poll_lines(100)) lines.push_back(l);

@@ -46,7 +46,7 @@ TEST_CASE("inputs are seeded, fresh, identical across dtypes, and shaped by the 
   CHECK(a[1].sizes() == at::IntArrayRef({5}));
   CHECK(at::equal(a[0], b[0]));
   CHECK(a[0].data_ptr() != b[0].data_ptr());  // fresh tensors, not shared
-  CHECK((h[0].scalar_type() == at::kHalf));  // parenthesised: doctest cannot print c10::ScalarType with g++ 13
+  CHECK((h[0].scalar_type() == at::kHalf));   // parenthesised: doctest cannot print c10::ScalarType with g++ 13
   CHECK(at::allclose(h[0].to(at::kFloat), a[0], 1e-3, 1e-3));
   CHECK_FALSE(at::equal(a[0], c[0]));
   CHECK(rnx::runner::config_seed(0, "softmax", 8) == rnx::runner::config_seed(0, "softmax", 8));
@@ -63,8 +63,9 @@ TEST_CASE("compare_outputs follows torch.testing's rule and explains a mismatch"
   off[3] = 3.5;
   auto bad = rnx::runner::compare_outputs({off}, {ref}, {1e-3, 1e-3});
   CHECK_FALSE(bad.ok);
-  CHECK(bad.message == "output 0: 1 of 6 elements outside rtol=0.001, atol=0.001; first at flat index 3: got 3.5, "
-                       "expected 3 (max abs err 0.5, rel err 0.1)");
+  CHECK(bad.message ==
+        "output 0: 1 of 6 elements outside rtol=0.001, atol=0.001; first at flat index 3: got 3.5, "
+        "expected 3 (max abs err 0.5, rel err 0.1)");
   auto shape = rnx::runner::compare_outputs({ref.reshape({2, 3})}, {ref}, {1e-3, 1e-3});
   CHECK(shape.message == "output 0 has shape [2, 3] but the reference has [6]");
   auto count = rnx::runner::compare_outputs({ref, ref}, {ref}, {1e-3, 1e-3});
@@ -155,8 +156,9 @@ TEST_CASE("the yardstick: one outlier never sets the robust figure; input roundi
   CHECK_FALSE(rnx::runner::tf32_allowed(at::kFloat, at::kCPU));
   // A yardstick measured at TF32's step says so.
   auto tf32 = rnx::runner::measure_yardstick({lossy}, {ref}, at::kFloat, &moved, true);
-  CHECK(rnx::runner::describe(base, tf32, yard_basis::self_check).find("rounding the inputs to TF32 (allowed for "
-                                                                      "float32 on CUDA)") != std::string::npos);
+  CHECK(rnx::runner::describe(base, tf32, yard_basis::self_check)
+            .find("rounding the inputs to TF32 (allowed for "
+                  "float32 on CUDA)") != std::string::npos);
 }
 
 TEST_CASE("the self-check's tail allowance: a few elements of a large output a little further, never one far off") {
@@ -169,8 +171,9 @@ TEST_CASE("the self-check's tail allowance: a few elements of a large output a l
   auto y = rnx::runner::measure_yardstick({out}, {ref}, at::kHalf);
   auto tail = rnx::runner::check_within({out}, {ref}, base, y, yard_basis::self_check);
   CHECK(tail.ok);
-  CHECK(tail.message == "2 of 20000 elements beyond the tolerance, within the tail allowance (16x atol for at most "
-                        "0.01% of the elements)");
+  CHECK(tail.message ==
+        "2 of 20000 elements beyond the tolerance, within the tail allowance (16x atol for at most "
+        "0.01% of the elements)");
   // The verifier's basis has no tail allowance: against an exact reference the same output fails.
   auto exact = rnx::runner::measure_yardstick({ref}, {ref}, at::kHalf);
   CHECK_FALSE(rnx::runner::check_within({out}, {ref}, base, exact, yard_basis::trusted_reference).ok);

@@ -131,7 +131,8 @@ TEST_CASE("bad manifests name the file, line and key") {
   CHECK(error_of("[defaults]\n") == "rnx.toml: missing table [project] (add:  [project]  name = \"my-project\")");
   CHECK(error_of(project) == "rnx.toml: no kernels (add a [[kernel]] table with name, path and inputs)");
   CHECK(error_of("colour = 1\n" + project) ==
-        "rnx.toml:1: key 'colour': unknown key (allowed here: bench, build, defaults, gate, kernel, optimize, project, service; "
+        "rnx.toml:1: key 'colour': unknown key (allowed here: bench, build, defaults, gate, kernel, optimize, project, "
+        "service; "
         "check the spelling)");
   CHECK(error_of(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\ninputs = { x = \"B,0\" }\n") ==
         "rnx.toml:6: key 'kernel.a.inputs.x': bad dimension '0' in shape \"B,0\" (write sizes as positive integers "
@@ -182,17 +183,19 @@ TEST_CASE("a kernel file that does not exist is named with where it was looked f
     FAIL("expected an error");
   } catch (const rnx::error& e) {
     CHECK(e.code() == rnx::errc::not_found);
-    CHECK(std::string(e.what()) == (dir / "rnx.toml").string() + ":4: kernel \"gone\": file \"kernels/gone.py\" does not "
-                                   "exist (looked for " + (dir / "kernels/gone.py").string() +
-                                   "; paths are relative to the manifest's folder)");
+    CHECK(std::string(e.what()) == (dir / "rnx.toml").string() +
+                                       ":4: kernel \"gone\": file \"kernels/gone.py\" does not "
+                                       "exist (looked for " +
+                                       (dir / "kernels/gone.py").string() +
+                                       "; paths are relative to the manifest's folder)");
   }
   try {
     rnx::load_manifest(dir / "missing.toml");
     FAIL("expected an error");
   } catch (const rnx::error& e) {
     CHECK(e.code() == rnx::errc::not_found);
-    CHECK(std::string(e.what()) ==
-          (dir / "missing.toml").string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
+    CHECK(std::string(e.what()) == (dir / "missing.toml").string() +
+                                       ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
   }
   fs::remove_all(dir);
 }
@@ -312,8 +315,8 @@ TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, r
       FAIL_CHECK("docs/manifest.md does not list the key ", path, " that the parser accepts");
       continue;
     }
-    CHECK_MESSAGE(row->second.type == rnx::manifest_key_type_text(key), path, ": the docs say type '",
-                  row->second.type, "', the parser '", rnx::manifest_key_type_text(key), "'");
+    CHECK_MESSAGE(row->second.type == rnx::manifest_key_type_text(key), path, ": the docs say type '", row->second.type,
+                  "', the parser '", rnx::manifest_key_type_text(key), "'");
     CHECK_MESSAGE(row->second.default_text == std::string(key.default_text), path, ": the docs say default '",
                   row->second.default_text, "', the parser '", std::string(key.default_text), "'");
   }
@@ -394,7 +397,8 @@ TEST_CASE("the ranges in the list of keys are the ones the parser enforces") {
 
 TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the key and the line") {
   const std::string kernel = "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n";
-  const std::string good = project + kernel + "[gate]\ndrift_budget = 0.05\nanchor = \"tag:v*\"\ndrift_action = \"block\"\n";
+  const std::string good =
+      project + kernel + "[gate]\ndrift_budget = 0.05\nanchor = \"tag:v*\"\ndrift_action = \"block\"\n";
   (void)parse(good);
   const rnx::drift_settings d = rnx::parse_drift_settings(good, "rnx.toml");
   REQUIRE(d.budget);
@@ -407,13 +411,13 @@ TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the 
                        doctest::Contains("key 'gate.drift_budget'"), rnx::error);
   CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\ndrift_budget = 0.05\ndrift_action = \"fail\"\n"),
                        doctest::Contains("key 'gate.drift_action': unknown value \"fail\""), rnx::error);
-  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nanchor = \"days:30\"\n"),
-                       doctest::Contains("need a budget"), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nanchor = \"days:30\"\n"), doctest::Contains("need a budget"),
+                       rnx::error);
 }
 
 TEST_CASE("kernel kind: each kind's text parses back to it; the unknown kind and other text do not parse") {
-  for (rnx::kernel_kind k : {rnx::kernel_kind::python, rnx::kernel_kind::torchscript, rnx::kernel_kind::cpp,
-                             rnx::kernel_kind::cuda}) {
+  for (rnx::kernel_kind k :
+       {rnx::kernel_kind::python, rnx::kernel_kind::torchscript, rnx::kernel_kind::cpp, rnx::kernel_kind::cuda}) {
     CHECK(rnx::kernel_kind_from_string(rnx::to_string(k)) == k);
   }
   CHECK(rnx::to_string(rnx::kernel_kind::cuda) == "cuda");

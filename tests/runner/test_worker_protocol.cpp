@@ -15,8 +15,8 @@ using namespace rnx::runner::detail;
 
 TEST_CASE("worker line names round trip and refuse unknown names") {
   std::set<std::string> names;
-  for (auto l : {worker_line::loaded, worker_line::contained, worker_line::log, worker_line::ready,
-                 worker_line::start, worker_line::result}) {
+  for (auto l : {worker_line::loaded, worker_line::contained, worker_line::log, worker_line::ready, worker_line::start,
+                 worker_line::result}) {
     const std::string name(to_string(l));
     CAPTURE(name);
     CHECK(names.insert(name).second);

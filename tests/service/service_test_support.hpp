@@ -62,9 +62,9 @@ struct run_spec {
   std::string commit = "c0ffee";
   std::string env_id = "env-a";
   int kernels = 2;
-  int batches = 2;      // configurations = kernels * batches
+  int batches = 2;  // configurations = kernels * batches
   int samples = 30;
-  double scale = 1.0;   // multiplies every time: 1.2 is a 20% slowdown
+  double scale = 1.0;    // multiplies every time: 1.2 is a 20% slowdown
   double noise = 0.005;  // relative standard deviation of the synthetic timings
   unsigned seed = 1;
 };
@@ -133,8 +133,8 @@ class server_process {
   explicit server_process(const std::string& db_path, std::vector<std::string> extra = {}) {
     int fds[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
-    std::vector<std::string> args = {RNX_SERVER_BIN, "serve", "--db", db_path, "--listen", "127.0.0.1:0",
-                                     "--threads", "2"};
+    std::vector<std::string> args = {RNX_SERVER_BIN, "serve",       "--db",      db_path,
+                                     "--listen",     "127.0.0.1:0", "--threads", "2"};
     args.insert(args.end(), extra.begin(), extra.end());
     pid_ = fork();
     if (pid_ < 0) throw std::runtime_error("fork failed");
@@ -231,8 +231,8 @@ inline command_result run_command(const std::vector<std::string>& args,
 // A self-signed certificate for localhost (and 127.0.0.1 with `ip_names`), made by the openssl command; false when
 // openssl is missing or fails.
 inline bool make_test_certificate(const std::string& cert, const std::string& key, bool ip_names) {
-  std::vector<std::string> argv = {"openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key,
-                                   "-out", cert, "-days", "1", "-subj", "/CN=localhost"};
+  std::vector<std::string> argv = {"openssl", "req",  "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                                   key,       "-out", cert,    "-days",   "1",        "-subj",  "/CN=localhost"};
   if (ip_names) {
     argv.push_back("-addext");
     argv.push_back("subjectAltName=IP:127.0.0.1,DNS:localhost");

@@ -133,7 +133,8 @@ TEST_CASE("API JSON: ids are decimal strings in every response and numbers are p
   CHECK(payload.at("verdict").at("baseline").at("id").as_string() == base_id);
 }
 
-TEST_CASE("stored runs: plain-decimal documents, duplicate digests as before, so a re-upload across an upgrade is 409") {
+TEST_CASE(
+    "stored runs: plain-decimal documents, duplicate digests as before, so a re-upload across an upgrade is 409") {
   test::temp_dir dir;
   store::database db(dir.file("rnx.sqlite"));
   auto project = db.ensure_project("demo");

@@ -28,8 +28,8 @@ command_result rnx_server(std::vector<std::string> args) {
 // The token that `admin token create` prints on stdout (its only line there).
 std::string create_token(const std::string& db, const std::string& project, const std::string& scope,
                          const std::string& label) {
-  auto made = rnx_server({"admin", "token", "create", "--project", project, "--scope", scope, "--label", label,
-                          "--db", db});
+  auto made =
+      rnx_server({"admin", "token", "create", "--project", project, "--scope", scope, "--label", label, "--db", db});
   REQUIRE_MESSAGE(made.exit_code == 0, made.err);
   REQUIRE(made.out.size() == 66);  // rnx_<12 hex>_<48 hex> and a newline
   return made.out.substr(0, 65);
@@ -224,8 +224,7 @@ TEST_CASE("admin backup: a consistent copy while the server takes uploads; the r
     CHECK(during >= 3);
   }
   // As private as the database, one self-contained file: no WAL beside it, no temp file left behind.
-  CHECK(std::filesystem::status(dir.file("backup.sqlite")).permissions() ==
-        std::filesystem::status(db).permissions());
+  CHECK(std::filesystem::status(dir.file("backup.sqlite")).permissions() == std::filesystem::status(db).permissions());
   CHECK_FALSE(std::filesystem::exists(dir.file("backup.sqlite-wal")));
   for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
     CHECK(entry.path().filename().string().find(".tmp-") == std::string::npos);
@@ -374,7 +373,8 @@ TEST_CASE("health: exit 0 when the server answers ok (plain and TLS), 1 when it 
   test::temp_dir other;
   std::string cert = other.file("cert.pem");
   std::string key = other.file("key.pem");
-  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true), "the openssl command is needed to make a test certificate");
+  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true),
+                  "the openssl command is needed to make a test certificate");
   test::server_process tls(db, {"--tls-cert", cert, "--tls-key", key});
   auto trusted = rnx_server({"health", "--url", tls.url("/healthz"), "--ca-file", cert});
   CHECK_MESSAGE(trusted.exit_code == 0, trusted.err);
@@ -386,8 +386,8 @@ TEST_CASE("health: exit 0 when the server answers ok (plain and TLS), 1 when it 
   unsetenv("SSL_CERT_FILE");
   CHECK_MESSAGE(by_env.exit_code == 0, by_env.err);
   tls.stop();
-  auto down = rnx_server({"health", "--url", "http://127.0.0.1:" + std::to_string(tls.port()) + "/healthz",
-                          "--timeout", "2"});
+  auto down =
+      rnx_server({"health", "--url", "http://127.0.0.1:" + std::to_string(tls.port()) + "/healthz", "--timeout", "2"});
   CHECK(down.exit_code == 1);
   CHECK(down.err.find("rnx-server health: http://127.0.0.1:" + std::to_string(tls.port())) != std::string::npos);
 }
@@ -401,8 +401,8 @@ TEST_CASE("TLS: a half-given or unreadable certificate is a one-line start-up er
   auto half = rnx_server({"serve", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", cert});
   CHECK(half.exit_code == 2);
   CHECK(half.err == "rnx-server: error: TLS needs both --tls-cert and --tls-key\n");
-  auto missing = rnx_server({"serve", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", dir.file("none.pem"),
-                             "--tls-key", key});
+  auto missing = rnx_server(
+      {"serve", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", dir.file("none.pem"), "--tls-key", key});
   CHECK(missing.exit_code == 2);
   CHECK(missing.err.find(dir.file("none.pem") + ": cannot load the TLS certificate chain (PEM)") != std::string::npos);
   auto swapped = rnx_server({"serve", "--db", db, "--listen", "127.0.0.1:0", "--tls-cert", key, "--tls-key", cert});

@@ -164,7 +164,8 @@ TEST_CASE("pages: the JSON behind the charts") {
   CHECK(points[0].at("baseline") == "push");
   CHECK(points[0].at("lo_ms").as_double() <= points[0].at("median_ms").as_double());
   CHECK(points[0].at("hi_ms").as_double() >= points[0].at("median_ms").as_double());
-  auto evidence = json::parse(f.get("/api/v1/runs/" + std::to_string(f.runs.back()) + "/evidence", f.token).body(), "e");
+  auto evidence =
+      json::parse(f.get("/api/v1/runs/" + std::to_string(f.runs.back()) + "/evidence", f.token).body(), "e");
   CHECK(evidence.at("verdict").at("verdict") == "BLOCK");
   const auto& config = evidence.at("configs").as_array()[1];
   CHECK(config.at("decision") == "slower");

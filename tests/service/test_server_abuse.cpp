@@ -82,7 +82,9 @@ TEST_CASE("abuse: 1000 half-sent requests from one address; health and uploads o
     auto health = call(server, "GET", "/healthz", token);
     CHECK_MESSAGE(health.status == 200, health.body);
     auto upload = call(server, "POST", "/api/v1/runs", token,
-                       test::run_json({.branch = "feature", .pull_request = 4, .commit = "c" + std::to_string(i),
+                       test::run_json({.branch = "feature",
+                                       .pull_request = 4,
+                                       .commit = "c" + std::to_string(i),
                                        .seed = static_cast<unsigned>(i + 1)}));
     CHECK_MESSAGE(upload.status == 201, upload.body);
   }
@@ -121,7 +123,8 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   asio::io_context ioc;
   // Two requests without a token whose bodies never come: each holds an unauthenticated slot.
   const std::string stalled =
-      "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 100\r\n\r\n";
+      "POST /login HTTP/1.1\r\nHost: x\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: "
+      "100\r\n\r\n";
   auto a = half_open(ioc, "127.0.0.1", server.port(), stalled);
   auto b = half_open(ioc, "127.0.0.1", server.port(), stalled);
   REQUIRE(a.is_open());

@@ -105,9 +105,9 @@ TEST_CASE("server: upload, verdicts PASS / BLOCK / WARN, accept flow, listing an
   CHECK(c.json_of(accepted).at("branch").as_string() == "main");
   // The name given and the token that accepted: the name alone is free text.
   CHECK(c.json_of(accepted).at("accepted_by").as_string() == "alice (token \"test-admin\", admin scope)");
-  check_error(c.call("POST", "/api/v1/baselines",
-                     R"({"run_id": )" + slow + R"(, "accepted_by": "alice", "reason": "again"})"),
-              409, "conflict", "already the newest baseline");
+  check_error(
+      c.call("POST", "/api/v1/baselines", R"({"run_id": )" + slow + R"(, "accepted_by": "alice", "reason": "again"})"),
+      409, "conflict", "already the newest baseline");
   std::string next = c.upload({.branch = "feature", .pull_request = 2, .commit = "next", .scale = 1.2, .seed = 4});
   auto after = c.verdict(next);
   CHECK(after.verdict == overall::pass);
@@ -211,8 +211,7 @@ TEST_CASE("server: auth and error statuses 400 / 401 / 403 / 404 / 405 / 409 / 4
     doc.at("results").as_array()[0].as_object()["batch"] = "eight";
     check_error(c.call("POST", "/api/v1/runs", json::serialize(doc)), 422, "invalid", "$.results[0].batch");
   }
-  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", R"({"policy": {"rope": 5}})"), 422, "invalid",
-              "rope");
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", R"({"policy": {"rope": 5}})"), 422, "invalid", "rope");
   check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + id + R"("})"), 422, "invalid", "accepted_by");
   check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": true, "accepted_by": "m", "reason": "r"})"), 422,
               "invalid", "$.run_id");
@@ -258,14 +257,15 @@ TEST_CASE("server: hostile input leaves it serving") {
     CHECK(reply.find("malformed HTTP request") != std::string::npos);
   }
   SUBCASE("path traversal and SQL in project names are refused before any lookup") {
-    for (std::string path : {"/api/v1/projects/..%2F..%2Fetc%2Fpasswd/runs", "/api/v1/projects/%2e%2e/runs",
-                             "/api/v1/projects/x'%3B%20DROP%20TABLE%20runs%3B--/runs",
-                             "/api/v1/projects/%C3%28/history"}) {
+    for (std::string path :
+         {"/api/v1/projects/..%2F..%2Fetc%2Fpasswd/runs", "/api/v1/projects/%2e%2e/runs",
+          "/api/v1/projects/x'%3B%20DROP%20TABLE%20runs%3B--/runs", "/api/v1/projects/%C3%28/history"}) {
       CAPTURE(path);
       check_error(c.call("GET", path), 400, "bad_input", "project name");
     }
-    auto raw = test::raw_exchange(server.port(), "GET /api/v1/projects/../../etc/passwd/runs HTTP/1.1\r\nHost: x\r\n"
-                                                 "Connection: close\r\n\r\n");
+    auto raw = test::raw_exchange(server.port(),
+                                  "GET /api/v1/projects/../../etc/passwd/runs HTTP/1.1\r\nHost: x\r\n"
+                                  "Connection: close\r\n\r\n");
     CHECK((raw.rfind("HTTP/1.1 404", 0) == 0 || raw.rfind("HTTP/1.1 400", 0) == 0));
   }
   SUBCASE("SQL in document fields is stored as plain text") {
@@ -280,7 +280,8 @@ TEST_CASE("server: hostile input leaves it serving") {
     asio::io_context ioc;
     asio::ip::tcp::socket slow(ioc);
     slow.connect({asio::ip::make_address("127.0.0.1"), server.port()});
-    asio::write(slow, asio::buffer(std::string("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")));
+    asio::write(slow,
+                asio::buffer(std::string("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")));
     CHECK(c.call("GET", "/healthz").status == 200);
     auto start = std::chrono::steady_clock::now();
     char byte = 0;
@@ -336,7 +337,9 @@ TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push upload
   test::server_process server(db);
   client c{server.url(), upload};
   int commit = 0;
-  auto pr_run = [&] { return test::run_json({.branch = "feature", .pull_request = 2, .commit = "pr" + std::to_string(++commit)}); };
+  auto pr_run = [&] {
+    return test::run_json({.branch = "feature", .pull_request = 2, .commit = "pr" + std::to_string(++commit)});
+  };
   auto push_run = [&] { return test::run_json({.branch = "main", .commit = "push" + std::to_string(++commit)}); };
   auto accept_body = [](const std::string& id) {
     return R"({"run_id": ")" + id + R"(", "accepted_by": "bob", "reason": "intended"})";
@@ -345,8 +348,8 @@ TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push upload
   // Pull-request runs: upload, baseline, admin and legacy may; accept may not; another project's token is 403;
   // none is 401.
   check_error(c.call("POST", "/api/v1/runs", pr_run(), std::string()), 401, "unauthorized", "Authorization");
-  check_error(c.call("POST", "/api/v1/runs", pr_run(), "rnx_000000000000_" + std::string(48, '0')), 401,
-              "unauthorized", "not valid");
+  check_error(c.call("POST", "/api/v1/runs", pr_run(), "rnx_000000000000_" + std::string(48, '0')), 401, "unauthorized",
+              "not valid");
   check_error(c.call("POST", "/api/v1/runs", pr_run(), accept), 403, "forbidden",
               "to upload a pull-request run a token needs the upload, baseline or admin scope");
   check_error(c.call("POST", "/api/v1/runs", pr_run(), other_project), 403, "forbidden", "project \"other\"");
@@ -414,8 +417,8 @@ TEST_CASE("token scopes: an upload token cannot turn a slow run into the baselin
                    test::run_json({.branch = "feature", .pull_request = 9, .commit = "slow", .scale = 1.3, .seed = 3}),
                    upload);
   REQUIRE_MESSAGE(pr.status == 201, pr.body);
-  auto verdict = c.call("POST", "/api/v1/runs/" + std::string(c.json_of(pr).at("id").as_string()) + "/verdict", "",
-                        upload);
+  auto verdict =
+      c.call("POST", "/api/v1/runs/" + std::string(c.json_of(pr).at("id").as_string()) + "/verdict", "", upload);
   REQUIRE_MESSAGE(verdict.status == 200, verdict.body);
   CHECK(c.json_of(verdict).at("verdict").as_string() == "BLOCK");
 }
@@ -460,15 +463,14 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
     REQUIRE(r.status == 201);
     return std::string(c.json_of(r).at("id").as_string());
   };
-  const std::string base_id = upload_doc(paired_doc({.branch = "main", .pull_request = 7, .commit = "b", .seed = 1},
-                                                    "base"));
-  const std::string head_id = upload_doc(paired_doc({.branch = "feature", .pull_request = 7, .commit = "h",
-                                                     .scale = 1.2, .seed = 2},
-                                                    "head"));
-  const run_document base_doc = run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + base_id).body, "b")
-                                                  .at("document"), "base");
-  const run_document head_doc = run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + head_id).body, "h")
-                                                  .at("document"), "head");
+  const std::string base_id =
+      upload_doc(paired_doc({.branch = "main", .pull_request = 7, .commit = "b", .seed = 1}, "base"));
+  const std::string head_id =
+      upload_doc(paired_doc({.branch = "feature", .pull_request = 7, .commit = "h", .scale = 1.2, .seed = 2}, "head"));
+  const run_document base_doc =
+      run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + base_id).body, "b").at("document"), "base");
+  const run_document head_doc =
+      run_from_json(json::parse(c.call("GET", "/api/v1/runs/" + head_id).body, "h").at("document"), "head");
   verdict_document decided = stats::judge_runs(base_doc, head_doc, gate_policy{});
   REQUIRE(decided.verdict == overall::block);
   auto body = [&](const std::string& base, const verdict_document& v) {
@@ -509,9 +511,9 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
   check_error(c.call("GET", "/api/v1/projects/demo/token", "", std::string()), 401, "unauthorized");
 
   // An upload token refused for accepting is told its scope and the one it needs, and where that token is kept.
-  check_error(c.call("POST", "/api/v1/baselines",
-                     R"({"run_id": ")" + head_id + R"(", "accepted_by": "m", "reason": "r"})"),
-              403, "forbidden", "has the upload scope; to accept a run as a baseline a token needs the accept");
+  check_error(
+      c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + head_id + R"(", "accepted_by": "m", "reason": "r"})"),
+      403, "forbidden", "has the upload scope; to accept a run as a baseline a token needs the accept");
   CHECK(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + head_id + R"(", "accepted_by": "m", "reason": "r"})")
             .body.find("RNX_ACCEPT_TOKEN") != std::string::npos);
 }
@@ -524,8 +526,7 @@ TEST_CASE("server: kernel names rnx.toml refuses and a client-chosen env_id are 
   run_document run = test::make_run({.branch = "feature", .pull_request = 3});
   run.env.env_id = compute_env_id(run.env);
   run.results[0].kernel = "attention q,k,v = B,4";
-  check_error(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))), 422, "invalid",
-              "$.results[0].kernel");
+  check_error(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))), 422, "invalid", "$.results[0].kernel");
   run.results[0].kernel = "attention";
   run.env.env_id = "0123456789abcdef";  // another machine's baselines
   check_error(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))), 422, "invalid",

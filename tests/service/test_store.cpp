@@ -65,8 +65,14 @@ TEST_CASE("a database written by a newer rnx is refused with a clear message") {
 TEST_CASE("project names are restricted so they are safe in paths and logs") {
   test::temp_dir dir;
   store::database db(dir.file("db.sqlite"));
-  std::vector<std::string> bad_names = {"",       "../etc", "a/b", ".hidden", "-flag", "x'; DROP TABLE runs;--",
-                                        std::string(65, 'a'), std::string("bad\xff", 4)};
+  std::vector<std::string> bad_names = {"",
+                                        "../etc",
+                                        "a/b",
+                                        ".hidden",
+                                        "-flag",
+                                        "x'; DROP TABLE runs;--",
+                                        std::string(65, 'a'),
+                                        std::string("bad\xff", 4)};
   for (const auto& bad : bad_names) {
     CAPTURE(bad);
     CHECK(code_of([&] { db.create_project(bad); }) == errc::bad_input);
@@ -118,15 +124,17 @@ TEST_CASE("embedded mode: push runs become baselines per env_id, PR runs are jud
     for (const auto& c : judged.verdict.configs) CHECK(c.result == decision::new_config);
     // The service names its API; the embedded store the rnx accept command on its own file.
     const std::string id = std::to_string(up.run.id);
-    CHECK(judged.verdict.reason == "no baseline of branch \"main\" in environment env-a yet: upload a run from \"main\" "
-                                   "measured in this environment (a push build), or make run " + id +
-                                       " the baseline with POST /api/v1/baselines");
+    CHECK(judged.verdict.reason ==
+          "no baseline of branch \"main\" in environment env-a yet: upload a run from \"main\" "
+          "measured in this environment (a push build), or make run " +
+              id + " the baseline with POST /api/v1/baselines");
     auto other = store::upload_run(db, project.id, make_run({.branch = "feature", .pull_request = 4, .seed = 9}));
     auto embedded = store::judge_stored_run(db, other.run.id, policy, store::advice_route{".rnx/baselines.db"});
     const std::string other_id = std::to_string(other.run.id);
     CHECK(embedded.verdict.reason ==
           "no baseline of branch \"main\" in environment env-a yet: upload a run from \"main\" measured in this "
-          "environment (a push build), or make run " + other_id + " the baseline with rnx accept --run-id " + other_id +
+          "environment (a push build), or make run " +
+              other_id + " the baseline with rnx accept --run-id " + other_id +
               " --store .rnx/baselines.db --reason \"...\"");
   }
 
@@ -289,8 +297,8 @@ namespace {
 // The two documents `rnx bench --pair` writes: one pairing id, a base and a head side, one environment.
 std::pair<run_document, run_document> paired_runs(double head_scale, const std::string& pairing_id = "pair-1") {
   run_document base = make_run({.branch = "main", .pull_request = 4, .commit = "base", .seed = 11});
-  run_document head = make_run({.branch = "feature", .pull_request = 4, .commit = "head", .scale = head_scale,
-                                .seed = 12});
+  run_document head =
+      make_run({.branch = "feature", .pull_request = 4, .commit = "head", .scale = head_scale, .seed = 12});
   base.pairing = pairing_info{pairing_id, pair_side::base, "head"};
   head.pairing = pairing_info{pairing_id, pair_side::head, "base"};
   return {base, head};
@@ -342,8 +350,9 @@ TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored
   // Garbage is refused, naming what is wrong.
   verdict_document flipped = decided;
   flipped.verdict = overall::pass;
-  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, base_id, policy, flipped); })
-            .find("$.verdict.verdict is PASS, the stored runs give BLOCK") != std::string::npos);
+  CHECK(message_of([&] {
+          store::record_paired_verdict(db, project.id, head_id, base_id, policy, flipped);
+        }).find("$.verdict.verdict is PASS, the stored runs give BLOCK") != std::string::npos);
   verdict_document relabeled = decided;
   relabeled.configs[0].result = decision::equivalent;
   CHECK(code_of([&] { store::record_paired_verdict(db, project.id, head_id, base_id, policy, relabeled); }) ==
@@ -354,25 +363,28 @@ TEST_CASE("paired verdicts: the gate's verdict is re-derived from the two stored
         errc::invalid);
   CHECK(code_of([&] { store::record_paired_verdict(db, project.id, head_id, 9999, policy, decided); }) ==
         errc::not_found);
-  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, head_id, policy, decided); })
-            .find("the base run is the head run itself") != std::string::npos);
+  CHECK(message_of([&] {
+          store::record_paired_verdict(db, project.id, head_id, head_id, policy, decided);
+        }).find("the base run is the head run itself") != std::string::npos);
 
   auto other = db.ensure_project("other");
   CHECK(code_of([&] { store::record_paired_verdict(db, other.id, head_id, base_id, policy, decided); }) ==
         errc::forbidden);
 
   // Another environment, or the sides of two different paired runs, are no pair.
-  run_document elsewhere = make_run({.branch = "main", .pull_request = 4, .commit = "base2", .env_id = "env-b",
-                                     .seed = 13});
+  run_document elsewhere =
+      make_run({.branch = "main", .pull_request = 4, .commit = "base2", .env_id = "env-b", .seed = 13});
   elsewhere.pairing = pairing_info{"pair-1", pair_side::base, "head"};
   const auto elsewhere_id = store::upload_run(db, project.id, elsewhere).run.id;
-  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, elsewhere_id, policy, decided); })
-            .find("different environments") != std::string::npos);
+  CHECK(message_of([&] {
+          store::record_paired_verdict(db, project.id, head_id, elsewhere_id, policy, decided);
+        }).find("different environments") != std::string::npos);
   auto [base2, head2] = paired_runs(1.0, "pair-2");
   base2.commit = "base-of-pair-2";
   const auto base2_id = store::upload_run(db, project.id, base2).run.id;
-  CHECK(message_of([&] { store::record_paired_verdict(db, project.id, head_id, base2_id, policy, decided); })
-            .find("are not the head and base sides of one paired run") != std::string::npos);
+  CHECK(message_of([&] {
+          store::record_paired_verdict(db, project.id, head_id, base2_id, policy, decided);
+        }).find("are not the head and base sides of one paired run") != std::string::npos);
 }
 
 TEST_CASE("verdict kinds round trip through their names and refuse unknown ones") {

@@ -45,8 +45,8 @@ TEST_CASE("webhooks: a slower baseline push notifies every format, retries failu
     db.add_webhook(p->id, slack.url("/slack"), store::webhook_format::slack);
     dead_id = db.add_webhook(p->id, dead_url, store::webhook_format::teams).id;
   }
-  test::server_process server(db_path, {"--webhook-attempts", "3", "--webhook-backoff", "0.05",
-                                        "--webhook-timeout", "2"});
+  test::server_process server(db_path,
+                              {"--webhook-attempts", "3", "--webhook-backoff", "0.05", "--webhook-timeout", "2"});
 
   REQUIRE(upload(server, token, {.commit = "first", .seed = 1}).status == 201);
   // Same speed again: a regression check runs, finds nothing, sends nothing.
@@ -168,7 +168,8 @@ TEST_CASE("TLS: rnx-server over HTTPS; the client verifies the peer unless told 
   test::temp_dir dir;
   std::string cert = dir.file("cert.pem");
   std::string key = dir.file("key.pem");
-  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true), "the openssl command is needed to make a test certificate");
+  REQUIRE_MESSAGE(test::make_test_certificate(cert, key, true),
+                  "the openssl command is needed to make a test certificate");
   std::string db = dir.file("rnx.sqlite");
   test::server_process server(db, {"--tls-cert", cert, "--tls-key", key});
   REQUIRE(server.url().rfind("https://", 0) == 0);

@@ -85,10 +85,11 @@ TEST_CASE("paired calibration under drift and optional stopping: identical code,
       unsplit_slower += u.result == decision::slower;
       unsplit_faster += u.result == decision::faster;
     }
-    std::printf("paired A/A, process layout sd %.1f%%: slower %.3f faster %.3f equivalent %.3f, stopped before the "
-                "last look %.3f | without the split: slower %.3f faster %.3f\n",
-                100 * layout_sd, slower / double(runs), faster / double(runs), equivalent / double(runs),
-                early / double(runs), unsplit_slower / double(runs), unsplit_faster / double(runs));
+    std::printf(
+        "paired A/A, process layout sd %.1f%%: slower %.3f faster %.3f equivalent %.3f, stopped before the "
+        "last look %.3f | without the split: slower %.3f faster %.3f\n",
+        100 * layout_sd, slower / double(runs), faster / double(runs), equivalent / double(runs), early / double(runs),
+        unsplit_slower / double(runs), unsplit_faster / double(runs));
     CHECK(slower <= runs / 100);
     CHECK(faster <= runs / 100);
     if (layout_sd <= 0.005) CHECK(equivalent >= runs * 9 / 10);

@@ -47,7 +47,7 @@ rates flat_rates(double change, int pairs) {
 
 // Each process gets its own log-normal offset (sigma 5%) on top of 3% within-process noise.
 std::pair<std::vector<double>, std::vector<std::int64_t>> drifting_side(std::mt19937_64& rng, int processes,
-                                                                       int per_process, double change) {
+                                                                        int per_process, double change) {
   std::normal_distribution<double> offset(0.0, 0.05);
   std::vector<double> samples;
   std::vector<std::int64_t> groups;
@@ -92,10 +92,11 @@ TEST_CASE("calibration under run-to-run drift: two-level posterior vs flat boots
       flat_slower += flat.result == decision::slower;
       flat_faster += flat.result == decision::faster;
     }
-    std::printf("drift %d processes a side, identical code: two-level slower %.3f faster %.3f | flat slower %.3f "
-                "faster %.3f\n",
-                processes, two_level_slower / double(pairs), two_level_faster / double(pairs),
-                flat_slower / double(pairs), flat_faster / double(pairs));
+    std::printf(
+        "drift %d processes a side, identical code: two-level slower %.3f faster %.3f | flat slower %.3f "
+        "faster %.3f\n",
+        processes, two_level_slower / double(pairs), two_level_faster / double(pairs), flat_slower / double(pairs),
+        flat_faster / double(pairs));
     CHECK(two_level_slower <= pairs / 100);
     CHECK(two_level_faster <= pairs / 100);
     // The contrast the two-level posterior exists for: the flat bootstrap raises false alarms here.

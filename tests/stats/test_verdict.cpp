@@ -145,14 +145,16 @@ TEST_CASE("a kernel new in the head that errors or diverges is broken (BLOCK), w
   run_result crashed = result("fresh", 1.0, result_status::error);
   crashed.message = "kernel \"fresh\" failed: RuntimeError: boom";
   run_result diverged = result("fresh2", 1.0, result_status::diverged);
-  const verdict_document v = stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), crashed, diverged}), {});
+  const verdict_document v =
+      stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), crashed, diverged}), {});
   const auto& c = find(v, "fresh");
   CHECK(c.result == decision::broken);
   CHECK(c.reason == "new in this run and error: kernel \"fresh\" failed: RuntimeError: boom");
   CHECK(find(v, "fresh2").result == decision::broken);
   CHECK(v.verdict == overall::block);
   // A new kernel that works is still only new (WARN).
-  const verdict_document fine = stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), result("fresh", 1.0)}), {});
+  const verdict_document fine =
+      stats::judge_runs(run({result("old", 1.0)}), run({result("old", 1.0), result("fresh", 1.0)}), {});
   CHECK(find(fine, "fresh").result == decision::new_config);
   CHECK(fine.verdict == overall::warn);
 }
@@ -185,7 +187,8 @@ TEST_CASE("an imported configuration with only aggregates abstains, with the rea
     CHECK(c.reason.find("no per-sample times") != std::string::npos);
   }
   CHECK(find(v, "both").reason.rfind("baseline has only aggregates (median 1 ms of 10); head has only aggregates "
-                                     "(median 3 ms of 10)", 0) == 0);
+                                     "(median 3 ms of 10)",
+                                     0) == 0);
   CHECK(find(v, "head_only").reason.rfind("head has only aggregates", 0) == 0);
   CHECK(find(v, "base_only").reason.rfind("baseline has only aggregates", 0) == 0);
   CHECK(find(v, "plain").result == decision::equivalent);
@@ -204,7 +207,8 @@ TEST_CASE("a kernel that errors in the head is broken even when the baseline fai
   crashed.message = "kernel \"k\" failed: RuntimeError: boom";
   const verdict_document v = stats::judge_runs(run({result("k", 1.0, result_status::error)}), run({crashed}), {});
   CHECK(find(v, "k").result == decision::broken);
-  CHECK(find(v, "k").reason == "error in head, and error in the baseline already: kernel \"k\" failed: RuntimeError: boom");
+  CHECK(find(v, "k").reason ==
+        "error in head, and error in the baseline already: kernel \"k\" failed: RuntimeError: boom");
   CHECK(v.verdict == overall::block);
   run_result skipped = result("k", 1.0, result_status::skipped);
   skipped.message = "onnxruntime is not installed";

@@ -25,7 +25,9 @@ namespace rv = rnx::verify;
 
 namespace {
 
-bool has(const std::vector<std::string>& v, const std::string& x) { return std::find(v.begin(), v.end(), x) != v.end(); }
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
 
 bool has_prefix(const std::vector<std::string>& v, const std::string& p) {
   return std::any_of(v.begin(), v.end(), [&](const std::string& s) { return s.rfind(p, 0) == 0; });
@@ -80,7 +82,8 @@ TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need
 TEST_CASE("a sandboxed process has no network interfaces but loopback, its own folder, and closed descriptors") {
   std::vector<std::string> env = {"PATH=/usr/bin:/bin", "GITHUB_TOKEN_COPY=no"};
   std::string out = run_sandboxed(
-      "echo cwd=$(pwd | grep -c rnx-sandbox-test) >&3; echo nets=$(grep -o '^ *[a-z0-9]*:' /proc/net/dev | tr -d ' \\n') >&3;"
+      "echo cwd=$(pwd | grep -c rnx-sandbox-test) >&3; echo nets=$(grep -o '^ *[a-z0-9]*:' /proc/net/dev | tr -d ' "
+      "\\n') >&3;"
       " echo fds=$(ls /proc/self/fd | wc -l) >&3; echo limit=$(ulimit -c) >&3",
       env);
   // The first line says how the network was isolated.
@@ -109,18 +112,22 @@ TEST_CASE("never host root: unprivileged uid, read-only /proc/sys, a reduced /de
       " echo dev=$(ls /dev | grep -v '^nvidia' | grep -v '^dri$' | tr '\\n' ,) >&3;"
       " echo stdin=$(readlink /proc/$$/fd/0) stdout=$(readlink /proc/$$/fd/1) stderr=$(readlink /proc/$$/fd/2) >&3;"
       " echo tty=$(cat /dev/tty 2>/dev/null </dev/null; echo $?) >&3;"
-      " echo secret > /dev/shm/" + host_shm.filename().string() + ";"
-      " dd if=/dev/zero of=big bs=1M count=8 2>/dev/null; echo big=$(($(stat -c %s big) >> 20)) >&3;"
-      " mkdir locked && touch locked/x && chmod 000 locked; echo nproc=$(grep 'Max processes' /proc/self/limits | tr -s ' ' | cut -d' ' -f3) >&3",
+      " echo secret > /dev/shm/" +
+          host_shm.filename().string() +
+          ";"
+          " dd if=/dev/zero of=big bs=1M count=8 2>/dev/null; echo big=$(($(stat -c %s big) >> 20)) >&3;"
+          " mkdir locked && touch locked/x && chmod 000 locked; echo nproc=$(grep 'Max processes' /proc/self/limits | "
+          "tr -s ' ' | cut -d' ' -f3) >&3",
       env, limits);
   INFO(out);
   const bool root = ::geteuid() == 0;
-  CHECK(out.find("uid=" + std::to_string(root ? rnx::sandbox::unprivileged_uid : ::getuid()) + "\n") != std::string::npos);
+  CHECK(out.find("uid=" + std::to_string(root ? rnx::sandbox::unprivileged_uid : ::getuid()) + "\n") !=
+        std::string::npos);
   CHECK(out.find("sysctl=refused") != std::string::npos);
   CHECK(out.find("dev=dri,") == std::string::npos);
   CHECK(out.find("dev=fd,full,null,random,shm,stderr,stdin,stdout,urandom,zero,\n") != std::string::npos);
   CHECK(out.find("stdin=/dev/null stdout=/dev/null stderr=/dev/null") != std::string::npos);
-  CHECK(out.find("tty=1") != std::string::npos);   // no controlling terminal, no /dev/tty
+  CHECK(out.find("tty=1") != std::string::npos);    // no controlling terminal, no /dev/tty
   CHECK(out.find("big=4\n") != std::string::npos);  // 8 MiB asked, the 4 MiB scratch tmpfs is full
   CHECK(out.find("nproc=512") != std::string::npos);
   CHECK_FALSE(std::filesystem::exists(host_shm));  // its /dev/shm was its own
@@ -179,7 +186,8 @@ TEST_CASE("a scratch folder is removed even with a mode-000 folder in it") {
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {
   rv::verify_report r;
   CHECK_FALSE(r.accepted());
-  r.checks = {{rv::check_group::correctness, "smoke", rv::outcome::pass, "", 0}, {rv::check_group::audit, "hidden_work", rv::outcome::skip, "", 0}};
+  r.checks = {{rv::check_group::correctness, "smoke", rv::outcome::pass, "", 0},
+              {rv::check_group::audit, "hidden_work", rv::outcome::skip, "", 0}};
   CHECK(r.accepted());
   r.checks.push_back({rv::check_group::audit, "implausible_speedup", rv::outcome::review, "40x", 0});
   CHECK(r.accepted());
@@ -200,8 +208,8 @@ TEST_CASE("the report's verdict: fail rejects, review rejects only on request, n
 }
 
 TEST_CASE("bad references are usage errors naming the fix") {
-  CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"),
-                       doctest::Contains("does not exist"), rnx::error);
+  CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"), doctest::Contains("does not exist"),
+                       rnx::error);
   auto here = std::filesystem::path(RNX_SOURCE_DIR) / "tests" / "verify" / "refs" / "softmax.py";
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x B,8"), doctest::Contains("NAME=SHAPE"), rnx::error);
   CHECK_THROWS_WITH_AS(rv::reference_from_file(here, "x=B,8;x=B,9"), doctest::Contains("given twice"), rnx::error);

@@ -52,9 +52,9 @@ constexpr std::uint32_t max_header_bytes = 1 << 20;
 constexpr std::size_t max_dims = 16;
 
 // The element types a kernel's inputs or outputs may have; anything else in a header is a broken message.
-constexpr std::array<at::ScalarType, 12> known_types = {
-    at::kFloat, at::kDouble, at::kHalf, at::kBFloat16, at::kLong, at::kInt,
-    at::kShort, at::kChar,   at::kByte, at::kBool,     at::kComplexFloat, at::kComplexDouble};
+constexpr std::array<at::ScalarType, 12> known_types = {at::kFloat, at::kDouble, at::kHalf,         at::kBFloat16,
+                                                        at::kLong,  at::kInt,    at::kShort,        at::kChar,
+                                                        at::kByte,  at::kBool,   at::kComplexFloat, at::kComplexDouble};
 
 constexpr std::array<char, 8> begin_marker = {'R', 'N', 'X', 'M', 'S', 'G', '0', '1'};
 constexpr std::array<char, 8> end_marker = {'R', 'N', 'X', 'E', 'N', 'D', '0', '1'};
@@ -105,7 +105,8 @@ class message_reader {
       const int ready = ::poll(&pfd, 1, stall_ms_);
       if (ready > 0) return;
       if (ready < 0 && errno == EINTR) continue;
-      if (ready < 0) throw error(errc::kernel_failed, std::string("waiting on its channel failed: ") + std::strerror(errno));
+      if (ready < 0)
+        throw error(errc::kernel_failed, std::string("waiting on its channel failed: ") + std::strerror(errno));
       broken("a message cut short: it stopped after " + std::to_string(got_) + " bytes and nothing more came within " +
              std::to_string(stall_ms_ / 1000.0).substr(0, 4) + " s");
     }
@@ -118,16 +119,19 @@ class message_reader {
 
 std::int64_t field_int(const bj::object& o, const char* key) {
   const bj::value* v = o.if_contains(key);
-  if (!v || !v->is_int64() || v->as_int64() < 0) broken(std::string("tensor field '") + key + "' is missing or negative");
+  if (!v || !v->is_int64() || v->as_int64() < 0)
+    broken(std::string("tensor field '") + key + "' is missing or negative");
   return v->as_int64();
 }
 
 std::vector<std::int64_t> field_ints(const bj::object& o, const char* key) {
   const bj::value* v = o.if_contains(key);
-  if (!v || !v->is_array() || v->as_array().size() > max_dims) broken(std::string("tensor field '") + key + "' is not a short list");
+  if (!v || !v->is_array() || v->as_array().size() > max_dims)
+    broken(std::string("tensor field '") + key + "' is not a short list");
   std::vector<std::int64_t> out;
   for (const auto& x : v->as_array()) {
-    if (!x.is_int64() || x.as_int64() < 0) broken(std::string("tensor field '") + key + "' holds a non-integer or negative");
+    if (!x.is_int64() || x.as_int64() < 0)
+      broken(std::string("tensor field '") + key + "' holds a non-integer or negative");
     out.push_back(x.as_int64());
   }
   return out;
@@ -243,12 +247,15 @@ message receive_message(int fd, std::uint64_t max_bytes, int stall_ms) {
       const std::int64_t offset = field_int(meta, "offset");
       const std::int64_t elements = field_int(meta, "storage");
       if (strides.size() != sizes.size()) broken("a tensor whose strides and sizes differ in length");
-      if (checked_mul(static_cast<std::uint64_t>(elements), item) != bytes) broken("a tensor whose bytes do not match its storage");
+      if (checked_mul(static_cast<std::uint64_t>(elements), item) != bytes)
+        broken("a tensor whose bytes do not match its storage");
       std::uint64_t last = static_cast<std::uint64_t>(offset);
       bool empty = false;
       for (std::size_t d = 0; d < sizes.size(); ++d) {
-        if (sizes[d] == 0) empty = true;
-        else last += checked_mul(static_cast<std::uint64_t>(sizes[d] - 1), static_cast<std::uint64_t>(strides[d]));
+        if (sizes[d] == 0)
+          empty = true;
+        else
+          last += checked_mul(static_cast<std::uint64_t>(sizes[d] - 1), static_cast<std::uint64_t>(strides[d]));
       }
       if (!empty && last >= static_cast<std::uint64_t>(elements)) broken("a tensor view reaching past its storage");
       at::Tensor storage = at::empty({elements}, at::TensorOptions().dtype(type));

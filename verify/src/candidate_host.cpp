@@ -141,7 +141,10 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
 class host {
  public:
   host(const std::filesystem::path& job_path, int in_fd, int out_fd, bool capabilities_dropped, std::string why)
-      : job_(read_job(job_path)), in_(in_fd), out_(out_fd), capabilities_dropped_(capabilities_dropped),
+      : job_(read_job(job_path)),
+        in_(in_fd),
+        out_(out_fd),
+        capabilities_dropped_(capabilities_dropped),
         why_(std::move(why)),
         device_(runner::resolve_device(job_.device)),
         pair_(job_.reference, job_.inputs, device_, job_.seed, job_.cache_dir) {}
@@ -207,8 +210,8 @@ class host {
     why_ += why1;
     guard_ = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
     // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
-    writes_ = call_verify("watch_writes",
-                          py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
+    writes_ =
+        call_verify("watch_writes", py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
     try {
       pair_.load_candidate(job_.candidate);
     } catch (const std::exception& e) {
@@ -221,9 +224,10 @@ class host {
     std::string why2;
     sealed_ = sealed_ && sandbox::install_filter(2, why2) &&
               sandbox::restrict_execute(executable_folders(std::filesystem::current_path()),
-                                       std::filesystem::current_path(), why2);
+                                        std::filesystem::current_path(), why2);
     why_ += why2;
-    send(bj::object{{"ok", true}, {"kind", runner::to_string(pair_.candidate().kind())}, {"seccomp", sealed_}, {"why", why_}});
+    send(bj::object{
+        {"ok", true}, {"kind", runner::to_string(pair_.candidate().kind())}, {"seccomp", sealed_}, {"why", why_}});
   }
 
   // One call of the candidate, with freed memory poisoned first and the globals it patched put back after.
@@ -258,7 +262,8 @@ class host {
     bj::array shares, reuses;
     for (std::size_t o = 0; o < out.size(); ++o) {
       for (std::size_t i = 0; i < inputs.size(); ++i) {
-        if (overlaps(out[o], inputs[i])) shares.push_back(bj::array{static_cast<std::int64_t>(o), static_cast<std::int64_t>(i)});
+        if (overlaps(out[o], inputs[i]))
+          shares.push_back(bj::array{static_cast<std::int64_t>(o), static_cast<std::int64_t>(i)});
       }
       for (const auto& p : previous_) {
         if (overlaps(out[o], p)) {
@@ -288,11 +293,18 @@ class host {
       send(bj::object{{"ok", false}, {"error", e.what()}});
       return;
     }
-    send(bj::object{{"ok", true}, {"measured", h.measured}, {"timed_stream_ms", h.timed_stream_ms},
-                    {"host_ms", h.host_ms}, {"lingering_ms", h.lingering_ms}, {"hold_ms", h.hold_ms},
-                    {"hold_covered", h.hold_covered}, {"held_calls", h.held_calls},
-                    {"held_stream_ms", h.held_stream_ms}, {"held_lingering_ms", h.held_lingering_ms},
-                    {"stream_changed", h.stream_changed}, {"note", h.note}});
+    send(bj::object{{"ok", true},
+                    {"measured", h.measured},
+                    {"timed_stream_ms", h.timed_stream_ms},
+                    {"host_ms", h.host_ms},
+                    {"lingering_ms", h.lingering_ms},
+                    {"hold_ms", h.hold_ms},
+                    {"hold_covered", h.hold_covered},
+                    {"held_calls", h.held_calls},
+                    {"held_stream_ms", h.held_stream_ms},
+                    {"held_lingering_ms", h.held_lingering_ms},
+                    {"stream_changed", h.stream_changed},
+                    {"note", h.note}});
   }
 
   // The fastest of `repetitions` device-synchronized calls after one warm-up, all in one request: the process
@@ -372,10 +384,17 @@ class host {
     if (writes > 0) {
       if (const char* f = PyUnicode_AsUTF8(PyList_GetItem(writes_.get(), 0))) first = f;
     }
-    send(bj::object{{"ok", true}, {"seccomp", sealed_}, {"why", why_}, {"sockets", b.sockets},
-                    {"processes", b.processes + processes_left_}, {"io_uring", b.io_uring},
-                    {"foreign_abi", b.foreign_abi}, {"other", b.other}, {"calls", b.calls},
-                    {"writes_outside", static_cast<std::int64_t>(writes)}, {"first_write", first},
+    send(bj::object{{"ok", true},
+                    {"seccomp", sealed_},
+                    {"why", why_},
+                    {"sockets", b.sockets},
+                    {"processes", b.processes + processes_left_},
+                    {"io_uring", b.io_uring},
+                    {"foreign_abi", b.foreign_abi},
+                    {"other", b.other},
+                    {"calls", b.calls},
+                    {"writes_outside", static_cast<std::int64_t>(writes)},
+                    {"first_write", first},
                     {"python_threads", python_threads()}});
     std::_Exit(0);
   }
@@ -411,12 +430,11 @@ void run_candidate_host(const std::filesystem::path& job_path, int in_fd, int ou
   } catch (const std::exception& e) {
     // The judge reads this as the candidate's process failing; it decides what that means.
     try {
-      send_message(out_fd,
-                   bj::object{{"event", to_string(candidate_event::fatal)},
-                              {"ok", false},
-                              {"error", e.what()},
-                              {"message", e.what()}},
-                   {});
+      send_message(
+          out_fd,
+          bj::object{
+              {"event", to_string(candidate_event::fatal)}, {"ok", false}, {"error", e.what()}, {"message", e.what()}},
+          {});
     } catch (...) {
     }
     std::_Exit(3);

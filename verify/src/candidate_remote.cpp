@@ -88,9 +88,11 @@ remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::De
   }
   char exe[4096] = {};
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n <= 0) throw error(errc::internal, std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
-  std::vector<std::string> args = {exe, "--candidate-host", "--job", job_path.string(), "--channel",
-                                   std::to_string(host_in_fd) + "," + std::to_string(host_out_fd)};
+  if (n <= 0)
+    throw error(errc::internal, std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
+  std::vector<std::string> args = {exe,         "--candidate-host",
+                                   "--job",     job_path.string(),
+                                   "--channel", std::to_string(host_in_fd) + "," + std::to_string(host_out_fd)};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -165,8 +167,9 @@ remote_candidate::reply remote_candidate::request(bj::object header, const std::
   }
   // One reply per request: anything more was written by something other than the candidate's process's loop.
   if (has_unread_bytes(from_host_)) {
-    abandon("its channel to the verifier broke (bytes after a whole reply): something in that process wrote to the "
-            "channel");
+    abandon(
+        "its channel to the verifier broke (bytes after a whole reply): something in that process wrote to the "
+        "channel");
   }
   note_patched(m.header);
   if (!bool_field(m.header, "ok")) {
@@ -230,9 +233,9 @@ std::string remote_candidate::load() {
 std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                const shape_variant& shape) {
   notes_ = {};
-  reply r = request(bj::object{{"op", to_string(candidate_op::call)},
-                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)}},
-                    inputs);
+  reply r = request(
+      bj::object{{"op", to_string(candidate_op::call)}, {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)}},
+      inputs);
   const std::int64_t outputs = static_cast<std::int64_t>(number_field(r.header, "outputs"));
   if (outputs < 0 || static_cast<std::size_t>(outputs) + inputs.size() != r.tensors.size()) {
     abandon("it broke the verifier's protocol (a reply with the wrong number of tensors)");
@@ -286,7 +289,8 @@ std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& in
 hidden_work_result remote_candidate::hidden_work(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                  const shape_variant& shape, int calls) {
   reply r = request(bj::object{{"op", to_string(candidate_op::hidden_work)},
-                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"dtype", c10::toString(dtype)},
+                               {"shape", shape_json(shape)},
                                {"calls", calls}},
                     inputs);
   hidden_work_result h;
@@ -307,7 +311,8 @@ hidden_work_result remote_candidate::hidden_work(const std::vector<at::Tensor>& 
 double remote_candidate::fastest_call_ms(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                          const shape_variant& shape, int repetitions) {
   reply r = request(bj::object{{"op", to_string(candidate_op::time)},
-                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"dtype", c10::toString(dtype)},
+                               {"shape", shape_json(shape)},
                                {"repetitions", repetitions}},
                     inputs);
   const double ms = number_field(r.header, "ms");
@@ -324,7 +329,8 @@ remote_candidate::fresh_timing remote_candidate::time_fresh(const std::vector<st
     flat.insert(flat.end(), s.begin(), s.end());
   }
   reply r = request(bj::object{{"op", to_string(candidate_op::time_fresh)},
-                              {"dtype", c10::toString(dtype)}, {"shape", shape_json(shape)},
+                               {"dtype", c10::toString(dtype)},
+                               {"shape", shape_json(shape)},
                                {"per_set", static_cast<std::int64_t>(sets.front().size())}},
                     flat);
   fresh_timing f;

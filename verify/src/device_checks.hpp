@@ -24,17 +24,17 @@ void synchronize_device(at::Device device);
 
 struct hidden_work_result {
   bool measured = false;
-  double timed_stream_ms = 0;   // what a CUDA-event timer on the current stream sees for `calls` calls
-  double host_ms = 0;           // host clock, device-wide synchronize before and after
-  double lingering_ms = 0;      // device-wide work still running after the current stream finished
+  double timed_stream_ms = 0;  // what a CUDA-event timer on the current stream sees for `calls` calls
+  double host_ms = 0;          // host clock, device-wide synchronize before and after
+  double lingering_ms = 0;     // device-wide work still running after the current stream finished
   // The same calls again with the current stream first held back by a device-side sleep of hold_ms, so that
   // every launch is queued before any of it runs: then work on a stream the timed stream never waits for runs
   // after the timed stream's stop event however fast the host launches (held_lingering_ms), which the pass
   // above cannot see when the device keeps pace with the host.
-  double hold_ms = 0;            // as the device ran it
-  bool hold_covered = false;     // the hold outlasted the host's launches, so the held pass is conclusive
-  int held_calls = 0;            // calls in the held pass: fewer than `calls` where more would not queue
-  double held_stream_ms = 0;    // current-stream events, the hold included
+  double hold_ms = 0;         // as the device ran it
+  bool hold_covered = false;  // the hold outlasted the host's launches, so the held pass is conclusive
+  int held_calls = 0;         // calls in the held pass: fewer than `calls` where more would not queue
+  double held_stream_ms = 0;  // current-stream events, the hold included
   double held_lingering_ms = 0;
   bool stream_changed = false;  // the candidate left a different current stream behind
   std::string note;

@@ -34,12 +34,15 @@ namespace {
 
 // Every row a complete verification reports, in report order.
 const std::vector<std::pair<check_group, std::string>> expected_rows = {
-    {check_group::correctness, "smoke"},           {check_group::correctness, "shape_sweep"},  {check_group::correctness, "stability"},
-    {check_group::correctness, "determinism"},     {check_group::correctness, "edge_cases"},   {check_group::audit, "fresh_inputs"},
-    {check_group::audit, "stale_memory"},          {check_group::audit, "input_mutation"},     {check_group::audit, "output_aliasing"},
-    {check_group::audit, "ignored_inputs"},        {check_group::audit, "shape_specialization"}, {check_group::audit, "precision"},
-    {check_group::audit, "hidden_work"},           {check_group::audit, "extra_threads"},      {check_group::audit, "implausible_speedup"},
-    {check_group::audit, "static_scan"},           {check_group::audit, "patched_globals"},    {check_group::containment, "sandbox"},
+    {check_group::correctness, "smoke"},          {check_group::correctness, "shape_sweep"},
+    {check_group::correctness, "stability"},      {check_group::correctness, "determinism"},
+    {check_group::correctness, "edge_cases"},     {check_group::audit, "fresh_inputs"},
+    {check_group::audit, "stale_memory"},         {check_group::audit, "input_mutation"},
+    {check_group::audit, "output_aliasing"},      {check_group::audit, "ignored_inputs"},
+    {check_group::audit, "shape_specialization"}, {check_group::audit, "precision"},
+    {check_group::audit, "hidden_work"},          {check_group::audit, "extra_threads"},
+    {check_group::audit, "implausible_speedup"},  {check_group::audit, "static_scan"},
+    {check_group::audit, "patched_globals"},      {check_group::containment, "sandbox"},
 };
 
 int severity(outcome o) {
@@ -71,7 +74,8 @@ std::vector<input_spec> parse_inputs(const std::string& text) {
     if (item.empty()) continue;
     auto eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      throw error(errc::usage, "--inputs: \"" + item + "\" is not NAME=SHAPE; write e.g. \"q=B,8,128,64;k=B,8,128,64\"");
+      throw error(errc::usage,
+                  "--inputs: \"" + item + "\" is not NAME=SHAPE; write e.g. \"q=B,8,128,64;k=B,8,128,64\"");
     }
     input_spec in;
     in.name = item.substr(0, eq);
@@ -167,7 +171,8 @@ reference_spec reference_from_manifest(const fs::path& manifest_path, const std:
 
 reference_spec reference_from_file(const fs::path& path, const std::string& inputs, const std::string& entry) {
   if (!fs::exists(path)) {
-    throw error(errc::not_found, "reference " + path.string() + " does not exist; pass the file the candidate rewrites");
+    throw error(errc::not_found,
+                "reference " + path.string() + " does not exist; pass the file the candidate rewrites");
   }
   reference_spec r;
   r.name = path.stem().string();
@@ -197,7 +202,8 @@ void validate(const verify_options& o) {
   }
   if (o.candidate.empty()) throw error(errc::usage, "no candidate: pass --candidate FILE");
   if (!fs::exists(o.candidate)) {
-    throw error(errc::not_found, "candidate " + o.candidate.string() + " does not exist; pass the rewritten kernel file");
+    throw error(errc::not_found,
+                "candidate " + o.candidate.string() + " does not exist; pass the rewritten kernel file");
   }
   for (const auto& b : o.reference.batches) {
     if (b < 1) throw error(errc::usage, "batch sizes must be at least 1 (got " + std::to_string(b) + ")");
@@ -243,7 +249,17 @@ bj::object job_json(const verify_options& o) {
 // rnx::sandbox; its "sandbox_layer" lines are read by sandbox::layer_report), and garbage for a line that was not
 // JSON; unknown for any other name.
 enum class worker_event {
-  unknown, sandbox, sandbox_proc, sandbox_fs, ready, fatal, check, speedup, sealed, done, garbage
+  unknown,
+  sandbox,
+  sandbox_proc,
+  sandbox_fs,
+  ready,
+  fatal,
+  check,
+  speedup,
+  sealed,
+  done,
+  garbage
 };
 
 std::string_view to_string(worker_event k) {
@@ -292,11 +308,13 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   }
   fs::path worker = o.worker.empty() ? default_worker_path() : o.worker;
   if (worker.has_parent_path() && !fs::exists(worker)) {
-    throw error(errc::not_found, "the verify worker " + worker.string() + " does not exist; build the "
-                                 "rnx-verify-worker target or set RNX_VERIFY_WORKER");
+    throw error(errc::not_found, "the verify worker " + worker.string() +
+                                     " does not exist; build the "
+                                     "rnx-verify-worker target or set RNX_VERIFY_WORKER");
   }
   if (!worker.has_parent_path()) {
-    throw error(errc::not_found, "rnx-verify-worker was not found beside this program; build it or set RNX_VERIFY_WORKER");
+    throw error(errc::not_found,
+                "rnx-verify-worker was not found beside this program; build it or set RNX_VERIFY_WORKER");
   }
   // The worker must not read this process's environment (and its secrets) through /proc/PID/environ.
   ::prctl(PR_SET_DUMPABLE, 0);
@@ -432,8 +450,8 @@ void read_sealed(worker_events& ev, const bj::object& e) {
 
 // A "fatal" event: the worker could not run the checks at all; its error, as rnx::error.
 [[noreturn]] void throw_fatal(const bj::object& e) {
-  const errc code = e.contains("code") ? errc_from_name(e.at("code").as_string()).value_or(errc::invalid)
-                                       : errc::internal;
+  const errc code =
+      e.contains("code") ? errc_from_name(e.at("code").as_string()).value_or(errc::invalid) : errc::internal;
   std::string message = std::string(e.at("message").as_string());
   if (code == errc::internal) throw error(errc::internal, "the verify worker failed: " + message);
   throw error(code == errc::not_found ? errc::not_found : errc::invalid, message);
@@ -520,7 +538,8 @@ std::vector<std::string> sandbox_problems(const worker_events& ev, const std::st
   if (ev.writes_outside) {
     problems.push_back("the candidate tried " + std::to_string(ev.writes_outside) +
                        " time(s) to write outside its scratch folder or to open another process's /proc entries "
-                       "(first: " + ev.first_write + ")");
+                       "(first: " +
+                       ev.first_write + ")");
   }
   if (!ended.empty()) problems.push_back(ended);
   if (!ev.tampering.empty()) problems.push_back("the worker's report was tampered with (" + ev.tampering.front() + ")");
@@ -543,9 +562,8 @@ std::vector<std::string> missing_layers(const worker_events& ev) {
 
 // The sandbox row: failed when the candidate was stopped or a layer is missing (unless weaker was allowed); its
 // detail names every layer and limit that held.
-check_row sandbox_row(check_group group, const std::string& name, const worker_events& ev,
-                      const worker_outcome& w, const verify_options& o, const std::string& ended,
-                      const std::vector<std::string>& withheld) {
+check_row sandbox_row(check_group group, const std::string& name, const worker_events& ev, const worker_outcome& w,
+                      const verify_options& o, const std::string& ended, const std::vector<std::string>& withheld) {
   check_row r{group, name, outcome::pass, "", 0};
   std::vector<std::string> problems = sandbox_problems(ev, ended);
   const std::vector<std::string> missing = missing_layers(ev);
@@ -565,16 +583,16 @@ check_row sandbox_row(check_group group, const std::string& name, const worker_e
   }
   const std::string applied = ev.layers.describe();
   os << "network: " << (ev.network_namespace ? ev.network : "not isolated: " + ev.network)
-     << "; files: " << ev.filesystem << "; processes: " << ev.processes_how
-     << (applied.empty() ? "" : "; " + applied) << "; seccomp: "
+     << "; files: " << ev.filesystem << "; processes: " << ev.processes_how << (applied.empty() ? "" : "; " + applied)
+     << "; seccomp: "
      << (ev.sealed ? "sockets (Unix ones too), io_uring, ptrace, TIOCSTI and foreign ABIs refused; programs only "
                      "from the system's and Python's folders"
          : ev.seal_why.empty() ? "unknown (the worker ended before reporting it)"
                                : "not applied (" + ev.seal_why + ")")
      << "; limits: " << static_cast<int>(o.limits.cpu_s) << " s CPU, " << static_cast<int>(o.limits.wall_s)
      << " s wall, " << o.limits.memory_mb << " MiB memory" << (w.address_space_limited ? "" : " (resident, watched)")
-     << ", " << o.limits.file_mb << " MiB files, " << o.limits.processes << " tasks; environment: "
-     << withheld.size() << " variable(s) withheld";
+     << ", " << o.limits.file_mb << " MiB files, " << o.limits.processes << " tasks; environment: " << withheld.size()
+     << " variable(s) withheld";
   std::vector<std::string> secrets;
   for (const auto& n : withheld) {
     if (sandbox::looks_secret(n)) secrets.push_back(n);
@@ -612,8 +630,8 @@ verify_report verify_candidate(const verify_options& o) {
     if (it != ev.rows.end()) {
       report.checks.push_back(it->second);
     } else {
-      report.checks.push_back({group, name, outcome::fail,
-                               "not run: " + (ended.empty() ? "the candidate did not load" : ended), 0});
+      report.checks.push_back(
+          {group, name, outcome::fail, "not run: " + (ended.empty() ? "the candidate did not load" : ended), 0});
     }
   }
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -623,8 +641,11 @@ verify_report verify_candidate(const verify_options& o) {
 bj::object to_json(const verify_report& r) {
   bj::array checks;
   for (const auto& c : r.checks) {
-    checks.push_back(bj::object{{"group", to_string(c.group)}, {"name", c.name}, {"result", std::string(to_string(c.result))},
-                                {"detail", c.detail}, {"seconds", c.seconds}});
+    checks.push_back(bj::object{{"group", to_string(c.group)},
+                                {"name", c.name},
+                                {"result", std::string(to_string(c.result))},
+                                {"detail", c.detail},
+                                {"seconds", c.seconds}});
   }
   bj::array dtypes;
   for (const auto& d : r.dtypes) dtypes.push_back(bj::string(d));
@@ -637,8 +658,10 @@ bj::object to_json(const verify_report& r) {
                {"dtypes", dtypes},
                {"seconds", r.seconds},
                {"checks", checks}};
-  if (r.speedup) o["speedup"] = *r.speedup;
-  else o["speedup"] = nullptr;
+  if (r.speedup)
+    o["speedup"] = *r.speedup;
+  else
+    o["speedup"] = nullptr;
   bj::array failed;
   for (const auto& f : r.failed()) failed.push_back(bj::string(f));
   o["failed"] = failed;
@@ -687,8 +710,10 @@ std::string render_markdown(const verify_report& r) {
      << markdown_escape(r.device) << "\n\n";
   os << "| stage / check | result | detail |\n| --- | --- | --- |\n";
   for (const auto& c : r.checks) {
-    const char* mark = c.result == outcome::pass ? "pass" : c.result == outcome::fail ? "**FAIL**"
-                                                      : c.result == outcome::review ? "*review*" : "skip";
+    const char* mark = c.result == outcome::pass     ? "pass"
+                       : c.result == outcome::fail   ? "**FAIL**"
+                       : c.result == outcome::review ? "*review*"
+                                                     : "skip";
     os << "| " << to_string(c.group) << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
   }
   os << "\n" << markdown_escape(summary(r)) << "\n";

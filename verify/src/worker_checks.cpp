@@ -35,7 +35,6 @@ namespace {
 
 // ---- tensors ----
 
-
 at::Tensor place(const at::Tensor& base, at::ScalarType dtype, at::Device device, layout l) {
   // Always a copy: the candidate may write to what it gets, and `base` is what the reference sees next.
   if (!base.is_floating_point()) return base.to(device, base.scalar_type(), false, true);
@@ -239,8 +238,12 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
 
 void verifier::row(check_group group, const std::string& name, const char* result, const std::string& detail,
                    double started, at::ScalarType dtype) {
-  emit(bj::object{{"event", "check"}, {"group", to_string(group)}, {"name", name}, {"result", result},
-                  {"detail", detail}, {"dtype", std::string(runner::dtype_name(dtype))},
+  emit(bj::object{{"event", "check"},
+                  {"group", to_string(group)},
+                  {"name", name},
+                  {"result", result},
+                  {"detail", detail},
+                  {"dtype", std::string(runner::dtype_name(dtype))},
                   {"seconds", now_s() - started}});
 }
 
@@ -293,17 +296,10 @@ verifier::dtype_run verifier::start_dtype(at::ScalarType dtype) const {
 // Every stage of one dtype, in report order; each draws its seeds from the run in turn.
 const std::vector<void (verifier::*)(verifier::dtype_run&)>& verifier::stages() {
   static const std::vector<void (verifier::*)(dtype_run&)> list = {
-      &verifier::stage_smoke,
-      &verifier::stage_shape_sweep,
-      &verifier::stage_stability,
-      &verifier::stage_determinism,
-      &verifier::stage_edge_cases,
-      &verifier::stage_fresh_inputs,
-      &verifier::stage_stale_memory,
-      &verifier::stage_ignored_inputs,
-      &verifier::stage_precision,
-      &verifier::stage_hidden_work,
-      &verifier::stage_implausible_speedup,
+      &verifier::stage_smoke,        &verifier::stage_shape_sweep,         &verifier::stage_stability,
+      &verifier::stage_determinism,  &verifier::stage_edge_cases,          &verifier::stage_fresh_inputs,
+      &verifier::stage_stale_memory, &verifier::stage_ignored_inputs,      &verifier::stage_precision,
+      &verifier::stage_hidden_work,  &verifier::stage_implausible_speedup,
   };
   return list;
 }
@@ -324,9 +320,9 @@ void verifier::stage_smoke(dtype_run& run) {
     throw error(errc::invalid, "the reference cannot run its own declared inputs: " + smoke.message);
   }
   row(check_group::correctness, "smoke", smoke.status == case_result::state::pass ? "pass" : "fail",
-      smoke.status == case_result::state::pass ? "max abs err " + fmt(smoke.err) + " (reference's own " +
-                                                     fmt(smoke.yard) + ")"
-                                               : smoke.message,
+      smoke.status == case_result::state::pass
+          ? "max abs err " + fmt(smoke.err) + " (reference's own " + fmt(smoke.yard) + ")"
+          : smoke.message,
       t, dtype);
 }
 
@@ -371,9 +367,9 @@ void verifier::stage_shape_sweep(dtype_run& run) {
     const char* result = "pass";
     if (unseen_tally.failed) {
       result = "fail";
-      d = (declared_tally.failed ? "wrong on declared shapes too; " : "right on every declared shape but wrong on " +
-                                                                           std::to_string(unseen_tally.failed) +
-                                                                           " unseen one(s): ") +
+      d = (declared_tally.failed ? "wrong on declared shapes too; "
+                                 : "right on every declared shape but wrong on " + std::to_string(unseen_tally.failed) +
+                                       " unseen one(s): ") +
           unseen_tally.failures.front();
     } else if (unseen_tally.passed == 0) {
       result = "skip";
@@ -435,15 +431,16 @@ void verifier::stage_determinism(dtype_run& run) {
       synchronize_device(pair_.device());
       for (int i : candidate_.last_notes().reuses_previous) {
         if (aliasing_.size() < 4) {
-          aliasing_.push_back("output " + std::to_string(i) + " of a second call reuses the first call's memory "
+          aliasing_.push_back("output " + std::to_string(i) +
+                              " of a second call reuses the first call's memory "
                               "(the next call overwrites a result already handed out)");
         }
       }
       runner::check_result again = runner::compare_outputs(second, first_copy, tol_for(dtype));
       bool bitwise = again.ok && again.max_abs_err == 0;
       row(check_group::correctness, "determinism", again.ok ? "pass" : "fail",
-          again.ok ? (bitwise ? "bitwise identical" : "within tolerance, not bitwise identical (max diff " +
-                                                          fmt(again.max_abs_err) + ")")
+          again.ok ? (bitwise ? "bitwise identical"
+                              : "within tolerance, not bitwise identical (max diff " + fmt(again.max_abs_err) + ")")
                    : "two calls on identical inputs disagree: " + again.message,
           t, dtype);
     } catch (const std::exception& e) {
@@ -460,8 +457,8 @@ void verifier::stage_edge_cases(dtype_run& run) {
   auto next_seed = [&run] { return run.next_seed(); };
   const double t = now_s();
   stage_tally edges;
-  edges.add(evaluate({"non-contiguous inputs (every other element)", smoke_shape, next_seed(), {}, layout::strided},
-                     dtype));
+  edges.add(
+      evaluate({"non-contiguous inputs (every other element)", smoke_shape, next_seed(), {}, layout::strided}, dtype));
   edges.add(evaluate({"transposed memory layout", smoke_shape, next_seed(), {}, layout::transposed}, dtype));
   {
     shape_variant odd{1, {}};
@@ -470,8 +467,8 @@ void verifier::stage_edge_cases(dtype_run& run) {
     }
     edges.add(evaluate({"batch 1 with odd sizes (" + odd.label() + ")", odd, next_seed(), {}, {}}, dtype));
   }
-  edges.add(evaluate({"all-zero inputs", smoke_shape, next_seed(), [](const at::Tensor& x) { return x * 0.0; }, {}},
-                     dtype));
+  edges.add(
+      evaluate({"all-zero inputs", smoke_shape, next_seed(), [](const at::Tensor& x) { return x * 0.0; }, {}}, dtype));
   row(check_group::correctness, "edge_cases", edges.result(), edges.detail(), t, dtype);
 }
 
@@ -499,7 +496,8 @@ void verifier::stage_fresh_inputs(dtype_run& run) {
                  at::equal(second.out[i].to(at::kCPU), first_copy[i].to(at::kCPU));
         }
         d = same ? "the output did not follow new inputs: the same result came back for different values "
-                   "(a memorized result); " + second.message
+                   "(a memorized result); " +
+                       second.message
                  : second.message;
       } else {
         d = "a second set of values gives the second set's answer";
@@ -590,7 +588,8 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
                                   runner::yard_basis::trusted_reference)
                  .ok) {
           bool unchanged = runner::compare_outputs(cand_changed, cand_base_copy, tol_for(dtype)).ok;
-          ignored.push_back(name + (unchanged ? " (the output did not change when it did)" : " (wrong output once it changed)"));
+          ignored.push_back(
+              name + (unchanged ? " (the output did not change when it did)" : " (wrong output once it changed)"));
         }
       }
     } catch (const std::exception& e) {
@@ -676,11 +675,12 @@ void verifier::stage_hidden_work(dtype_run& run) {
                        h.held_lingering_ms > 0.05 + 0.1 * std::max(held_work_ms, plain_share_ms);
       std::string d = std::to_string(calls) + " calls: current-stream events " + fmt(h.timed_stream_ms) +
                       " ms, host with device-wide sync " + fmt(h.host_ms) +
-                      " ms, work still running after the timed stream finished " +
-                      fmt(h.lingering_ms) + " ms; " + std::to_string(h.held_calls) + " calls behind a " +
-                      fmt(h.hold_ms) + " ms device-side hold " + fmt(h.held_lingering_ms) + " ms" +
-                      (h.hold_covered ? "" : " (the hold ended before the host finished launching, so that "
-                                             "pass is not conclusive)");
+                      " ms, work still running after the timed stream finished " + fmt(h.lingering_ms) + " ms; " +
+                      std::to_string(h.held_calls) + " calls behind a " + fmt(h.hold_ms) + " ms device-side hold " +
+                      fmt(h.held_lingering_ms) + " ms" +
+                      (h.hold_covered ? ""
+                                      : " (the hold ended before the host finished launching, so that "
+                                        "pass is not conclusive)");
       if (h.stream_changed) d = "the candidate left a different current stream behind; " + d;
       if (lingering) d = "work continues on other streams after the timed stream is done; " + d;
       row(check_group::audit, "hidden_work", (lingering || h.stream_changed) ? "fail" : "pass", d, t, dtype);
@@ -723,8 +723,8 @@ std::vector<at::Tensor> verifier::rewritten_twin(const std::vector<at::Tensor>& 
 }
 
 runner::yardstick verifier::reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
-                                          const std::vector<at::Tensor>& wide, at::ScalarType dtype,
-                                          const shape_variant& shape) {
+                                           const std::vector<at::Tensor>& wide, at::ScalarType dtype,
+                                           const shape_variant& shape) {
   if (!runner::tf32_allowed(dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
   constexpr std::uint64_t perturbation_seed = 0x7F32;
   std::vector<at::Tensor> moved;
@@ -732,8 +732,8 @@ runner::yardstick verifier::reference_yard(const std::vector<at::Tensor>& refdt,
   // rounding: a softmax is exact float32 arithmetic whatever the settings, and so must its candidate be.
   const runner::tf32_families used = runner::families_during([&] {
     moved = pair_.reference().call(
-        runner::rounding_perturbed(wide, runner::arithmetic_eps(dtype, pair_.device()), perturbation_seed),
-        at::kDouble, shape);
+        runner::rounding_perturbed(wide, runner::arithmetic_eps(dtype, pair_.device()), perturbation_seed), at::kDouble,
+        shape);
   });
   if (!runner::tf32_reaches(used, dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
   return runner::measure_yardstick(refdt, ref64, dtype, &moved, true);
@@ -750,12 +750,13 @@ std::string verifier::check_timed_output(const std::vector<at::Tensor>& out, con
   const std::vector<at::Tensor> refdt = pair_.reference().call(narrow, dtype, shape);
   if (!all_finite(ref64) || !all_finite(refdt)) return "";  // not judged here, as in every stage
   const runner::yardstick yard = reference_yard(refdt, ref64, wide, dtype, shape);
-  runner::check_result r = runner::check_within(out, ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
+  runner::check_result r =
+      runner::check_within(out, ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
   return r.ok ? "" : r.message;
 }
 
-void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype, const std::function<std::uint64_t()>& next_seed,
-                             double started) {
+void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
+                             const std::function<std::uint64_t()>& next_seed, double started) {
   // Three rounds, each: a warm-up set and three timed sets for the reference here, the same values for the
   // candidate in its process; every timed call of the candidate gets values and memory no earlier call saw (drawn
   // before the clock starts), so a result cached on an input cannot be served. The fastest call counts (load on a
@@ -810,8 +811,10 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype, cons
       bad = check_timed_output(f.outputs.back(), bases.back(), dtype, sh);
       ++checked;
       if (!bad.empty()) {
-        wrong = "after new values were written into an input's memory (an address it had seen), the output did not "
-                "follow (a result cached on the input's address?): " + bad;
+        wrong =
+            "after new values were written into an input's memory (an address it had seen), the output did not "
+            "follow (a result cached on the input's address?): " +
+            bad;
       }
     }
   } catch (const std::exception& e) {
@@ -846,29 +849,40 @@ void verifier::run_all() {
       run_dtype(dtype);
     } catch (const error& e) {
       if (e.code() == errc::invalid || e.code() == errc::usage) throw;
-      emit(bj::object{{"event", "check"}, {"group", to_string(check_group::correctness)}, {"name", "smoke"}, {"result", "fail"},
-                      {"detail", e.what()}, {"dtype", name}, {"seconds", 0}});
+      emit(bj::object{{"event", "check"},
+                      {"group", to_string(check_group::correctness)},
+                      {"name", "smoke"},
+                      {"result", "fail"},
+                      {"detail", e.what()},
+                      {"dtype", name},
+                      {"seconds", 0}});
     }
   }
   const double t = now_s();
-  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "input_mutation"},
-                  {"result", mutations_.empty() ? "pass" : "fail"},
-                  {"detail", mutations_.empty() ? "inputs compared bitwise before and after every call"
-                                                : mutations_.front() + " (" + std::to_string(mutations_.size()) +
-                                                      " case(s))"},
-                  {"seconds", now_s() - t}});
-  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "output_aliasing"},
-                  {"result", aliasing_.empty() ? "pass" : "fail"},
-                  {"detail", aliasing_.empty() ? "no output shares memory with an input or an earlier result"
-                                               : aliasing_.front()},
-                  {"seconds", now_s() - t}});
+  emit(bj::object{
+      {"event", "check"},
+      {"group", to_string(check_group::audit)},
+      {"name", "input_mutation"},
+      {"result", mutations_.empty() ? "pass" : "fail"},
+      {"detail", mutations_.empty() ? "inputs compared bitwise before and after every call"
+                                    : mutations_.front() + " (" + std::to_string(mutations_.size()) + " case(s))"},
+      {"seconds", now_s() - t}});
+  emit(bj::object{
+      {"event", "check"},
+      {"group", to_string(check_group::audit)},
+      {"name", "output_aliasing"},
+      {"result", aliasing_.empty() ? "pass" : "fail"},
+      {"detail", aliasing_.empty() ? "no output shares memory with an input or an earlier result" : aliasing_.front()},
+      {"seconds", now_s() - t}});
   const std::vector<std::string>& changed = candidate_.patched();
   std::string patched;
   for (const auto& p : changed) patched += (patched.empty() ? "" : "; ") + p;
-  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "patched_globals"},
+  emit(bj::object{{"event", "check"},
+                  {"group", to_string(check_group::audit)},
+                  {"name", "patched_globals"},
                   {"result", changed.empty() ? "pass" : "fail"},
                   {"detail", changed.empty() ? "torch, time and global numerics settings unchanged after every call"
-                                              : patched + " (restored before the reference ran)"},
+                                             : patched + " (restored before the reference ran)"},
                   {"seconds", now_s() - t}});
 }
 

@@ -69,7 +69,7 @@ struct case_result {
   enum class state { pass, fail, not_applicable } status = state::pass;
   std::string message;
   double err = 0;
-  double yard = 0;     // the eager reference's own error in this dtype: the honest-rounding yardstick
+  double yard = 0;  // the eager reference's own error in this dtype: the honest-rounding yardstick
   double ref_max = 0;
   std::vector<at::Tensor> out;
   std::vector<at::Tensor> ref64;
@@ -98,9 +98,10 @@ class verifier {
   // with the TF32 input-rounding error measured too where the reference dispatches convolutions or matrix products
   // and torch allows TF32 for them in `dtype` here (tolerance.hpp).
   runner::yardstick reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
-                                   const std::vector<at::Tensor>& wide, at::ScalarType dtype, const shape_variant& shape);
-  void row(check_group group, const std::string& name, const char* result, const std::string& detail,
-           double started, at::ScalarType dtype);
+                                   const std::vector<at::Tensor>& wide, at::ScalarType dtype,
+                                   const shape_variant& shape);
+  void row(check_group group, const std::string& name, const char* result, const std::string& detail, double started,
+           at::ScalarType dtype);
   // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and
   // the seed counter (each stage draws its seeds in turn, so every case gets the same inputs in every run).
   struct dtype_run {

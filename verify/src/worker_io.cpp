@@ -73,7 +73,8 @@ job read_job(const std::filesystem::path& path) {
   }
   j.seed = static_cast<std::uint64_t>(o.at("seed").as_int64());
   j.speedup_limit = o.at("speedup_limit").to_number<double>();
-  if (const bj::value* v = o.if_contains("implausible_speedup")) j.speedup_review = v->is_string() && v->as_string() == "review";
+  if (const bj::value* v = o.if_contains("implausible_speedup"))
+    j.speedup_review = v->is_string() && v->as_string() == "review";
   j.cache_dir = std::string(o.at("cache_dir").as_string());
   return j;
 }
@@ -96,8 +97,8 @@ int python_threads() {
 
 void emit_static_scan(const job& j, bool kernelbench) {
   const double t = now_s();
-  py_ref args = py_ref::steal(Py_BuildValue("(ssO)", j.candidate.path.c_str(), j.reference.path.c_str(),
-                                            kernelbench ? Py_True : Py_False));
+  py_ref args = py_ref::steal(
+      Py_BuildValue("(ssO)", j.candidate.path.c_str(), j.reference.path.c_str(), kernelbench ? Py_True : Py_False));
   py_ref findings = call_verify("static_scan", args.get());
   std::string detail;
   Py_ssize_t n = PyList_Size(findings.get());
@@ -106,13 +107,17 @@ void emit_static_scan(const job& j, bool kernelbench) {
     long line = PyLong_AsLong(PyDict_GetItemString(f, "line"));
     std::string category = PyUnicode_AsUTF8(PyDict_GetItemString(f, "category"));
     std::string message = PyUnicode_AsUTF8(PyDict_GetItemString(f, "message"));
-    detail += (detail.empty() ? "" : "; ") + std::string("line ") + std::to_string(line) + " [" + category + "] " +
-              message;
+    detail +=
+        (detail.empty() ? "" : "; ") + std::string("line ") + std::to_string(line) + " [" + category + "] " + message;
   }
   if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
-  emit(bj::object{{"event", "check"}, {"group", to_string(check_group::audit)}, {"name", "static_scan"}, {"result", n ? "fail" : "pass"},
-                  {"detail", n ? detail : "no timer patching, streams, threads, processes, network, secrets or "
-                                          "reference fallbacks found"},
+  emit(bj::object{{"event", "check"},
+                  {"group", to_string(check_group::audit)},
+                  {"name", "static_scan"},
+                  {"result", n ? "fail" : "pass"},
+                  {"detail", n ? detail
+                               : "no timer patching, streams, threads, processes, network, secrets or "
+                                 "reference fallbacks found"},
                   {"seconds", now_s() - t}});
 }
 

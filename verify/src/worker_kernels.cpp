@@ -55,8 +55,8 @@ std::vector<at::Tensor> unwrap_list(PyObject* list, const std::string& what) {
   for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) {
     PyObject* item = PyList_GetItem(list, i);
     if (!THPVariable_Check(item)) {
-      throw error(errc::kernel_failed, what + " returned a " + std::string(Py_TYPE(item)->tp_name) +
-                                           " where a tensor belongs");
+      throw error(errc::kernel_failed,
+                  what + " returned a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
     }
     out.push_back(THPVariable_Unpack(item));
   }
@@ -77,7 +77,10 @@ py_ref dims_dict(const shape_variant& shape) {
 class python_side final : public verify_kernel {
  public:
   python_side(py_ref loaded, py_ref reference_loaded, at::Device device, std::uint64_t seed, std::string what)
-      : loaded_(std::move(loaded)), reference_loaded_(std::move(reference_loaded)), device_(device), seed_(seed),
+      : loaded_(std::move(loaded)),
+        reference_loaded_(std::move(reference_loaded)),
+        device_(device),
+        seed_(seed),
         what_(std::move(what)) {
     kind_ = runner::loaded_form(loaded_.get());
   }
@@ -109,8 +112,8 @@ class python_side final : public verify_kernel {
     if (it != models_.end()) return it->second.get();
     py_ref dims = dims_dict(shape);
     py_ref args = py_ref::steal(Py_BuildValue("(OOssKLO)", loaded_.get(), reference_loaded_.get(),
-                                              std::string(runner::dtype_name(dtype)).c_str(),
-                                              device_.str().c_str(), static_cast<unsigned long long>(seed_),
+                                              std::string(runner::dtype_name(dtype)).c_str(), device_.str().c_str(),
+                                              static_cast<unsigned long long>(seed_),
                                               static_cast<long long>(shape.batch), dims.get()));
     py_ref model;
     try {
@@ -180,8 +183,9 @@ kernel_pair::kernel_pair(const side_spec& reference, std::vector<input_spec> inp
     Py_ssize_t pos = 0;
     while (PyDict_Next(dims, &pos, &key, &value)) kb_dims_[PyUnicode_AsUTF8(key)] = PyLong_AsLongLong(value);
   } else if (inputs_.empty()) {
-    throw error(errc::usage, "reference " + reference.path + " is a function kernel but no inputs were declared; pass "
-                             "--inputs \"x=B,1024\" or declare inputs for it in rnx.toml");
+    throw error(errc::usage, "reference " + reference.path +
+                                 " is a function kernel but no inputs were declared; pass "
+                                 "--inputs \"x=B,1024\" or declare inputs for it in rnx.toml");
   } else {
     has_batch_ = false;
     for (const auto& in : inputs_) {
@@ -202,8 +206,10 @@ std::unique_ptr<verify_kernel> kernel_pair::load_side(const side_spec& side, con
     } catch (const error& e) {
       throw error(is_reference ? errc::invalid : errc::kernel_failed, "loading " + what + " failed: " + e.what());
     }
-    if (is_reference) reference_loaded_ = loaded;
-    else candidate_loaded_ = loaded;
+    if (is_reference)
+      reference_loaded_ = loaded;
+    else
+      candidate_loaded_ = loaded;
     return std::make_unique<python_side>(loaded, reference_loaded_, device_, seed_, what);
   }
   if (kernelbench_) {

@@ -39,7 +39,6 @@ using namespace rnx;
 using namespace rnx::verify::detail;
 using runner::py_ref;
 
-
 namespace {
 
 // `--candidate-host --job JOB --channel IN,OUT`: this process is the candidate's own (started by the judge below).
@@ -94,10 +93,16 @@ void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_s
     why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
   }
   const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
-  emit(bj::object{{"event", "sealed"}, {"seccomp", judge_sealed && host_sealed}, {"why", why}, {"killed", killed},
-                  {"sockets", h ? h->blocked.sockets : 0}, {"processes", h ? h->blocked.processes : 0},
-                  {"io_uring", h ? h->blocked.io_uring : 0}, {"foreign_abi", h ? h->blocked.foreign_abi : 0},
-                  {"other", h ? h->blocked.other : 0}, {"calls", h ? h->blocked.calls : ""},
+  emit(bj::object{{"event", "sealed"},
+                  {"seccomp", judge_sealed && host_sealed},
+                  {"why", why},
+                  {"killed", killed},
+                  {"sockets", h ? h->blocked.sockets : 0},
+                  {"processes", h ? h->blocked.processes : 0},
+                  {"io_uring", h ? h->blocked.io_uring : 0},
+                  {"foreign_abi", h ? h->blocked.foreign_abi : 0},
+                  {"other", h ? h->blocked.other : 0},
+                  {"calls", h ? h->blocked.calls : ""},
                   {"writes_outside", writes}});
 }
 
@@ -111,13 +116,17 @@ void emit_extra_threads(remote_candidate& candidate, const std::optional<host_re
     d = "the candidate's process did not last to the end of the run: " + candidate.ended();
   } else {
     d = "threads of the candidate's process: " + std::to_string(threads_before) + " native / " +
-        std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) +
-        " / " + std::to_string(h->python_threads) + " after";
+        std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) + " / " +
+        std::to_string(h->python_threads) + " after";
     extra = threads_after > threads_before || h->python_threads > py_threads_before;
     if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
   }
-  emit(bj::object{{"event", "check"}, {"group", to_string(verify::check_group::audit)}, {"name", "extra_threads"},
-                  {"result", extra ? "fail" : "pass"}, {"detail", d}, {"seconds", now_s() - started}});
+  emit(bj::object{{"event", "check"},
+                  {"group", to_string(verify::check_group::audit)},
+                  {"name", "extra_threads"},
+                  {"result", extra ? "fail" : "pass"},
+                  {"detail", d},
+                  {"seconds", now_s() - started}});
 }
 
 // The judge's whole run: reference and device up, the candidate's own process started and loaded, every stage,
@@ -146,8 +155,12 @@ void judge(const std::string& job_path) {
   const double t_load = now_s();
   const std::string load_error = candidate.load();
   if (!load_error.empty()) {
-    emit(bj::object{{"event", "check"}, {"group", to_string(verify::check_group::correctness)}, {"name", "smoke"}, {"result", "fail"},
-                    {"detail", load_error}, {"seconds", now_s() - t_load}});
+    emit(bj::object{{"event", "check"},
+                    {"group", to_string(verify::check_group::correctness)},
+                    {"name", "smoke"},
+                    {"result", "fail"},
+                    {"detail", load_error},
+                    {"seconds", now_s() - t_load}});
     std::optional<host_report> h = finish_candidate(candidate);
     emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
     emit(bj::object{{"event", "done"}});

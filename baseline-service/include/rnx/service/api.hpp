@@ -76,5 +76,4 @@ class api {
 // Builds an error response in the API's JSON form (exposed for the server's transport-level errors).
 response error_response(int status, std::string_view code, std::string_view message, unsigned version, bool keep_alive);
 
-
 }  // namespace rnx::service

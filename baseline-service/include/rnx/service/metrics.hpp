@@ -44,8 +44,7 @@ class metrics {
     void observe(double seconds);
   };
   // `labels` is empty or `name="value",` pairs, each with its trailing comma.
-  static void render_histogram(std::ostream& os, std::string_view name, const std::string& labels,
-                               const histogram& h);
+  static void render_histogram(std::ostream& os, std::string_view name, const std::string& labels, const histogram& h);
   mutable std::mutex mutex_;
   std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests_;
   std::map<std::string, histogram> latency_;

@@ -17,11 +17,11 @@
 namespace rnx::service {
 
 struct notifier_options {
-  int attempts = 3;                                      // per webhook and event
-  std::chrono::milliseconds first_backoff{500};          // doubles after each failed attempt
+  int attempts = 3;                                            // per webhook and event
+  std::chrono::milliseconds first_backoff{500};                // doubles after each failed attempt
   std::chrono::milliseconds timeout{std::chrono::seconds(5)};  // per HTTP phase
-  std::size_t max_queue = 1000;                          // pending checks beyond this are logged and dropped
-  gate_policy policy;                                    // used for the baseline-vs-previous comparison
+  std::size_t max_queue = 1000;                                // pending checks beyond this are logged and dropped
+  gate_policy policy;                                          // used for the baseline-vs-previous comparison
   bool verify_peer = true;
 };
 

@@ -27,7 +27,7 @@ namespace rnx::pages {
 namespace bj = boost::json;
 
 inline constexpr int max_compare_runs = 6;
-inline constexpr int default_points = 400;   // per environment series of a history chart
+inline constexpr int default_points = 400;  // per environment series of a history chart
 inline constexpr int max_points = 2000;
 inline constexpr int max_range_days = 3660;  // about ten years: longer from/to spans are refused
 

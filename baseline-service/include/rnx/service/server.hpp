@@ -29,7 +29,7 @@ struct server_options {
   // Requests without credentials (no bearer token, no sign-in cookie) being read or answered at once; one more
   // gets 503 with Retry-After. Requests that carry credentials are not counted.
   std::size_t max_unauthenticated = 64;
-  std::string tls_cert;               // PEM certificate chain; with tls_key enables HTTPS
+  std::string tls_cert;  // PEM certificate chain; with tls_key enables HTTPS
   std::string tls_key;
 };
 

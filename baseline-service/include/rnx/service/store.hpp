@@ -268,7 +268,7 @@ struct stored_verdict_row {
   verdict_kind kind = verdict_kind::request;
   std::string document;  // rnx.verdict/v1 JSON text
   std::string created_at;
-  run_summary run;       // id, commit, branch, pull_request, env_id, created_at filled
+  run_summary run;  // id, commit, branch, pull_request, env_id, created_at filled
 };
 
 struct webhook {
@@ -297,7 +297,7 @@ struct run_group_record {
   std::string first_received_at;       // the same, RFC 3339
   std::optional<std::int64_t> run_id;  // the run formed from the arrived shards; unset while the group is open
   std::string formed_at;
-  std::vector<std::int64_t> arrived;   // shard indexes, ascending
+  std::vector<std::int64_t> arrived;  // shard indexes, ascending
 };
 
 class database {

@@ -69,8 +69,7 @@ std::optional<judged_run> regression_check(database& db, const upload_outcome& u
 // that does not exist. Stores the derived verdict as a "paired" verdict of the head run (its baseline is the base
 // run) and returns it; the same request again returns the stored one.
 judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int64_t head_run_id,
-                                 std::int64_t base_run_id, const gate_policy& policy,
-                                 const verdict_document& decided);
+                                 std::int64_t base_run_id, const gate_policy& policy, const verdict_document& decided);
 
 // Records run `run_id` (e.g. a PR run with an intended slowdown) as the newest baseline of its base
 // branch in its environment, with who and why. conflict if it already is; invalid without a branch.

@@ -37,7 +37,7 @@ class reader {
   const bj::object& object() const;
   const bj::array& array() const;
   bool has(std::string_view key) const;
-  reader at(std::string_view key) const;  // required member
+  reader at(std::string_view key) const;                    // required member
   std::optional<reader> maybe(std::string_view key) const;  // absent or null -> nullopt
   reader at(std::size_t index) const;
 

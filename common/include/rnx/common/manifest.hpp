@@ -34,21 +34,21 @@ std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where
 
 // How samples are gathered; [bench] in rnx.toml, each field overridable per kernel.
 struct bench_settings {
-  int processes = 3;          // worker processes per configuration (the first look of a paired run)
-  int max_processes = 6;      // a paired run adds processes, one look at a time, up to this many while a
-                              // configuration is undecided (docs/statistics.md, sequential sampling)
-  int min_samples = 8;        // per process, never fewer
-  int max_samples = 1000;     // per process, at most (a cap: budget_ms and noise decide how many are taken)
-  double budget_ms = 1500;    // per configuration and process (and side), for the timed samples; a paired run's
-                              // later looks double it per look while the configuration's total budget lasts
-  double total_budget_s = 20; // per configuration: timed samples over all its processes and both sides
-  double warmup_ms = 300;     // minimum warm-up time per configuration and process
-  double min_sample_ms = 0.1; // a CPU sample times a block of calls lasting at least this long (short blocks
-                              // are rarely preempted; the clock read costs ~25 ns, 0.03% of 0.1 ms)
-  double noise = 0.005;       // stop early when the median's relative 95% CI half-width is below this
-  double timeout_s = 120;     // a configuration silent for longer than this is killed (hang)
-  int threads = 0;            // intra-op threads of the worker; 0 = all hardware threads
-  std::uint64_t seed = 0;     // input seed; each configuration derives its own from this
+  int processes = 3;           // worker processes per configuration (the first look of a paired run)
+  int max_processes = 6;       // a paired run adds processes, one look at a time, up to this many while a
+                               // configuration is undecided (docs/statistics.md, sequential sampling)
+  int min_samples = 8;         // per process, never fewer
+  int max_samples = 1000;      // per process, at most (a cap: budget_ms and noise decide how many are taken)
+  double budget_ms = 1500;     // per configuration and process (and side), for the timed samples; a paired run's
+                               // later looks double it per look while the configuration's total budget lasts
+  double total_budget_s = 20;  // per configuration: timed samples over all its processes and both sides
+  double warmup_ms = 300;      // minimum warm-up time per configuration and process
+  double min_sample_ms = 0.1;  // a CPU sample times a block of calls lasting at least this long (short blocks
+                               // are rarely preempted; the clock read costs ~25 ns, 0.03% of 0.1 ms)
+  double noise = 0.005;        // stop early when the median's relative 95% CI half-width is below this
+  double timeout_s = 120;      // a configuration silent for longer than this is killed (hang)
+  int threads = 0;             // intra-op threads of the worker; 0 = all hardware threads
+  std::uint64_t seed = 0;      // input seed; each configuration derives its own from this
 };
 
 // What a kernel file is, from its extension: .py, .pt, .cpp or .cc, .cu; unknown for any other.
@@ -64,33 +64,33 @@ std::optional<device_kind> device_kind_from_string(std::string_view name);
 
 struct kernel_spec {
   std::string name;
-  std::string path;                    // as written, relative to the manifest's folder
+  std::string path;                     // as written, relative to the manifest's folder
   std::filesystem::path resolved_path;  // absolute
-  std::string entry;                   // function / symbol; empty = the kind's default
-  std::vector<input_spec> inputs;      // empty for KernelBench files and TorchScript with example inputs
+  std::string entry;                    // function / symbol; empty = the kind's default
+  std::vector<input_spec> inputs;       // empty for KernelBench files and TorchScript with example inputs
   std::vector<std::string> runtimes;
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batch;
-  std::string device;                  // auto | cpu | cuda | cuda:N
+  std::string device;                           // auto | cpu | cuda | cuda:N
   std::map<std::string, tolerance> tolerances;  // per dtype overrides of torch.testing's defaults
   bench_settings bench;
-  std::int64_t line = 0;               // where its [[kernel]] table starts, for messages
+  std::int64_t line = 0;  // where its [[kernel]] table starts, for messages
 
-  kernel_kind kind() const;            // from the extension
+  kernel_kind kind() const;                                                                  // from the extension
   bool native() const { return kind() == kernel_kind::cpp || kind() == kernel_kind::cuda; }  // compiled C++/CUDA
 };
 
 struct manifest {
-  std::string source;                  // the file it was read from (for messages)
-  std::filesystem::path root;          // the folder paths are relative to
+  std::string source;          // the file it was read from (for messages)
+  std::filesystem::path root;  // the folder paths are relative to
   std::string project;
   std::vector<kernel_spec> kernels;
-  bench_settings bench;                // [bench] as written (kernels hold their merged copy)
-  std::string devices;                 // [bench] devices: lanes measuring at once ("cuda:0,cuda:1"); empty = one
+  bench_settings bench;  // [bench] as written (kernels hold their merged copy)
+  std::string devices;   // [bench] devices: lanes measuring at once ("cuda:0,cuda:1"); empty = one
   gate_policy gate;
   std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
   std::string service_url;
-  std::string cuda_arch;               // [build] cuda_arch, e.g. "sm_90"; empty = detect
+  std::string cuda_arch;  // [build] cuda_arch, e.g. "sm_90"; empty = detect
 
   const kernel_spec* find_kernel(std::string_view name) const;
 };

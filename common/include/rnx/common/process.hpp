@@ -56,8 +56,7 @@ process_result run_process(const std::vector<std::string>& argv, const process_o
 // Runs argv with LC_ALL=C, capturing its stdout (and stderr, unless stdout_only) into `output`; returns the exit
 // status (128 + signal when killed, 127 with a message in `output` when it cannot be executed). `what` is
 // stdout_only or stdout_and_stderr (any other value reads as stdout_and_stderr).
-int run_capture(const std::vector<std::string>& argv, std::string& output,
-                capture what = capture::stdout_and_stderr);
+int run_capture(const std::vector<std::string>& argv, std::string& output, capture what = capture::stdout_and_stderr);
 
 // "Segmentation fault" for SIGSEGV and so on.
 std::string signal_name(int signal_number);

@@ -137,12 +137,12 @@ std::string_view to_string(pair_side s);
 std::optional<pair_side> pair_side_from_string(std::string_view text);  // "head" or "base"
 
 struct pairing_info {
-  std::string id;                 // shared by the base and head documents of one paired run
+  std::string id;  // shared by the base and head documents of one paired run
   pair_side side = pair_side::head;
-  std::string partner_commit;     // the other side's commit
+  std::string partner_commit;             // the other side's commit
   std::int64_t block = in_process_block;  // samples per side per in-process block
-  std::int64_t looks = 1;         // looks of the sequential schedule (processes min..max); the verdict's
-                                  // probability threshold is split over them (docs/statistics.md)
+  std::int64_t looks = 1;                 // looks of the sequential schedule (processes min..max); the verdict's
+                                          // probability threshold is split over them (docs/statistics.md)
 };
 
 // How the configurations of a suite were split over the jobs of a CI matrix (`rnx bench --shard K/N`).

@@ -56,10 +56,10 @@ std::vector<config_key> configs_of_shard(const shard_info& info, std::int64_t sh
 
 // The run documents of one run group (one side of it: all heads or all bases) put together.
 struct shard_merge {
-  run_document merged;                 // every arrived shard's results in the assignment's order; no shard field
+  run_document merged;  // every arrived shard's results in the assignment's order; no shard field
   std::string group;
   std::int64_t count = 0;
-  std::vector<std::int64_t> arrived;   // shard indexes, ascending
+  std::vector<std::int64_t> arrived;  // shard indexes, ascending
   std::vector<std::int64_t> missing;
   std::vector<std::pair<config_key, std::int64_t>> missing_configs;  // configuration -> its shard
 };

@@ -55,7 +55,7 @@ struct config_verdict {
   // posterior's spread below its centre at the probability in use. Empty when there was no posterior.
   std::optional<double> mde;
   pairing_mode pairing = pairing_mode::none;  // in_process: paired ratios; process: paired runs, unpaired samples
-  std::optional<double> threshold;  // the probability a decision needed, when looks split it (< probability)
+  std::optional<double> threshold;            // the probability a decision needed, when looks split it (< probability)
 };
 
 // How a stored run became a baseline: uploaded by a push to its branch, or accepted (rnx accept); unknown where

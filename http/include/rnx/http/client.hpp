@@ -31,8 +31,8 @@ struct response {
 struct request_options {
   // Applies to each phase separately: resolve+connect, TLS handshake, write, read.
   std::chrono::milliseconds timeout{std::chrono::seconds(30)};
-  bool verify_peer = true;     // off only for tests against self-signed servers
-  std::string ca_file;         // extra trusted CA bundle (PEM); empty = the system store
+  bool verify_peer = true;  // off only for tests against self-signed servers
+  std::string ca_file;      // extra trusted CA bundle (PEM); empty = the system store
   std::size_t max_body = 64u << 20;
 };
 
@@ -40,8 +40,7 @@ response request(std::string_view method, std::string_view url, const header_lis
                  const request_options& options);
 
 inline response request(std::string_view method, std::string_view url, const header_list& headers = {},
-                        std::string_view body = {},
-                        std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
+                        std::string_view body = {}, std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
   request_options options;
   options.timeout = timeout;
   return request(method, url, headers, body, options);

@@ -52,7 +52,7 @@ struct import_summary {
   std::size_t configurations = 0;
   std::size_t with_samples = 0;
   std::size_t aggregates_only = 0;
-  std::size_t not_ok = 0;               // error or skipped in the harness
+  std::size_t not_ok = 0;                // error or skipped in the harness
   std::vector<std::string> few_samples;  // labels of configurations with fewer than 8 samples (a verdict needs 8)
   // What was left out, renamed or assumed ("FILE: PATH: ..."): complexity rows, parameters named by the test id,
   // a time stamp without a UTC offset, where the project came from.

@@ -23,15 +23,15 @@ std::string_view to_string(rewriter_kind k);
 
 struct optimize_config {
   rewriter_kind rewriter = rewriter_kind::command;
-  bool rewriter_set = false;    // false when neither rnx.toml nor --rewriter chose one
-  std::string command;          // rewriter = "command": the executable (relative to rnx.toml's folder or on PATH)
-  std::string model;            // empty = the provider's default_model()
-  std::string base_url;         // empty = $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the public API
-  std::string api_key_env;      // empty = ANTHROPIC_API_KEY / OPENAI_API_KEY
+  bool rewriter_set = false;  // false when neither rnx.toml nor --rewriter chose one
+  std::string command;        // rewriter = "command": the executable (relative to rnx.toml's folder or on PATH)
+  std::string model;          // empty = the provider's default_model()
+  std::string base_url;       // empty = $ANTHROPIC_BASE_URL / $OPENAI_BASE_URL, else the public API
+  std::string api_key_env;    // empty = ANTHROPIC_API_KEY / OPENAI_API_KEY
   int budget = 3;
   double timeout_s = 120;
   int retries = 4;
-  double backoff_s = 1.0;       // first retry delay; doubles each time unless the server says Retry-After
+  double backoff_s = 1.0;  // first retry delay; doubles each time unless the server says Retry-After
   int max_tokens = 8192;
   double temperature = 0.2;
 };

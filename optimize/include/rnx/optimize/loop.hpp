@@ -31,25 +31,25 @@ namespace rnx::optimize {
 struct optimize_options {
   std::filesystem::path manifest_path = "rnx.toml";
   std::string kernel;
-  std::optional<int> budget;                 // overrides [optimize] budget
-  std::optional<std::string> rewriter;       // --rewriter command:PATH | anthropic | openai
+  std::optional<int> budget;            // overrides [optimize] budget
+  std::optional<std::string> rewriter;  // --rewriter command:PATH | anthropic | openai
   // Benchmark settings for the paired runs (unset = the manifest's [bench]).
   std::optional<int> processes;
   std::optional<int> min_samples;
   std::optional<int> max_samples;
   std::optional<double> budget_ms;
   std::optional<double> warmup_ms;
-  std::vector<std::string> runtimes;         // filters; empty = every one the manifest declares
+  std::vector<std::string> runtimes;  // filters; empty = every one the manifest declares
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
-  bool profile = true;                       // profile the original for the rewriter
+  bool profile = true;  // profile the original for the rewriter
   profile_options profiling;
   verify::sandbox_limits verify_limits;
-  bool commit = true;                        // create the proposal branch when a rewrite is kept
+  bool commit = true;  // create the proposal branch when a rewrite is kept
   bool open_pr = false;
-  pull_request_options pr;                   // token, repository, base, remote (title/body are filled in)
-  std::filesystem::path work_dir;            // candidates, manifests, records; empty = a fresh temporary folder
-  std::ostream* log = nullptr;               // progress lines
+  pull_request_options pr;         // token, repository, base, remote (title/body are filled in)
+  std::filesystem::path work_dir;  // candidates, manifests, records; empty = a fresh temporary folder
+  std::ostream* log = nullptr;     // progress lines
 };
 
 // What became of one attempt: kept (the best faster one); faster, slower, equivalent, abstain or broken (the paired
@@ -61,15 +61,15 @@ std::optional<attempt_status> attempt_status_from_string(std::string_view text);
 struct attempt {
   int index = 0;
   std::string source;
-  std::filesystem::path file;                // where the candidate was written (inside work_dir)
+  std::filesystem::path file;  // where the candidate was written (inside work_dir)
   attempt_status status = attempt_status::error;
   bool correct = false;
   bool clean = false;
-  bool review = false;                       // the audit marked it for a person's review
+  bool review = false;  // the audit marked it for a person's review
   std::optional<verify::verify_report> audit;
-  std::vector<config_verdict> configs;       // candidate (head) against original (base), one per configuration
-  std::optional<double> speedup;             // geometric mean over configurations of base/head
-  std::optional<double> p_faster;            // the smallest over configurations
+  std::vector<config_verdict> configs;  // candidate (head) against original (base), one per configuration
+  std::optional<double> speedup;        // geometric mean over configurations of base/head
+  std::optional<double> p_faster;       // the smallest over configurations
   std::string reason;
   bool kept = false;
 };
@@ -77,11 +77,11 @@ struct attempt {
 struct optimize_result {
   std::string kernel;
   std::filesystem::path kernel_file;
-  std::string rewriter;                      // as described by the provider
+  std::string rewriter;  // as described by the provider
   std::optional<op_profile> profile;
-  std::vector<run_result> baseline;          // the original's own benchmark, sent to the rewriter
+  std::vector<run_result> baseline;  // the original's own benchmark, sent to the rewriter
   std::vector<attempt> attempts;
-  std::optional<int> best;                   // index into attempts
+  std::optional<int> best;  // index into attempts
   gate_policy policy;
   std::optional<commit_proposal> proposal;
   std::optional<pull_request> pr;

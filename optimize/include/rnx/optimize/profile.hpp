@@ -27,17 +27,17 @@ struct trace_event {
 
 struct op_row {
   std::string name;
-  std::string family;          // "matrix multiply", "softmax", ... for people; empty when unknown
+  std::string family;  // "matrix multiply", "softmax", ... for people; empty when unknown
   std::int64_t calls = 0;
-  double self_ms = 0;          // time inside the op and not inside an op it called
-  double total_ms = 0;         // including the ops it called
-  double share = 0;            // self_ms / the profile's wall_ms: the Amdahl fraction
+  double self_ms = 0;   // time inside the op and not inside an op it called
+  double total_ms = 0;  // including the ops it called
+  double share = 0;     // self_ms / the profile's wall_ms: the Amdahl fraction
 };
 
 struct op_profile {
   std::string kernel;
-  std::string source;          // "libtorch profiler" or "imported FILE"
-  std::string device;          // cpu | cuda:N
+  std::string source;  // "libtorch profiler" or "imported FILE"
+  std::string device;  // cpu | cuda:N
   std::string runtime;
   std::string dtype;
   std::int64_t batch = 0;
@@ -59,8 +59,8 @@ double amdahl_speedup(double share, double k);
 struct what_if {
   std::string op;
   double share = 0;
-  double k = 0;       // the op's speedup supposed
-  double whole = 0;   // the whole run's speedup that follows
+  double k = 0;      // the op's speedup supposed
+  double whole = 0;  // the whole run's speedup that follows
 };
 
 // For each of the top `top` ops, each factor in `factors` (use INFINITY for "removed entirely").

@@ -11,11 +11,11 @@ namespace rnx::optimize {
 
 struct profile_options {
   std::string runtime = "eager";
-  std::string dtype;          // empty = the kernel's first dtype
-  std::int64_t batch = 0;     // 0 = the kernel's largest batch
-  std::string device;         // empty = the kernel's device (auto | cpu | cuda:N)
+  std::string dtype;       // empty = the kernel's first dtype
+  std::int64_t batch = 0;  // 0 = the kernel's largest batch
+  std::string device;      // empty = the kernel's device (auto | cpu | cuda:N)
   int warmup_calls = 3;
-  int calls = 10;             // calls inside the profiled window
+  int calls = 10;  // calls inside the profiled window
 };
 
 // Loads the kernel with the runner, warms it up, and records `calls` calls with the profiler on: host operators

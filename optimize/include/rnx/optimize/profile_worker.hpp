@@ -16,8 +16,7 @@ std::filesystem::path default_profile_worker_path();
 
 // Runs the worker on kernel `kernel` of the manifest; its errors come back as the same rnx::error kinds.
 op_profile profile_in_worker(const std::filesystem::path& manifest_path, const std::string& kernel,
-                             const profile_options& options,
-                             std::chrono::seconds timeout = std::chrono::seconds(600),
+                             const profile_options& options, std::chrono::seconds timeout = std::chrono::seconds(600),
                              const std::filesystem::path& worker = {});
 
 }  // namespace rnx::optimize

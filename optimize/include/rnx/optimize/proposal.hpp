@@ -11,19 +11,19 @@
 namespace rnx::optimize {
 
 struct commit_request {
-  std::filesystem::path repo;        // any folder inside the repository
-  std::string kernel;                // names the branch
-  std::filesystem::path file;        // the file to replace (absolute, inside the repository)
+  std::filesystem::path repo;  // any folder inside the repository
+  std::string kernel;          // names the branch
+  std::filesystem::path file;  // the file to replace (absolute, inside the repository)
   std::string new_source;
-  std::string message;               // full commit message: title line, blank line, body
+  std::string message;  // full commit message: title line, blank line, body
 };
 
 struct commit_proposal {
-  std::string branch;                // rnx/optimize/<kernel>-<n>
-  std::string commit;                // its sha
-  std::string parent;                // the sha it was made on (HEAD)
-  std::string base_branch;           // HEAD's branch name, "" when detached
-  std::string path_in_repo;          // the replaced file, relative to the repository root
+  std::string branch;        // rnx/optimize/<kernel>-<n>
+  std::string commit;        // its sha
+  std::string parent;        // the sha it was made on (HEAD)
+  std::string base_branch;   // HEAD's branch name, "" when detached
+  std::string path_in_repo;  // the replaced file, relative to the repository root
   std::filesystem::path toplevel;
 };
 
@@ -33,14 +33,14 @@ struct commit_proposal {
 commit_proposal create_proposal_commit(const commit_request& request);
 
 struct pull_request_options {
-  std::string api_url;               // $GITHUB_API_URL, else https://api.github.com
-  std::string repository;            // owner/name; $GITHUB_REPOSITORY
-  std::string token;                 // $GITHUB_TOKEN
-  std::string remote = "origin";     // the branch is pushed here first
-  std::string base;                  // the PR's base branch
+  std::string api_url;            // $GITHUB_API_URL, else https://api.github.com
+  std::string repository;         // owner/name; $GITHUB_REPOSITORY
+  std::string token;              // $GITHUB_TOKEN
+  std::string remote = "origin";  // the branch is pushed here first
+  std::string base;               // the PR's base branch
   std::string title;
   std::string body;
-  int retries = 2;                   // after a 5xx or network failure
+  int retries = 2;  // after a 5xx or network failure
   double timeout_s = 30;
 };
 

@@ -25,25 +25,25 @@ namespace rnx::optimize {
 struct attempt_summary {
   int index = 0;
   std::string source;
-  std::string decision;             // the attempt's status as text (to_string(attempt_status), loop.hpp)
+  std::string decision;  // the attempt's status as text (to_string(attempt_status), loop.hpp)
   bool correct = false;
   bool clean = false;
-  std::optional<double> speedup;    // original time / candidate time
+  std::optional<double> speedup;  // original time / candidate time
   std::optional<double> p_faster;
   std::string reason;
 };
 
 struct rewrite_request {
-  std::string kernel;               // its name in rnx.toml
-  std::string path;                 // relative to rnx.toml
+  std::string kernel;  // its name in rnx.toml
+  std::string path;    // relative to rnx.toml
   std::string entry;
-  std::string kind;                 // python | kernelbench | cpp | cuda | torchscript
-  std::string inputs;               // "q=B,8,128,64; k=..." as declared
-  std::string source;               // the original kernel's text
-  boost::json::value profile;       // rnx profile JSON of the original (null when not profiled)
-  boost::json::value benchmark;     // the original's benchmark results (null when not measured)
+  std::string kind;              // python | kernelbench | cpp | cuda | torchscript
+  std::string inputs;            // "q=B,8,128,64; k=..." as declared
+  std::string source;            // the original kernel's text
+  boost::json::value profile;    // rnx profile JSON of the original (null when not profiled)
+  boost::json::value benchmark;  // the original's benchmark results (null when not measured)
   std::vector<attempt_summary> attempts;
-  int attempt = 1;                  // 1-based index of the candidate asked for
+  int attempt = 1;  // 1-based index of the candidate asked for
   int budget = 1;
 };
 
@@ -54,7 +54,7 @@ boost::json::value to_json(const rewrite_request& request);
 class rewriter {
  public:
   virtual ~rewriter() = default;
-  virtual std::string describe() const = 0;   // "command:./rw.sh", "anthropic claude-...", for reports
+  virtual std::string describe() const = 0;  // "command:./rw.sh", "anthropic claude-...", for reports
   // The candidate's complete source. Throws rnx::error: unavailable (network, 429/5xx after retries),
   // unauthorized (rejected key), invalid (the API refused the request), kernel_failed (a command failed).
   virtual std::string propose(const rewrite_request& request) = 0;

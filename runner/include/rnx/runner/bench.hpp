@@ -43,25 +43,25 @@ prestart_mode parse_prestart_mode(std::string_view text);
 struct bench_options {
   std::vector<std::filesystem::path> manifests;  // [head] or [head, base]; sides run interleaved per process
   bench_filters filters;
-  std::string device;                            // overrides every kernel's device when set
+  std::string device;  // overrides every kernel's device when set
   // Device lanes measuring configurations at once ("cuda:0,cuda:1", "cpu:0-0,cpu:1-1"): each configuration, both
   // sides of it, on one lane for the whole run (docs/scaling.md). Empty: the manifest's [bench] devices, else one
   // lane on `device`.
   std::string devices;
   prestart_mode prestart = prestart_mode::automatic;
-  std::optional<int> processes;                  // the first look of a paired run
-  std::optional<int> max_processes;              // paired runs: processes while a configuration is undecided
+  std::optional<int> processes;      // the first look of a paired run
+  std::optional<int> max_processes;  // paired runs: processes while a configuration is undecided
   std::optional<int> min_samples;
   std::optional<int> max_samples;
   std::optional<double> budget_ms;
   std::optional<double> warmup_ms;
   std::optional<double> timeout_s;
-  std::filesystem::path worker;                  // empty = default_worker_path()
-  std::filesystem::path cache_dir;               // compiled kernels; empty = default_cache_dir()
-  std::ostream* log = nullptr;                   // progress; nullptr = silent
-  bool live = false;                             // a terminal: one live status line instead of plain lines
-  std::optional<gate_policy> policy;             // paired runs' sequential looks; default: the head's [gate]
-  bool in_process_pairing = true;                // false: every pair in separate processes (for comparison)
+  std::filesystem::path worker;       // empty = default_worker_path()
+  std::filesystem::path cache_dir;    // compiled kernels; empty = default_cache_dir()
+  std::ostream* log = nullptr;        // progress; nullptr = silent
+  bool live = false;                  // a terminal: one live status line instead of plain lines
+  std::optional<gate_policy> policy;  // paired runs' sequential looks; default: the head's [gate]
+  bool in_process_pairing = true;     // false: every pair in separate processes (for comparison)
   // Untrusted kernels (rnx optimize's candidates): set, every worker starts inside rnx::sandbox with these
   // limits (its own user, network, mount and process namespaces; writes only in a scratch folder of its own;
   // rlimits; the allow-listed environment, no secrets) and drops its capabilities and installs the seccomp
@@ -86,7 +86,7 @@ struct config_timing {
   std::string label;        // kernel/runtime/dtype/bBATCH
   std::string measured_on;  // its device lane (empty without --devices)
   int processes = 0;
-  double busy_s = 0;        // load, inputs, binding and check, warm-up, sampling, over its processes
+  double busy_s = 0;  // load, inputs, binding and check, warm-up, sampling, over its processes
 };
 
 // Where a bench's wall time went (seconds), for the benchmark scripts, the summary line and --timings.

@@ -81,10 +81,10 @@ std::optional<kernel_form> kernel_form_from_string(std::string_view name);
 kernel_form loaded_form(PyObject* loaded);
 
 struct load_options {
-  std::string cuda_arch;  // "sm_90"; empty = the visible GPU's, else sm_90
-  std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty = default_cache_dir()
+  std::string cuda_arch;                      // "sm_90"; empty = the visible GPU's, else sm_90
+  std::filesystem::path cache_dir;            // compiled .cpp/.cu kernels; empty = default_cache_dir()
   std::string module_prefix = "rnx_kernel_";  // Python module name = prefix + kernel name (two revisions in one
-                                               // process need distinct prefixes)
+                                              // process need distinct prefixes)
 };
 
 class kernel {

@@ -22,7 +22,7 @@ class py_ref {
  public:
   py_ref() = default;
   static py_ref steal(PyObject* p) { return py_ref(p); }  // takes a new reference (may be null)
-  static py_ref borrow(PyObject* p);                        // adds a reference
+  static py_ref borrow(PyObject* p);                      // adds a reference
   py_ref(const py_ref& other);
   py_ref(py_ref&& other) noexcept : p_(std::exchange(other.p_, nullptr)) {}
   py_ref& operator=(py_ref other) noexcept {

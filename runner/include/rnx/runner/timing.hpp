@@ -18,22 +18,22 @@ struct timing_options {
 };
 
 struct timing_result {
-  std::vector<double> samples_ms;        // per call
+  std::vector<double> samples_ms;  // per call
   std::int64_t calls_per_sample = 1;
   std::int64_t warmup_calls = 0;
   double warmup_ms = 0;
-  double sampling_ms = 0;                // wall time of the timed samples (retaken ones included)
-  std::int64_t preempted_samples = 0;   // CPU: samples retaken because the thread was preempted during them
-  std::vector<double> sm_clock_mhz;      // CUDA: SM clock read after each sample, where NVML can read it
+  double sampling_ms = 0;              // wall time of the timed samples (retaken ones included)
+  std::int64_t preempted_samples = 0;  // CPU: samples retaken because the thread was preempted during them
+  std::vector<double> sm_clock_mhz;    // CUDA: SM clock read after each sample, where NVML can read it
   // CPU: what the process went through while sampling, to tell the causes of slow samples apart.
-  std::int64_t migrations = 0;           // samples during which the thread moved to another core
-  std::int64_t minor_faults = 0;         // page faults (no disk) during the samples
-  std::int64_t major_faults = 0;         // page faults that read from disk
+  std::int64_t migrations = 0;    // samples during which the thread moved to another core
+  std::int64_t minor_faults = 0;  // page faults (no disk) during the samples
+  std::int64_t major_faults = 0;  // page faults that read from disk
 };
 
 // CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out
-// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write over twice
-// its size) before each sample, events on the current stream around one call, or, for a call shorter than
+// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write
+// over twice its size) before each sample, events on the current stream around one call, or, for a call shorter than
 // min_sample_ms, around a batch of calls queued behind a spin kernel (timing.cpp says what a batch measures), and
 // a device-wide synchronize after it.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
@@ -41,7 +41,7 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
 inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
 
 struct paired_timing_result {
-  timing_result base;            // samples in block order: 4j..4j+3 were taken in block j, as for head
+  timing_result base;  // samples in block order: 4j..4j+3 were taken in block j, as for head
   timing_result head;
   std::int64_t retaken_blocks = 0;
 };

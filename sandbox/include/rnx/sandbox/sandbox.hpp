@@ -28,13 +28,13 @@ namespace rnx::sandbox {
 
 // Limits of the sandbox the worker (and so the untrusted code) runs in.
 struct sandbox_limits {
-  double wall_s = 300;             // whole verification; the worker is killed after it
-  double cpu_s = 600;              // RLIMIT_CPU of the worker
-  std::int64_t memory_mb = 12288;  // resident memory (watched) and address space (CPU devices)
-  std::int64_t file_mb = 256;      // RLIMIT_FSIZE
-  int processes = 512;             // RLIMIT_NPROC of the worker's uid (threads count); never root, so it holds
-  std::int64_t scratch_mb = 1024;  // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
-  std::int64_t shm_mb = 256;       // size of its private /dev/shm
+  double wall_s = 300;                // whole verification; the worker is killed after it
+  double cpu_s = 600;                 // RLIMIT_CPU of the worker
+  std::int64_t memory_mb = 12288;     // resident memory (watched) and address space (CPU devices)
+  std::int64_t file_mb = 256;         // RLIMIT_FSIZE
+  int processes = 512;                // RLIMIT_NPROC of the worker's uid (threads count); never root, so it holds
+  std::int64_t scratch_mb = 1024;     // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
+  std::int64_t shm_mb = 256;          // size of its private /dev/shm
   std::vector<std::string> keep_env;  // extra variable names passed through to the worker
   // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
   // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
@@ -84,8 +84,8 @@ std::optional<network_cut> network_cut_from_string(std::string_view name);
 class layer_report {
  public:
   bool read(const boost::json::object& event);  // true when `event` was a sandbox_layer line
-  std::vector<std::string> missing() const;      // every layer not applied or never reported, with why
-  std::string describe() const;                  // what each applied layer does, "; "-separated
+  std::vector<std::string> missing() const;     // every layer not applied or never reported, with why
+  std::string describe() const;                 // what each applied layer does, "; "-separated
 
  private:
   std::map<layer, std::pair<bool, std::string>> seen_;
@@ -141,8 +141,8 @@ struct blocked_counts {
 // TIOCSTI/TIOCLINUX, and every call through a foreign ABI (x32, i386) or with a number past the native table are
 // refused (EPERM, ENOSYS for the foreign ones) through a SIGSYS handler that records each (blocked()), however
 // the call was made; replacing that handler is refused with a plain EPERM (not recorded: Python's vfork child
-// tries it with every signal blocked, where a trap would kill it). Phase 2 (before the first call) adds nothing: process
-// creation stays allowed, for compilers a kernel starts at its first call (Triton); see restrict_execute.
+// tries it with every signal blocked, where a trap would kill it). Phase 2 (before the first call) adds nothing:
+// process creation stays allowed, for compilers a kernel starts at its first call (Triton); see restrict_execute.
 // Returns false with `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
 bool install_filter(int phase, std::string& why);
 

@@ -65,7 +65,7 @@ struct comparison {
   std::int64_t n_head = 0;
   std::optional<double> mde;  // smallest slowdown (fraction) this posterior could have called slower
   double threshold = 0.95;    // the probability a decision needed (decision_threshold)
-  std::string reason;  // set for anything that is not a plain comparison; an abstain says what would decide it
+  std::string reason;         // set for anything that is not a plain comparison; an abstain says what would decide it
 };
 
 // Posterior draws of the natural log of one side's statistic (exposed for tests and the flat contrast).

@@ -30,11 +30,11 @@ namespace rnx::verify {
 struct reference_spec {
   std::string name = "kernel";
   std::filesystem::path path;
-  std::string entry;                          // empty: `run`, or KernelBench's Model
-  std::vector<input_spec> inputs;             // B marks the batch dimension
-  std::vector<std::int64_t> batches = {8};    // the declared (measured) batches
+  std::string entry;                        // empty: `run`, or KernelBench's Model
+  std::vector<input_spec> inputs;           // B marks the batch dimension
+  std::vector<std::int64_t> batches = {8};  // the declared (measured) batches
   std::vector<std::string> dtypes = {"float32"};
-  std::string device = "auto";                // auto | cpu | cuda | cuda:N
+  std::string device = "auto";                  // auto | cpu | cuda | cuda:N
   std::map<std::string, tolerance> tolerances;  // per dtype, over torch.testing's defaults
 };
 
@@ -50,11 +50,11 @@ using sandbox::sandbox_limits;
 struct verify_options {
   reference_spec reference;
   std::filesystem::path candidate;
-  std::string candidate_entry;      // empty: the reference's entry, or KernelBench's ModelNew
+  std::string candidate_entry;  // empty: the reference's entry, or KernelBench's ModelNew
   std::uint64_t seed = 20261202;
-  double speedup_limit = 10;        // candidate faster than this many times the eager reference: rejected
-  bool speedup_review = false;      // mark such a speedup `review` (exit 0 unless review_rejects) instead
-  bool review_rejects = false;      // treat "review" marks as rejections
+  double speedup_limit = 10;    // candidate faster than this many times the eager reference: rejected
+  bool speedup_review = false;  // mark such a speedup `review` (exit 0 unless review_rejects) instead
+  bool review_rejects = false;  // treat "review" marks as rejections
   sandbox_limits limits;
   std::filesystem::path worker;     // empty: default_worker_path()
   std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty: the runner's default
@@ -72,14 +72,14 @@ std::optional<check_group> check_group_from_string(std::string_view name);
 // One row of the report: a correctness stage or an audit check.
 struct check_row {
   check_group group = check_group::audit;
-  std::string name;    // smoke, shape_sweep, ..., input_mutation, static_scan, sandbox, ...
+  std::string name;  // smoke, shape_sweep, ..., input_mutation, static_scan, sandbox, ...
   outcome result = outcome::skip;
   std::string detail;  // why it passed/failed, with numbers
   double seconds = 0;
 };
 
 struct verify_report {
-  std::string reference;   // path[:entry]
+  std::string reference;  // path[:entry]
   std::string candidate;
   std::string device;
   std::vector<std::string> dtypes;
