@@ -11,6 +11,7 @@ debian_packages=(
   libsqlite3-dev sqlite3 libssl-dev libeigen3-dev
   libtomlplusplus-dev libcli11-dev doctest-dev
   clang-14 libclang-rt-14-dev
+  clang-format clang-tidy  # tests/lint: lint.clang_format and lint.clang_tidy (.clang-format, .clang-tidy)
   python3-dev wrk shellcheck
   libbenchmark-dev  # tests/importers: a Google Benchmark program whose output rnx import converts
   python3-venv python3-pip  # scripts/docker-build-steps.sh (the Docker image's steps, run by tests/lint)
