@@ -33,21 +33,38 @@ bool is_integer(std::string_view s) {
   return !s.empty() && s.size() < 13 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The text from `open` (an opening parenthesis) to its match, exclusive; nullopt when it is not closed.
-std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
+// Python text read one character at a time: whether it stands in a string literal, and how deep in brackets.
+struct python_walk {
   int depth = 0;
   char quote = 0;
-  for (std::size_t i = open; i < text.size(); ++i) {
+
+  // Reads text[i]; true when it is code outside every string literal (its bracket already counted in `depth`).
+  // A backslash in a string also consumes the character it escapes (`i` moves past it).
+  bool code_at(std::string_view text, std::size_t& i) {
     const char c = text[i];
     if (quote) {
       if (c == '\\') ++i;
       else if (c == quote) quote = 0;
-      continue;
+      return false;
     }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return std::string(text.substr(open + 1, i - open - 1));
+    if (c == '"' || c == '\'') {
+      quote = c;
+      return false;
+    }
+    if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') --depth;
+    return true;
+  }
+};
+
+bool is_closing_bracket(char c) { return c == ')' || c == ']' || c == '}'; }
+
+// The text from `open` (an opening parenthesis) to its match, exclusive; nullopt when it is not closed.
+std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
+  python_walk walk;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    if (walk.code_at(text, i) && is_closing_bracket(text[i]) && walk.depth == 0) {
+      return std::string(text.substr(open + 1, i - open - 1));
     }
   }
   return std::nullopt;
@@ -56,20 +73,10 @@ std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
 // Splits at commas that are not nested in brackets or strings.
 std::vector<std::string> split_top_level(std::string_view text) {
   std::vector<std::string> out;
-  int depth = 0;
-  char quote = 0;
+  python_walk walk;
   std::size_t start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == '\\') ++i;
-      else if (c == quote) quote = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'') quote = c;
-    else if (c == '(' || c == '[' || c == '{') ++depth;
-    else if (c == ')' || c == ']' || c == '}') --depth;
-    else if (c == ',' && depth == 0) {
+    if (walk.code_at(text, i) && text[i] == ',' && walk.depth == 0) {
       out.emplace_back(trim(text.substr(start, i - start)));
       start = i + 1;
     }
