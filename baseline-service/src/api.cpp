@@ -3,6 +3,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/service/changes.hpp"
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/verdicts.hpp"
@@ -55,11 +56,7 @@ std::int64_t parse_run_id(std::string_view text, std::string_view where) {
     if (ok) id = id * 10 + (c - '0');
   }
   if (!ok || id < 1) {
-    std::string shown(text.substr(0, 40));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::bad_input, std::string(where) + ": run id \"" + shown +
+    throw error(errc::bad_input, std::string(where) + ": run id \"" + message_shown(text, 40) +
                                      "\" is not valid; use the numeric id that POST /api/v1/runs returned");
   }
   return id;

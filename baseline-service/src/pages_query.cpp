@@ -3,6 +3,7 @@
 #include "rnx/service/pages.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -15,10 +16,7 @@ namespace {
 
 // Shows untrusted text in a message: at most 60 characters, control and non-ASCII bytes as '?'.
 std::string shown(std::string_view text) {
-  std::string out(text.substr(0, 60));
-  for (auto& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
+  std::string out = message_shown(text, 60);
   return text.size() > 60 ? out + "..." : out;
 }
 

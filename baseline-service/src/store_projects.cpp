@@ -1,6 +1,7 @@
 // The store's projects and their webhooks (tokens are in store_tokens.cpp).
 #include "rnx/service/store.hpp"
 
+#include "rnx/common/text.hpp"
 #include "store_statement.hpp"
 
 namespace rnx::store {
@@ -12,11 +13,7 @@ void database::validate_project_name(std::string_view name) {
                 c == '-');
   }
   if (!ok) {
-    std::string shown(name.substr(0, 64));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::bad_input, "project name \"" + shown +
+    throw error(errc::bad_input, "project name \"" + message_shown(name, 64) +
                                      "\" is not valid: use 1-64 characters of letters, digits, '.', '_' and '-', "
                                      "not starting with '.' or '-'");
   }
