@@ -37,12 +37,16 @@ project_info database::create_project(std::string_view name) {
   return info;
 }
 
+project_info database::project_from_row(statement& st) {
+  return {st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+}
+
 std::optional<project_info> database::find_project(std::string_view name) {
   std::lock_guard lock(mutex_);
   auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE name = ?1");
   st.bind(1, name);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+  auto info = project_from_row(st);
   st.restart();
   return info;
 }
@@ -52,7 +56,7 @@ std::optional<project_info> database::find_project(std::int64_t id) {
   auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE id = ?1");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+  auto info = project_from_row(st);
   st.restart();
   return info;
 }
