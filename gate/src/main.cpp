@@ -2,6 +2,7 @@
 #include "commands.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/run_document.hpp"
 
 #include <iostream>
 #include <map>
@@ -19,6 +20,14 @@ CLI::Option* add_format_option(CLI::App& cmd, output_format& format) {
   return cmd.add_option("--format", format, "Output format: text, json or markdown")
       ->transform(CLI::CheckedTransformer(names))
       ->default_str("text");
+}
+
+void add_config_filter_options(CLI::App& cmd, std::vector<std::string>& kernels, std::vector<std::string>& runtimes,
+                               std::vector<std::string>& dtypes, std::vector<std::int64_t>& batches) {
+  cmd.add_option("--kernel", kernels, "Only these kernels (repeatable)");
+  cmd.add_option("--runtime", runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
+  cmd.add_option("--dtype", dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
+  cmd.add_option("--batch", batches, "Only these batch sizes")->check(CLI::PositiveNumber);
 }
 }  // namespace rnx::cli
 
