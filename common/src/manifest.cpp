@@ -4,6 +4,7 @@
 #include "rnx/common/drift_settings.hpp"
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/manifest_keys.hpp"
 #include "rnx/common/run_document.hpp"
 
@@ -547,14 +548,12 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
 }
 
 manifest load_manifest(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = read_whole_file(path);
+  if (!text) {
     throw error(errc::not_found, path.string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   fs::path root = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  manifest m = parse_manifest(text.str(), path.string(), root);
+  manifest m = parse_manifest(*text, path.string(), root);
   for (const auto& k : m.kernels) {
     if (!fs::exists(k.resolved_path)) {
       throw error(errc::not_found, path.string() + ":" + std::to_string(k.line) + ": kernel \"" + k.name +

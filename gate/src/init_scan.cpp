@@ -1,9 +1,10 @@
 // `rnx init`'s kernel search: top-level definitions and tensor constructions of .py files, read as text.
 #include "init_scan.hpp"
 
+#include "rnx/common/files.hpp"
+
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -358,12 +359,10 @@ scan_result scan_for_kernels(const fs::path& root) {
     if (skipped_file_name(entry.path().filename().string())) continue;
     if (entry.file_size(type_ec) > max_bytes || type_ec) continue;
     if (++out.files_read > max_files) break;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = read_whole_file(entry.path()).value_or("");
     const fs::path relative = entry.path().lexically_relative(root);
     std::string why_not;
-    if (auto k = inspect_python_source(text.str(), relative, &why_not)) {
+    if (auto k = inspect_python_source(text, relative, &why_not)) {
       out.kernels.push_back(std::move(*k));
     } else if (!why_not.empty()) {
       out.skipped.push_back({relative, why_not});
