@@ -130,7 +130,9 @@ namespace {
 
 std::string read_file_text(const std::filesystem::path& path) {
   auto text = read_whole_file(path);
-  if (!text) throw error(errc::not_found, path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
+  if (!text) {
+    throw error(errc::not_found, path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
+  }
   return *text;
 }
 
