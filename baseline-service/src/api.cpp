@@ -6,6 +6,7 @@
 #include "rnx/common/text.hpp"
 #include "rnx/service/changes.hpp"
 #include "rnx/service/notifier.hpp"
+#include "rnx/service/pages.hpp"
 #include "rnx/service/verdicts.hpp"
 
 #include "api_groups.hpp"
@@ -49,17 +50,12 @@ bj::value baseline_json(const store::baseline_record& b) {
 
 // Run ids are the positive integers the store hands out; anything else cannot name a run.
 std::int64_t parse_run_id(std::string_view text, std::string_view where) {
-  bool ok = !text.empty() && text.size() <= 18;
-  std::int64_t id = 0;
-  for (char c : text) {
-    ok = ok && c >= '0' && c <= '9';
-    if (ok) id = id * 10 + (c - '0');
-  }
-  if (!ok || id < 1) {
+  auto id = pages::parse_positive_id(text);
+  if (!id) {
     throw error(errc::bad_input, std::string(where) + ": run id \"" + message_shown(text, 40) +
                                      "\" is not valid; use the numeric id that POST /api/v1/runs returned");
   }
-  return id;
+  return *id;
 }
 
 // A run id a request body gives as a decimal string: a bad one is 422 (the body itself parsed), not the path's 400.

@@ -20,13 +20,6 @@ std::string shown(std::string_view text) {
   return text.size() > 60 ? out + "..." : out;
 }
 
-std::optional<std::int64_t> parse_positive(std::string_view text) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || text.size() > 18) return std::nullopt;
-  return v;
-}
-
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   y -= m <= 2;
@@ -43,6 +36,13 @@ std::int64_t day_number(const std::string& rfc3339) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> parse_positive_id(std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || text.size() > 18) return std::nullopt;
+  return v;
+}
 
 config_key parse_config(std::string_view text) {
   // kernel/runtime/dtype/bN, split from the right: a kernel name may itself hold '/'.
@@ -122,7 +122,7 @@ std::vector<std::int64_t> parse_run_list(std::string_view text) {
   while (true) {
     auto comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
-    auto id = parse_positive(item);
+    auto id = parse_positive_id(item);
     if (!id) {
       throw error(errc::bad_input, "query parameter runs: \"" + shown(item) +
                                        "\" is not a run id; write runs=ID,ID,... with 2 to " +
