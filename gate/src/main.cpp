@@ -2,9 +2,9 @@
 #include "commands.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/program_exit.hpp"
 #include "rnx/common/run_document.hpp"
 
-#include <iostream>
 #include <map>
 #include <string>
 
@@ -58,12 +58,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
-  } catch (const rnx::error& e) {
-    std::cerr << "rnx: error: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "rnx: internal error: " << e.what() << "\n";
-    return 3;
+  } catch (...) {
+    return rnx::failure_exit_code("rnx");
   }
   return rnx::cli::exit_code();
 }
