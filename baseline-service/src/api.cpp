@@ -3,8 +3,10 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/service/changes.hpp"
 #include "rnx/service/notifier.hpp"
+#include "rnx/service/pages.hpp"
 #include "rnx/service/verdicts.hpp"
 
 #include "api_groups.hpp"
@@ -47,21 +49,21 @@ bj::value baseline_json(const store::baseline_record& b) {
 
 // Run ids are the positive integers the store hands out; anything else cannot name a run.
 std::int64_t parse_run_id(std::string_view text, std::string_view where) {
-  bool ok = !text.empty() && text.size() <= 18;
-  std::int64_t id = 0;
-  for (char c : text) {
-    ok = ok && c >= '0' && c <= '9';
-    if (ok) id = id * 10 + (c - '0');
-  }
-  if (!ok || id < 1) {
-    std::string shown(text.substr(0, 40));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::bad_input, std::string(where) + ": run id \"" + shown +
+  auto id = pages::parse_positive_id(text);
+  if (!id) {
+    throw error(errc::bad_input, std::string(where) + ": run id \"" + message_shown(text, 40) +
                                      "\" is not valid; use the numeric id that POST /api/v1/runs returned");
   }
-  return id;
+  return *id;
+}
+
+// A run id a request body gives as a decimal string: a bad one is 422 (the body itself parsed), not the path's 400.
+std::int64_t body_run_id(const json::reader& field, std::string_view where) {
+  try {
+    return parse_run_id(field.string(), where);
+  } catch (const error& e) {
+    throw error(errc::invalid, e.what());
+  }
 }
 
 bj::value parse_body(const request& req, std::size_t max_depth, std::string_view what) {
@@ -381,12 +383,7 @@ response api::post_paired_verdict(const route_call& c) {
   json::reader r(body, "request body");
   r.only_keys({"base_run_id", "policy", "verdict"});
   auto base_field = r.at("base_run_id");
-  std::int64_t base_run_id = 0;
-  try {
-    base_run_id = parse_run_id(base_field.string(), "request body: $.base_run_id");
-  } catch (const error& e) {
-    throw error(errc::invalid, e.what());
-  }
+  const std::int64_t base_run_id = body_run_id(base_field, "request body: $.base_run_id");
   gate_policy policy = options_.default_policy;
   if (auto p = r.maybe("policy")) policy = read_policy(*p, policy);
   const verdict_document decided = verdict_from_json(r.at("verdict").value(), "request body: $.verdict");
@@ -441,11 +438,7 @@ response api::post_baseline(const route_call& c) {
   auto id_field = r.at("run_id");
   std::int64_t run_id = 0;
   if (id_field.value().is_string()) {
-    try {
-      run_id = parse_run_id(id_field.string(), "request body: $.run_id");
-    } catch (const error& e) {
-      throw error(errc::invalid, e.what());
-    }
+    run_id = body_run_id(id_field, "request body: $.run_id");
   } else {
     run_id = id_field.integer();
     if (run_id < 1) id_field.fail("a run id (a positive integer or its decimal string)");

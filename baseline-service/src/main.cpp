@@ -2,6 +2,7 @@
 #include "admin.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/program_exit.hpp"
 #include "rnx/service/api.hpp"
 #include "rnx/service/notifier.hpp"
 #include "rnx/service/server.hpp"
@@ -180,12 +181,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int exit = app.exit(e);
     return exit == 0 ? 0 : 2;
-  } catch (const rnx::error& e) {
-    std::cerr << "rnx-server: error: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "rnx-server: internal error: " << e.what() << "\n";
-    return 3;
+  } catch (...) {
+    return rnx::failure_exit_code("rnx-server");
   }
   return code;
 }

@@ -3,6 +3,7 @@
 #include "rnx/service/pages.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 
 #include <charconv>
 #include <cmath>
@@ -15,18 +16,8 @@ namespace {
 
 // Shows untrusted text in a message: at most 60 characters, control and non-ASCII bytes as '?'.
 std::string shown(std::string_view text) {
-  std::string out(text.substr(0, 60));
-  for (auto& c : out) {
-    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-  }
+  std::string out = message_shown(text, 60);
   return text.size() > 60 ? out + "..." : out;
-}
-
-std::optional<std::int64_t> parse_positive(std::string_view text) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || text.size() > 18) return std::nullopt;
-  return v;
 }
 
 // Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's days_from_civil).
@@ -45,6 +36,13 @@ std::int64_t day_number(const std::string& rfc3339) {
 }
 
 }  // namespace
+
+std::optional<std::int64_t> parse_positive_id(std::string_view text) {
+  std::int64_t v = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || text.size() > 18) return std::nullopt;
+  return v;
+}
 
 config_key parse_config(std::string_view text) {
   // kernel/runtime/dtype/bN, split from the right: a kernel name may itself hold '/'.
@@ -125,7 +123,7 @@ std::vector<std::int64_t> parse_run_list(std::string_view text) {
   while (true) {
     auto comma = rest.find(',');
     std::string_view item = rest.substr(0, comma);
-    auto id = parse_positive(item);
+    auto id = parse_positive_id(item);
     if (!id) {
       throw error(errc::bad_input, "query parameter runs: \"" + shown(item) +
                                        "\" is not a run id; write runs=ID,ID,... with 2 to " +

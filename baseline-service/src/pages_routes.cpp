@@ -7,6 +7,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/service/pages.hpp"
 
 #include <boost/beast/http/field.hpp>
@@ -63,16 +64,11 @@ std::string token_of(const request& req) {
 }
 
 std::int64_t parse_id(std::string_view text) {
-  std::int64_t v = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < 1 || text.size() > 18) {
-    std::string shown(text.substr(0, 40));
-    for (auto& ch : shown) {
-      if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) ch = '?';
-    }
-    throw error(errc::bad_input, "run id \"" + shown + "\" is not valid: use a run's numeric id");
+  auto id = pages::parse_positive_id(text);
+  if (!id) {
+    throw error(errc::bad_input, "run id \"" + message_shown(text, 40) + "\" is not valid: use a run's numeric id");
   }
-  return v;
+  return *id;
 }
 
 // A query value, with an empty one (an untouched form field) read as absent.

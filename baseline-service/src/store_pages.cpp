@@ -119,10 +119,7 @@ std::vector<project_listing> database::readable_projects(std::optional<std::stri
   std::vector<project_listing> out;
   while (st.step()) {
     project_listing p;
-    p.project.id = st.integer(0);
-    p.project.name = st.text(1);
-    p.project.created_at = st.text(2);
-    p.project.is_public = st.integer(3) != 0;
+    p.project = project_from_row(st);
     p.n_runs = st.integer(4);
     if (!st.is_null(5)) p.last_run_at = st.text(5);
     out.push_back(std::move(p));

@@ -1,6 +1,7 @@
 // The store's projects and their webhooks (tokens are in store_tokens.cpp).
 #include "rnx/service/store.hpp"
 
+#include "rnx/common/text.hpp"
 #include "store_statement.hpp"
 
 namespace rnx::store {
@@ -12,11 +13,7 @@ void database::validate_project_name(std::string_view name) {
                 c == '-');
   }
   if (!ok) {
-    std::string shown(name.substr(0, 64));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::bad_input, "project name \"" + shown +
+    throw error(errc::bad_input, "project name \"" + message_shown(name, 64) +
                                      "\" is not valid: use 1-64 characters of letters, digits, '.', '_' and '-', "
                                      "not starting with '.' or '-'");
   }
@@ -40,12 +37,16 @@ project_info database::create_project(std::string_view name) {
   return info;
 }
 
+project_info database::project_from_row(statement& st) {
+  return {st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+}
+
 std::optional<project_info> database::find_project(std::string_view name) {
   std::lock_guard lock(mutex_);
   auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE name = ?1");
   st.bind(1, name);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+  auto info = project_from_row(st);
   st.restart();
   return info;
 }
@@ -55,7 +56,7 @@ std::optional<project_info> database::find_project(std::int64_t id) {
   auto& st = prepare("SELECT id, name, created_at, public FROM projects WHERE id = ?1");
   st.bind(1, id);
   if (!st.step()) return std::nullopt;
-  project_info info{st.integer(0), st.text(1), st.text(2), st.integer(3) != 0};
+  auto info = project_from_row(st);
   st.restart();
   return info;
 }

@@ -1,6 +1,7 @@
 // The store's API tokens: created scoped and kept as SHA-256 digests, listed without secrets, revoked, rotated.
 #include "rnx/service/store.hpp"
 
+#include "rnx/common/text.hpp"
 #include "store_statement.hpp"
 
 #include <ctime>
@@ -112,11 +113,7 @@ std::string public_id_of(std::string_view which) {
   bool ok = id.size() == public_id_length;
   for (char c : id) ok = ok && ((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'));
   if (!ok) {
-    std::string shown(which.substr(0, 16));
-    for (auto& c : shown) {
-      if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
-    }
-    throw error(errc::usage, "\"" + shown + (which.size() > 16 ? "..." : "") +
+    throw error(errc::usage, "\"" + message_shown(which, 16) + (which.size() > 16 ? "..." : "") +
                                  "\" does not name a token: give its id as `rnx-server admin token list` shows it "
                                  "(12 hex characters) or the whole token");
   }

@@ -3,6 +3,7 @@
 
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
 // Debian's toml++ 3.3 ships toml.h; newer releases and the carried copy ship toml.hpp.
@@ -11,9 +12,6 @@
 #else
 #include <toml++/toml.h>
 #endif
-
-#include <fstream>
-#include <sstream>
 
 namespace rnx {
 
@@ -117,11 +115,9 @@ drift_settings parse_drift_settings(std::string_view manifest_text, const std::s
 }
 
 drift_settings load_drift_settings(const std::filesystem::path& manifest_path) {
-  std::ifstream in(manifest_path, std::ios::binary);
-  if (!in) throw error(errc::not_found, manifest_path.string() + ": cannot read the manifest");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parse_drift_settings(text.str(), manifest_path.string());
+  auto text = read_whole_file(manifest_path);
+  if (!text) throw error(errc::not_found, manifest_path.string() + ": cannot read the manifest");
+  return parse_drift_settings(*text, manifest_path.string());
 }
 
 }  // namespace rnx

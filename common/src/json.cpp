@@ -2,6 +2,7 @@
 #include "rnx/common/json.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 
 #include <boost/json/basic_parser_impl.hpp>
 #include <boost/json/value_stack.hpp>
@@ -236,13 +237,11 @@ bj::value parse(std::string_view text, std::string_view source, std::size_t max_
 }
 
 bj::value parse_file(const std::filesystem::path& path, std::size_t max_depth) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = read_whole_file(path);
+  if (!text) {
     throw error(errc::not_found, path.string() + ": cannot open file (check the path and permissions)");
   }
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  return parse(buffer.str(), path.string(), max_depth);
+  return parse(*text, path.string(), max_depth);
 }
 
 std::string serialize(const bj::value& v, bool pretty) {

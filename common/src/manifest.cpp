@@ -4,6 +4,7 @@
 #include "rnx/common/drift_settings.hpp"
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/manifest_keys.hpp"
 #include "rnx/common/run_document.hpp"
 
@@ -150,6 +151,16 @@ class walker {
         fail(&v, full, "unknown key (allowed here: " + join(names) + "; check the spelling)");
       }
     }
+  }
+
+  // The top-level table [name] with its keys checked against the key reference; nullptr when the manifest has none.
+  const toml::table* section(const toml::table& doc, std::string_view name) const {
+    auto n = doc.get(name);
+    if (!n) return nullptr;
+    auto t = n->as_table();
+    if (!t) fail(n, name, "expected a table [" + std::string(name) + "]");
+    only_keys(*t, name, manifest_key_names(name));
+    return t;
   }
 
   std::string string(const toml::node& n, std::string_view key) const {
@@ -376,11 +387,8 @@ void read_project(const walker& w, const toml::table& doc, manifest& m) {
 
 kernel_defaults read_defaults(const walker& w, const toml::table& doc) {
   kernel_defaults k;
-  auto n = doc.get("defaults");
-  if (!n) return k;
-  auto d = n->as_table();
-  if (!d) w.fail(n, "defaults", "expected a table [defaults]");
-  w.only_keys(*d, "defaults", manifest_key_names("defaults"));
+  auto d = w.section(doc, "defaults");
+  if (!d) return k;
   if (auto v = d->get("runtimes")) k.runtimes = w.choices(*v, "defaults.runtimes", bench_runtime_names());
   if (auto v = d->get("dtypes")) k.dtypes = w.choices(*v, "defaults.dtypes", measured_dtype_names());
   if (auto v = d->get("batch")) k.batch = w.batches(*v, "defaults.batch");
@@ -391,17 +399,11 @@ kernel_defaults read_defaults(const walker& w, const toml::table& doc) {
 
 // [bench], [gate] (with its [gate.runners.LABEL] tables), [service] and [build].
 void read_settings(const walker& w, const toml::table& doc, manifest& m) {
-  if (auto n = doc.get("bench")) {
-    auto b = n->as_table();
-    if (!b) w.fail(n, "bench", "expected a table [bench]");
-    w.only_keys(*b, "bench", manifest_key_names("bench"));
+  if (auto b = w.section(doc, "bench")) {
     w.bench(*b, "bench.", m.bench);
     if (auto v = b->get("devices")) m.devices = w.string(*v, "bench.devices");
   }
-  if (auto n = doc.get("gate")) {
-    auto g = n->as_table();
-    if (!g) w.fail(n, "gate", "expected a table [gate]");
-    w.only_keys(*g, "gate", manifest_key_names("gate"));
+  if (auto g = w.section(doc, "gate")) {
     m.gate = parse_gate(w, *g, "gate.", m.gate);
     if (auto r = g->get("runners")) {
       auto runners = r->as_table();
@@ -415,10 +417,7 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
       }
     }
   }
-  if (auto n = doc.get("service")) {
-    auto s = n->as_table();
-    if (!s) w.fail(n, "service", "expected a table [service]");
-    w.only_keys(*s, "service", manifest_key_names("service"));
+  if (auto s = w.section(doc, "service")) {
     if (auto u = s->get("url")) {
       m.service_url = w.string(*u, "service.url");
       if (m.service_url.rfind("http://", 0) != 0 && m.service_url.rfind("https://", 0) != 0) {
@@ -426,10 +425,7 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
       }
     }
   }
-  if (auto n = doc.get("build")) {
-    auto b = n->as_table();
-    if (!b) w.fail(n, "build", "expected a table [build]");
-    w.only_keys(*b, "build", manifest_key_names("build"));
+  if (auto b = w.section(doc, "build")) {
     if (auto a = b->get("cuda_arch")) {
       m.cuda_arch = w.string(*a, "build.cuda_arch");
       bool ok = m.cuda_arch.rfind("sm_", 0) == 0 && m.cuda_arch.size() > 3;
@@ -555,15 +551,13 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
 }
 
 manifest load_manifest(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  auto text = read_whole_file(path);
+  if (!text) {
     throw error(errc::not_found,
                 path.string() + ": cannot read the manifest (is the path right? pass --config PATH/rnx.toml)");
   }
-  std::ostringstream text;
-  text << in.rdbuf();
   fs::path root = path.has_parent_path() ? path.parent_path() : fs::path(".");
-  manifest m = parse_manifest(text.str(), path.string(), root);
+  manifest m = parse_manifest(*text, path.string(), root);
   for (const auto& k : m.kernels) {
     if (!fs::exists(k.resolved_path)) {
       throw error(errc::not_found, path.string() + ":" + std::to_string(k.line) + ": kernel \"" + k.name +

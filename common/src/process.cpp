@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <mutex>
@@ -229,6 +230,17 @@ int run_capture(const std::vector<std::string>& argv, std::string& output, captu
 std::string signal_name(int signal_number) {
   const char* text = ::strsignal(signal_number);
   return text ? std::string(text) : "signal " + std::to_string(signal_number);
+}
+
+std::filesystem::path helper_program_path(const char* env_var, const char* name) {
+  if (const char* env = std::getenv(env_var); env && *env) return env;
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    std::filesystem::path beside = self.parent_path() / name;
+    if (std::filesystem::exists(beside)) return beside;
+  }
+  return name;
 }
 
 }  // namespace rnx

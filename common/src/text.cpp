@@ -249,4 +249,12 @@ std::string html_escape(std::string_view text) {
   return out;
 }
 
+std::string message_shown(std::string_view text, std::size_t limit) {
+  std::string out(text.substr(0, limit));
+  for (auto& c : out) {
+    if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '?';
+  }
+  return out;
+}
+
 }  // namespace rnx

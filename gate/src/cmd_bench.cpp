@@ -332,10 +332,7 @@ void add_bench_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand("bench", "Benchmark the kernels of rnx.toml and write a run document");
   cmd->add_option("--config", args->config, "The manifest")->capture_default_str();
   cmd->add_option("--out", args->out, "Where the run document goes (written atomically)");
-  cmd->add_option("--kernel", args->kernels, "Only these kernels (repeatable)");
-  cmd->add_option("--runtime", args->runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
-  cmd->add_option("--dtype", args->dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
-  cmd->add_option("--batch", args->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
+  add_config_filter_options(*cmd, args->kernels, args->runtimes, args->dtypes, args->batches);
   cmd->add_option("--device", args->device, "Run every kernel on this device (cpu, cuda, cuda:N, auto)");
   cmd->add_option("--devices", args->devices,
                   "Measure configurations on these devices at once, each configuration (both sides) on one: "

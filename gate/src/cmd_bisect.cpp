@@ -142,10 +142,7 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_option("good", o->good, "A revision before the slowdown")->required();
   cmd->add_option("bad", o->bad, "A later revision, slower (GOOD must be on its first-parent history)")->required();
   cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
-  cmd->add_option("--kernel", o->kernels, "Only these kernels (repeatable)");
-  cmd->add_option("--runtime", o->runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
-  cmd->add_option("--dtype", o->dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
-  cmd->add_option("--batch", o->batches, "Only these batch sizes")->check(CLI::PositiveNumber);
+  add_config_filter_options(*cmd, o->kernels, o->runtimes, o->dtypes, o->batches);
   cmd->add_option("--threshold", o->threshold, "A step is a slowdown above this fraction")
       ->check(CLI::Range(1e-4, 0.999))
       ->capture_default_str();

@@ -3,6 +3,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace rnx::cli {
 
 // Each adds one subcommand to `app`; the subcommand's callback throws rnx::error on failure
@@ -30,6 +34,10 @@ void add_bisect_command(CLI::App& app);
 enum class output_format { text, json, markdown };
 // Adds --format (text | json | markdown, default text) to `cmd`, read into `format`.
 CLI::Option* add_format_option(CLI::App& cmd, output_format& format);
+
+// --kernel, --runtime, --dtype and --batch of the commands that measure (bench, bisect): only these configurations.
+void add_config_filter_options(CLI::App& cmd, std::vector<std::string>& kernels, std::vector<std::string>& runtimes,
+                               std::vector<std::string>& dtypes, std::vector<std::int64_t>& batches);
 
 // The exit code a subcommand asks for (0 PASS/WARN, 1 BLOCK/rejected, 2 usage/input error).
 int& exit_code();

@@ -6,6 +6,7 @@
 
 #include "rnx/common/text.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/verdict_document.hpp"
 
@@ -91,15 +92,6 @@ void render_kernel(std::ostringstream& os, const found_kernel& k, std::int64_t d
     if (!in.shape.empty()) os << "# " << in.name << ": from " << in.evidence << "\n";
   }
   os << "# Until then `rnx bench` reports this kernel as an error that asks for its inputs.\n";
-}
-
-// The text of a file, or nullopt when it does not exist.
-std::optional<std::string> read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::nullopt;
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 bool ignores_rnx_folder(const std::string& gitignore) {
@@ -299,7 +291,7 @@ init_plan plan_init(const init_options& options) {
                                     (one ? "it" : "them") + " (or --dry-run to see what it would write)");
   }
 
-  const auto gitignore = read_text(options.root / gitignore_file);
+  const auto gitignore = read_whole_file(options.root / gitignore_file);
   if (!gitignore || !ignores_rnx_folder(*gitignore)) {
     std::string line = "# rnx: the embedded baseline store and the run files rnx gate writes\n.rnx/\n";
     if (gitignore && !gitignore->empty() && gitignore->back() != '\n') line = "\n" + line;
@@ -312,7 +304,7 @@ init_plan plan_init(const init_options& options) {
 void apply_init(const init_plan& plan, const fs::path& root) {
   for (const auto& f : plan.files) {
     std::string content = f.content;
-    if (f.action == file_action::append) content = read_text(root / f.path).value_or("") + f.content;
+    if (f.action == file_action::append) content = read_whole_file(root / f.path).value_or("") + f.content;
     write_atomically(root / f.path, content);
   }
 }

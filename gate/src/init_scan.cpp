@@ -1,9 +1,10 @@
 // `rnx init`'s kernel search: top-level definitions and tensor constructions of .py files, read as text.
 #include "init_scan.hpp"
 
+#include "rnx/common/files.hpp"
+
 #include <algorithm>
 #include <cctype>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -34,25 +35,42 @@ bool is_integer(std::string_view s) {
   return !s.empty() && s.size() < 13 && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
 }
 
-// The text from `open` (an opening parenthesis) to its match, exclusive; nullopt when it is not closed.
-std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
+// Python text read one character at a time: whether it stands in a string literal, and how deep in brackets.
+struct python_walk {
   int depth = 0;
   char quote = 0;
-  for (std::size_t i = open; i < text.size(); ++i) {
+
+  // Reads text[i]; true when it is code outside every string literal (its bracket already counted in `depth`).
+  // A backslash in a string also consumes the character it escapes (`i` moves past it).
+  bool code_at(std::string_view text, std::size_t& i) {
     const char c = text[i];
     if (quote) {
       if (c == '\\')
         ++i;
       else if (c == quote)
         quote = 0;
-      continue;
+      return false;
     }
-    if (c == '"' || c == '\'')
+    if (c == '"' || c == '\'') {
       quote = c;
-    else if (c == '(' || c == '[' || c == '{')
+      return false;
+    }
+    if (c == '(' || c == '[' || c == '{')
       ++depth;
-    else if (c == ')' || c == ']' || c == '}') {
-      if (--depth == 0) return std::string(text.substr(open + 1, i - open - 1));
+    else if (c == ')' || c == ']' || c == '}')
+      --depth;
+    return true;
+  }
+};
+
+bool is_closing_bracket(char c) { return c == ')' || c == ']' || c == '}'; }
+
+// The text from `open` (an opening parenthesis) to its match, exclusive; nullopt when it is not closed.
+std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
+  python_walk walk;
+  for (std::size_t i = open; i < text.size(); ++i) {
+    if (walk.code_at(text, i) && is_closing_bracket(text[i]) && walk.depth == 0) {
+      return std::string(text.substr(open + 1, i - open - 1));
     }
   }
   return std::nullopt;
@@ -61,25 +79,10 @@ std::optional<std::string> bracketed(std::string_view text, std::size_t open) {
 // Splits at commas that are not nested in brackets or strings.
 std::vector<std::string> split_top_level(std::string_view text) {
   std::vector<std::string> out;
-  int depth = 0;
-  char quote = 0;
+  python_walk walk;
   std::size_t start = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote) {
-      if (c == '\\')
-        ++i;
-      else if (c == quote)
-        quote = 0;
-      continue;
-    }
-    if (c == '"' || c == '\'')
-      quote = c;
-    else if (c == '(' || c == '[' || c == '{')
-      ++depth;
-    else if (c == ')' || c == ']' || c == '}')
-      --depth;
-    else if (c == ',' && depth == 0) {
+    if (walk.code_at(text, i) && text[i] == ',' && walk.depth == 0) {
       out.emplace_back(trim(text.substr(start, i - start)));
       start = i + 1;
     }
@@ -365,12 +368,10 @@ scan_result scan_for_kernels(const fs::path& root) {
     if (skipped_file_name(entry.path().filename().string())) continue;
     if (entry.file_size(type_ec) > max_bytes || type_ec) continue;
     if (++out.files_read > max_files) break;
-    std::ifstream in(entry.path(), std::ios::binary);
-    std::ostringstream text;
-    text << in.rdbuf();
+    const std::string text = read_whole_file(entry.path()).value_or("");
     const fs::path relative = entry.path().lexically_relative(root);
     std::string why_not;
-    if (auto k = inspect_python_source(text.str(), relative, &why_not)) {
+    if (auto k = inspect_python_source(text, relative, &why_not)) {
       out.kernels.push_back(std::move(*k));
     } else if (!why_not.empty()) {
       out.skipped.push_back({relative, why_not});

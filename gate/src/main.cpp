@@ -2,8 +2,9 @@
 #include "commands.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/program_exit.hpp"
+#include "rnx/common/run_document.hpp"
 
-#include <iostream>
 #include <map>
 #include <string>
 
@@ -19,6 +20,14 @@ CLI::Option* add_format_option(CLI::App& cmd, output_format& format) {
   return cmd.add_option("--format", format, "Output format: text, json or markdown")
       ->transform(CLI::CheckedTransformer(names))
       ->default_str("text");
+}
+
+void add_config_filter_options(CLI::App& cmd, std::vector<std::string>& kernels, std::vector<std::string>& runtimes,
+                               std::vector<std::string>& dtypes, std::vector<std::int64_t>& batches) {
+  cmd.add_option("--kernel", kernels, "Only these kernels (repeatable)");
+  cmd.add_option("--runtime", runtimes, "Only these runtimes")->check(CLI::IsMember(bench_runtime_names()));
+  cmd.add_option("--dtype", dtypes, "Only these dtypes")->check(CLI::IsMember(measured_dtype_names()));
+  cmd.add_option("--batch", batches, "Only these batch sizes")->check(CLI::PositiveNumber);
 }
 }  // namespace rnx::cli
 
@@ -49,12 +58,8 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
-  } catch (const rnx::error& e) {
-    std::cerr << "rnx: error: " << e.what() << "\n";
-    return e.exit_code();
-  } catch (const std::exception& e) {
-    std::cerr << "rnx: internal error: " << e.what() << "\n";
-    return 3;
+  } catch (...) {
+    return rnx::failure_exit_code("rnx");
   }
   return rnx::cli::exit_code();
 }

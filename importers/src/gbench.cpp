@@ -140,10 +140,7 @@ void keep_summary(const std::string& file, gathered& g) {
 }  // namespace
 
 parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu_time) {
-  const bj::object* top = doc.if_object();
-  if (!top || !top->contains("context") || !top->contains("benchmarks")) {
-    wrong_format(file, doc, "Google Benchmark JSON", "\"context\" and \"benchmarks\"");
-  }
+  require_harness_keys(file, doc, "Google Benchmark JSON", "context");
   json::reader root(doc, file);
   parsed_file out;
   out.file = file;

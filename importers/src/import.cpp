@@ -48,8 +48,11 @@ std::string recognise(const bj::value& doc) {
   return "";
 }
 
-void wrong_format(const std::string& file, const bj::value& doc, std::string_view expected, std::string_view missing) {
-  std::string what = "not " + std::string(expected) + " (it has no " + std::string(missing) + ")";
+void require_harness_keys(const std::string& file, const bj::value& doc, std::string_view expected,
+                          std::string_view key) {
+  const bj::object* top = doc.if_object();
+  if (top && top->contains(key) && top->contains("benchmarks")) return;
+  std::string what = "not " + std::string(expected) + " (it has no \"" + std::string(key) + "\" and \"benchmarks\")";
   const std::string looks = recognise(doc);
   if (!looks.empty()) what += "; it looks like " + looks;
   throw error(errc::invalid, file + ": $: " + what);

@@ -67,9 +67,11 @@ parsed_file parse_nvbench(const std::string& file, const boost::json::value& doc
 // What a document looks like ("Google Benchmark JSON", "an rnx run document", ...), or "" when unknown; an importer
 // given the wrong kind of file says which kind it is.
 std::string recognise(const boost::json::value& doc);
-// Throws the one-line error for a file that is not `expected`, naming what it looks like and the --format to use.
-[[noreturn]] void wrong_format(const std::string& file, const boost::json::value& doc, std::string_view expected,
-                               std::string_view missing);
+// Returns when the top level of `doc` is an object with `key` and "benchmarks" (the mark of the `expected` harness's
+// file); else throws the one-line error for a file that is not `expected`, naming what it looks like and the
+// --format to use.
+void require_harness_keys(const std::string& file, const boost::json::value& doc, std::string_view expected,
+                          std::string_view key);
 
 // rnx::error(invalid) "FILE: PATH: WHAT".
 [[noreturn]] void fail(const std::string& file, const std::string& path, const std::string& what);

@@ -157,10 +157,7 @@ struct device_facts {
 }  // namespace
 
 parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
-  const bj::object* top = doc.if_object();
-  if (!top || !top->contains("devices") || !top->contains("benchmarks")) {
-    wrong_format(file, doc, "nvbench JSON", "\"devices\" and \"benchmarks\"");
-  }
+  require_harness_keys(file, doc, "nvbench JSON", "devices");
   json::reader root(doc, file);
   parsed_file out;
   out.file = file;

@@ -84,10 +84,7 @@ std::string unstable_note(const std::vector<std::pair<std::string, std::string>>
 }  // namespace
 
 parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc) {
-  const bj::object* top = doc.if_object();
-  if (!top || !top->contains("machine_info") || !top->contains("benchmarks")) {
-    wrong_format(file, doc, "pytest-benchmark JSON", "\"machine_info\" and \"benchmarks\"");
-  }
+  require_harness_keys(file, doc, "pytest-benchmark JSON", "machine_info");
   json::reader root(doc, file);
   parsed_file out;
   out.file = file;

@@ -1,6 +1,7 @@
 // The harnesses' time stamps as UTC: ISO 8601 with or without a UTC offset, and old Google Benchmark's local forms.
 #include "import_detail.hpp"
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 
@@ -27,6 +28,17 @@ bool expect_char(std::string_view text, std::size_t& pos, char c) {
   return true;
 }
 
+// Three numbers joined by `sep` ("2024-05-01", "05/01/24", "12:30:00"): the first `first_width` digits, the others
+// two; nullopt when any is missing.
+std::optional<std::array<int, 3>> three_numbers(std::string_view text, std::size_t& pos, std::size_t first_width,
+                                                char sep) {
+  auto a = digits(text, pos, first_width);
+  auto b = a && expect_char(text, pos, sep) ? digits(text, pos, 2) : std::nullopt;
+  auto c = b && expect_char(text, pos, sep) ? digits(text, pos, 2) : std::nullopt;
+  if (!c) return std::nullopt;
+  return std::array<int, 3>{*a, *b, *c};
+}
+
 struct civil_time {
   int year = 0;
   int month = 0;
@@ -42,30 +54,24 @@ std::optional<civil_time> read_civil(std::string_view text, std::size_t& pos) {
   civil_time t;
   std::size_t p = 0;
   if (text.size() >= 8 && text[2] == '/' && text[5] == '/') {
-    auto m = digits(text, p, 2);
-    auto d = expect_char(text, p, '/') ? digits(text, p, 2) : std::nullopt;
-    auto y = expect_char(text, p, '/') ? digits(text, p, 2) : std::nullopt;
-    if (!m || !d || !y) return std::nullopt;
-    t.year = 2000 + *y;
-    t.month = *m;
-    t.day = *d;
+    auto mdy = three_numbers(text, p, 2, '/');
+    if (!mdy) return std::nullopt;
+    t.year = 2000 + (*mdy)[2];
+    t.month = (*mdy)[0];
+    t.day = (*mdy)[1];
   } else {
-    auto y = digits(text, p, 4);
-    auto m = expect_char(text, p, '-') ? digits(text, p, 2) : std::nullopt;
-    auto d = expect_char(text, p, '-') ? digits(text, p, 2) : std::nullopt;
-    if (!y || !m || !d) return std::nullopt;
-    t.year = *y;
-    t.month = *m;
-    t.day = *d;
+    auto ymd = three_numbers(text, p, 4, '-');
+    if (!ymd) return std::nullopt;
+    t.year = (*ymd)[0];
+    t.month = (*ymd)[1];
+    t.day = (*ymd)[2];
   }
   if (!expect_char(text, p, 'T') && !expect_char(text, p, ' ')) return std::nullopt;
-  auto h = digits(text, p, 2);
-  auto mi = expect_char(text, p, ':') ? digits(text, p, 2) : std::nullopt;
-  auto s = expect_char(text, p, ':') ? digits(text, p, 2) : std::nullopt;
-  if (!h || !mi || !s) return std::nullopt;
-  t.hour = *h;
-  t.minute = *mi;
-  t.second = *s;
+  auto hms = three_numbers(text, p, 2, ':');
+  if (!hms) return std::nullopt;
+  t.hour = (*hms)[0];
+  t.minute = (*hms)[1];
+  t.second = (*hms)[2];
   const std::chrono::year_month_day date{std::chrono::year{t.year}, std::chrono::month{static_cast<unsigned>(t.month)},
                                          std::chrono::day{static_cast<unsigned>(t.day)}};
   // 60: a leap second, as ISO 8601 allows.

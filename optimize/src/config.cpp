@@ -2,6 +2,7 @@
 #include "rnx/optimize/config.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
 #include <toml++/toml.h>
@@ -129,11 +130,11 @@ optimize_config parse_optimize_config(std::string_view toml_text, const std::str
 namespace {
 
 std::string read_file_text(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::not_found, path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  auto text = read_whole_file(path);
+  if (!text) {
+    throw error(errc::not_found, path.string() + ": cannot read the manifest (pass --config PATH to rnx.toml)");
+  }
+  return *text;
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include "rnx/optimize/profile.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
 
@@ -196,11 +197,9 @@ op_profile import_trace_text(std::string_view text, const std::string& source) {
 }
 
 op_profile import_trace(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::not_found, path.string() + ": cannot read the trace (check the --import path)");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return import_trace_text(text.str(), path.string());
+  auto text = read_whole_file(path);
+  if (!text) throw error(errc::not_found, path.string() + ": cannot read the trace (check the --import path)");
+  return import_trace_text(*text, path.string());
 }
 
 namespace {

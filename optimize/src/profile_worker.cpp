@@ -15,16 +15,7 @@ namespace rnx::optimize {
 
 namespace fs = std::filesystem;
 
-fs::path default_profile_worker_path() {
-  if (const char* env = std::getenv("RNX_PROFILE_WORKER"); env && *env) return env;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "rnx-profile-worker";
-    if (fs::exists(beside)) return beside;
-  }
-  return "rnx-profile-worker";
-}
+fs::path default_profile_worker_path() { return helper_program_path("RNX_PROFILE_WORKER", "rnx-profile-worker"); }
 
 op_profile profile_in_worker(const fs::path& manifest_path, const std::string& kernel, const profile_options& options,
                              std::chrono::seconds timeout, const fs::path& worker) {

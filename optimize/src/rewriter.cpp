@@ -177,12 +177,14 @@ std::chrono::milliseconds retry_after(const http::response& r, std::chrono::mill
 
 class http_rewriter : public rewriter {
  public:
-  http_rewriter(std::string provider, std::string url, std::string model, std::string key_env, retry_policy retry,
-                std::ostream* log)
+  http_rewriter(std::string provider, std::string url, std::string model, std::string key_env, int max_tokens,
+                double temperature, retry_policy retry, std::ostream* log)
       : provider_(std::move(provider)),
         url_(std::move(url)),
         model_(std::move(model)),
         key_env_(std::move(key_env)),
+        max_tokens_(max_tokens),
+        temperature_(temperature),
         retry_(retry),
         log_(log) {}
 
@@ -247,6 +249,8 @@ class http_rewriter : public rewriter {
   std::string url_;
   std::string model_;
   std::string key_env_;
+  int max_tokens_;
+  double temperature_;
   retry_policy retry_;
   std::ostream* log_;
 
@@ -269,9 +273,8 @@ class anthropic_rewriter final : public http_rewriter {
  public:
   anthropic_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
                      retry_policy retry, std::ostream* log)
-      : http_rewriter("anthropic", base + "/v1/messages", std::move(model), std::move(key_env), retry, log),
-        max_tokens_(max_tokens),
-        temperature_(temperature) {}
+      : http_rewriter("anthropic", base + "/v1/messages", std::move(model), std::move(key_env), max_tokens, temperature,
+                      retry, log) {}
 
  protected:
   bj::value request_body(const rewrite_request& request) const override {
@@ -297,19 +300,14 @@ class anthropic_rewriter final : public http_rewriter {
     }
     return text;
   }
-
- private:
-  int max_tokens_;
-  double temperature_;
 };
 
 class openai_rewriter final : public http_rewriter {
  public:
   openai_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
                   retry_policy retry, std::ostream* log)
-      : http_rewriter("openai", base + "/chat/completions", std::move(model), std::move(key_env), retry, log),
-        max_tokens_(max_tokens),
-        temperature_(temperature) {}
+      : http_rewriter("openai", base + "/chat/completions", std::move(model), std::move(key_env), max_tokens,
+                      temperature, retry, log) {}
 
  protected:
   bj::value request_body(const rewrite_request& request) const override {
@@ -335,10 +333,6 @@ class openai_rewriter final : public http_rewriter {
     const auto& content = choices.at(0).at("message").at("content");
     return content.is_string() ? std::string(content.as_string()) : std::string();
   }
-
- private:
-  int max_tokens_;
-  double temperature_;
 };
 
 std::string env_or(const char* name, std::string fallback) {

@@ -29,16 +29,7 @@ namespace rnx::runner {
 namespace fs = std::filesystem;
 namespace bj = boost::json;
 
-fs::path default_worker_path() {
-  if (const char* w = std::getenv("RNX_WORKER"); w && *w) return w;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "rnx-runner-worker";
-    if (fs::exists(beside)) return beside;
-  }
-  return "rnx-runner-worker";
-}
+fs::path default_worker_path() { return helper_program_path("RNX_WORKER", "rnx-runner-worker"); }
 
 namespace {
 

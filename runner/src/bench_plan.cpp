@@ -2,12 +2,11 @@
 #include "bench_plan.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
 #include <regex>
-#include <sstream>
 
 namespace rnx::runner::detail {
 
@@ -22,10 +21,7 @@ bool selected(const std::vector<std::string>& filter, const std::string& value) 
 // to read it from). Declared shapes without B are refused by the manifest reader already.
 std::optional<std::string> batch_independent(const kernel_spec& k) {
   if (k.kind() != kernel_kind::python || !k.inputs.empty()) return std::nullopt;
-  std::ifstream in(k.resolved_path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const std::string source = text.str();
+  const std::string source = read_whole_file(k.resolved_path).value_or("");
   static const std::regex kernelbench(R"((^|\n)def get_inputs\s*\()");
   static const std::regex batch_size(R"((^|\n)batch_size\s*(:[^=\n]*)?=)");
   if (!std::regex_search(source, kernelbench) || std::regex_search(source, batch_size)) return std::nullopt;

@@ -3,6 +3,7 @@
 
 #include "build_config.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/runner/python.hpp"
@@ -48,11 +49,9 @@ std::vector<std::string> split_list(const std::string& list) {
 }
 
 std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::not_found, path.string() + ": cannot read the kernel source");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  auto text = read_whole_file(path);
+  if (!text) throw error(errc::not_found, path.string() + ": cannot read the kernel source");
+  return *text;
 }
 
 // Adapts any `R entry(Tensor-like...)` to one C entry point, so the runner needs no knowledge of the signature.

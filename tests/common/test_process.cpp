@@ -133,3 +133,14 @@ TEST_CASE("arguments a shell would expand reach the program as plain text and ru
   }
   CHECK_FALSE(fs::exists(marker));
 }
+
+TEST_CASE("helper_program_path: the environment variable first, else the bare name when none stands beside rnx") {
+  ::setenv("RNX_TEST_HELPER_PATH", "/opt/elsewhere/rnx-helper", 1);
+  CHECK(helper_program_path("RNX_TEST_HELPER_PATH", "rnx-no-such-helper") == fs::path("/opt/elsewhere/rnx-helper"));
+  ::setenv("RNX_TEST_HELPER_PATH", "", 1);
+  CHECK(helper_program_path("RNX_TEST_HELPER_PATH", "rnx-no-such-helper") == fs::path("rnx-no-such-helper"));
+  ::unsetenv("RNX_TEST_HELPER_PATH");
+  CHECK(helper_program_path("RNX_TEST_HELPER_PATH", "rnx-no-such-helper") == fs::path("rnx-no-such-helper"));
+  const fs::path self = fs::read_symlink("/proc/self/exe");
+  CHECK(helper_program_path("RNX_TEST_HELPER_PATH", self.filename().c_str()) == self);
+}

@@ -172,3 +172,11 @@ TEST_CASE("verdict renderers: reasons, names and commits from a run are data in 
     CHECK(text.find('\x1b') == std::string::npos);
   }
 }
+
+TEST_CASE("message_shown: a prefix of at most `limit` bytes, control and non-ASCII bytes as '?'") {
+  CHECK(message_shown("run-42", 40) == "run-42");
+  CHECK(message_shown("abcdef", 4) == "abcd");
+  CHECK(message_shown("a\nb\x1b[2J\x7f", 40) == "a?b?[2J?");
+  CHECK(message_shown("caf\xc3\xa9", 40) == "caf??");
+  CHECK(message_shown("", 8).empty());
+}

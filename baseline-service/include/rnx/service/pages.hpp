@@ -34,6 +34,10 @@ inline constexpr int max_range_days = 3660;  // about ten years: longer from/to 
 // --- input from URLs; each throws rnx::error(bad_input) naming the parameter and what to write ---
 // "softmax/eager/float32/b8" (config_key::label()).
 config_key parse_config(std::string_view text);
+
+// A store id (a run's, a verdict's) as a path, a query or a request body gives it: 1 to 18 decimal digits, not 0;
+// nullopt for anything else.
+std::optional<std::int64_t> parse_positive_id(std::string_view text);
 // A date (2026-12-01) or an RFC 3339 UTC time (2026-12-01T10:00:00Z), normalised to RFC 3339.
 std::string parse_time(std::string_view text, std::string_view parameter);
 // "1,2,3": 2 to max_compare_runs distinct run ids.

@@ -424,6 +424,7 @@ class database {
   void migrate();
   run_summary summary_from_row(statement& st);
   token_record token_from_row(statement& st);
+  static project_info project_from_row(statement& st);  // columns: id, name, created_at, public
   // These two expect mutex_ held. find_token_locked refuses (conflict) a revoked token.
   token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
   token_record find_token_locked(std::string_view which);

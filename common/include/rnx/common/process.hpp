@@ -61,4 +61,9 @@ int run_capture(const std::vector<std::string>& argv, std::string& output, captu
 // "Segmentation fault" for SIGSEGV and so on.
 std::string signal_name(int signal_number);
 
+// Where one of rnx's helper programs is (rnx-runner-worker, rnx-profile-worker): the environment variable
+// `env_var` when set and not empty, else `name` beside the running executable when it is there, else `name`
+// (looked up on PATH when started).
+std::filesystem::path helper_program_path(const char* env_var, const char* name);
+
 }  // namespace rnx

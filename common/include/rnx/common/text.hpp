@@ -3,6 +3,7 @@
 // passes such text through the escaper of its target, so it is shown as data and never read as markup.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -39,5 +40,9 @@ std::string markdown_code(std::string_view text);
 // `text` for HTML text or a quoted attribute value: & < > " ' as character references; control characters
 // (newlines kept, tabs made spaces) removed and invalid UTF-8 replaced, as in terminal_safe.
 std::string html_escape(std::string_view text);
+
+// At most the first `limit` bytes of `text`, each control or non-ASCII byte as '?': text from a request or a command
+// line quoted in an error message, so a message never carries terminal controls or a cut UTF-8 sequence.
+std::string message_shown(std::string_view text, std::size_t limit);
 
 }  // namespace rnx
