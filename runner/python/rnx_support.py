@@ -183,13 +183,14 @@ def reference(loaded, device, seed):
     return _model(loaded, loaded.ref_cls, torch.float64, device, seed)
 
 
-def _to_list(out):
+def tensors_of(out):
+    """A kernel's result as a flat list of tensors (nested tuples and lists flattened), for bench and verify alike."""
     if isinstance(out, torch.Tensor):
         return [out]
     if isinstance(out, (list, tuple)):
         result = []
         for item in out:
-            result.extend(_to_list(item))
+            result.extend(tensors_of(item))
         return result
     raise KernelError(f"the kernel returned {type(out).__name__}; return a tensor or a tuple/list of tensors")
 
@@ -213,18 +214,18 @@ def prepare(loaded, runtime, inputs, dtype, device, seed):
     target = _callable(loaded, dtype, device, seed)
     inputs = tuple(inputs)
     if runtime == "eager":
-        return functools.partial(target, *inputs), _to_list
+        return functools.partial(target, *inputs), tensors_of
     if runtime == "compile":
         if device.startswith("cpu") and not _have_compiler():
             raise Unavailable("torch.compile on CPU needs a C++ compiler (g++ or clang++) and none is on PATH")
         compiled = torch.compile(target)
-        return functools.partial(compiled, *inputs), _to_list
+        return functools.partial(compiled, *inputs), tensors_of
     if runtime == "torchscript":
         module = target if isinstance(target, torch.nn.Module) else _AsModule(target)
         with torch.no_grad():
             traced = torch.jit.trace(module, inputs, check_trace=False)
         traced = torch.jit.freeze(traced.eval()) if isinstance(target, torch.nn.Module) else traced
-        return functools.partial(traced, *inputs), _to_list
+        return functools.partial(traced, *inputs), tensors_of
     if runtime == "onnxruntime":
         return _prepare_onnxruntime(target, inputs, dtype, device)
     if runtime == "tensorrt":
@@ -235,7 +236,7 @@ def prepare(loaded, runtime, inputs, dtype, device, seed):
         if not device.startswith("cuda"):
             raise Unavailable("tensorrt runs on CUDA devices only")
         compiled = torch.compile(target, backend="tensorrt")
-        return functools.partial(compiled, *inputs), _to_list
+        return functools.partial(compiled, *inputs), tensors_of
     raise Unavailable(f"unknown runtime '{runtime}'")
 
 

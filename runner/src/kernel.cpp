@@ -54,6 +54,34 @@ kernel_form loaded_form(PyObject* loaded) {
   return *form;
 }
 
+py_ref tensors_to_python(const std::vector<at::Tensor>& tensors, python_sequence sequence) {
+  const auto n = static_cast<Py_ssize_t>(tensors.size());
+  py_ref out = py_ref::steal(sequence == python_sequence::tuple ? PyTuple_New(n) : PyList_New(n));
+  for (Py_ssize_t i = 0; i < n; ++i) {
+    PyObject* item = THPVariable_Wrap(tensors[static_cast<std::size_t>(i)]);
+    if (sequence == python_sequence::tuple) {
+      PyTuple_SET_ITEM(out.get(), i, item);
+    } else {
+      PyList_SET_ITEM(out.get(), i, item);
+    }
+  }
+  return out;
+}
+
+std::vector<at::Tensor> tensors_from_list(PyObject* list, const std::string& what) {
+  std::vector<at::Tensor> out;
+  if (!PyList_Check(list)) throw error(errc::kernel_failed, what + " did not give a list of tensors");
+  for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) {
+    PyObject* item = PyList_GetItem(list, i);
+    if (!THPVariable_Check(item)) {
+      throw error(errc::kernel_failed,
+                  what + " gave a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
+    }
+    out.push_back(THPVariable_Unpack(item));
+  }
+  return out;
+}
+
 at::ScalarType parse_dtype(std::string_view name) {
   switch (dtype_kind_from_string(name).value_or(dtype_kind::none)) {
     case dtype_kind::float32: return at::kFloat;
@@ -154,28 +182,6 @@ std::string describe_inputs(const std::vector<input_spec>& specs, const std::vec
 
 std::string device_text(at::Device d) { return d.str(); }
 
-py_ref wrap_list(const std::vector<at::Tensor>& tensors) {
-  py_ref list = py_ref::steal(PyList_New(static_cast<Py_ssize_t>(tensors.size())));
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    PyList_SET_ITEM(list.get(), static_cast<Py_ssize_t>(i), THPVariable_Wrap(tensors[i]));
-  }
-  return list;
-}
-
-std::vector<at::Tensor> unwrap_list(PyObject* list, const std::string& what) {
-  std::vector<at::Tensor> out;
-  if (!PyList_Check(list)) throw error(errc::kernel_failed, what + " did not give a list of tensors");
-  for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) {
-    PyObject* item = PyList_GetItem(list, i);
-    if (!THPVariable_Check(item)) {
-      throw error(errc::kernel_failed,
-                  what + " gave a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
-    }
-    out.push_back(THPVariable_Unpack(item));
-  }
-  return out;
-}
-
 std::vector<at::Tensor> to_float64(const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> out;
   for (const auto& t : inputs) out.push_back(t.is_floating_point() ? t.to(at::kDouble) : t);
@@ -206,13 +212,13 @@ class python_call final : public bound_call {
     if (!result) kernel_call_failed(spec_, take_python_error(), inputs_);
     py_ref list = py_ref::steal(PyObject_CallOneArg(convert_.get(), result.get()));
     if (!list) kernel_call_failed(spec_, take_python_error(), inputs_);
-    return unwrap_list(list.get(), "kernel \"" + spec_.name + "\"");
+    return tensors_from_list(list.get(), "kernel \"" + spec_.name + "\"");
   }
 
   std::vector<at::Tensor> state() override {
     py_ref args = py_ref::steal(PyTuple_Pack(1, call_.get()));
     py_ref list = call_support("state_tensors", args.get());
-    return unwrap_list(list.get(), "the state of kernel \"" + spec_.name + "\"");
+    return tensors_from_list(list.get(), "the state of kernel \"" + spec_.name + "\"");
   }
 
  private:
@@ -272,7 +278,7 @@ class python_kernel final : public kernel {
       throw error(errc::kernel_failed, "kernel \"" + spec_.name + "\": get_inputs() failed: " + e.what());
     }
     std::vector<at::Tensor> out;
-    for (const auto& t : unwrap_list(list.get(), "get_inputs() of " + spec_.path)) {
+    for (const auto& t : tensors_from_list(list.get(), "get_inputs() of " + spec_.path)) {
       out.push_back(t.is_floating_point() ? t.to(device, dtype).contiguous() : t.to(device));
     }
     return out;
@@ -280,7 +286,7 @@ class python_kernel final : public kernel {
 
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
                                       at::ScalarType dtype, at::Device device, std::uint64_t seed) override {
-    py_ref list = wrap_list(inputs);
+    py_ref list = tensors_to_python(inputs);
     py_ref args = py_ref::steal(Py_BuildValue("(OsOssK)", loaded_.get(), std::string(runtime).c_str(), list.get(),
                                               std::string(dtype_name(dtype)).c_str(), device_text(device).c_str(),
                                               static_cast<unsigned long long>(seed)));
@@ -300,15 +306,15 @@ class python_kernel final : public kernel {
     py_ref args = py_ref::steal(
         Py_BuildValue("(OsK)", loaded_.get(), device_text(device).c_str(), static_cast<unsigned long long>(seed)));
     py_ref fn = call_support("reference", args.get());
-    py_ref list = wrap_list(wide);
+    py_ref list = tensors_to_python(wide);
     py_ref tuple = py_ref::steal(PyList_AsTuple(list.get()));
     py_ref result = py_ref::steal(PyObject_CallObject(fn.get(), tuple.get()));
     if (!result) kernel_call_failed(spec_, "float64 reference: " + take_python_error(), wide);
     py_ref module = py_ref::borrow(support_module());
-    py_ref to_list = py_ref::steal(PyObject_GetAttrString(module.get(), "_to_list"));
+    py_ref to_list = py_ref::steal(PyObject_GetAttrString(module.get(), "tensors_of"));
     py_ref tensors = py_ref::steal(PyObject_CallOneArg(to_list.get(), result.get()));
     if (!tensors) kernel_call_failed(spec_, "float64 reference: " + take_python_error(), wide);
-    return unwrap_list(tensors.get(), "the float64 reference of \"" + spec_.name + "\"");
+    return tensors_from_list(tensors.get(), "the float64 reference of \"" + spec_.name + "\"");
   }
 
   std::vector<std::string> local_modules() const override {

@@ -108,17 +108,6 @@ def bind(loaded, ref, dtype, device, seed, batch, dims):
     return model.to(device=torch.device(device), dtype=_DTYPES[dtype]).eval()
 
 
-def to_list(out):
-    if isinstance(out, torch.Tensor):
-        return [out]
-    if isinstance(out, (list, tuple)):
-        result = []
-        for item in out:
-            result.extend(to_list(item))
-        return result
-    raise VerifyError(f"the kernel returned {type(out).__name__}; return a tensor or a tuple/list of tensors")
-
-
 def python_threads():
     return threading.active_count()
 

@@ -42,27 +42,6 @@ py_ref call_verify(const char* name, PyObject* args_tuple) {
 
 namespace {
 
-py_ref wrap_tuple(const std::vector<at::Tensor>& tensors) {
-  py_ref tuple = py_ref::steal(PyTuple_New(static_cast<Py_ssize_t>(tensors.size())));
-  for (std::size_t i = 0; i < tensors.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.get(), static_cast<Py_ssize_t>(i), THPVariable_Wrap(tensors[i]));
-  }
-  return tuple;
-}
-
-std::vector<at::Tensor> unwrap_list(PyObject* list, const std::string& what) {
-  std::vector<at::Tensor> out;
-  for (Py_ssize_t i = 0; i < PyList_Size(list); ++i) {
-    PyObject* item = PyList_GetItem(list, i);
-    if (!THPVariable_Check(item)) {
-      throw error(errc::kernel_failed,
-                  what + " returned a " + std::string(Py_TYPE(item)->tp_name) + " where a tensor belongs");
-    }
-    out.push_back(THPVariable_Unpack(item));
-  }
-  return out;
-}
-
 py_ref dims_dict(const shape_variant& shape) {
   py_ref d = py_ref::steal(PyDict_New());
   for (const auto& [name, size] : shape.dims) {
@@ -88,12 +67,12 @@ class python_side final : public verify_kernel {
   std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                const shape_variant& shape) override {
     PyObject* fn = bound(dtype, shape);
-    py_ref args = wrap_tuple(inputs);
+    py_ref args = runner::tensors_to_python(inputs, runner::python_sequence::tuple);
     py_ref result = py_ref::steal(PyObject_CallObject(fn, args.get()));
     if (!result) throw error(errc::kernel_failed, what_ + " raised " + runner::take_python_error());
     py_ref pack = py_ref::steal(PyTuple_Pack(1, result.get()));
-    py_ref list = call_verify("to_list", pack.get());
-    return unwrap_list(list.get(), what_);
+    py_ref list = runner::call_support("tensors_of", pack.get());
+    return runner::tensors_from_list(list.get(), what_);
   }
 
   runner::kernel_form kind() const override { return kind_; }
@@ -256,7 +235,7 @@ std::vector<at::Tensor> kernel_pair::base_inputs(const shape_variant& shape, std
                                               static_cast<unsigned long long>(seed)));
     py_ref list = call_verify("kernelbench_inputs", args.get());
     std::vector<at::Tensor> out;
-    for (const auto& t : unwrap_list(list.get(), "get_inputs()")) {
+    for (const auto& t : runner::tensors_from_list(list.get(), "get_inputs()")) {
       out.push_back(t.is_floating_point() ? t.detach().to(at::kCPU, at::kFloat) : t.detach().to(at::kCPU));
     }
     return out;

@@ -80,6 +80,12 @@ std::optional<kernel_form> kernel_form_from_string(std::string_view name);
 // throws rnx::error(internal) for anything else.
 kernel_form loaded_form(PyObject* loaded);
 
+// Tensors to Python and back, for the Python halves of the runner and the verifier: a new list or tuple holding
+// the tensors, and a list's tensors (throws rnx::error(kernel_failed), naming `what`, for anything else in it).
+enum class python_sequence { list, tuple };
+py_ref tensors_to_python(const std::vector<at::Tensor>& tensors, python_sequence sequence = python_sequence::list);
+std::vector<at::Tensor> tensors_from_list(PyObject* list, const std::string& what);
+
 struct load_options {
   std::string cuda_arch;                      // "sm_90"; empty = the visible GPU's, else sm_90
   std::filesystem::path cache_dir;            // compiled .cpp/.cu kernels; empty = default_cache_dir()
