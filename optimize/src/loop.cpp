@@ -5,6 +5,7 @@
 #include "rnx/optimize/loop.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/optimize/profile_worker.hpp"
@@ -31,11 +32,9 @@ namespace bj = boost::json;
 namespace {
 
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw error(errc::not_found, path.string() + ": cannot read it (pass --config PATH to rnx.toml)");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::optional<std::string> text = read_whole_file(path);
+  if (!text) throw error(errc::not_found, path.string() + ": cannot read it (pass --config PATH to rnx.toml)");
+  return *text;
 }
 
 void write_text(const fs::path& path, const std::string& text) {

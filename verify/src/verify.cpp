@@ -4,6 +4,7 @@
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
@@ -182,16 +183,7 @@ reference_spec reference_from_file(const fs::path& path, const std::string& inpu
   return r;
 }
 
-fs::path default_worker_path() {
-  if (const char* env = std::getenv("RNX_VERIFY_WORKER"); env && *env) return env;
-  std::error_code ec;
-  fs::path self = fs::read_symlink("/proc/self/exe", ec);
-  if (!ec) {
-    fs::path beside = self.parent_path() / "rnx-verify-worker";
-    if (fs::exists(beside)) return beside;
-  }
-  return "rnx-verify-worker";
-}
+fs::path default_worker_path() { return helper_program_path("RNX_VERIFY_WORKER", "rnx-verify-worker"); }
 
 namespace {
 
