@@ -31,6 +31,10 @@ Noise profiles (per-run standard deviation of the log statistic; reported standa
          5, 7 and 8 (ratios 1.004 [0.998, 1.011], 0.998 [0.990, 1.008], 0.996 [0.991, 1.001])
   h200-matmul NVIDIA H200, 4096^3 float32 matmul, 3 processes: docs/gpu-results.md, its medians in runs 2, 5 and 7
          (2.6768, 2.7160, 2.7170 ms) and the A/A intervals of runs 4 and 5 ([0.939, 1.020], [0.946, 1.027])
+  h200-matmul-20  the same matmul at default settings, 20 back-to-back `rnx bench` runs in one session
+         (bench/results/between_runs_gpu.json, bench/gpu_probe/between_runs.py; docs/gpu-results.md run 32): the
+         larger of the runs' sd and the successive-difference estimate, the median standard error; one host and
+         one hour, so a lower bound on a real history's noise
 """
 import argparse
 import json
@@ -85,7 +89,16 @@ def h200_profiles():
         {"name": "h200-matmul", "sd": sd_of_logs(matmul_medians),
          "se": half_width_sd(matmul_intervals, 3) / math.sqrt(2),
          "processes": 3, "source": "docs/gpu-results.md runs 2, 5, 7 medians; runs 4, 5 A/A intervals"},
+        measured_profile("h200-matmul-20", "bench/results/between_runs_gpu.json"),
     ]
+
+
+def measured_profile(name, path):
+    """A profile from bench/gpu_probe/between_runs.py's output: the larger of its two between-run estimates."""
+    summary = json.load(open(os.path.join(ROOT, path)))["summary"]
+    return {"name": name, "sd": max(summary["sd"], summary["sd_successive"]), "se": summary["se_median"],
+            "processes": int(summary["processes_median"]),
+            "source": f"{path}: {summary['runs']} back-to-back runs at default settings"}
 
 
 def scenarios(steps):
@@ -186,7 +199,8 @@ def main():
     wanted = args.profiles.split(",")
     profiles = [p for p in [cpu_profile()] + h200_profiles() if p["name"] in wanted]
     if len(profiles) != len(wanted):
-        sys.exit(f"changepoint_sim: --profiles {args.profiles}: the profiles are cpu, h200-chain, h200-matmul")
+        sys.exit(f"changepoint_sim: --profiles {args.profiles}: the profiles are cpu, h200-chain, h200-matmul, "
+                 "h200-matmul-20")
     steps = [float(x) for x in args.steps.split(",")]
     rows = []
     for profile in profiles:
