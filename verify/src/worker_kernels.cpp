@@ -145,7 +145,7 @@ kernel_pair::kernel_pair(const side_spec& reference, std::vector<input_spec> inp
                          std::uint64_t seed, std::filesystem::path cache_dir)
     : inputs_(std::move(inputs)), device_(device), seed_(seed), cache_dir_(std::move(cache_dir)) {
   verify_module();
-  reference_ = load_side(reference, "reference");
+  reference_ = load_side(reference, side_role::reference);
   if (reference_->kind() == runner::kernel_form::kernelbench) {
     kernelbench_ = true;
     py_ref args = py_ref::steal(PyTuple_Pack(1, reference_loaded_.get()));
@@ -173,11 +173,14 @@ kernel_pair::kernel_pair(const side_spec& reference, std::vector<input_spec> inp
   }
 }
 
-std::unique_ptr<verify_kernel> kernel_pair::load_side(const side_spec& side, const char* role) {
-  const std::string what = std::string(role) + " " + side.path;
-  const bool is_reference = std::string(role) == "reference";
+std::string_view to_string(side_role role) { return role == side_role::reference ? "reference" : "candidate"; }
+
+std::unique_ptr<verify_kernel> kernel_pair::load_side(const side_spec& side, side_role role) {
+  const std::string what = std::string(to_string(role)) + " " + side.path;
+  const bool is_reference = role == side_role::reference;
   if (is_python(side.path)) {
-    py_ref args = py_ref::steal(Py_BuildValue("(ssss)", side.path.c_str(), side.entry.c_str(), role,
+    py_ref args = py_ref::steal(Py_BuildValue("(ssss)", side.path.c_str(), side.entry.c_str(),
+                                              std::string(to_string(role)).c_str(),
                                               is_reference ? "rnx_verify_reference" : "rnx_verify_candidate"));
     py_ref loaded;
     try {
@@ -195,7 +198,7 @@ std::unique_ptr<verify_kernel> kernel_pair::load_side(const side_spec& side, con
     throw error(errc::usage, what + ": a KernelBench reference needs a Python candidate (a ModelNew class)");
   }
   auto spec = std::make_unique<kernel_spec>();
-  spec->name = is_reference ? "reference" : "candidate";
+  spec->name = std::string(to_string(role));
   spec->path = side.path;
   spec->resolved_path = std::filesystem::absolute(side.path);
   spec->entry = side.entry;
@@ -213,7 +216,9 @@ std::unique_ptr<verify_kernel> kernel_pair::load_side(const side_spec& side, con
   return std::make_unique<runner_side>(std::move(k), device_, seed_, what);
 }
 
-void kernel_pair::load_candidate(const side_spec& candidate) { candidate_ = load_side(candidate, "candidate"); }
+void kernel_pair::load_candidate(const side_spec& candidate) {
+  candidate_ = load_side(candidate, side_role::candidate);
+}
 
 std::map<std::string, std::int64_t> kernel_pair::variable_dims() const {
   if (kernelbench_) return kb_dims_;

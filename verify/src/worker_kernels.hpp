@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace rnx::verify::detail {
@@ -37,6 +38,10 @@ class verify_kernel {
 PyObject* verify_module();
 runner::py_ref call_verify(const char* name, PyObject* args_tuple);  // throws rnx::error(kernel_failed)
 
+// Which side of the comparison a file is: its name is the role rnx_verify.load is told and the start of messages.
+enum class side_role { reference, candidate };
+std::string_view to_string(side_role role);  // "reference", "candidate"
+
 struct side_spec {
   std::string path;
   std::string entry;
@@ -62,7 +67,7 @@ class kernel_pair {
   at::Device device() const { return device_; }
 
  private:
-  std::unique_ptr<verify_kernel> load_side(const side_spec& side, const char* role);
+  std::unique_ptr<verify_kernel> load_side(const side_spec& side, side_role role);
 
   std::vector<input_spec> inputs_;
   at::Device device_;
