@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -77,28 +78,49 @@ std::string describe_group(const store::group_state& state) {
   return text;
 }
 
+namespace {
+
+// The group's outcome, or nullopt while the store knows no shard of it yet: the final job of a matrix may ask before
+// the first shard's upload has landed. `not_yet` then holds the store's words.
+std::optional<group_outcome> ask_group(baseline_backend& backend, const std::string& project, const std::string& group,
+                                       const gate_policy& policy, std::string& not_yet) {
+  try {
+    return backend.judge_group(project, group, policy);
+  } catch (const error& e) {
+    if (e.code() != errc::not_found) throw;
+    not_yet = e.what();
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
 verdict_document await_group_verdict(baseline_backend& backend, const std::string& project, const std::string& group,
                                      const gate_policy& policy, double wait_s) {
   using clock = std::chrono::steady_clock;
   const auto until = clock::now() + std::chrono::milliseconds(static_cast<long long>(wait_s * 1000));
   while (true) {
-    group_outcome outcome = backend.judge_group(project, group, policy);
-    if (outcome.verdict) {
-      std::cout << "rnx gate: " << describe_group(outcome.state) << "\n";
-      return std::move(*outcome.verdict);
+    std::string not_yet;
+    std::optional<group_outcome> outcome = ask_group(backend, project, group, policy, not_yet);
+    if (outcome && outcome->verdict) {
+      std::cout << "rnx gate: " << describe_group(outcome->state) << "\n";
+      return std::move(*outcome->verdict);
     }
+    const std::string state = outcome ? describe_group(outcome->state) : not_yet;
     const auto left = std::chrono::duration<double>(until - clock::now()).count();
     if (left <= 0) {
       verdict_document v;
       v.verdict = overall::warn;
       v.policy = policy;
-      v.reason = "no verdict: " + describe_group(outcome.state) + "; the gate stopped waiting after " +
+      v.reason = "no verdict: " + state + "; the gate stopped waiting after " +
                  std::to_string(static_cast<long long>(wait_s)) + " s (--group-wait)";
       return v;
     }
-    std::cout << "rnx gate: " << describe_group(outcome.state) << "\n" << std::flush;
+    std::cout << "rnx gate: " << (outcome ? state : "no shard of run group " + group + " has arrived yet") << "\n"
+              << std::flush;
     // Ask again when the group is due, or sooner: a shard may complete it first.
-    const double pause = std::min({left, 5.0, std::max(0.5, static_cast<double>(outcome.state.seconds_left))});
+    const double due = outcome ? std::max(0.5, static_cast<double>(outcome->state.seconds_left)) : 1.0;
+    const double pause = std::min({left, 5.0, due});
     std::this_thread::sleep_for(std::chrono::milliseconds(static_cast<long long>(pause * 1000)));
   }
 }

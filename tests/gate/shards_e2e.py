@@ -135,10 +135,12 @@ def case_service(h):
                                 stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 
     started = time.time()
-    first = [shard_job(shards[0]), shard_job(shards[1])]  # two at once
+    # The final job asks before any shard has landed (a matrix does not order its jobs): it must wait, not fail.
     final = subprocess.Popen([h.rnx, "gate", "--group-verdict", "--service-url", h.service_url, "--project", PROJECT,
                               "--out-dir", h.path("final")], env=pr_env(h), cwd=h.dir, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, text=True)
+    time.sleep(1.5)
+    first = [shard_job(shards[0]), shard_job(shards[1])]  # two at once
     for p in first:
         out, _ = p.communicate(timeout=60)
         check(p.returncode == 0, "a shard job exits 0: " + out)
@@ -151,6 +153,7 @@ def case_service(h):
     out, _ = final.communicate(timeout=90)
     waited = time.time() - started
     check(final.returncode == 0, "the final job exits 0 on WARN: " + out)
+    check("no shard of run group %s has arrived yet" % GROUP in out, "the final job waited for the first shard: " + out)
     check(waited >= 7, "the final job waited for the group's timeout (%.1f s)" % waited)
     with open(h.path("final", "verdict.json")) as f:
         verdict = json.load(f)
