@@ -50,6 +50,8 @@ bool set_option(rnx::stats::change_options& opt, const std::string& flag, const 
     opt.penalty = v;
   } else if (flag == "--widening") {
     opt.short_history_widening = v;
+  } else if (flag == "--residual-widening") {
+    opt.residual_widening = v;
   } else if (flag == "--probability") {
     opt.probability = v;
   } else if (flag == "--min-effect") {

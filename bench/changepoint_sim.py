@@ -120,6 +120,7 @@ def simulate(rng, profile, level, histories):
 
 # The detector's options the command line may set (changepoint_sim's flags); unset ones keep the shipped defaults.
 DETECTOR_OPTIONS = {"penalty": "the penalty", "widening": "the short-history widening",
+                    "residual_widening": "the short-history widening of the second pass",
                     "probability": "the probability a change point needs", "min_effect": "the smallest step kept",
                     "hazard": "the prior chance of a step per run", "step_sd": "the prior spread of a step's log size",
                     "min_segment": "the runs on each side of a step"}
@@ -190,7 +191,7 @@ def main():
     for name, what in DETECTOR_OPTIONS.items():
         ap.add_argument("--" + name.replace("_", "-"), type=float, help=f"the detector's {what[4:]} (default: shipped)")
     ap.add_argument("--steps", default="1,2,3,5", help="step sizes in percent, comma-separated")
-    ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul", help="noise profiles, comma-separated")
+    ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul,h200-matmul-20", help="noise profiles, comma-separated")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/changepoint_sim.json"))
     args = ap.parse_args()
     if not os.access(args.sim, os.X_OK):

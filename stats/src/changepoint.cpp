@@ -64,53 +64,92 @@ double trimmed_normal_second_moment(double q) {
   return 1 - 2 * c * density / q;
 }
 
-// Successive differences of the log statistics, as their distances from the median difference (a ramp shifts them
-// all alike), and the trimming that leaves out their largest quarter (the one difference a step moves, the two an
-// outlier run moves).
-struct differences {
-  std::vector<double> dev;       // y[i + 1] - y[i] - the median difference
-  std::vector<double> pair_own;  // own[i] + own[i + 1]
+// Deviations of the log statistics whose scatter measures the noise: each deviation's variance is
+// base + multiple * between under between-run variance `between`. The largest ones are left out (a step, a wild run)
+// and the rest calibrated against what that trimming leaves of a standard normal's mean square.
+struct deviations {
+  std::vector<double> dev;
+  std::vector<double> base;      // the deviation's variance from the runs' own variances
+  std::vector<double> multiple;  // and its multiple of the between-run variance
   std::size_t kept = 0;          // how many of the smallest are kept
   double moment = 1;             // what that trimming leaves of a standard normal's mean square
+  double degrees = 0;            // what the noise estimate rests on: deviations less the levels fitted to them
 };
 
-differences trimmed_differences(const std::vector<double>& y, const std::vector<double>& own) {
-  differences out;
+void trim(deviations& d, std::size_t kept) {
+  const auto m = static_cast<double>(d.dev.size());
+  d.kept = std::clamp<std::size_t>(kept, 1, d.dev.size());
+  // The kept fraction taken as (kept + 1/2) / all leaves the estimate unbiased for normal noise from 7 on.
+  d.moment = trimmed_normal_second_moment(std::min(0.999, (static_cast<double>(d.kept) + 0.5) / m));
+}
+
+// Successive differences, as their distances from the median difference (a ramp shifts them all alike), without
+// their largest quarter (the one difference a step moves, the two a wild run moves). Needs no segmentation: the
+// first estimate.
+deviations successive_differences(const std::vector<double>& y, const std::vector<double>& own) {
+  deviations out;
   for (std::size_t i = 1; i < y.size(); ++i) {
     out.dev.push_back(y[i] - y[i - 1]);
-    out.pair_own.push_back(own[i] + own[i - 1]);
+    out.base.push_back(own[i] + own[i - 1]);
+    out.multiple.push_back(2);
   }
   const double center = median_of(out.dev);
   for (auto& d : out.dev) d -= center;
-  const auto m = static_cast<double>(out.dev.size());
-  out.kept = std::max<std::size_t>(1, out.dev.size() * 3 / 4);
-  // The kept fraction taken as (kept + 1/2) / all leaves the estimate unbiased for normal noise from 7 on.
-  out.moment = trimmed_normal_second_moment(std::min(0.999, (static_cast<double>(out.kept) + 0.5) / m));
+  trim(out, out.dev.size() * 3 / 4);
+  out.degrees = static_cast<double>(out.dev.size());
   return out;
 }
 
-// The trimmed mean square of the differences each divided by its standard deviation under between-run variance
-// `between` (both runs' own variances plus twice it), over the standard normal's: 1 when `between` explains them.
-double trimmed_scaled_square(const differences& d, double between) {
+// Each run's distance from its segment's mean (segments between `cuts`), for the runs before `upto`, without the
+// largest tenth (a wild run, a step the first pass missed). Every run's error counts once instead of twice, as in
+// a difference: about twice the information of successive_differences, so a history's noise is known with about
+// half the variance. A segment of one run says nothing of the noise and is left out.
+deviations segment_residuals(const std::vector<double>& y, const std::vector<double>& own,
+                             const std::vector<std::size_t>& cuts, std::size_t upto) {
+  deviations out;
+  std::size_t s = 0;
+  for (std::size_t c = 0; c <= cuts.size() && s < upto; ++c) {
+    const std::size_t t = std::min(c < cuts.size() ? cuts[c] : upto, upto);
+    if (t >= s + 2) {
+      const auto first = y.begin() + static_cast<std::ptrdiff_t>(s);
+      const double mean = std::accumulate(first, first + static_cast<std::ptrdiff_t>(t - s), 0.0) /
+                          static_cast<double>(t - s);
+      // The segment mean takes a run's share of its own error: its residual keeps (1 - 1/length) of its variance.
+      const double kept = 1 - 1 / static_cast<double>(t - s);
+      for (std::size_t i = s; i < t; ++i) {
+        out.dev.push_back(y[i] - mean);
+        out.base.push_back(own[i] * kept);
+        out.multiple.push_back(kept);
+      }
+      out.degrees += static_cast<double>(t - s - 1);
+    }
+    s = t;
+  }
+  trim(out, out.dev.size() - out.dev.size() / 10);
+  return out;
+}
+
+// The trimmed mean square of the deviations each divided by its standard deviation under between-run variance
+// `between`, over the standard normal's: 1 when `between` explains them.
+double trimmed_scaled_square(const deviations& d, double between) {
   std::vector<double> scaled(d.dev.size());
   for (std::size_t i = 0; i < scaled.size(); ++i) {
-    scaled[i] = d.dev[i] * d.dev[i] / std::max(d.pair_own[i] + 2 * between, min_variance);
+    scaled[i] = d.dev[i] * d.dev[i] / std::max(d.base[i] + d.multiple[i] * between, min_variance);
   }
   std::nth_element(scaled.begin(), scaled.begin() + static_cast<std::ptrdiff_t>(d.kept - 1), scaled.end());
   const double sum = std::accumulate(scaled.begin(), scaled.begin() + static_cast<std::ptrdiff_t>(d.kept), 0.0);
   return sum / static_cast<double>(d.kept) / d.moment;
 }
 
-// The between-run variance: the part of the differences' scatter that the runs' own variances do not explain,
-// chosen so that the differences over their standard deviations have unit trimmed mean square. The weights are
+// The between-run variance: the part of the deviations' scatter that the runs' own variances do not explain,
+// chosen so that the deviations over their standard deviations have unit trimmed mean square. The weights are
 // then calibrated against the history itself, whether the runs' own uncertainties say much about their errors or
 // little (then this part covers it). Found by bisection: the scaled square falls as `between` grows, and at
-// max(dev^2) / (2 moment) it is at most 1.
-double between_run_variance(const std::vector<double>& y, const std::vector<double>& own) {
-  const auto d = trimmed_differences(y, own);
+// max(dev^2 / multiple) / moment it is at most 1.
+double between_run_variance(const deviations& d) {
   if (trimmed_scaled_square(d, 0.0) <= 1) return 0.0;
   double lo = 0, hi = 0;
-  for (double x : d.dev) hi = std::max(hi, x * x / (2 * d.moment));
+  for (std::size_t i = 0; i < d.dev.size(); ++i) hi = std::max(hi, d.dev[i] * d.dev[i] / (d.multiple[i] * d.moment));
   for (int i = 0; i < 50; ++i) {
     const double mid = (lo + hi) / 2;
     (trimmed_scaled_square(d, mid) > 1 ? lo : hi) = mid;
@@ -139,10 +178,9 @@ std::vector<double> own_variances(std::span<const run_point> history) {
 // Every run's variance about its level, its own plus the between-run part. The noise of a short history is itself
 // uncertain: all are widened by a factor that fades as the history grows, so the first runs of a history do not
 // raise false steps. Returns them and the typical (median) variance of one run before the widening.
-std::pair<std::vector<double>, double> run_variances(const std::vector<double>& y, std::vector<double> own,
-                                                     double widening) {
-  const double between = between_run_variance(y, own);
-  const double widen = 1 + widening / static_cast<double>(y.size() - 1);
+std::pair<std::vector<double>, double> run_variances(std::vector<double> own, const deviations& d, double widening) {
+  const double between = between_run_variance(d);
+  const double widen = 1 + widening / std::max(d.degrees, 1.0);
   for (auto& v : own) v += between;
   const double typical = median_of(own);
   for (auto& v : own) v *= widen;
@@ -327,23 +365,46 @@ std::optional<run_point> point_from_interval(double median_ms, std::optional<dou
   return out;
 }
 
-change_scan find_change_points(std::span<const run_point> history, const change_options& opt) {
+namespace {
+
+// One segmentation of the history under the between-run variance `between`: the run variances (widened, wild runs
+// discounted) and the change points that pass the confirmation.
+change_scan segment_history(const std::vector<double>& y, const std::vector<double>& own, const deviations& d,
+                            double widening, const change_options& opt) {
   change_scan out;
+  auto [v, typical] = run_variances(own, d, widening);
+  out.noise = std::sqrt(typical);
+  discount_outliers(y, opt.min_segment, v);
+  std::vector<double> w(y.size());
+  for (std::size_t i = 0; i < y.size(); ++i) w[i] = 1 / std::max(v[i], min_variance);
+  const segment_costs costs(y, w);
+  out.changes = confirm_cuts(y, w, costs, optimal_partition(costs, y.size(), opt.penalty, opt.min_segment), opt);
+  return out;
+}
+
+}  // namespace
+
+change_scan find_change_points(std::span<const run_point> history, const change_options& opt) {
   const std::size_t n = history.size();
-  if (n < std::max<std::size_t>(opt.min_history, 2 * opt.min_segment) || opt.min_segment == 0) return out;
+  if (n < std::max<std::size_t>(opt.min_history, 2 * opt.min_segment) || opt.min_segment == 0) return {};
   std::vector<double> y(n);
   for (std::size_t i = 0; i < n; ++i) {
-    if (!std::isfinite(history[i].log_stat)) return out;
+    if (!std::isfinite(history[i].log_stat)) return {};
     y[i] = history[i].log_stat;
   }
-  auto [v, total] = run_variances(y, own_variances(history), opt.short_history_widening);
-  out.noise = std::sqrt(total);
-  discount_outliers(y, opt.min_segment, v);
-  std::vector<double> w(n);
-  for (std::size_t i = 0; i < n; ++i) w[i] = 1 / std::max(v[i], min_variance);
-  const segment_costs costs(y, w);
-  out.changes = confirm_cuts(y, w, costs, optimal_partition(costs, n, opt.penalty, opt.min_segment), opt);
-  return out;
+  const auto own = own_variances(history);
+  // First the noise from successive differences, which needs no segmentation; then, from the steps that finds, the
+  // noise from each run's distance to its own level, which rests on about twice the information.
+  const auto first = segment_history(y, own, successive_differences(y, own),
+                                     opt.short_history_widening, opt);
+  std::vector<std::size_t> cuts;
+  for (const auto& c : first.changes) cuts.push_back(c.index);
+  // The newest runs are on trial: a step they begin would inflate the noise they are judged against, so they do
+  // not measure it.
+  const std::size_t on_trial = opt.min_segment + 1;
+  if (n < on_trial + opt.min_history) return first;
+  return segment_history(y, own, segment_residuals(y, own, cuts, n - on_trial),
+                         opt.residual_widening, opt);
 }
 
 std::vector<change_point> unknown_changes(const std::vector<change_point>& found, std::span<const known_change> known,

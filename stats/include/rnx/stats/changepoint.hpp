@@ -7,9 +7,11 @@
 //     std::cout << "x" << c.ratio << " [" << c.ci_lo << ", " << c.ci_hi << "] P=" << c.probability << "\n";
 //
 // The method (docs/statistics.md, "Change points"): penalized optimal partitioning of the log statistics with a
-// Gaussian cost weighted by each run's variance (the between-run noise, estimated robustly from the history's
-// successive differences, plus the run's own uncertainty where it stands out; one wild run between normal ones
-// barely counts); each proposed step is then kept only when a Bayesian single-change model over its neighbourhood
+// Gaussian cost weighted by each run's variance (the between-run noise plus the run's own uncertainty where it
+// stands out; one wild run between normal ones barely counts). The noise is estimated twice: robustly from the
+// history's successive differences, which need no segmentation, then from each run's distance to its level in the
+// steps that first pass found, which rests on about twice the information; the newest runs, on trial, do not
+// measure it. Each proposed step is then kept only when a Bayesian single-change model over its neighbourhood
 // gives it the required probability, it is at least `min_effect` large, and the runs beside it agree with their
 // own side's level. Nothing here throws on data: too short a history
 // or degenerate values give no change points.
@@ -49,7 +51,11 @@ struct change_options {
   double min_effect = 0.005;             // and its size (ratio - 1, either way) this fraction
   double hazard = 0.02;                  // prior chance of a step between two consecutive runs (chosen: docs/drift.md)
   double step_prior_sd = 0.02;           // prior spread of a step's log size (chosen: docs/drift.md)
-  double short_history_widening = 13.0;  // run variances times 1 + this / (runs - 1) (chosen: docs/drift.md)
+  // The noise of a short history is itself uncertain: run variances are widened by 1 + this / the deviations the
+  // noise estimate rests on, in the first pass (successive differences) and the second (residuals about the first
+  // pass's levels; chosen: docs/drift.md).
+  double short_history_widening = 13.0;
+  double residual_widening = 6.0;
 };
 
 struct change_point {
