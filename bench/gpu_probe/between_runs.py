@@ -3,10 +3,13 @@
 settings (no [bench] table), each summarised as the change-point detector sees a stored run.
 
     python3 bench/gpu_probe/between_runs.py [--rnx build-gpu/bin/rnx] [--runs 16] [--device cuda]
-                                            [--out bench/results/between_runs_gpu.json]
+                                            [--kernel matmul|chain] [--out bench/results/between_runs_gpu.json]
 
-The configuration: examples/kernels/matmul.py, 4096 x 4096 float32 at batch 1, eager (the h200-matmul noise
-profile of bench/changepoint_sim.py). Each run's statistic is what stats::summarize_run computes: the geometric mean
+The configuration, eager float32, with no other setting than its inputs:
+  matmul  examples/kernels/matmul.py, 4096 x 4096 at batch 1 (the h200-matmul noise profiles of
+          bench/changepoint_sim.py)
+  chain   tests/device/kernels/chain.py, 33 dependent 2048^3 matrix products at batch 2048 (the h200-chain ones;
+          the GPU suite's manifest runs it with 8 processes, this one with the default) Each run's statistic is what stats::summarize_run computes: the geometric mean
 of the per-process medians, with the standard error of the mean of their logs. Printed and written: each run's
 statistic, standard error, processes and wall time, then the standard deviation of the runs' log statistics (the
 between-run noise; also from successive differences, which a slow drift does not inflate) and the median
@@ -35,10 +38,15 @@ batch    = [1]
 device   = "{device}"
 
 [[kernel]]
-name   = "matmul"
-path   = "{root}/examples/kernels/matmul.py"
-inputs = {{ a = "B,4096,4096", b = "4096,4096" }}
+{kernel}
 """
+
+KERNELS = {
+    "matmul": 'name   = "matmul"\npath   = "{root}/examples/kernels/matmul.py"\n'
+              'inputs = {{ a = "B,4096,4096", b = "4096,4096" }}',
+    "chain": 'name   = "chain"\npath   = "{root}/tests/device/kernels/chain.py"\n'
+             'inputs = {{ x = "B,2048", w = "2048,2048" }}\nbatch  = [2048]',
+}
 
 
 def summarize(result):
@@ -72,13 +80,14 @@ def main():
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build-gpu/bin/rnx"))
     ap.add_argument("--runs", type=int, default=16)
     ap.add_argument("--device", default="cuda")
+    ap.add_argument("--kernel", choices=sorted(KERNELS), default="matmul")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/between_runs_gpu.json"))
     args = ap.parse_args()
     runs = []
     with tempfile.TemporaryDirectory() as tmp:
         manifest = os.path.join(tmp, "rnx.toml")
         with open(manifest, "w") as f:
-            f.write(MANIFEST.format(device=args.device, root=ROOT))
+            f.write(MANIFEST.format(device=args.device, kernel=KERNELS[args.kernel].format(root=ROOT)))
         for i in range(args.runs):
             r = one_run(args.rnx, manifest, os.path.join(tmp, f"run{i}.json"))
             runs.append(r)
@@ -86,7 +95,7 @@ def main():
                   f"{r['processes']} processes  {r['wall_s']:.1f} s", flush=True)
     logs = [math.log(r["statistic_ms"]) for r in runs]
     diffs = [b - a for a, b in zip(logs, logs[1:])]
-    summary = {"runs": len(runs), "sd": statistics.stdev(logs),
+    summary = {"kernel": args.kernel, "runs": len(runs), "sd": statistics.stdev(logs),
                "sd_successive": math.sqrt(statistics.fmean(d * d for d in diffs) / 2),
                "se_median": statistics.median(r["log_se"] for r in runs),
                "processes_median": statistics.median(r["processes"] for r in runs)}
