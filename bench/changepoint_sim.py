@@ -35,6 +35,11 @@ Noise profiles (per-run standard deviation of the log statistic; reported standa
          (bench/results/between_runs_gpu.json, bench/gpu_probe/between_runs.py; docs/gpu-results.md run 32): the
          larger of the runs' sd and the successive-difference estimate, the median standard error; one host and
          one hour, so a lower bound on a real history's noise
+  h200-chain-24   the chain at default settings (3 processes), 24 runs in one session (docs/gpu-results.md run 33,
+         bench/results/between_runs_gpu_chain.json)
+  h200-matmul-50  the matmul's 20 runs of run 32 and 30 runs of a later session (two hours on, the machine started afresh)
+         (run 34, bench/results/between_runs_gpu_matmul30.json) together: the sd of all 50, the shift between
+         the sessions included
 """
 import argparse
 import json
@@ -89,16 +94,26 @@ def h200_profiles():
         {"name": "h200-matmul", "sd": sd_of_logs(matmul_medians),
          "se": half_width_sd(matmul_intervals, 3) / math.sqrt(2),
          "processes": 3, "source": "docs/gpu-results.md runs 2, 5, 7 medians; runs 4, 5 A/A intervals"},
-        measured_profile("h200-matmul-20", "bench/results/between_runs_gpu.json"),
+        measured_profile("h200-chain-24", ["bench/results/between_runs_gpu_chain.json"]),
+        measured_profile("h200-matmul-20", ["bench/results/between_runs_gpu.json"]),
+        measured_profile("h200-matmul-50", ["bench/results/between_runs_gpu.json",
+                                            "bench/results/between_runs_gpu_matmul30.json"]),
     ]
 
 
-def measured_profile(name, path):
-    """A profile from bench/gpu_probe/between_runs.py's output: the larger of its two between-run estimates."""
-    summary = json.load(open(os.path.join(ROOT, path)))["summary"]
-    return {"name": name, "sd": max(summary["sd"], summary["sd_successive"]), "se": summary["se_median"],
-            "processes": int(summary["processes_median"]),
-            "source": f"{path}: {summary['runs']} back-to-back runs at default settings"}
+def measured_profile(name, paths):
+    """A profile from bench/gpu_probe/between_runs.py's outputs (one session each): the standard deviation of all
+    their runs' log statistics together (a shift between sessions counts as noise) or, if larger, the one from
+    successive differences inside each session; the median standard error; the median number of processes."""
+    sessions = [json.load(open(os.path.join(ROOT, p)))["runs"] for p in paths]
+    logs = [[math.log(r["statistic_ms"]) for r in runs] for runs in sessions]
+    diffs = [b - a for one in logs for a, b in zip(one, one[1:])]
+    every = [r for runs in sessions for r in runs]
+    sd = max(statistics.stdev([x for one in logs for x in one]), math.sqrt(statistics.fmean(d * d for d in diffs) / 2))
+    return {"name": name, "sd": sd, "se": statistics.median(r["log_se"] for r in every),
+            "processes": int(statistics.median(r["processes"] for r in every)),
+            "source": f"{' + '.join(paths)}: {len(every)} back-to-back runs at default settings in {len(paths)} "
+                      f"session{'s' if len(paths) > 1 else ''}"}
 
 
 def scenarios(steps):
@@ -191,7 +206,7 @@ def main():
     for name, what in DETECTOR_OPTIONS.items():
         ap.add_argument("--" + name.replace("_", "-"), type=float, help=f"the detector's {what[4:]} (default: shipped)")
     ap.add_argument("--steps", default="1,2,3,5", help="step sizes in percent, comma-separated")
-    ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul,h200-matmul-20", help="noise profiles, comma-separated")
+    ap.add_argument("--profiles", default="cpu,h200-chain,h200-matmul,h200-matmul-20,h200-chain-24,h200-matmul-50", help="noise profiles, comma-separated")
     ap.add_argument("--out", default=os.path.join(ROOT, "bench/results/changepoint_sim.json"))
     args = ap.parse_args()
     if not os.access(args.sim, os.X_OK):
@@ -200,8 +215,8 @@ def main():
     wanted = args.profiles.split(",")
     profiles = [p for p in [cpu_profile()] + h200_profiles() if p["name"] in wanted]
     if len(profiles) != len(wanted):
-        sys.exit(f"changepoint_sim: --profiles {args.profiles}: the profiles are cpu, h200-chain, h200-matmul, "
-                 "h200-matmul-20")
+        known = ", ".join(p["name"] for p in [cpu_profile()] + h200_profiles())
+        sys.exit(f"changepoint_sim: --profiles {args.profiles}: the profiles are {known}")
     steps = [float(x) for x in args.steps.split(",")]
     rows = []
     for profile in profiles:
