@@ -112,8 +112,8 @@ deviations segment_residuals(const std::vector<double>& y, const std::vector<dou
     const std::size_t t = std::min(c < cuts.size() ? cuts[c] : upto, upto);
     if (t >= s + 2) {
       const auto first = y.begin() + static_cast<std::ptrdiff_t>(s);
-      const double mean = std::accumulate(first, first + static_cast<std::ptrdiff_t>(t - s), 0.0) /
-                          static_cast<double>(t - s);
+      const double mean =
+          std::accumulate(first, first + static_cast<std::ptrdiff_t>(t - s), 0.0) / static_cast<double>(t - s);
       // The segment mean takes a run's share of its own error: its residual keeps (1 - 1/length) of its variance.
       const double kept = 1 - 1 / static_cast<double>(t - s);
       for (std::size_t i = s; i < t; ++i) {
@@ -395,16 +395,14 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   const auto own = own_variances(history);
   // First the noise from successive differences, which needs no segmentation; then, from the steps that finds, the
   // noise from each run's distance to its own level, which rests on about twice the information.
-  const auto first = segment_history(y, own, successive_differences(y, own),
-                                     opt.short_history_widening, opt);
+  const auto first = segment_history(y, own, successive_differences(y, own), opt.short_history_widening, opt);
   std::vector<std::size_t> cuts;
   for (const auto& c : first.changes) cuts.push_back(c.index);
   // The newest runs are on trial: a step they begin would inflate the noise they are judged against, so they do
   // not measure it.
   const std::size_t on_trial = opt.min_segment + 1;
   if (n < on_trial + opt.min_history) return first;
-  return segment_history(y, own, segment_residuals(y, own, cuts, n - on_trial),
-                         opt.residual_widening, opt);
+  return segment_history(y, own, segment_residuals(y, own, cuts, n - on_trial), opt.residual_widening, opt);
 }
 
 std::vector<change_point> unknown_changes(const std::vector<change_point>& found, std::span<const known_change> known,

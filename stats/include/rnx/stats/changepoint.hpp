@@ -45,12 +45,12 @@ std::optional<run_point> point_from_interval(double median_ms, std::optional<dou
 
 struct change_options {
   double penalty = 16.0;  // cost of one more change point, in squared standard deviations (calibrated: docs/drift.md)
-  std::size_t min_segment = 2;           // runs on each side of a step; the newest run alone never makes a change point
-  std::size_t min_history = 8;           // shorter histories are not scanned
-  double probability = 0.95;             // a change point's probability must reach this
-  double min_effect = 0.005;             // and its size (ratio - 1, either way) this fraction
-  double hazard = 0.02;                  // prior chance of a step between two consecutive runs (chosen: docs/drift.md)
-  double step_prior_sd = 0.02;           // prior spread of a step's log size (chosen: docs/drift.md)
+  std::size_t min_segment = 2;  // runs on each side of a step; the newest run alone never makes a change point
+  std::size_t min_history = 8;  // shorter histories are not scanned
+  double probability = 0.95;    // a change point's probability must reach this
+  double min_effect = 0.005;    // and its size (ratio - 1, either way) this fraction
+  double hazard = 0.02;         // prior chance of a step between two consecutive runs (chosen: docs/drift.md)
+  double step_prior_sd = 0.02;  // prior spread of a step's log size (chosen: docs/drift.md)
   // The noise of a short history is itself uncertain: run variances are widened by 1 + this / the deviations the
   // noise estimate rests on, in the first pass (successive differences) and the second (residuals about the first
   // pass's levels; chosen: docs/drift.md).
