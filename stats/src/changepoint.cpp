@@ -78,7 +78,7 @@ struct deviations {
 
 void trim(deviations& d, std::size_t kept) {
   const auto m = static_cast<double>(d.dev.size());
-  d.kept = std::clamp<std::size_t>(kept, 1, d.dev.size());
+  d.kept = std::max<std::size_t>(1, std::min(kept, d.dev.size()));
   // The kept fraction taken as (kept + 1/2) / all leaves the estimate unbiased for normal noise from 7 on.
   d.moment = trimmed_normal_second_moment(std::min(0.999, (static_cast<double>(d.kept) + 0.5) / m));
 }
@@ -367,8 +367,8 @@ std::optional<run_point> point_from_interval(double median_ms, std::optional<dou
 
 namespace {
 
-// One segmentation of the history under the between-run variance `between`: the run variances (widened, wild runs
-// discounted) and the change points that pass the confirmation.
+// One segmentation of the history with the noise that the deviations `d` measure: the run variances (widened, wild
+// runs discounted) and the change points that pass the confirmation.
 change_scan segment_history(const std::vector<double>& y, const std::vector<double>& own, const deviations& d,
                             double widening, const change_options& opt) {
   change_scan out;
@@ -402,7 +402,9 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   // not measure it.
   const std::size_t on_trial = opt.min_segment + 1;
   if (n < on_trial + opt.min_history) return first;
-  return segment_history(y, own, segment_residuals(y, own, cuts, n - on_trial), opt.residual_widening, opt);
+  const auto residuals = segment_residuals(y, own, cuts, n - on_trial);
+  if (residuals.dev.size() < opt.min_history) return first;  // segments of one run: too few to measure it again
+  return segment_history(y, own, residuals, opt.residual_widening, opt);
 }
 
 std::vector<change_point> unknown_changes(const std::vector<change_point>& found, std::span<const known_change> known,
