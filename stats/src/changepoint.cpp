@@ -403,7 +403,7 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   const std::size_t on_trial = opt.min_segment + 1;
   if (n < on_trial + opt.min_history) return first;
   const auto residuals = segment_residuals(y, own, cuts, n - on_trial);
-  if (residuals.dev.size() < opt.min_history) return first;  // segments of one run: too few to measure it again
+  if (residuals.dev.empty()) return first;  // segments of one run only: nothing to measure the noise again from
   return segment_history(y, own, residuals, opt.residual_widening, opt);
 }
 
