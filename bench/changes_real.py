@@ -143,7 +143,7 @@ def main():
     false = sum(1 for r in rows for c in r["new_changes"] if not (c["is_the_step"] and c["direction"] == "slower"))
     delay = None if announced is None else announced - step_run + 1
     print(f"\nstep at run {step_run}: announced "
-          f"{'never' if delay is None else f'at run {announced}, the {delay}th run on the new level'}; "
+          f"{'never' if delay is None else f'at run {announced}, run {delay} on the new level'}; "
           f"other change points: {false}")
     with open(args.out, "w") as f:
         json.dump({"command": " ".join(["python3", "bench/changes_real.py"] + sys.argv[1:]), "device": args.device,
