@@ -4,8 +4,8 @@
 // stdout: one line per history, the change points the store would have stored and announced, as the store does it:
 // after each run the history so far is scanned and the changes not yet known (rnx::stats::unknown_changes) are
 // stored. Each is "look index ratio ci_lo ci_hi probability" (look: the newest run's index when it was found),
-// separated by ';'. Usage: changepoint_sim [--penalty X] [--widening W] [--probability P] [--min-effect E] [--hazard H]
-// [--step-sd S] [--min-segment N] < histories.txt
+// separated by ';'. Usage: changepoint_sim [--penalty X] [--widening W] [--residual-widening W] [--second-pass 0|1]
+// [--probability P] [--min-effect E] [--hazard H] [--step-sd S] [--min-segment N] < histories.txt
 #include "rnx/stats/changepoint.hpp"
 
 #include <cstdio>
@@ -52,6 +52,8 @@ bool set_option(rnx::stats::change_options& opt, const std::string& flag, const 
     opt.short_history_widening = v;
   } else if (flag == "--residual-widening") {
     opt.residual_widening = v;
+  } else if (flag == "--second-pass") {
+    opt.second_pass = v != 0;
   } else if (flag == "--probability") {
     opt.probability = v;
   } else if (flag == "--min-effect") {
@@ -74,8 +76,9 @@ int main(int argc, char** argv) {
   rnx::stats::change_options opt;
   for (int i = 1; i < argc; ++i) {
     if (i + 1 >= argc || !set_option(opt, argv[i], argv[i + 1])) {
-      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] [--probability P] [--min-effect E] "
-                   "[--hazard H] [--step-sd S] [--min-segment N] < histories (one a line, runs as log_stat,log_se)\n";
+      std::cerr << "usage: changepoint_sim [--penalty X] [--widening W] [--residual-widening W] [--second-pass 0|1] "
+                   "[--probability P] [--min-effect E] [--hazard H] [--step-sd S] [--min-segment N] < histories (one "
+                   "a line, runs as log_stat,log_se)\n";
       return 2;
     }
     ++i;

@@ -4,9 +4,9 @@ consecutive-runs check the service runs after each baseline today (the new basel
 'slower' when P(ratio > 1 + rope) >= probability, rope 0.02 and probability 0.95: the default gate policy).
 
     python3 bench/changepoint_sim.py [--histories 500] [--runs 60] [--sim build/bin/changepoint_sim]
-                                     [--steps 1,2,3,5] [--profiles cpu,h200-chain,h200-matmul] [--penalty X]
-                                     [--widening W] [--probability P] [--min-effect E] [--hazard H]
-                                     [--step-sd S] [--min-segment N]
+                                     [--steps 1,2,3,5] [--profiles cpu,h200-chain,...] [--penalty X]
+                                     [--widening W] [--residual-widening W] [--second-pass 0|1]
+                                     [--probability P] [--min-effect E] [--hazard H] [--step-sd S] [--min-segment N]
                                      [--out bench/results/changepoint_sim.json]
 
 Each history is `runs` per-run statistics (log scale) with one noise profile: every run's statistic is off by a
@@ -136,6 +136,7 @@ def simulate(rng, profile, level, histories):
 # The detector's options the command line may set (changepoint_sim's flags); unset ones keep the shipped defaults.
 DETECTOR_OPTIONS = {"penalty": "the penalty", "widening": "the short-history widening",
                     "residual_widening": "the short-history widening of the second pass",
+                    "second_pass": "second noise estimate (1: on, 0: the first pass alone)",
                     "probability": "the probability a change point needs", "min_effect": "the smallest step kept",
                     "hazard": "the prior chance of a step per run", "step_sd": "the prior spread of a step's log size",
                     "min_segment": "the runs on each side of a step"}

@@ -401,7 +401,7 @@ change_scan find_change_points(std::span<const run_point> history, const change_
   // The newest runs are on trial: a step they begin would inflate the noise they are judged against, so they do
   // not measure it.
   const std::size_t on_trial = opt.min_segment + 1;
-  if (n < on_trial + opt.min_history) return first;
+  if (!opt.second_pass || n < on_trial + opt.min_history) return first;
   const auto residuals = segment_residuals(y, own, cuts, n - on_trial);
   if (residuals.dev.empty()) return first;  // segments of one run only: nothing to measure the noise again from
   return segment_history(y, own, residuals, opt.residual_widening, opt);

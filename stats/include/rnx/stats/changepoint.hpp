@@ -56,6 +56,9 @@ struct change_options {
   // pass's levels; chosen: docs/drift.md).
   double short_history_widening = 13.0;
   double residual_widening = 6.0;
+  // Measure the noise again from the first pass's segments and report the second pass (docs/statistics.md); false:
+  // the first pass alone, the detector as it was before the second estimate (kept for comparisons).
+  bool second_pass = true;
 };
 
 struct change_point {
