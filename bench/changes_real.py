@@ -25,6 +25,8 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench", "gpu_probe"))
+import between_runs  # noqa: E402  (bench/gpu_probe/between_runs.py: a stored run's statistic, as the detector sees it)
 KERNEL = os.path.join(ROOT, "tests", "device", "kernels", "chain.py")
 
 MANIFEST = """[project]
@@ -87,16 +89,9 @@ def make_repo(repo, args):
 
 
 def statistic_ms(run_json):
-    """The run statistic the detector reads: the geometric mean of the per-process medians."""
-    result = json.load(open(run_json))["results"][0]
-    samples, groups = result["samples_ms"], result.get("groups") or [len(result["samples_ms"])]
-    logs, start = [], 0
-    for g in groups:
-        part = sorted(samples[start:start + g])
-        mid = len(part) // 2
-        logs.append(math.log(part[mid] if len(part) % 2 else (part[mid - 1] + part[mid]) / 2))
-        start += g
-    return math.exp(sum(logs) / len(logs)), len(logs)
+    """The run statistic the detector reads (between_runs.summarize) in ms, and the processes it rests on."""
+    log_stat, _, processes = between_runs.summarize(json.load(open(run_json))["results"][0])
+    return math.exp(log_stat), processes
 
 
 def main():
