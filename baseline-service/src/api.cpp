@@ -57,6 +57,13 @@ std::int64_t parse_run_id(std::string_view text, std::string_view where) {
   return *id;
 }
 
+// What a run id of another project answers, word for word what an id that names no run does: the caller learns
+// nothing about other projects' runs (not even that they exist).
+error run_not_found(const store::auth_result& who, std::int64_t run_id) {
+  return error(errc::not_found, "run " + std::to_string(run_id) + " does not exist in project \"" + who.project +
+                                    "\" (the token's); use an id that POST /api/v1/runs returned for this project");
+}
+
 // A run id a request body gives as a decimal string: a bad one is 422 (the body itself parsed), not the path's 400.
 std::int64_t body_run_id(const json::reader& field, std::string_view where) {
   try {
@@ -203,6 +210,16 @@ response api::handle_request(const request& req) {
   return res;
 }
 
+bool api::carries_valid_token(const request& req) {
+  std::string token = request_token(req);
+  if (token.empty()) return false;
+  try {
+    return db_.authenticate(token).has_value();
+  } catch (const std::exception&) {
+    return false;  // a database error is answered by the request itself; the connection just stays unauthenticated
+  }
+}
+
 store::auth_result api::authenticate(const request& req) {
   auto it = req.find(bhttp::field::authorization);
   if (it == req.end()) {
@@ -230,6 +247,12 @@ store::project_info api::authorize_project(const store::auth_result& who, const 
                                      "\"; use a token of that project");
   }
   return store::project_info{who.project_id, who.project, ""};
+}
+
+store::run_summary api::run_of_token_project(const store::auth_result& who, std::int64_t run_id) {
+  auto stored = db_.find_run_summary(run_id);
+  if (!stored || stored->project != who.project) throw run_not_found(who, run_id);
+  return *stored;
 }
 
 void api::require_scope(const store::auth_result& who, store::token_action action) {
@@ -353,8 +376,7 @@ response api::get_run(const route_call& c) {
   const std::int64_t run_id = parse_run_id(c.parts[3], "path");
   auto who = authenticate(req);
   auto stored = db_.find_run(run_id);
-  if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, stored->summary.project);
+  if (!stored || stored->summary.project != who.project) throw run_not_found(who, run_id);
   bj::object out{{"run", summary_json(stored->summary)}, {"document", to_json(stored->document)}};
   return json_answer(200, out, req);
 }
@@ -365,9 +387,7 @@ response api::post_verdict(const route_call& c) {
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
-  auto stored = db_.find_run_summary(run_id);
-  if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, stored->project);
+  run_of_token_project(who, run_id);
   auto judged = store::judge_stored_run(db_, run_id, policy);
   metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::request));
   return json_answer(200, to_json(judged.verdict), req);
@@ -379,17 +399,16 @@ response api::post_paired_verdict(const route_call& c) {
   const std::int64_t run_id = parse_run_id(c.parts[3], "path");
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
+  run_of_token_project(who, run_id);
   auto body = parse_body(req, options_.max_json_depth, "{\"base_run_id\", \"policy\", \"verdict\"}");
   json::reader r(body, "request body");
   r.only_keys({"base_run_id", "policy", "verdict"});
   auto base_field = r.at("base_run_id");
   const std::int64_t base_run_id = body_run_id(base_field, "request body: $.base_run_id");
+  run_of_token_project(who, base_run_id);
   gate_policy policy = options_.default_policy;
   if (auto p = r.maybe("policy")) policy = read_policy(*p, policy);
   const verdict_document decided = verdict_from_json(r.at("verdict").value(), "request body: $.verdict");
-  auto head = db_.find_run_summary(run_id);
-  if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, head->project);
   auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
   metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::paired));
   return json_answer(200, to_json(judged.verdict), req);
@@ -450,9 +469,7 @@ response api::post_baseline(const route_call& c) {
   std::string reason = why.string();
   if (reason.empty() || reason.size() > 2000) why.fail("why the slowdown is intended (1-2000 characters)");
 
-  auto stored = db_.find_run_summary(run_id);
-  if (!stored) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
-  authorize_project(who, stored->project);
+  run_of_token_project(who, run_id);
   // Who accepted is the token as well as the name given: the name alone is free text.
   accepted_by += " (token \"" + who.label + "\", " + std::string(store::to_string(who.scope)) + " scope)";
   auto record = store::accept_run(db_, who.project_id, run_id, accepted_by, reason, who.token_id);

@@ -652,7 +652,9 @@ page error_page(int status, std::string_view message, const std::vector<way_back
                                       : "Bad request";
   std::ostringstream os;
   os << "<h1>" << status << " " << title << "</h1>\n<p class=\"error-message\">" << escape_html(message) << "</p>\n";
-  if (status == 401) {
+  // A private project's pages answer 404 to a request without its token, exactly as an unknown one does, so a 404
+  // page offers the sign-in as well.
+  if (status == 401 || status == 404) {
     os << "<form class=\"controls\" method=\"post\" action=\"/login\"><label>project token <input type=\"password\" "
           "name=\"token\" autocomplete=\"off\" size=\"50\"></label> <button type=\"submit\">sign in</button></form>\n"
           "<p class=\"legend\">The token is kept in a cookie for this site only (HttpOnly, SameSite=Strict).</p>\n";

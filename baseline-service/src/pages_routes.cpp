@@ -40,29 +40,6 @@ namespace bj = boost::json;
 
 namespace {
 
-bool starts_with(std::string_view text, std::string_view prefix) { return text.substr(0, prefix.size()) == prefix; }
-
-std::string_view header(const request& req, bhttp::field f) {
-  auto it = req.find(f);
-  return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
-}
-
-// The token of a request: "Authorization: Bearer T", else the rnx_token cookie; "" when neither.
-std::string token_of(const request& req) {
-  auto auth = header(req, bhttp::field::authorization);
-  if (starts_with(auth, "Bearer ")) return std::string(auth.substr(7));
-  auto cookies = header(req, bhttp::field::cookie);
-  while (!cookies.empty()) {
-    auto semi = cookies.find(';');
-    auto item = cookies.substr(0, semi);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    if (starts_with(item, "rnx_token=")) return std::string(item.substr(10));
-    if (semi == std::string_view::npos) break;
-    cookies.remove_prefix(semi + 1);
-  }
-  return {};
-}
-
 std::int64_t parse_id(std::string_view text) {
   auto id = pages::parse_positive_id(text);
   if (!id) {
@@ -142,35 +119,35 @@ void page_routes::add_routes(router& r) {
          }});
 }
 
+// An unknown project and one this request may not read answer alike (404, the same words), so that names cannot be
+// probed for existence; the name in the answer is the one the address already holds.
 store::project_info page_routes::readable_project(const route_call& c, const std::string& name) {
   store::database::validate_project_name(name);
   auto project = db_.find_project(name);
-  if (!project) throw error(errc::not_found, "project \"" + name + "\" does not exist on this server");
-  check_readable(c, *project);
+  if (!project || !may_read(c, *project)) {
+    throw error(errc::not_found, "project \"" + name +
+                                     "\" does not exist on this server, or it is private and this request carries "
+                                     "no token of it: sign in with one of its tokens (or send \"Authorization: "
+                                     "Bearer <token>\"); `rnx-server admin project visibility " +
+                                     name + " public` makes a project readable by all");
+  }
   return *project;
 }
 
-void page_routes::check_readable(const route_call& c, const store::project_info& project) {
-  if (project.is_public) return;
-  std::string token = token_of(c.req);
-  if (token.empty()) {
-    throw error(errc::unauthorized, "project \"" + project.name +
-                                        "\" is private: sign in with one of its tokens (or send \"Authorization: "
-                                        "Bearer <token>\"); `rnx-server admin project visibility " +
-                                        project.name + " public` makes it readable by all");
-  }
+// A public project, or a private one asked with a valid token of its own. A missing, invalid or revoked token is
+// read as none: it is never told apart by the answer, which would say that the project exists.
+bool page_routes::may_read(const route_call& c, const store::project_info& project) {
+  if (project.is_public) return true;
+  std::string token = request_token(c.req);
+  if (token.empty()) return false;
   auto who = db_.authenticate(token);
-  if (!who) throw error(errc::unauthorized, "the token is not valid (unknown, revoked or mistyped); sign in again");
-  if (who->project != project.name) {
-    throw error(errc::forbidden,
-                "this token belongs to project \"" + who->project + "\", not \"" + project.name + "\"");
-  }
+  return who && who->project == project.name;
 }
 
 // The projects this caller may read: the public ones, and the project of the token it sent or signed in with.
 response page_routes::landing(const route_call& c) {
   std::optional<std::string> signed_in;
-  if (auto token = token_of(c.req); !token.empty()) {
+  if (auto token = request_token(c.req); !token.empty()) {
     if (auto who = db_.authenticate(token)) signed_in = who->project;
   }
   return html_answer(200, pages::render_page(pages::landing_page(pages::landing_data(db_, signed_in))), c.req);
@@ -218,13 +195,16 @@ response page_routes::config_history(const route_call& c, answer_form form) {
   return html_answer(200, pages::render_page(pages::history_page(data, pages::link_style{}, log_scale)), c.req);
 }
 
-// A run may be shown to whoever may read its project.
+// A run may be shown to whoever may read its project. An unknown run and one of a project this request may not
+// read answer alike (404, the same words, no project name): run ids must not enumerate private projects.
 void page_routes::check_run_readable(const route_call& c, std::int64_t id) {
   auto summary = db_.find_run_summary(id);
-  if (!summary) throw error(errc::not_found, "run " + std::to_string(id) + " does not exist");
-  auto project = db_.find_project(summary->project);
-  if (!project) throw error(errc::not_found, "run " + std::to_string(id) + " has no project");
-  check_readable(c, *project);
+  auto project = summary ? db_.find_project(summary->project) : std::nullopt;
+  if (!project || !may_read(c, *project)) {
+    throw error(errc::not_found, "run " + std::to_string(id) +
+                                     " does not exist, or its project is private and this request carries no token "
+                                     "of it: sign in with a token of the run's project");
+  }
 }
 
 response page_routes::run_evidence(const route_call& c, answer_form form) {

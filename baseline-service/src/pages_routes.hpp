@@ -28,7 +28,7 @@ class page_routes {
   response run_evidence(const route_call& c, answer_form form);
   response compare(const route_call& c, answer_form form);
   store::project_info readable_project(const route_call& c, const std::string& name);
-  void check_readable(const route_call& c, const store::project_info& project);
+  bool may_read(const route_call& c, const store::project_info& project);
   void check_run_readable(const route_call& c, std::int64_t id);
   // `page()`, or the HTML page of the error it threw, with links back to where this address came from
   // (pages::ways_back: the project's overview, the runs of a refused comparison).

@@ -85,6 +85,25 @@ std::string no_route_message(answer_form form, const request& req, std::string_v
 
 }  // namespace
 
+std::string request_token(const request& req) {
+  auto header = [&req](bhttp::field f) {
+    auto it = req.find(f);
+    return it == req.end() ? std::string_view() : std::string_view(it->value().data(), it->value().size());
+  };
+  auto auth = header(bhttp::field::authorization);
+  if (starts_with(auth, "Bearer ")) return std::string(auth.substr(7));
+  auto cookies = header(bhttp::field::cookie);
+  while (!cookies.empty()) {
+    auto semi = cookies.find(';');
+    auto item = cookies.substr(0, semi);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    if (starts_with(item, "rnx_token=")) return std::string(item.substr(10));
+    if (semi == std::string_view::npos) break;
+    cookies.remove_prefix(semi + 1);
+  }
+  return {};
+}
+
 response json_answer(int status, const bj::value& body, const request& req) {
   response res{static_cast<bhttp::status>(status), req.version()};
   res.set(bhttp::field::content_type, "application/json");

@@ -52,6 +52,9 @@ class router {
   std::vector<entry> routes_;
 };
 
+// The token a request carries: "Authorization: Bearer T", else the rnx_token cookie the sign-in sets; "" when neither.
+std::string request_token(const request& req);
+
 // A JSON answer (no caching) and an HTML answer (no caching, the pages' Content-Security-Policy).
 response json_answer(int status, const boost::json::value& body, const request& req);
 response html_answer(int status, std::string body, const request& req);

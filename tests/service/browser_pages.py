@@ -512,13 +512,13 @@ def main():
                       "compare of one environment: the error page links to both runs %s" % page["back"])
         browser.screenshot(os.path.join(a.out, "error.png"))
 
-        # A private project: 401 with a sign-in form naming the right command; the token signs in (cookie), the
-        # overview opens and the landing page lists the project.
+        # A private project: 404 without a token, as an unknown project answers, with a sign-in form naming the
+        # right command; the token signs in (cookie), the overview opens and the landing page lists the project.
         status = browser.open(base + "/projects/secret")
-        checks.expect(status == 401, "private project: 401 without a token")
+        checks.expect(status == 404, "private project: 404 without a token, as an unknown one")
         message = browser.js("document.querySelector('.error-message').textContent")
         checks.expect("rnx-server admin project visibility secret public" in message,
-                      "private project: the 401 names the command that makes it public (%s)" % message)
+                      "private project: the 404 names the command that makes it public (%s)" % message)
         browser.screenshot(os.path.join(a.out, "sign_in.png"))
         browser.js("document.querySelector('input[name=token]').value = %s; document.querySelector('form').submit();"
                    % json.dumps(secret_token))

@@ -65,10 +65,10 @@ bool is_html(const service::response& r) { return r.at(http::field::content_type
 TEST_CASE("pages: private projects need a token of theirs; public ones are readable by all") {
   fixture f;
   auto anonymous = f.get("/projects/demo");
-  CHECK(anonymous.result_int() == 401);
+  CHECK(anonymous.result_int() == 404);
   CHECK(is_html(anonymous));
   CHECK(anonymous.body().find("action=\"/login\"") != std::string::npos);
-  CHECK(f.get("/projects/demo", f.other_token).result_int() == 403);
+  CHECK(f.get("/projects/demo", f.other_token).result_int() == 404);
   auto owner = f.get("/projects/demo", f.token);
   CHECK(owner.result_int() == 200);
   CHECK(f.get("/projects/demo", "", "theme=dark; rnx_token=" + f.token).result_int() == 200);
@@ -76,7 +76,82 @@ TEST_CASE("pages: private projects need a token of theirs; public ones are reada
   f.db.set_project_public("demo", true);
   CHECK(f.get("/projects/demo").result_int() == 200);
   CHECK(f.get("/api/v1/projects/demo/overview").result_int() == 200);
-  CHECK(f.get("/projects/other").result_int() == 401);
+  CHECK(f.get("/projects/other").result_int() == 404);
+}
+
+namespace {
+
+std::string replace_all(std::string text, const std::string& from, const std::string& to) {
+  for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+    text.replace(at, from.size(), to);
+  }
+  return text;
+}
+
+// A page's or endpoint's answer with the name or id asked for written as "@": what is left is the same for every
+// name, so two answers compare equal exactly when they differ in the asked name alone.
+std::string answer_without(const service::response& r, const std::vector<std::string>& asked) {
+  std::string text = std::to_string(r.result_int()) + " " + std::string(r.at(http::field::content_type)) + "\n";
+  text += r.body();
+  for (const auto& a : asked) text = replace_all(text, a, "@");
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("pages: an unknown project or run and a private one answer alike, without naming the private project") {
+  fixture f;
+  f.db.set_project_public("other", true);  // a public project beside the private one ("demo"), for /compare
+  const std::string private_run = std::to_string(f.runs[0]);
+  const std::string unknown_run = "424242";
+  std::string public_run;
+  {
+    run_spec s;
+    s.commit = "public";
+    s.env_id = "env-b";
+    public_run = std::to_string(store::upload_run(f.db, f.db.find_project("other")->id, make_run(s)).run.id);
+  }
+  const std::string config = "kernel1%2Feager%2Ffloat32%2Fb1";
+  // Every address that takes a run id, a project or a config, with the part asked for as "{}".
+  struct route_case {
+    std::string pattern;
+    bool run;  // "{}" is a run id (else a project name)
+  };
+  const route_case routes[] = {
+      {"/runs/{}", true},
+      {"/api/v1/runs/{}/evidence", true},
+      {"/compare?runs={}," + public_run, true},
+      {"/api/v1/compare?runs=" + public_run + ",{}", true},
+      {"/projects/{}", false},
+      {"/api/v1/projects/{}/overview", false},
+      {"/projects/{}/configs/" + config, false},
+      {"/api/v1/projects/{}/configs/" + config + "/history", false},
+  };
+  // Without a token, with another project's token, with a token that is not valid, with a revoked sign-in cookie.
+  const std::vector<std::pair<std::string, std::string>> callers = {
+      {"", ""}, {f.other_token, ""}, {"rnx_000000000000_" + std::string(48, '0'), ""}, {"", "rnx_token=rnx_bad"}};
+  for (const auto& route : routes) {
+    const std::string hidden = route.run ? private_run : "demo";
+    const std::string unknown = route.run ? unknown_run : "nope";
+    auto at = [&](const std::string& what) { return replace_all(route.pattern, "{}", what); };
+    auto asked = [&](const std::string& what) {
+      return route.run ? std::vector<std::string>{"/runs/" + what, "run " + what} : std::vector<std::string>{what};
+    };
+    for (const auto& [bearer, cookie] : callers) {
+      CAPTURE(route.pattern);
+      CAPTURE(bearer);
+      CAPTURE(cookie);
+      auto private_answer = f.get(at(hidden), bearer, cookie);
+      auto unknown_answer = f.get(at(unknown), bearer, cookie);
+      CHECK(private_answer.result_int() == 404);
+      CHECK(unknown_answer.result_int() == 404);
+      CHECK(answer_without(private_answer, asked(hidden)) == answer_without(unknown_answer, asked(unknown)));
+      if (route.run) CHECK(private_answer.body().find("demo") == std::string::npos);
+    }
+    // The project's own token reads it.
+    auto own = f.get(at(hidden), f.token).result_int();
+    CHECK((route.pattern.find("compare") == std::string::npos ? own == 200 : own != 404));
+  }
 }
 
 TEST_CASE("pages: bad input is a clear 4xx page (HTML) or error (JSON), never 500") {
@@ -323,7 +398,7 @@ TEST_CASE("pages: / lists the public projects and the caller's own; a refused co
   CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[0]) + "\"") != std::string::npos);
   CHECK(same_env.body().find("href=\"/runs/" + std::to_string(f.runs[2]) + "\"") != std::string::npos);
   auto unauthorized = f.get("/projects/demo");
-  CHECK(unauthorized.result_int() == 401);
+  CHECK(unauthorized.result_int() == 404);
   CHECK(unauthorized.body().find("rnx-server admin project visibility demo public") != std::string::npos);
 }
 

@@ -168,14 +168,14 @@ TEST_CASE("server: auth and error statuses 400 / 401 / 403 / 404 / 405 / 409 / 4
   check_error(c.call("GET", "/api/v1/runs/" + id, "", tampered), 401, "unauthorized");
   check_error(c.call("GET", "/api/v1/runs/" + id, "", std::string("rnx_not-a-token")), 401, "unauthorized");
 
-  // 403: another project's token, for its runs, listings and uploads naming this project.
-  check_error(c.call("GET", "/api/v1/runs/" + id, "", other_token), 403, "forbidden", "\"other\"");
-  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", other_token), 403, "forbidden");
+  // 403: another project's token, for listings and uploads naming this project. Its runs are 404 (below).
   check_error(c.call("GET", "/api/v1/projects/demo/runs", "", other_token), 403, "forbidden");
   check_error(c.call("POST", "/api/v1/runs", run_json({.commit = "y"}), other_token), 403, "forbidden", "demo");
+  check_error(c.call("GET", "/api/v1/runs/" + id, "", other_token), 404, "not_found", "\"other\"");
+  check_error(c.call("POST", "/api/v1/runs/" + id + "/verdict", "", other_token), 404, "not_found");
   check_error(c.call("POST", "/api/v1/baselines", R"({"run_id": ")" + id + R"(", "accepted_by": "m", "reason": "r"})",
                      other_token),
-              403, "forbidden");
+              404, "not_found");
 
   // 404: unknown run, unknown route.
   check_error(c.call("GET", "/api/v1/runs/999999"), 404, "not_found", "999999");
@@ -386,7 +386,7 @@ TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push upload
                 "to accept a run as a baseline a token needs the accept or admin scope");
   }
   check_error(c.call("POST", "/api/v1/baselines", accept_body(id), std::string()), 401, "unauthorized");
-  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), other_project), 403, "forbidden");
+  check_error(c.call("POST", "/api/v1/baselines", accept_body(id), other_project), 404, "not_found");
   auto by_accept = c.call("POST", "/api/v1/baselines", accept_body(id), accept);
   REQUIRE_MESSAGE(by_accept.status == 201, by_accept.body);
   CHECK(c.json_of(by_accept).at("accepted_by").as_string() == "bob (token \"test-accept\", accept scope)");
@@ -498,7 +498,7 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
   check_error(c.call("POST", target, body("abc", decided)), 422, "invalid", "base_run_id");
   check_error(c.call("POST", target, body("999999", decided)), 404, "not_found", "999999");
   check_error(c.call("POST", target, body(base_id, decided), std::string()), 401, "unauthorized");
-  check_error(c.call("POST", target, body(base_id, decided), other_token), 403, "forbidden", "\"other\"");
+  check_error(c.call("POST", target, body(base_id, decided), other_token), 404, "not_found", "\"other\"");
   check_error(c.call("POST", "/api/v1/runs/999999/paired-verdict", body(base_id, decided)), 404, "not_found");
 
   // Who a token is, before a job measures anything.
@@ -538,4 +538,65 @@ TEST_CASE("server: kernel names rnx.toml refuses and a client-chosen env_id are 
   run.results[0].kernel = "BM_copy/1024";
   run.results[0].origin = "BM_copy/1024";
   CHECK(c.call("POST", "/api/v1/runs", json::serialize(to_json(run))).status == 201);
+}
+
+TEST_CASE("server: a run of another project answers as an unknown id does, word for word, on every run route") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "secretproj");
+  std::string other_token = test::make_token(db, "other");
+  test::server_process server(db);
+  client owner{server.url(), token};
+  const std::string hidden =
+      owner.upload({.project = "secretproj", .branch = "feature", .pull_request = 3, .commit = "h"});
+  const std::string second =
+      owner.upload({.project = "secretproj", .branch = "feature", .pull_request = 3, .commit = "i"});
+  const std::string foreign =
+      client{server.url(), other_token}.upload({.project = "other", .branch = "feature", .pull_request = 4});
+  const std::string unknown = "424242";
+  // Every route that takes a run id (in the path, or in the body): method, path and body with the id as "ID".
+  struct route_case {
+    std::string method, path, body;
+  };
+  const route_case routes[] = {
+      {"GET", "/api/v1/runs/ID", ""},
+      {"POST", "/api/v1/runs/ID/verdict", ""},
+      {"POST", "/api/v1/runs/ID/paired-verdict", R"({"base_run_id": "ID", "verdict": {}})"},
+      {"POST", "/api/v1/runs/" + foreign + "/paired-verdict", R"({"base_run_id": "ID", "verdict": {}})"},
+      {"GET", "/api/v1/runs/ID/evidence", ""},
+      {"POST", "/api/v1/baselines", R"({"run_id": "ID", "accepted_by": "m", "reason": "r"})"},
+      {"GET", "/runs/ID", ""},
+      {"GET", "/compare?runs=ID," + second, ""},
+  };
+  auto replace_all = [](std::string text, const std::string& from, const std::string& to) {
+    for (auto at = text.find(from); at != std::string::npos; at = text.find(from, at + to.size())) {
+      text.replace(at, from.size(), to);
+    }
+    return text;
+  };
+  // Status, type and body with the id where it is named ("run N", "/runs/N") written as "@".
+  auto shape = [&](const http::response& r, const std::string& id) {
+    std::string text = std::to_string(r.status) + " " + r.header("Content-Type") + "\n" + r.body;
+    return replace_all(replace_all(text, "run " + id, "run @"), "/runs/" + id, "/runs/@");
+  };
+  // Without a token, with another project's token, and with a token that is not valid.
+  for (const std::string& caller : {std::string(), other_token, "rnx_000000000000_" + std::string(48, '0')}) {
+    for (const auto& route : routes) {
+      CAPTURE(route.path);
+      CAPTURE(caller);
+      auto ask = [&](const std::string& id) {
+        return owner.call(route.method, replace_all(route.path, "ID", id), replace_all(route.body, "ID", id), caller);
+      };
+      auto hidden_answer = ask(hidden);
+      auto unknown_answer = ask(unknown);
+      CHECK(shape(hidden_answer, hidden) == shape(unknown_answer, unknown));
+      CHECK(hidden_answer.body.find("secretproj") == std::string::npos);
+      // The API's own routes answer 401 before any lookup when no valid token came; otherwise 404, as for no run.
+      CHECK((hidden_answer.status == 404 || hidden_answer.status == 401));
+      if (caller == other_token) CHECK(hidden_answer.status == 404);
+    }
+  }
+  // The project's own token still reads its run.
+  CHECK(owner.call("GET", "/api/v1/runs/" + hidden).status == 200);
+  CHECK(owner.call("GET", "/runs/" + hidden).status == 200);
 }

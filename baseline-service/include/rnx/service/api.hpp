@@ -43,6 +43,9 @@ class api {
   ~api();
 
   response handle_request(const request& req);
+  // Whether `req` carries a valid token of any project (bearer or the sign-in cookie); never throws. The server holds
+  // a connection that sent one in the capacity reserved for authenticated clients.
+  bool carries_valid_token(const request& req);
 
  private:
   void add_api_routes();
@@ -62,6 +65,8 @@ class api {
 
   store::auth_result authenticate(const request& req);
   store::project_info authorize_project(const store::auth_result& who, const std::string& project);
+  // The summary of run `run_id` when it is of the token's project; otherwise 404, the same as for an unknown id.
+  store::run_summary run_of_token_project(const store::auth_result& who, std::int64_t run_id);
   // 403 naming the scopes that may, unless the token's scope allows `action`; a legacy token passes with a warning.
   void require_scope(const store::auth_result& who, store::token_action action);
 
