@@ -25,6 +25,7 @@ struct serve_flags {
   std::size_t body_limit = 16u << 20;
   std::size_t max_connections = 512;
   std::size_t max_connections_per_address = 64;
+  std::size_t max_unauthenticated_connections = 0;  // not given: half of max_connections
   std::size_t max_unauthenticated = 64;
   double header_timeout_s = 10;
   double read_timeout_s = 30;
@@ -80,6 +81,7 @@ int serve(const serve_flags& f) {
   options.body_limit = f.body_limit;
   options.max_connections = f.max_connections;
   options.max_connections_per_address = f.max_connections_per_address;
+  options.max_unauthenticated_connections = f.max_unauthenticated_connections;
   options.max_unauthenticated = f.max_unauthenticated;
   options.header_timeout = std::chrono::milliseconds(static_cast<long>(f.header_timeout_s * 1000));
   options.read_timeout = std::chrono::milliseconds(static_cast<long>(f.read_timeout_s * 1000));
@@ -123,9 +125,19 @@ int main(int argc, char** argv) {
   serve_cmd->add_option("--body-limit", flags.body_limit, "Largest request body in bytes")
       ->check(CLI::Range(std::size_t{1024}, std::size_t{1} << 32))
       ->capture_default_str();
-  serve_cmd->add_option("--max-connections", flags.max_connections, "Open connections beyond which new ones are closed")
+  serve_cmd
+      ->add_option("--max-connections", flags.max_connections,
+                   "Open connections at most (those of clients without a valid token included)")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
       ->capture_default_str();
+  auto* unauthenticated_connections =
+      serve_cmd
+          ->add_option("--max-unauthenticated-connections", flags.max_unauthenticated_connections,
+                       "Open connections that have not yet sent a valid token, at most (every new one counts until "
+                       "its first request with a valid token); when full, the one waiting longest for a request is "
+                       "closed. The rest of --max-connections is reserved for authenticated connections (default: "
+                       "half of --max-connections)")
+          ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   serve_cmd
       ->add_option("--max-connections-per-address", flags.max_connections_per_address,
                    "Open connections from one client address beyond which its new ones are closed")
@@ -133,7 +145,8 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   serve_cmd
       ->add_option("--max-unauthenticated", flags.max_unauthenticated,
-                   "Requests without a token being read or answered at once; more get 503 with Retry-After")
+                   "Requests without a token being read or answered at once (GET /healthz not counted); more get 503 "
+                   "with Retry-After")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
       ->capture_default_str();
   serve_cmd
@@ -174,6 +187,9 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
     if (serve_cmd->parsed()) {
+      if (unauthenticated_connections->count() == 0) {
+        flags.max_unauthenticated_connections = std::max<std::size_t>(1, flags.max_connections / 2);
+      }
       code = serve(flags);
     } else if (admin.parsed()) {
       code = admin.run();

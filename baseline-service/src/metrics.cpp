@@ -112,9 +112,13 @@ std::string metrics::render(std::int64_t runs_in_store) const {
      << "# TYPE rnx_open_connections gauge\n"
      << "rnx_open_connections " << open_connections_.load() << "\n";
   os << "# HELP rnx_refused_connections_total Connections closed at once because a limit was reached "
-        "(--max-connections, or --max-connections-per-address for their address).\n"
+        "(--max-connections-per-address for their address, or every slot held by connections being answered).\n"
      << "# TYPE rnx_refused_connections_total counter\n"
      << "rnx_refused_connections_total " << refused_connections_.load() << "\n";
+  os << "# HELP rnx_evicted_connections_total Unauthenticated connections closed while waiting for a request, to "
+        "let a new connection in (--max-unauthenticated-connections or --max-connections full).\n"
+     << "# TYPE rnx_evicted_connections_total counter\n"
+     << "rnx_evicted_connections_total " << evicted_connections_.load() << "\n";
   return os.str();
 }
 

@@ -1,5 +1,7 @@
-// Beast listener and sessions: per-connection timeouts, body limit, connection cap, optional TLS.
+// Beast listener and sessions: per-connection timeouts, body limit, connection pools, optional TLS.
 #include "rnx/service/server.hpp"
+
+#include "rnx/service/admission.hpp"
 
 #include "rnx/common/error.hpp"
 
@@ -15,6 +17,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <optional>
@@ -40,10 +43,13 @@ struct shared_state {
   // Requests are answered here, in the order they arrived, while the I/O threads only read and write: a verdict
   // computes for milliseconds, and on the I/O threads it would hold up reads of other connections unevenly.
   asio::thread_pool& workers;
-  std::atomic<std::size_t> connections{0};
-  std::atomic<std::size_t> unauthenticated{0};
+  connection_admission admission{
+      {options.max_connections, std::min(options.max_unauthenticated_connections, options.max_connections)}};
+  std::atomic<std::size_t> unauthenticated{0};  // requests without credentials being read or answered
   std::mutex per_address_mutex;
   std::unordered_map<std::string, std::size_t> per_address;  // open connections by client address
+  std::mutex evictors_mutex;
+  std::unordered_map<connection_admission::ticket, std::function<void()>> evictors;  // by connection, while open
 
   // Counts a new connection from `address`; false (nothing counted) when the address is at its limit.
   bool open_from(const std::string& address) {
@@ -61,25 +67,51 @@ struct shared_state {
     auto it = per_address.find(address);
     if (it != per_address.end() && --it->second == 0) per_address.erase(it);
   }
+
+  void on_evict(connection_admission::ticket t, std::function<void()> evict) {
+    std::lock_guard lock(evictors_mutex);
+    evictors[t] = std::move(evict);
+  }
+  void forget(connection_admission::ticket t) {
+    std::lock_guard lock(evictors_mutex);
+    evictors.erase(t);
+  }
+  // Closes connection `t`, which the admission has already stopped counting.
+  void evict(connection_admission::ticket t) {
+    std::function<void()> close;
+    {
+      std::lock_guard lock(evictors_mutex);
+      auto it = evictors.find(t);
+      if (it == evictors.end()) return;
+      close = std::move(it->second);
+      evictors.erase(it);
+    }
+    stats.connection_evicted();
+    close();
+  }
 };
 
-// Holds one of the max_connections slots, and one of its address's, for as long as the session lives.
+// Holds the connection's place in the admission's pools, and one of its address's slots, while the session lives.
 class connection_slot {
  public:
-  connection_slot(shared_state& state, std::string address) : state_(state), address_(std::move(address)) {
+  connection_slot(shared_state& state, std::string address, connection_admission::ticket ticket)
+      : state_(state), address_(std::move(address)), ticket_(ticket) {
     state_.stats.connection_opened();
   }
   ~connection_slot() {
+    state_.forget(ticket_);
+    state_.admission.closed(ticket_);
     state_.close_from(address_);
-    --state_.connections;
     state_.stats.connection_closed();
   }
   connection_slot(const connection_slot&) = delete;
   connection_slot& operator=(const connection_slot&) = delete;
+  connection_admission::ticket ticket() const { return ticket_; }
 
  private:
   shared_state& state_;
   std::string address_;
+  connection_admission::ticket ticket_;
 };
 
 // One of the max_unauthenticated slots, held from a credential-less request's headers to its response's end.
@@ -121,16 +153,26 @@ bool carries_credentials(const bhttp::request_parser<bhttp::string_body>::value_
   return cookie.find("rnx_token=") != boost::beast::string_view::npos;
 }
 
+// A liveness probe: answered from the reserve, never refused by --max-unauthenticated, so that a load balancer's
+// health check without a token still sees the server alive while unauthenticated clients flood it.
+bool is_health_probe(const bhttp::request_parser<bhttp::string_body>::value_type& req) {
+  return req.method() == bhttp::verb::get && req.target() == "/healthz";
+}
+
 // One connection. Requests are answered in order with one response in flight: the next read starts
 // when the write finished, so a client that pipelines but never reads is held back by TCP and the
 // write timeout, and can only stall itself (the response queue is bounded at one).
 template <class Stream>
 class session : public std::enable_shared_from_this<session<Stream>> {
  public:
-  session(Stream&& stream, shared_state& state, std::string address)
-      : stream_(std::move(stream)), state_(state), slot_(state, std::move(address)) {}
+  session(Stream&& stream, shared_state& state, std::string address, connection_admission::ticket ticket)
+      : stream_(std::move(stream)), state_(state), slot_(state, std::move(address), ticket) {}
 
   void run() {
+    // Registered before the listener admits the next connection, which may be the one that evicts this.
+    state_.on_evict(slot_.ticket(), [weak = this->weak_from_this()] {
+      if (auto self = weak.lock()) asio::post(self->stream_.get_executor(), [self] { self->lowest().close(); });
+    });
     // Start on the session's strand so every handler of this connection is serialized.
     asio::dispatch(stream_.get_executor(), beast::bind_front_handler(&session::start, this->shared_from_this()));
   }
@@ -156,6 +198,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   // Two phases, each with its own deadline: the headers (a client that sends them slowly, or not at all, is cut
   // off after header_timeout), then the body (read_timeout).
   void do_read() {
+    state_.admission.waiting(slot_.ticket());
     unauthenticated_.reset();
     parser_.emplace();
     parser_->body_limit(state_.options.body_limit);
@@ -167,7 +210,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
 
   void on_header(beast::error_code ec, std::size_t n) {
     if (ec) return on_read(ec, n);
-    if (!carries_credentials(parser_->get())) {
+    if (!carries_credentials(parser_->get()) && !is_health_probe(parser_->get())) {
       if (!unauthenticated_slot::try_take(state_)) {
         auto res = error_response(503, "busy",
                                   "too many requests without a token at once; retry in a moment, or send the "
@@ -200,12 +243,15 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
       return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
     }
-    if (ec) return do_close();  // timeout, reset: nobody to answer
+    if (ec) return do_close();  // timeout, reset, evicted: nobody to answer
+    state_.admission.answering(slot_.ticket());
     state_.stats.request_queued();
     asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release(),
-                                queued_at = std::chrono::steady_clock::now()]() mutable {
+                                queued_at = std::chrono::steady_clock::now(), check_token = !authenticated_]() mutable {
       self->state_.stats.request_started(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_at).count());
+      // The database is read here, on a request thread, never on the I/O threads.
+      const bool valid_token = check_token && self->state_.handler.carries_valid_token(req);
       response res;
       try {
         res = self->state_.handler.handle_request(req);
@@ -215,9 +261,17 @@ class session : public std::enable_shared_from_this<session<Stream>> {
         std::cerr << "rnx-server: unexpected error answering a request\n";
         res = error_response(500, "internal", "internal error (please report it)", req.version(), false);
       }
-      asio::dispatch(self->stream_.get_executor(),
-                     [self, res = std::move(res)]() mutable { self->send(std::move(res), false); });
+      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res), valid_token]() mutable {
+        if (valid_token) self->hold_as_authenticated();
+        self->send(std::move(res), false);
+      });
     });
+  }
+
+  // The connection presented a valid token: from now on it is held in the reserve and never evicted.
+  void hold_as_authenticated() {
+    authenticated_ = true;
+    state_.admission.authenticated(slot_.ticket());
   }
 
   void send(response res, bool drain_after) {
@@ -280,6 +334,7 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   shared_state& state_;
   connection_slot slot_;
   std::optional<unauthenticated_slot> unauthenticated_;
+  bool authenticated_ = false;  // touched on the strand only
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<response> response_;
@@ -307,24 +362,29 @@ class listener : public std::enable_shared_from_this<listener> {
       beast::error_code peer_ec;
       auto peer = socket.remote_endpoint(peer_ec);
       std::string address = peer_ec ? std::string("unknown") : address_key(peer.address());
-      if (++state_.connections > state_.options.max_connections) {
-        // Over the cap: close at once rather than let a flood of idle sockets starve real clients.
-        --state_.connections;
-        refuse(socket);
-      } else if (!state_.open_from(address)) {
-        // One address at its own cap: the slots stay for everyone else.
-        --state_.connections;
-        refuse(socket);
-      } else if (tls_) {
-        std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_,
-                                              std::move(address))
-            ->run();
-      } else {
-        std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_, std::move(address))->run();
-      }
+      admit(std::move(socket), std::move(address));
     }
     // Errors such as EMFILE are transient: keep accepting.
     do_accept();
+  }
+
+  void admit(tcp::socket socket, std::string address) {
+    // One address at its own cap is refused before it can evict anyone: the slots stay for everyone else.
+    if (!state_.open_from(address)) return refuse(socket);
+    auto d = state_.admission.admit();
+    if (!d.admitted) {
+      // Every slot is held by an authenticated connection or one being answered: nothing idle to give way.
+      state_.close_from(address);
+      return refuse(socket);
+    }
+    if (d.evict) state_.evict(*d.evict);
+    if (tls_) {
+      std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_,
+                                            std::move(address), d.id)
+          ->run();
+    } else {
+      std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_, std::move(address), d.id)->run();
+    }
   }
 
   void refuse(tcp::socket& socket) {
@@ -369,6 +429,11 @@ server::~server() {
 
 void server::start() {
   auto& o = impl_->state.options;
+  if (o.max_unauthenticated_connections > o.max_connections) {
+    throw error(errc::usage, "--max-unauthenticated-connections (" + std::to_string(o.max_unauthenticated_connections) +
+                                 ") must not be above --max-connections (" + std::to_string(o.max_connections) +
+                                 "): the difference is the reserve for connections that sent a valid token");
+  }
   if (!o.tls_cert.empty() || !o.tls_key.empty()) {
     if (o.tls_cert.empty() || o.tls_key.empty()) {
       throw error(errc::usage, "TLS needs both --tls-cert and --tls-key");

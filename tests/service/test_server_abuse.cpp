@@ -1,6 +1,6 @@
-// The real rnx-server under abuse from one client address (loopback only): a thousand half-sent requests, slow
-// headers, and more requests without a token than the server takes at once. Every case asserts answers, never
-// timings; each ends by itself (the server's own timeouts, and a bound on every wait here).
+// The real rnx-server under abuse (loopback only): a thousand half-sent requests from one address, a slowloris spread
+// over nine, slow headers, and more requests without a token than the server takes at once. Every case asserts answers,
+// never timings; each ends by itself (the server's own timeouts, and a bound on every wait here).
 #include "service_test_support.hpp"
 
 #include "rnx/http/client.hpp"
@@ -130,28 +130,69 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   REQUIRE(a.is_open());
   REQUIRE(b.is_open());
   // The server reads their headers asynchronously: ask until it has (bounded: 20 s on a loaded machine).
+  const std::string anonymous = "/api/v1/projects/demo/runs";  // 401 when a slot is free
   int status = 0;
   for (int i = 0; i < 400 && status != 503; ++i) {
-    status = call(server, "GET", "/healthz", "").status;
+    status = call(server, "GET", anonymous, "").status;
     if (status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   if (status != 503) MESSAGE(call(server, "GET", "/metrics", token).body);
   CHECK(status == 503);
-  auto busy = call(server, "GET", "/healthz", "");
+  auto busy = call(server, "GET", anonymous, "");
   CHECK(busy.status == 503);
   CHECK(busy.header("Retry-After") == "1");
   CHECK(busy.body.find("too many requests without a token") != std::string::npos);
-  // Requests with a token are not counted.
+  // Requests with a token are not counted, nor is a health probe without one.
   CHECK(call(server, "GET", "/healthz", token).status == 200);
+  CHECK(call(server, "GET", "/healthz", "").status == 200);
   auto m = call(server, "GET", "/metrics", token);
   CHECK(m.body.find("route=\"unauthenticated-limit\"") != std::string::npos);
   // The slots come back when the stalled requests end.
   a.close();
   b.close();
   status = 0;
-  for (int i = 0; i < 400 && status != 200; ++i) {
-    status = call(server, "GET", "/healthz", "").status;
-    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  for (int i = 0; i < 400 && status != 401; ++i) {
+    status = call(server, "GET", anonymous, "").status;
+    if (status != 401) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  CHECK(status == 200);
+  CHECK(status == 401);
+}
+
+TEST_CASE("abuse: a slowloris from nine addresses over every cap; a tenth address's token and /healthz are answered") {
+  raise_descriptor_limit(4096);
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  // Small limits so that few sockets go over all of them: 9 x 12 half-sent requests > 64 connections in all.
+  test::server_process server(db, {"--max-connections", "64", "--max-unauthenticated-connections", "32",
+                                   "--max-connections-per-address", "12"});
+  const std::vector<std::string> attackers = {"127.0.0.2", "127.0.0.3", "127.0.0.4", "127.0.0.5", "127.0.0.6",
+                                              "127.0.0.7", "127.0.0.8", "127.0.0.9", "127.0.0.10"};
+  const std::string partial = "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n";
+  asio::io_context ioc;
+  std::vector<tcp::socket> idle;
+  auto flood = [&](int per_address) {
+    for (const auto& from : attackers) {
+      for (int i = 0; i < per_address; ++i) idle.push_back(half_open(ioc, from.c_str(), server.port(), partial));
+    }
+  };
+  flood(12);  // 108 half-sent requests, more than the whole server holds
+  for (int round = 0; round < 10; ++round) {
+    flood(2);  // the flood goes on between the requests: every newcomer evicts an older one
+    auto health = call(server, "GET", "/healthz", token);
+    CHECK_MESSAGE(health.status == 200, health.body);
+    auto upload = call(server, "POST", "/api/v1/runs", token,
+                       test::run_json({.branch = "feature",
+                                       .pull_request = 4,
+                                       .commit = "c" + std::to_string(round),
+                                       .seed = static_cast<unsigned>(round + 1)}));
+    CHECK_MESSAGE(upload.status == 201, upload.body);
+    CHECK(call(server, "GET", "/healthz", "").status == 200);  // a probe without a token too
+  }
+  auto m = call(server, "GET", "/metrics", token);
+  REQUIRE(m.status == 200);
+  // The unauthenticated pool was full the whole time: its oldest waiters made room for newcomers.
+  CHECK(metric(m.body, "rnx_evicted_connections_total") >= 108 - 32);
+  CHECK(metric(m.body, "rnx_open_connections") <= 64);
+  CHECK(server.alive());
 }

@@ -29,6 +29,7 @@ class metrics {
   void connection_opened() { ++open_connections_; }
   void connection_closed() { --open_connections_; }
   void connection_refused() { ++refused_connections_; }
+  void connection_evicted() { ++evicted_connections_; }
   // A complete request waits for a request thread (queued), then is answered (started, after `waited`).
   void request_queued() { ++queued_requests_; }
   void request_started(double waited_seconds);
@@ -56,6 +57,7 @@ class metrics {
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::int64_t> queued_requests_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
+  std::atomic<std::uint64_t> evicted_connections_{0};
 };
 
 }  // namespace rnx::service
