@@ -207,6 +207,67 @@ TEST_CASE("the report's verdict: fail rejects, review rejects only on request, n
   CHECK(json.at("needs_review").as_bool());
 }
 
+TEST_CASE("the check table: every check and outcome by its name and back, in report order with its group") {
+  CHECK(rv::check_table.front().id == rv::check_id::smoke);
+  CHECK(rv::check_table.back().id == rv::check_id::sandbox);
+  CHECK(rv::group_of(rv::check_id::edge_cases) == rv::check_group::correctness);
+  CHECK(rv::group_of(rv::check_id::implausible_speedup) == rv::check_group::audit);
+  CHECK(rv::group_of(rv::check_id::sandbox) == rv::check_group::containment);
+  for (const rv::check_entry& c : rv::check_table) {
+    CHECK(rv::check_id_from_string(rv::to_string(c.id)) == c.id);
+    CHECK(rv::group_of(c.id) == c.group);
+  }
+  CHECK(rv::to_string(rv::check_id::shape_specialization) == "shape_specialization");
+  CHECK_FALSE(rv::check_id_from_string("smoke_test").has_value());
+  for (auto o : {rv::outcome::pass, rv::outcome::fail, rv::outcome::review, rv::outcome::skip}) {
+    CHECK(rv::outcome_from_string(rv::to_string(o)) == o);
+  }
+  CHECK_FALSE(rv::outcome_from_string("pas").has_value());
+  CHECK_FALSE(rv::outcome_from_string("").has_value());
+}
+
+namespace {
+
+// Verifies the reference itself with a stand-in worker: a shell script that writes `lines` to its result
+// descriptor (fd 3).
+rv::verify_report verify_with_worker_lines(const std::string& lines) {
+  auto dir = std::filesystem::temp_directory_path() / ("rnx-fake-worker-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  std::filesystem::permissions(dir, std::filesystem::perms::all);  // the sandbox runs it as nobody
+  const auto worker = dir / "worker.sh";
+  std::ofstream(worker) << "#!/bin/sh\ncat >&3 <<'EOF'\n" << lines << "EOF\n";
+  std::filesystem::permissions(worker, std::filesystem::perms::all);
+  const auto reference = std::filesystem::path(RNX_SOURCE_DIR) / "tests" / "verify" / "refs" / "softmax.py";
+  rv::verify_options o;
+  o.reference = rv::reference_from_file(reference, "x=B,8");
+  o.candidate = reference;
+  o.worker = worker;
+  o.limits.wall_s = 30;
+  o.limits.allow_weaker = true;
+  struct remove_dir {
+    std::filesystem::path dir;
+    ~remove_dir() { std::filesystem::remove_all(dir); }
+  } cleanup{dir};
+  return rv::verify_candidate(o);
+}
+
+}  // namespace
+
+TEST_CASE("a worker row whose result is no outcome is the worker's failure, never a quiet fail") {
+  const std::string ready = std::string(R"({"event":"ready","device":"cpu"})") + "\n";
+  const std::string done = std::string(R"({"event":"done"})") + "\n";
+  const std::string smoke = R"({"event":"check","group":"correctness","name":"smoke","detail":"ok","seconds":0,)";
+  const rv::verify_report read = verify_with_worker_lines(ready + smoke + R"("result":"pass"})" + "\n" + done);
+  REQUIRE(read.find("smoke") != nullptr);
+  CHECK(read.find("smoke")->result == rv::outcome::pass);
+  CHECK(read.find("shape_sweep")->result == rv::outcome::fail);  // a row the worker never wrote
+  CHECK(read.checks.size() == rv::check_table.size());
+  CHECK_THROWS_WITH_AS(verify_with_worker_lines(ready + smoke + R"("result":"pas"})" + "\n" + done),
+                       doctest::Contains("the verify worker failed: its check row 'smoke' came with the unknown "
+                                         "result 'pas'"),
+                       rnx::error);
+}
+
 TEST_CASE("bad references are usage errors naming the fix") {
   CHECK_THROWS_WITH_AS(rv::reference_from_file("/nonexistent/ref.py", "x=B,8"), doctest::Contains("does not exist"),
                        rnx::error);

@@ -1,5 +1,7 @@
-// Inside rnx-verify-worker: the job it runs, its result channel, and the verifier that runs every check on one
-// candidate (worker_checks.cpp); worker_main.cpp ties them together.
+// Inside rnx-verify-worker: the job it runs, its result channel (worker_io.cpp), and the verifier that runs every
+// check on one candidate: the order of its stages (worker_checks.cpp), one case (worker_cases.cpp), the correctness
+// stages (worker_correctness.cpp), the audit stages (worker_audit.cpp) and timing (worker_timing.cpp);
+// worker_main.cpp ties them together.
 #pragma once
 
 #include <Python.h>
@@ -10,6 +12,7 @@
 #include "rnx/verify/verify.hpp"
 #include "candidate_remote.hpp"
 #include "worker_kernels.hpp"
+#include "worker_tensors.hpp"
 
 #include <ATen/ATen.h>
 
@@ -22,8 +25,6 @@
 namespace rnx::verify::detail {
 
 using runner::py_ref;
-
-enum class layout { contiguous, strided, transposed };
 
 struct job {
   std::string name;
@@ -45,6 +46,8 @@ job read_job(const std::filesystem::path& path);
 // The result channel: one JSON object a line on the descriptor the verifier gave (--result-fd).
 void set_result_fd(int fd);
 void emit(const boost::json::object& event);
+// One "check" line: the row `id` (its group from the check table) with its outcome, for `dtype` where one applies.
+void emit_check(check_id id, outcome result, const std::string& detail, double seconds, std::string_view dtype = {});
 double now_s();
 std::string fmt(double v);
 
@@ -100,8 +103,8 @@ class verifier {
   runner::yardstick reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
                                    const std::vector<at::Tensor>& wide, at::ScalarType dtype,
                                    const shape_variant& shape);
-  void row(check_group group, const std::string& name, const char* result, const std::string& detail, double started,
-           at::ScalarType dtype);
+  // Emits the row `id` of one dtype, timed from `started`.
+  void row(check_id id, outcome result, const std::string& detail, double started, at::ScalarType dtype);
   // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and
   // the seed counter (each stage draws its seeds in turn, so every case gets the same inputs in every run).
   struct dtype_run {

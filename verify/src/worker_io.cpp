@@ -38,6 +38,17 @@ void set_result_fd(int fd) { result_fd = fd; }
 
 void emit(const bj::object& event) { runner::emit_line(result_fd, event); }
 
+void emit_check(check_id id, outcome result, const std::string& detail, double seconds, std::string_view dtype) {
+  bj::object row{{"event", "check"},
+                 {"group", to_string(group_of(id))},
+                 {"name", to_string(id)},
+                 {"result", to_string(result)},
+                 {"detail", detail}};
+  if (!dtype.empty()) row["dtype"] = dtype;
+  row["seconds"] = seconds;
+  emit(row);
+}
+
 double now_s() {
   using namespace std::chrono;
   return duration<double>(steady_clock::now().time_since_epoch()).count();
@@ -111,14 +122,10 @@ void emit_static_scan(const job& j, bool kernelbench) {
         (detail.empty() ? "" : "; ") + std::string("line ") + std::to_string(line) + " [" + category + "] " + message;
   }
   if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
-  emit(bj::object{{"event", "check"},
-                  {"group", to_string(check_group::audit)},
-                  {"name", "static_scan"},
-                  {"result", n ? "fail" : "pass"},
-                  {"detail", n ? detail
-                               : "no timer patching, streams, threads, processes, network, secrets or "
-                                 "reference fallbacks found"},
-                  {"seconds", now_s() - t}});
+  emit_check(
+      check_id::static_scan, n ? outcome::fail : outcome::pass,
+      n ? detail : "no timer patching, streams, threads, processes, network, secrets or reference fallbacks found",
+      now_s() - t);
 }
 
 }  // namespace rnx::verify::detail

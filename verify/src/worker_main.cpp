@@ -121,12 +121,8 @@ void emit_extra_threads(remote_candidate& candidate, const std::optional<host_re
     extra = threads_after > threads_before || h->python_threads > py_threads_before;
     if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
   }
-  emit(bj::object{{"event", "check"},
-                  {"group", to_string(verify::check_group::audit)},
-                  {"name", "extra_threads"},
-                  {"result", extra ? "fail" : "pass"},
-                  {"detail", d},
-                  {"seconds", now_s() - started}});
+  emit_check(verify::check_id::extra_threads, extra ? verify::outcome::fail : verify::outcome::pass, d,
+             now_s() - started);
 }
 
 // The judge's whole run: reference and device up, the candidate's own process started and loaded, every stage,
@@ -155,12 +151,7 @@ void judge(const std::string& job_path) {
   const double t_load = now_s();
   const std::string load_error = candidate.load();
   if (!load_error.empty()) {
-    emit(bj::object{{"event", "check"},
-                    {"group", to_string(verify::check_group::correctness)},
-                    {"name", "smoke"},
-                    {"result", "fail"},
-                    {"detail", load_error},
-                    {"seconds", now_s() - t_load}});
+    emit_check(verify::check_id::smoke, verify::outcome::fail, load_error, now_s() - t_load);
     std::optional<host_report> h = finish_candidate(candidate);
     emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
     emit(bj::object{{"event", "done"}});

@@ -14,6 +14,7 @@
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/sandbox/sandbox.hpp"
+#include "rnx/verify/checks.hpp"
 
 #include <boost/json/object.hpp>
 
@@ -60,19 +61,10 @@ struct verify_options {
   std::filesystem::path cache_dir;  // compiled .cpp/.cu kernels; empty: the runner's default
 };
 
-enum class outcome { pass, fail, review, skip };
-std::string_view to_string(outcome o);
-
-// The three groups of the report's rows: a correctness stage fails the candidate as wrong, an audit check as a
-// cheat, containment as an escape from the sandbox (the optimizer reports the first two apart).
-enum class check_group { correctness, audit, containment };
-std::string_view to_string(check_group g);  // "correctness", "audit", "containment"
-std::optional<check_group> check_group_from_string(std::string_view name);
-
 // One row of the report: a correctness stage or an audit check.
 struct check_row {
   check_group group = check_group::audit;
-  std::string name;  // smoke, shape_sweep, ..., input_mutation, static_scan, sandbox, ...
+  std::string name;  // to_string of a check_id (checks.hpp): smoke, shape_sweep, ..., static_scan, sandbox
   outcome result = outcome::skip;
   std::string detail;  // why it passed/failed, with numbers
   double seconds = 0;

@@ -1,0 +1,105 @@
+// The report's renderers: JSON for machines, text for a terminal, Markdown for a pull request.
+#include "orchestrator.hpp"
+
+#include "rnx/common/text.hpp"
+
+#include <boost/json.hpp>
+
+#include <algorithm>
+#include <iomanip>
+#include <sstream>
+
+namespace bj = boost::json;
+
+namespace rnx::verify {
+
+std::string detail::join_names(const std::vector<std::string>& names, std::size_t most) {
+  std::string out;
+  for (std::size_t i = 0; i < names.size() && i < most; ++i) out += (i ? ", " : "") + names[i];
+  if (names.size() > most) out += ", ...";
+  return out;
+}
+
+bj::object to_json(const verify_report& r) {
+  bj::array checks;
+  for (const auto& c : r.checks) {
+    checks.push_back(bj::object{{"group", to_string(c.group)},
+                                {"name", c.name},
+                                {"result", std::string(to_string(c.result))},
+                                {"detail", c.detail},
+                                {"seconds", c.seconds}});
+  }
+  bj::array dtypes;
+  for (const auto& d : r.dtypes) dtypes.push_back(bj::string(d));
+  bj::object o{{"schema", "rnx.verify/v1"},
+               {"verdict", r.accepted() ? "accepted" : "rejected"},
+               {"needs_review", r.needs_review()},
+               {"reference", r.reference},
+               {"candidate", r.candidate},
+               {"device", r.device},
+               {"dtypes", dtypes},
+               {"seconds", r.seconds},
+               {"checks", checks}};
+  if (r.speedup)
+    o["speedup"] = *r.speedup;
+  else
+    o["speedup"] = nullptr;
+  bj::array failed;
+  for (const auto& f : r.failed()) failed.push_back(bj::string(f));
+  o["failed"] = failed;
+  return o;
+}
+
+namespace {
+
+std::string one_line(std::string s, std::size_t most) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  if (s.size() > most) s = s.substr(0, most - 3) + "...";
+  return s;
+}
+
+std::string summary(const verify_report& r) {
+  std::ostringstream os;
+  os << (r.accepted() ? "ACCEPTED" : "REJECTED");
+  if (!r.accepted()) os << " (failed: " << detail::join_names(r.failed(), 8) << ")";
+  if (r.needs_review()) os << "; marked for review";
+  if (r.speedup) os << "; speedup " << std::fixed << std::setprecision(2) << *r.speedup << "x";
+  os << "; " << std::fixed << std::setprecision(1) << r.seconds << " s on " << (r.device.empty() ? "?" : r.device);
+  return os.str();
+}
+
+}  // namespace
+
+std::string render_text(const verify_report& r) {
+  std::ostringstream os;
+  os << "rnx verify: " << terminal_safe(r.candidate, false) << " against " << terminal_safe(r.reference, false) << "\n";
+  std::size_t width = 5;
+  for (const auto& c : r.checks) width = std::max(width, to_string(c.group).size() + 1 + c.name.size());
+  for (const auto& c : r.checks) {
+    std::string label = std::string(to_string(c.group)) + "/" + c.name;
+    os << "  " << label << std::string(width - label.size() + 2, ' ') << std::left << std::setw(7)
+       << to_string(c.result) << terminal_safe(one_line(c.detail, 400), false) << "\n";
+  }
+  os << terminal_safe(summary(r), false) << "\n";
+  return os.str();
+}
+
+std::string render_markdown(const verify_report& r) {
+  auto cell = [](std::string s) { return markdown_escape(one_line(std::move(s), 600)); };
+  std::ostringstream os;
+  os << "### rnx verify: " << (r.accepted() ? "accepted" : "rejected") << "\n\n";
+  os << markdown_code(one_line(r.candidate, 600)) << " against " << markdown_code(one_line(r.reference, 600)) << " on "
+     << markdown_escape(r.device) << "\n\n";
+  os << "| stage / check | result | detail |\n| --- | --- | --- |\n";
+  for (const auto& c : r.checks) {
+    const char* mark = c.result == outcome::pass     ? "pass"
+                       : c.result == outcome::fail   ? "**FAIL**"
+                       : c.result == outcome::review ? "*review*"
+                                                     : "skip";
+    os << "| " << to_string(c.group) << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
+  }
+  os << "\n" << markdown_escape(summary(r)) << "\n";
+  return os.str();
+}
+
+}  // namespace rnx::verify

@@ -1,0 +1,159 @@
+// One verification case: inputs made and placed, the candidate and the reference run on them, the outputs
+// judged against the reference's own rounding error.
+#include "worker_checks.hpp"
+
+#include "device_checks.hpp"
+#include "rnx/runner/tolerance.hpp"
+
+#include <sstream>
+
+namespace rnx::verify::detail {
+
+std::vector<at::Tensor> verifier::candidate_call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
+                                                 const shape_variant& shape) {
+  // In the candidate's own process, which poisons its freed memory first and restores patched globals after.
+  return candidate_.call(inputs, dtype, shape);
+}
+
+std::vector<at::Tensor> verifier::make_base(const case_spec& c) {
+  std::vector<at::Tensor> base = pair_.base_inputs(c.shape, c.seed);
+  if (c.transform) {
+    for (auto& t : base) {
+      if (t.is_floating_point()) t = c.transform(t);
+    }
+  }
+  return base;
+}
+
+// Whether the reference itself runs on this case: a shape its own module cannot be built at (a size its
+// constructor refuses) is no case to blame a candidate for.
+bool verifier::reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype) {
+  std::vector<at::Tensor> narrow;
+  for (const auto& b : base) narrow.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+  try {
+    pair_.reference().call(narrow, dtype, c.shape);
+    return true;
+  } catch (const std::exception&) {
+    return false;
+  }
+}
+
+case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
+  case_result r;
+  std::vector<at::Tensor> base;
+  try {
+    base = make_base(c);
+  } catch (const std::exception& e) {
+    r.status = case_result::state::not_applicable;
+    r.message = c.label + ": inputs cannot be made (" + e.what() + ")";
+    return r;
+  }
+  const at::Device dev = pair_.device();
+  std::vector<at::Tensor> inputs, before;
+  for (const auto& b : base) {
+    inputs.push_back(place(b, dtype, dev, c.lay));
+    before.push_back(inputs.back().clone());
+  }
+  // The candidate runs first, on inputs no reference has seen: nothing it could reuse exists yet.
+  try {
+    r.out = candidate_call(inputs, dtype, c.shape);
+  } catch (const std::exception& e) {
+    r.message = c.label + ": " + e.what();
+    r.status = reference_accepts(base, c, dtype) ? case_result::state::fail : case_result::state::not_applicable;
+    if (r.status == case_result::state::not_applicable) r.message += " (the reference rejects this case too)";
+    return r;
+  }
+  synchronize_device(dev);
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!at::equal(inputs[i], before[i])) {
+      if (mutations_.size() < 4) {
+        mutations_.push_back(c.label + ": input " + std::to_string(i) + " was modified by the candidate");
+      }
+    }
+  }
+  for (const auto& [o, i] : candidate_.last_notes().shares_input) {
+    if (aliasing_.size() < 4) {
+      aliasing_.push_back(c.label + ": output " + std::to_string(o) + " shares memory with input " + std::to_string(i));
+    }
+  }
+  // The reference sees pristine values rounded to the candidate's dtype, in float64 and in that dtype.
+  std::vector<at::Tensor> wide, narrow;
+  for (const auto& b : base) {
+    wide.push_back(b.is_floating_point() ? b.to(dtype).to(dev, at::kDouble) : b.to(dev));
+    narrow.push_back(place(b, dtype, dev, layout::contiguous));
+  }
+  std::vector<at::Tensor> refdt;
+  try {
+    r.ref64 = pair_.reference().call(wide, at::kDouble, c.shape);
+    refdt = pair_.reference().call(narrow, dtype, c.shape);
+  } catch (const std::exception& e) {
+    r.status = case_result::state::not_applicable;
+    r.message = c.label + ": the reference rejects it (" + std::string(e.what()).substr(0, 160) + ")";
+    return r;
+  }
+  if (!all_finite(r.ref64) || !all_finite(refdt)) {
+    r.status = case_result::state::not_applicable;
+    r.message = c.label + ": the reference itself is not finite here in " +
+                std::string(all_finite(r.ref64) ? runner::dtype_name(dtype) : "float64");
+    return r;
+  }
+  r.ref_max = max_abs(r.ref64);
+  const runner::yardstick yard = reference_yard(refdt, r.ref64, wide, dtype, c.shape);
+  r.yard = yard.largest;
+  // Output form first: count, shape, dtype and device must be what the reference gives in this dtype.
+  if (r.out.size() != refdt.size()) {
+    r.status = case_result::state::fail;
+    r.message = c.label + ": " + std::to_string(r.out.size()) + " output(s), the reference returns " +
+                std::to_string(refdt.size());
+    return r;
+  }
+  for (std::size_t i = 0; i < r.out.size(); ++i) {
+    const at::Tensor& o = r.out[i];
+    const at::Tensor& e = refdt[i];
+    std::string problem;
+    if (!o.defined()) {
+      problem = "is undefined";
+    } else if (o.sizes() != e.sizes()) {
+      std::ostringstream os;
+      os << "has shape " << o.sizes() << ", expected " << e.sizes();
+      problem = os.str();
+    } else if (o.scalar_type() != e.scalar_type()) {
+      problem = std::string("has dtype ") + std::string(c10::toString(o.scalar_type())) + ", expected " +
+                c10::toString(e.scalar_type());
+    } else if (o.device() != e.device()) {
+      problem = "is on " + o.device().str() + ", expected " + e.device().str();
+    }
+    if (!problem.empty()) {
+      r.status = case_result::state::fail;
+      r.message = c.label + ": output " + std::to_string(i) + " " + problem;
+      return r;
+    }
+  }
+  runner::check_result check =
+      runner::check_within(r.out, r.ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
+  r.err = check.max_abs_err;
+  if (!check.ok) {
+    r.status = case_result::state::fail;
+    r.message = c.label + ": " + check.message;
+  }
+  return r;
+}
+
+runner::yardstick verifier::reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
+                                           const std::vector<at::Tensor>& wide, at::ScalarType dtype,
+                                           const shape_variant& shape) {
+  if (!runner::tf32_allowed(dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
+  constexpr std::uint64_t perturbation_seed = 0x7F32;
+  std::vector<at::Tensor> moved;
+  // Only a reference made of convolutions or matrix products (where torch allows TF32 for them) is granted TF32's
+  // rounding: a softmax is exact float32 arithmetic whatever the settings, and so must its candidate be.
+  const runner::tf32_families used = runner::families_during([&] {
+    moved = pair_.reference().call(
+        runner::rounding_perturbed(wide, runner::arithmetic_eps(dtype, pair_.device()), perturbation_seed), at::kDouble,
+        shape);
+  });
+  if (!runner::tf32_reaches(used, dtype, pair_.device())) return runner::measure_yardstick(refdt, ref64, dtype);
+  return runner::measure_yardstick(refdt, ref64, dtype, &moved, true);
+}
+
+}  // namespace rnx::verify::detail
