@@ -1,12 +1,14 @@
 // The plan of the sandboxed child, built before fork (launch.cpp forks and follows it).
 #pragma once
 
+#include "detail.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
 #include <sys/resource.h>
 #include <sys/types.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -44,6 +46,7 @@ struct child_plan {
   std::string proc_ok_line;
   std::string proc_none_line;
   layer_lines user_lines;
+  layer_lines host_files_lines;
   layer_lines session_lines;
   layer_lines proc_sys_lines;
   layer_lines dev_lines;
@@ -54,6 +57,12 @@ struct child_plan {
   rlim_t file = 0;
   rlim_t nproc = 0;
   bool limit_address_space = false;
+  reveal_plan reveal;  // started as root: the folders nobody may enter covered, what the worker needs shown
+  file_rules rules;    // Landlock: writes, execution and (confine_reads) reads
+  // This process's command line in memory: PID 1 of the namespace (a copy of it) blanks it, so that the worker
+  // reading /proc/1/cmdline does not find the caller's arguments.
+  char* command_line = nullptr;
+  std::size_t command_line_size = 0;
 
   child_plan(const std::vector<std::string>& argv, const std::vector<std::string>& environment,
              const std::filesystem::path& workdir, const sandbox_limits& limits, bool limit_as);

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace rnx::sandbox::detail {
 
@@ -49,12 +51,26 @@ struct landlock_beneath {  // landlock_path_beneath_attr (packed in the uapi)
   std::int32_t parent_fd;
 } __attribute__((packed));
 
+constexpr std::uint64_t fs_read_file = 1ULL << 2;              // READ_FILE
+constexpr std::uint64_t fs_read = fs_read_file | (1ULL << 3);  // READ_FILE, READ_DIR
+constexpr std::uint64_t fs_writes = fs_write_access | fs_refer | fs_truncate;
+
+// The Landlock rules of the sandboxed child, made before fork: each path and what may be done beneath it (a file's
+// rule holds file rights only). Execution is always confined to the paths given it; reads only with confine_reads.
+struct file_rules {
+  std::vector<std::string> paths;
+  std::vector<std::uint64_t> access;
+  bool confine_reads = false;
+};
+
 // In the child between fork and exec (raw system calls only): from here on nothing may be written outside
-// `scratch`, /dev (device nodes are opened for writing; /dev/shm is shared memory) and /proc (the CUDA driver
-// fails to start without writes there, seen on the H200: error 304; in the worker's own process namespace its
-// /proc shows only the worker and its PID 1), TCP needs no rules to be refused, abstract Unix sockets and signals
-// outside this process tree are refused. Returns the ABI version applied, or 0 when the kernel has no Landlock.
-int restrict_writes(const char* scratch);
+// scratch, /dev (device nodes are opened for writing; /dev/shm is shared memory) and /proc (the CUDA driver fails
+// to start without writes there, seen on the H200: error 304; in the worker's own process namespace its /proc
+// shows only the worker and its PID 1), nothing executed but beneath the rules' program folders (from the worker's
+// first instruction on), nothing read outside the rules' paths where reads are confined; TCP needs no rules to be
+// refused, abstract Unix sockets and signals outside this process tree are refused. Returns the ABI version
+// applied, or 0 when the kernel has no Landlock.
+int restrict_files(const file_rules& rules);
 
 // ---- the mount namespace's view (mounts.cpp; child side, raw system calls only) ----
 
@@ -67,11 +83,24 @@ bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t
 // The scratch folder handed to uid/gid where no tmpfs can be mounted.
 void hand_over_scratch(const char* scratch, uid_t uid, gid_t gid);
 
+// Started as root, the worker runs as nobody, who may not enter a folder such as /root: each of `covers` becomes an
+// empty tmpfs holding only `skeleton`'s folders (parents first) and, bind-mounted back read-only, each of `shown`
+// (a folder where shown_folder is set, else a file), taken (open_tree) into `trees`' slots before the covering.
+// Formatted before fork; true when everything was shown again.
+struct reveal_plan {
+  std::vector<std::string> covers;
+  std::vector<std::string> skeleton;
+  std::vector<std::string> shown;
+  std::vector<char> shown_folder;
+  std::vector<int> trees;
+};
+bool reveal_host_paths(reveal_plan& plan);
+
 // ---- privileges.cpp ----
 
-// Root leaves host root for good: no supplementary groups, uid/gid `unprivileged`, and of all capabilities only
-// CAP_DAC_READ_SEARCH, kept through execve as an ambient one, so that the worker can still read what root could
-// (a Python install under /root, the sources) while it writes, changes and opens nothing as root.
+// Root leaves host root for good: no supplementary groups, uid/gid `uid`/`gid`, no capability left (none survives
+// setresuid without PR_SET_KEEPCAPS, and the bounding set is emptied for any later execve). What the worker needs
+// of a folder nobody may enter (/root) was shown to it before (reveal_host_paths), not read through a capability.
 bool leave_root(uid_t uid, gid_t gid);
 
 }  // namespace rnx::sandbox::detail

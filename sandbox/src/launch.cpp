@@ -148,6 +148,12 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   ::_exit(code);
 }
 
+// PID 1 of the namespace is a copy of the caller: its command line (rnx's arguments) is blanked in its memory, which
+// is what /proc/1/cmdline shows the worker.
+void blank_command_line(const child_plan& plan) {
+  if (plan.command_line) std::memset(plan.command_line, 0, plan.command_line_size);
+}
+
 // PID 1 of the new namespace: its own /proc, /dev and scratch, then the worker as PID 2, reaped here.
 [[noreturn]] void namespace_init(child_plan& plan, int fd, namespaces_entered got) {
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
@@ -156,6 +162,9 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   write_all(fd, proc ? plan.proc_ok_line.c_str() : plan.proc_none_line.c_str());
   report_layer(fd, plan.proc_sys_lines, proc && proc_sys_read_only());
   report_layer(fd, plan.dev_lines, reduce_dev(plan.shm_options.c_str()));
+  // Before the scratch tmpfs: scratch may be one of the paths shown again under a cover.
+  report_layer(fd, plan.host_files_lines,
+               plan.reveal.covers.empty() || (got.as_root && reveal_host_paths(plan.reveal)));
   report_layer(
       fd, plan.scratch_lines,
       scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(), got.as_root ? plan.uid : static_cast<uid_t>(-1),
@@ -164,7 +173,8 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   report_layer(fd, plan.user_lines, got.unprivileged);
   report_layer(fd, plan.tasks_lines, got.unprivileged);
   if (!got.unprivileged) ::_exit(126);  // never run untrusted code as host root
-  write_landlock_line(plan, fd, restrict_writes(plan.dir.c_str()));
+  write_landlock_line(plan, fd, restrict_files(plan.rules));
+  blank_command_line(plan);
   const pid_t worker = ::fork();
   if (worker < 0) ::_exit(126);
   if (worker == 0) {
@@ -185,9 +195,10 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   report_layer(fd, plan.dev_lines, false);
   report_layer(fd, plan.scratch_lines, false);
   report_layer(fd, plan.user_lines, unprivileged);
+  report_layer(fd, plan.host_files_lines, plan.reveal.covers.empty());
   report_layer(fd, plan.tasks_lines, unprivileged);
   if (!unprivileged) ::_exit(126);
-  write_landlock_line(plan, fd, restrict_writes(plan.dir.c_str()));
+  write_landlock_line(plan, fd, restrict_files(plan.rules));
   exec_worker(plan);
 }
 

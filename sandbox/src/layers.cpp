@@ -8,6 +8,7 @@ namespace rnx::sandbox {
 std::string_view to_string(layer l) {
   switch (l) {
     case layer::user: return "user";
+    case layer::host_files: return "host_files";
     case layer::session: return "session";
     case layer::proc_sys: return "proc_sys";
     case layer::dev: return "dev";
@@ -46,8 +47,8 @@ std::optional<network_cut> network_cut_from_string(std::string_view name) {
 }
 
 const std::vector<layer>& all_layers() {
-  static const std::vector<layer> layers = {layer::user, layer::session, layer::proc_sys,
-                                            layer::dev,  layer::scratch, layer::tasks};
+  static const std::vector<layer> layers = {layer::user, layer::host_files, layer::session, layer::proc_sys,
+                                            layer::dev,  layer::scratch,    layer::tasks};
   return layers;
 }
 

@@ -1,4 +1,5 @@
-// The mount namespace's view of the forked child: a reduced /dev, /proc/sys read-only, the scratch tmpfs. Runs
+// The mount namespace's view of the forked child: a reduced /dev, /proc/sys read-only, the scratch tmpfs, the host
+// folders nobody may enter covered with what the worker needs of them shown again. Runs
 // between fork and exec: raw system calls only, nothing allocated.
 #include "detail.hpp"
 
@@ -109,6 +110,39 @@ bool reduce_dev(const char* shm_options) {
        ::mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, shm_options) == 0;
   return ok &&
          ::mount(nullptr, "/dev", nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NOEXEC, nullptr) == 0;
+}
+
+bool reveal_host_paths(reveal_plan& plan) {
+  bool ok = true;
+  for (std::size_t i = 0; i < plan.shown.size(); ++i) {
+    plan.trees[i] =
+        static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, plan.shown[i].c_str(),
+                                   open_tree_clone | O_CLOEXEC | (plan.shown_folder[i] ? at_recursive : 0)));
+    ok = ok && plan.trees[i] >= 0;
+  }
+  for (const auto& cover : plan.covers) {
+    ok = ok && ::mount("tmpfs", cover.c_str(), "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k") == 0;
+  }
+  for (const auto& folder : plan.skeleton) ok = ok && ::mkdir(folder.c_str(), 0755) == 0;
+  for (std::size_t i = 0; i < plan.shown.size(); ++i) {
+    if (plan.trees[i] < 0) continue;
+    const char* at = plan.shown[i].c_str();
+    if (plan.shown_folder[i]) {
+      ok = ok && ::mkdir(at, 0755) == 0;
+    } else {
+      const int f = ::open(at, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+      ok = ok && f >= 0;
+      if (f >= 0) ::close(f);
+    }
+    ok = ok && ::syscall(SYS_move_mount, plan.trees[i], "", AT_FDCWD, at, move_mount_empty_from) == 0 &&
+         ::mount(nullptr, at, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV, nullptr) == 0;
+    ::close(plan.trees[i]);
+  }
+  for (const auto& cover : plan.covers) {
+    ok = ok && ::mount(nullptr, cover.c_str(), nullptr, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                       "mode=0755,size=64k") == 0;
+  }
+  return ok;
 }
 
 // /proc/sys read-only (a bind of itself, remounted): no sysctl can be changed, whoever the candidate is.
