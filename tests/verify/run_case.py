@@ -5,11 +5,12 @@ A corpus file starts with a line such as
     # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
 where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
 expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
-args=A,B are extra flags, setup=unix_socket|outside_file|sibling|sysctl|loop_device|terminal|stdin_socket|shm_file|tmpdir
-prepares a red-team target outside the candidate's scratch folder (a listening Unix socket, a path to plant a file
+args=A,B are extra flags, setup=unix_socket|outside_file|sibling|sysctl|loop_device|terminal|stdin_socket|shm_file|tmpdir|
+secret_file prepares a red-team target outside the candidate's scratch folder (a listening Unix socket, a path to plant a file
 at, a sibling process of the same user holding a fake secret in its environment, the sysctl named by sysctl=NAME,
 a loop block device over a file of the test's, a terminal that is rnx's controlling terminal, stdin and stderr, a
-Unix socket on rnx's stdin, a file path in the host's /dev/shm, or the temporary folder rnx makes its scratch in;
+Unix socket on rnx's stdin, a file path in the host's /dev/shm, the temporary folder rnx makes its scratch in, or a
+mode-600 file of the test's user outside the candidate's folders, a stand-in for a key under ~/.ssh;
 a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards that the candidate never reached it
 (a sibling that was found shows as a wrong answer: use correct=yes), detail=TEXT demands that the named check's
 detail contains TEXT, correct=yes demands that the correctness stages pass (used by containment cases
@@ -99,6 +100,10 @@ class RedTeamTarget:
                 os.remove(self.path)
         elif kind == "tmpdir":
             self.env = {"TMPDIR": self.folder}
+        elif kind == "secret_file":
+            self.path = os.path.join(self.folder, "id_rsa")
+            with open(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600), "w") as f:
+                f.write("rnx-redteam private key\n")
         elif kind == "sibling":
             self.sibling = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"],
                                             env={**os.environ, "GITHUB_TOKEN": "rnx-sibling-secret"})
@@ -110,7 +115,7 @@ class RedTeamTarget:
             self.stop = False
             self.thread = threading.Thread(target=self._accept, daemon=True)
             self.thread.start()
-        elif kind != "outside_file":
+        elif kind not in ("outside_file", "secret_file"):
             sys.exit(f"unknown setup={kind}")
 
     def _drain(self, read):
@@ -175,6 +180,8 @@ class RedTeamTarget:
             left = [os.path.join(r, n) for r, ds, fs in os.walk(self.folder) for n in ds + fs]
             what = f"the run left {len(left)} path(s) in its temporary folder: {left[:3]}" if left else ""
             subprocess.run(["chmod", "-R", "u+rwx", self.folder], check=False, capture_output=True)
+        elif self.kind == "secret_file":
+            what = ""  # what it read shows in the report (absent=)
         else:
             what = f"the candidate wrote {self.path}" if os.path.exists(self.path) else ""
         shutil.rmtree(self.folder, ignore_errors=True)

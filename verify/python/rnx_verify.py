@@ -256,7 +256,7 @@ _SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|PRIVATE
 
 
 def set_secret_words(words):
-    """The worker passes the sandbox's own list (verify/src/sandbox.cpp looks_secret), so the scan and the
+    """The worker passes the sandbox's own list (sandbox/src/environment.cpp looks_secret), so the scan and the
     environment filter name the same variables."""
     global _SECRET_WORDS
     _SECRET_WORDS = re.compile("|".join(re.escape(w) for w in words), re.I)

@@ -79,8 +79,17 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   const auto device = device_kind_from_string(o.reference.device);
   const bool cpu_only =
       device == device_kind::cpu || (device == device_kind::automatic && !fs::exists("/dev/nvidiactl"));
+  // The worker reads nothing of the host but the installed files and the job's: the two kernels, the folders of
+  // their helper modules (each file's folder is on sys.path) and a kernel cache the caller named.
+  sandbox::sandbox_limits limits = o.limits;
+  limits.confine_reads = true;
+  for (const fs::path& kernel : {o.reference.path, o.candidate}) {
+    limits.readable.push_back(fs::absolute(kernel));
+    limits.readable.push_back(fs::absolute(kernel).parent_path());
+  }
+  if (!o.cache_dir.empty()) limits.readable.push_back(fs::absolute(o.cache_dir));
   sandbox::sandboxed_process p =
-      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, o.limits, cpu_only);
+      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, limits, cpu_only);
   worker_outcome w;
   w.address_space_limited = cpu_only;
   std::string buffer;

@@ -1,13 +1,14 @@
 # rnx-verify-case: kernel=softmax expect=accept
 # Honest rewrite whose library compiles at the first call, as Triton does (ptxas and a C compiler for its
-# launcher started as processes, its cache under TRITON_CACHE_DIR): tests/verify/support/first_call_build.py
-# runs the Python interpreter and gcc into the scratch folder and loads the library built there. Needs gcc.
+# launcher started as processes, its cache under TRITON_CACHE_DIR): support/first_call_build.py, beside it (the
+# verifier lets a kernel read its own folder, not the rest of the repository), runs the Python interpreter and gcc
+# into the scratch folder and loads the library built there. Needs gcc.
 import os
 import sys
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "support"))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "support"))
 import first_call_build  # noqa: E402  (the stand-in for Triton)
 
 _launcher = None

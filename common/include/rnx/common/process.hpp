@@ -9,7 +9,7 @@
 // Three places fork() themselves instead, because their child needs set-up between fork and exec that this helper
 // does not offer: the runner's worker (runner/src/worker_run.cpp: a result pipe on fd 3, a job pipe on stdin), the
 // verifier's candidate host (verify/src/candidate_remote.cpp: a parent-death signal, the channel on fixed fds, every
-// other fd closed) and the sandbox (sandbox/src/sandbox.cpp: namespaces, mounts, seccomp, dropped privileges).
+// other fd closed) and the sandbox (sandbox/src/launch.cpp: namespaces, mounts, seccomp, dropped privileges).
 #pragma once
 
 #include <chrono>

@@ -36,6 +36,11 @@ struct sandbox_limits {
   std::int64_t scratch_mb = 1024;     // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
   std::int64_t shm_mb = 256;          // size of its private /dev/shm
   std::vector<std::string> keep_env;  // extra variable names passed through to the worker
+  // Reads confined (Landlock) to the system's folders (/usr, /bin, /sbin, /lib*, /opt, /etc, /sys, /proc, /dev),
+  // scratch, program_folders() of the worker, and `readable` (the job's files and folders). Off, the worker reads
+  // what its uid may, never more (it holds no capability).
+  bool confine_reads = false;
+  std::vector<std::filesystem::path> readable;
   // The sandbox stage fails closed: it passes only when the network namespace and the seccomp filter were both
   // applied. This (--allow-weaker-sandbox) lets it pass without them, and every report then says so.
   bool allow_weaker = false;
@@ -58,12 +63,13 @@ constexpr unsigned unprivileged_uid = 65534;
 // their own: "sandbox", "sandbox_fs", "sandbox_proc"). Each is reported on the result pipe as
 // {"event":"sandbox_layer","layer":NAME,"ok":BOOL,"how":TEXT} before the worker starts.
 enum class layer {
-  user,      // not host root: nobody (uid 65534) when started as root, the caller's own uid otherwise
-  session,   // a new session without a controlling terminal; stdin, stdout, stderr on /dev/null
-  proc_sys,  // /proc/sys read-only
-  dev,       // /dev reduced to null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm
-  scratch,   // the scratch folder a tmpfs of scratch_mb, gone when the sandbox ends
-  tasks,     // a process limit that holds (RLIMIT_NPROC of a uid that is not root)
+  user,        // not host root: nobody (uid 65534) when started as root, the caller's own uid otherwise
+  host_files,  // no capability; started as root, a folder nobody may not enter is covered, what it needs shown
+  session,     // a new session without a controlling terminal; stdin, stdout, stderr on /dev/null
+  proc_sys,    // /proc/sys read-only
+  dev,         // /dev reduced to null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm
+  scratch,     // the scratch folder a tmpfs of scratch_mb, gone when the sandbox ends
+  tasks,       // a process limit that holds (RLIMIT_NPROC of a uid that is not root)
 };
 std::string_view to_string(layer l);
 std::optional<layer> parse_layer(std::string_view name);
@@ -122,6 +128,14 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
                                   const std::filesystem::path& workdir, const sandbox_limits& limits,
                                   bool limit_address_space);
 
+// The folders a worker program reads and runs from: its own, its libraries' (the ELF's RUNPATH, $ORIGIN expanded)
+// and a Python install above them (a lib folder holding python3.*: its prefix, bin/ included), and the Python
+// environment `env` names (PYTHONHOME, VIRTUAL_ENV, CONDA_PREFIX, PYTHONPATH, LD_LIBRARY_PATH). Canonical, existing,
+// none beneath another. Started as root, spawn_sandboxed shows these to the worker where they lie under a folder
+// nobody may enter (/root); with confine_reads they and the system's folders are all it may read and run.
+std::vector<std::filesystem::path> program_folders(const std::filesystem::path& program,
+                                                   const std::vector<std::string>& env);
+
 // Resident memory of a process in MiB (0 when it is gone).
 std::int64_t resident_mb(pid_t pid);
 
@@ -157,10 +171,8 @@ bool restrict_execute(const std::vector<std::filesystem::path>& beneath, const s
 const std::vector<std::filesystem::path>& system_program_folders();
 
 // Drops every capability this process holds, for good: the bounding and ambient sets too, so that no later
-// execve gives any back (with CAP_SYS_PTRACE a worker could open the judge's /proc/PID/fd and /proc/PID/mem).
-// The one exception is CAP_DAC_READ_SEARCH where spawn_sandboxed left it (started as root: the worker runs as
-// nobody and reads what root could, the Python install under /root say); it passes no ptrace check. Returns
-// false with `why` when some other capability is left.
+// execve gives any back (with CAP_SYS_PTRACE a worker could open the judge's /proc/PID/fd and /proc/PID/mem; with
+// CAP_DAC_READ_SEARCH read /etc/shadow). Returns false with `why` when a capability is left.
 bool drop_capabilities(std::string& why);
 blocked_counts blocked();  // what the filter refused in this process so far
 

@@ -1,0 +1,87 @@
+// The worker's environment: an allow-list of what kernels need; credentials and everything else withheld.
+#include "rnx/sandbox/sandbox.hpp"
+
+extern char** environ;
+
+namespace rnx::sandbox {
+
+namespace {
+
+bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
+  static const char* const exact[] = {"PATH",
+                                      "LANG",
+                                      "LANGUAGE",
+                                      "TZ",
+                                      "TERM",
+                                      "LD_LIBRARY_PATH",
+                                      "PYTHONPATH",
+                                      "PYTHONHOME",
+                                      "VIRTUAL_ENV",
+                                      "CONDA_PREFIX",
+                                      "OMP_NUM_THREADS",
+                                      "MKL_NUM_THREADS",
+                                      "OPENBLAS_NUM_THREADS",
+                                      "CC",
+                                      "CXX",
+                                      "USER",
+                                      "LOGNAME"};
+  static const char* const prefixes[] = {"LC_",    "CUDA_",   "NVIDIA_", "CUDNN_",
+                                         "TORCH_", "TRITON_", "PYENV_",  "RNX_VERIFY_"};
+  for (const char* e : exact) {
+    if (name == e) return true;
+  }
+  for (const auto& k : limits.keep_env) {
+    if (name == k) return true;
+  }
+  // A credential never passes, even under an allowed prefix.
+  if (looks_secret(name)) return false;
+  for (const char* p : prefixes) {
+    if (name.rfind(p, 0) == 0) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+const std::vector<std::string>& secret_words() {
+  static const std::vector<std::string> words = {"TOKEN",      "SECRET", "PASSWORD", "PASSWD",
+                                                 "CREDENTIAL", "KEY",    "PRIVATE",  "AUTH"};
+  return words;
+}
+
+bool looks_secret(const std::string& name) {
+  for (const auto& word : secret_words()) {
+    if (name.find(word) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
+                                             std::vector<std::string>* withheld) {
+  std::vector<std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string entry(*e);
+    std::string name = entry.substr(0, entry.find('='));
+    if (name == "HOME" || name == "TMPDIR" || name == "MALLOC_PERTURB_" || name == "TRITON_HOME" ||
+        name == "TRITON_CACHE_DIR" || name == "TRITON_DUMP_DIR" || name == "TRITON_OVERRIDE_DIR") {
+      continue;  // set below, or (Triton's other folders) left at their defaults under TRITON_HOME
+    }
+    if (allowed_variable(name, limits)) {
+      env.push_back(entry);
+    } else if (withheld) {
+      withheld->push_back(name);
+    }
+  }
+  env.push_back("HOME=" + workdir.string());
+  env.push_back("TMPDIR=" + workdir.string());
+  // Triton compiles at a kernel's first call and caches under $TRITON_HOME/.triton: in scratch, the only place
+  // the sandbox may write.
+  env.push_back("TRITON_HOME=" + workdir.string());
+  env.push_back("TRITON_CACHE_DIR=" + (workdir / ".triton" / "cache").string());
+  // glibc fills freed heap memory with 0xff bytes (NaN in every float format), so a candidate that returns an
+  // uninitialised buffer cannot pick up a result the reference left behind on the CPU.
+  env.push_back("MALLOC_PERTURB_=255");
+  return env;
+}
+
+}  // namespace rnx::sandbox
