@@ -19,12 +19,10 @@ void verifier::stage_fresh_inputs(dtype_run& run) {
   {
     shape_variant sh = smoke_shape;
     std::vector<at::Tensor> a_base = make_base({"", sh, next_seed(), {}, {}});
-    std::vector<at::Tensor> a_in;
-    for (const auto& b : a_base) a_in.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+    std::vector<at::Tensor> a_in = place_all(a_base, dtype, pair_.device());
     try {
       std::vector<at::Tensor> first = candidate_call(a_in, dtype, sh);
-      std::vector<at::Tensor> first_copy;
-      for (const auto& o : first) first_copy.push_back(o.clone());
+      std::vector<at::Tensor> first_copy = clone_all(first);
       case_result second = evaluate({"second input set", sh, next_seed(), {}, {}}, dtype);
       std::string d;
       if (second.status == case_result::state::fail) {
@@ -59,8 +57,7 @@ void verifier::stage_stale_memory(dtype_run& run) {
   {
     case_spec c{"right after the reference freed its result", smoke_shape, next_seed(), {}, {}};
     std::vector<at::Tensor> base = make_base(c);
-    std::vector<at::Tensor> narrow;
-    for (const auto& b : base) narrow.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+    std::vector<at::Tensor> narrow = place_all(base, dtype, pair_.device());
     try {
       pair_.reference().call(narrow, dtype, c.shape);
     } catch (const std::exception&) {
@@ -90,15 +87,12 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
     std::vector<at::Tensor> other = make_base({"", smoke_shape, next_seed(), {}, {}});
     std::string failure;
     try {
-      std::vector<at::Tensor> base_in;
-      for (const auto& b : base) base_in.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+      std::vector<at::Tensor> base_in = place_all(base, dtype, pair_.device());
       std::vector<at::Tensor> cand_base = candidate_call(base_in, dtype, smoke_shape);
       std::vector<at::Tensor> cand_base_copy;
+      cand_base_copy.reserve(cand_base.size());
       for (const auto& o : cand_base) cand_base_copy.push_back(o.detach().to(at::kCPU).clone());
-      std::vector<at::Tensor> wide_base;
-      for (const auto& b : base) {
-        wide_base.push_back(b.is_floating_point() ? b.to(dtype).to(pair_.device(), at::kDouble) : b.to(pair_.device()));
-      }
+      std::vector<at::Tensor> wide_base = widen_all(base, dtype, pair_.device());
       std::vector<at::Tensor> ref_base = pair_.reference().call(wide_base, at::kDouble, smoke_shape);
       for (std::size_t i = 0; i < base.size(); ++i) {
         if (!base[i].is_floating_point() || i >= other.size() || other[i].sizes() != base[i].sizes()) continue;

@@ -28,8 +28,7 @@ std::vector<at::Tensor> verifier::make_base(const case_spec& c) {
 // Whether the reference itself runs on this case: a shape its own module cannot be built at (a size its
 // constructor refuses) is no case to blame a candidate for.
 bool verifier::reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype) {
-  std::vector<at::Tensor> narrow;
-  for (const auto& b : base) narrow.push_back(place(b, dtype, pair_.device(), layout::contiguous));
+  std::vector<at::Tensor> narrow = place_all(base, dtype, pair_.device());
   try {
     pair_.reference().call(narrow, dtype, c.shape);
     return true;

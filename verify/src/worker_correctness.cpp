@@ -163,8 +163,7 @@ void verifier::stage_determinism(dtype_run& run) {
     }
     try {
       std::vector<at::Tensor> first = candidate_call(a_in, dtype, smoke_shape);
-      std::vector<at::Tensor> first_copy;
-      for (const auto& o : first) first_copy.push_back(o.clone());
+      std::vector<at::Tensor> first_copy = clone_all(first);
       std::vector<at::Tensor> second = candidate_call(b_in, dtype, smoke_shape);
       synchronize_device(pair_.device());
       for (int i : candidate_.last_notes().reuses_previous) {

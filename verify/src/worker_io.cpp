@@ -118,8 +118,13 @@ void emit_static_scan(const job& j, bool kernelbench) {
     long line = PyLong_AsLong(PyDict_GetItemString(f, "line"));
     std::string category = PyUnicode_AsUTF8(PyDict_GetItemString(f, "category"));
     std::string message = PyUnicode_AsUTF8(PyDict_GetItemString(f, "message"));
-    detail +=
-        (detail.empty() ? "" : "; ") + std::string("line ") + std::to_string(line) + " [" + category + "] " + message;
+    detail.append(detail.empty() ? "" : "; ")
+        .append("line ")
+        .append(std::to_string(line))
+        .append(" [")
+        .append(category)
+        .append("] ")
+        .append(message);
   }
   if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
   emit_check(

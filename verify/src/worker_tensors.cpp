@@ -24,6 +24,27 @@ at::Tensor place(const at::Tensor& base, at::ScalarType dtype, at::Device device
   return t;
 }
 
+std::vector<at::Tensor> place_all(const std::vector<at::Tensor>& base, at::ScalarType dtype, at::Device device) {
+  std::vector<at::Tensor> out;
+  out.reserve(base.size());
+  for (const auto& b : base) out.push_back(place(b, dtype, device, layout::contiguous));
+  return out;
+}
+
+std::vector<at::Tensor> widen_all(const std::vector<at::Tensor>& base, at::ScalarType dtype, at::Device device) {
+  std::vector<at::Tensor> out;
+  out.reserve(base.size());
+  for (const auto& b : base) out.push_back(b.is_floating_point() ? b.to(dtype).to(device, at::kDouble) : b.to(device));
+  return out;
+}
+
+std::vector<at::Tensor> clone_all(const std::vector<at::Tensor>& ts) {
+  std::vector<at::Tensor> out;
+  out.reserve(ts.size());
+  for (const auto& t : ts) out.push_back(t.clone());
+  return out;
+}
+
 bool all_finite(const std::vector<at::Tensor>& ts) {
   for (const auto& t : ts) {
     if (t.is_floating_point() && !at::isfinite(t).all().item<bool>()) return false;

@@ -13,6 +13,13 @@ enum class layout { contiguous, strided, transposed };
 
 // A copy of `base` in `dtype` on `device`, laid out as `l` (floating tensors; others keep their type).
 at::Tensor place(const at::Tensor& base, at::ScalarType dtype, at::Device device, layout l);
+// `place` of every tensor of `base`, contiguous.
+std::vector<at::Tensor> place_all(const std::vector<at::Tensor>& base, at::ScalarType dtype, at::Device device);
+// Every tensor of `base` as the float64 reference sees it: floating values rounded to `dtype`, then widened to
+// float64 on `device` (others only moved there).
+std::vector<at::Tensor> widen_all(const std::vector<at::Tensor>& base, at::ScalarType dtype, at::Device device);
+// A clone of every tensor of `ts`: outputs kept past the candidate's next call.
+std::vector<at::Tensor> clone_all(const std::vector<at::Tensor>& ts);
 // Whether every floating tensor of `ts` holds only finite values.
 bool all_finite(const std::vector<at::Tensor>& ts);
 // Largest |a - b| over elements where b is finite; infinity where a is not finite but b is.

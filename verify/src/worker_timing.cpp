@@ -113,7 +113,8 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
       std::string bad = check_timed_output(f.outputs[chosen], bases[chosen + 1], dtype, sh);
       ++checked;
       if (!bad.empty()) {
-        wrong = "timed call " + std::to_string(round * timed + chosen + 1) + " returned a wrong result: " + bad;
+        wrong = "timed call " + std::to_string(static_cast<std::size_t>(round) * timed + chosen + 1) +
+                " returned a wrong result: " + bad;
         break;
       }
       bad = check_timed_output(f.outputs.back(), bases.back(), dtype, sh);
