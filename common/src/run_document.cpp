@@ -110,6 +110,12 @@ std::optional<pairing_mode> pairing_mode_from_string(std::string_view text) {
   return enum_from_name(text, {pairing_mode::process, pairing_mode::in_process});
 }
 
+std::string_view to_string(timed_inputs t) { return t == timed_inputs::fresh ? "fresh" : "same"; }
+
+std::optional<timed_inputs> timed_inputs_from_string(std::string_view text) {
+  return enum_from_name(text, {timed_inputs::same, timed_inputs::fresh});
+}
+
 std::string_view to_string(pair_side s) { return s == pair_side::base ? "base" : "head"; }
 
 std::optional<pair_side> pair_side_from_string(std::string_view text) {
@@ -194,9 +200,9 @@ environment environment_from(const json::reader& r) {
 }
 
 run_result result_from(const json::reader& r, kernel_names names) {
-  r.only_keys({"kernel", "runtime", "dtype", "batch", "device", "status", "samples_ms", "groups", "unstable",
-               "max_abs_err", "rel_err", "tolerance", "message", "pairing", "pairing_reason", "params", "origin",
-               "aggregates", "measured_on"});
+  r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",      "samples_ms",
+               "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",     "pairing",
+               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -254,6 +260,11 @@ run_result result_from(const json::reader& r, kernel_names names) {
     res.pairing = *mode;
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
+  if (auto t = r.maybe("timed_inputs")) {
+    const std::optional<timed_inputs> inputs = timed_inputs_from_string(t->string());
+    if (!inputs) t->fail("\"same\" or \"fresh\"");
+    res.inputs = *inputs;
+  }
   res.measured_on = r.string_or("measured_on", "");
   if (auto params = r.maybe("params")) {
     for (const auto& [name, value] : params->object()) {
@@ -403,6 +414,7 @@ bj::value to_json(const run_document& run) {
     o["message"] = res.message;
     if (res.pairing != pairing_mode::none) o["pairing"] = to_string(res.pairing);
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
+    if (res.inputs != timed_inputs::same) o["timed_inputs"] = to_string(res.inputs);
     if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
     if (!res.params.empty()) {
       bj::object params;

@@ -130,6 +130,11 @@ void add_optimize_command(CLI::App& app) {
   cmd->add_option("--dtype", o->loop.dtypes, "Only these dtypes (repeatable)");
   cmd->add_option("--batch", o->loop.batches, "Only these batches (repeatable)");
   cmd->add_flag("--no-profile", o->no_profile, "Do not profile the original for the rewriter");
+  cmd->add_flag_function(
+         "--shared-process-benchmark", [o](std::int64_t) { o->loop.isolated_benchmark = false; },
+         "For comparison only: benchmark original and candidate in one process on the same inputs at every call (the "
+         "earlier benchmark, which a memoizing or sabotaging candidate fools; bench/optimize_cheats.py)")
+      ->group("");
   cmd->add_option("--verify-timeout", o->verify_timeout_s, "Seconds one candidate's verification may take");
   cmd->add_flag("--allow-weaker-sandbox", o->loop.verify_limits.allow_weaker,
                 "Verify candidates even where the sandbox cannot apply its network namespace or seccomp filter "

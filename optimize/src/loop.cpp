@@ -251,6 +251,9 @@ runner::bench_options bench_settings(const optimize_options& options, const kern
   bench.budget_ms = options.budget_ms;
   bench.warmup_ms = options.warmup_ms;
   bench.log = options.log;
+  // Every timed call on inputs no earlier call saw, as the verifier times: a candidate that remembers its answer
+  // per input (its address, sampled values) is timed computing, never serving a copy.
+  bench.fresh_inputs = options.isolated_benchmark;
   return bench;
 }
 
@@ -344,10 +347,14 @@ struct loop_files {
 };
 
 // One paired run, candidate (head) against original (base), in the verifier's sandbox; the verdict per
-// configuration into a.configs.
+// configuration into a.configs. The two sides never share a process (docs/optimize.md): each runs in worker
+// processes of its own, the sides' processes interleaved, so nothing the candidate does inside its process (patching
+// a torch function the original calls, warming or evicting what the original reads) reaches the original's timing.
 void benchmark_attempt(attempt& a, const manifest& m, const kernel_spec& spec, const optimize_options& options,
                        const runner::bench_options& bench, const loop_files& files) {
-  say(options.log, "candidate " + std::to_string(a.index) + ": benchmarking against the original (paired run)");
+  say(options.log, "candidate " + std::to_string(a.index) + ": benchmarking against the original (paired run, " +
+                       (options.isolated_benchmark ? "each side in processes of its own, fresh inputs)"
+                                                   : "both sides in shared processes, the same inputs at every call)"));
   const fs::path candidate_manifest = a.file.parent_path() / "rnx.toml";
   write_text(candidate_manifest,
              retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root, spec.name, a.file));
@@ -355,6 +362,7 @@ void benchmark_attempt(attempt& a, const manifest& m, const kernel_spec& spec, c
   runner::bench_options paired = bench;
   paired.manifests = {candidate_manifest, files.original_manifest};
   paired.contain = benchmark_containment(options.verify_limits);
+  paired.in_process_pairing = !options.isolated_benchmark;
   std::vector<runner::bench_side> sides = runner::run_bench(paired);
   run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(a.index), "", "", {});
   run_document base = runner::make_run_document(sides.at(1), "original", "", "", {});

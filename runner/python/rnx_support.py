@@ -262,14 +262,36 @@ def _prepare_onnxruntime(target, inputs, dtype, device):
         options.intra_op_num_threads = torch.get_num_threads()
         options.inter_op_num_threads = 1
         session = ort.InferenceSession(path, options, providers=providers)
-    feeds = {n: t.detach().cpu().numpy() for n, t in zip(names, inputs)}
     outputs = [o.name for o in session.get_outputs()]
+
+    def bind(values):
+        if not device.startswith("cpu"):
+            raise Unavailable("onnxruntime on CUDA is fed host copies of the inputs, which redrawn values would not "
+                              "reach; time it without fresh inputs")
+        # On the CPU numpy shares the tensors' memory, so values redrawn in place reach the session.
+        run = functools.partial(session.run, outputs, {n: t.detach().numpy() for n, t in zip(names, values)})
+        run.rnx_rebind = bind
+        return run
+
+    feeds = {n: t.detach().cpu().numpy() for n, t in zip(names, inputs)}
     run = functools.partial(session.run, outputs, feeds)
+    run.rnx_rebind = bind
 
     def convert(result):
         return [torch.from_numpy(a).to(device) for a in result]
 
     return run, convert
+
+
+def rebind(call, inputs):
+    """The prepared call `call` on other inputs of the same shapes (the pool of fresh inputs): the same target (the
+    function, the module with its weights, its compiled or traced form), other arguments."""
+    bind = getattr(call, "rnx_rebind", None)
+    if bind is not None:
+        return bind(tuple(inputs))
+    if not isinstance(call, functools.partial) or call.keywords:
+        raise Unavailable("this runtime's prepared call cannot be given other inputs; time it without fresh inputs")
+    return functools.partial(call.func, *inputs)
 
 
 def state_tensors(call):

@@ -221,6 +221,18 @@ class python_call final : public bound_call {
     return tensors_from_list(list.get(), "the state of kernel \"" + spec_.name + "\"");
   }
 
+  std::unique_ptr<bound_call> with_inputs(const std::vector<at::Tensor>& inputs) override {
+    py_ref list = tensors_to_python(inputs);
+    py_ref args = py_ref::steal(PyTuple_Pack(2, call_.get(), list.get()));
+    py_ref call;
+    try {
+      call = call_support("rebind", args.get());
+    } catch (const error& e) {
+      kernel_call_failed(spec_, std::string("binding other inputs: ") + e.what(), inputs);
+    }
+    return std::make_unique<python_call>(spec_, std::move(call), convert_, inputs);
+  }
+
  private:
   const kernel_spec& spec_;
   py_ref call_;
@@ -373,6 +385,9 @@ class script_call final : public bound_call {
     for (const auto& b : module_.buffers()) out.push_back(b);
     return out;
   }
+  std::unique_ptr<bound_call> with_inputs(const std::vector<at::Tensor>& inputs) override {
+    return std::make_unique<script_call>(spec_, module_, inputs);  // a Module is a handle: the same module
+  }
 
  private:
   c10::IValue run() {
@@ -468,6 +483,9 @@ class native_call final : public bound_call {
     std::vector<at::Tensor> out;
     if (const char* message = fn_(&inputs_, &out)) kernel_call_failed(spec_, message, inputs_);
     return out;
+  }
+  std::unique_ptr<bound_call> with_inputs(const std::vector<at::Tensor>& inputs) override {
+    return std::make_unique<native_call>(spec_, fn_, inputs);
   }
 
  private:

@@ -236,6 +236,7 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
       lane_ ? lane_->device : std::string(to_string(any_gpu ? device_kind::automatic : device_kind::cpu));
   if (lane_) job.cores = lane_->cores;
   job.overrides = {o_.min_samples, o_.max_samples, o_.budget_ms, o_.warmup_ms};
+  job.fresh_inputs = o_.fresh_inputs;
   for (std::size_t i : pending) {
     const planned& p = plan_[i];
     job_config c{i, p.result.kernel, p.result.runtime, p.result.dtype, p.result.batch, !p.checked};
@@ -447,6 +448,7 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
     const auto& samples = outcome.samples_ms;
     p.result.samples_ms.insert(p.result.samples_ms.end(), samples.begin(), samples.end());
     p.result.groups.push_back(static_cast<std::int64_t>(samples.size()));
+    p.result.inputs = outcome.inputs;
     if (const auto& d = outcome.disturbed) {
       std::ostringstream os;
       os << d->migrations << " migrations, "

@@ -80,23 +80,28 @@ class sampler {
 
 class cpu_sampler final : public sampler {
  public:
-  explicit cpu_sampler(bound_call& call) : call_(call) {}
+  explicit cpu_sampler(timed_calls& calls) : calls_(calls) {}
   double warm_call() override {
+    calls_.prepare_sample(1);
+    bound_call& call = calls_.call(0);
     const auto t0 = clock_type::now();
-    call_.invoke();
+    call.invoke();
     return ms_since(t0);
   }
   void calibrate(const std::vector<double>& calls, const timing_options& o) override {
     // Blocks of calls keep the clock's own cost and resolution far below the measured time.
     const double per_call =
         std::max(median(std::vector<double>(calls.end() - std::min<std::size_t>(calls.size(), 5), calls.end())), 1e-6);
-    calls_per_sample = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
+    // Fresh inputs: no more calls than the pool has input sets (a sample may then last less than min_sample_ms).
+    calls_per_sample = std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)), 1,
+                                                calls_.max_calls_per_sample());
   }
   sample take() override {
+    calls_.prepare_sample(calls_per_sample);  // fresh inputs: redrawn here, outside the clock
     const thread_counters before = counters();
     const int cpu_before = ::sched_getcpu();
     const auto t0 = clock_type::now();
-    for (std::int64_t i = 0; i < calls_per_sample; ++i) call_.invoke();
+    for (std::int64_t i = 0; i < calls_per_sample; ++i) calls_.call(i).invoke();
     const double elapsed = ms_since(t0);
     const thread_counters after = counters();
     migrations_ += ::sched_getcpu() != cpu_before;
@@ -111,7 +116,7 @@ class cpu_sampler final : public sampler {
   }
 
  private:
-  bound_call& call_;
+  timed_calls& calls_;
   std::int64_t migrations_ = 0;
   std::int64_t minor_faults_ = 0;
   std::int64_t major_faults_ = 0;
@@ -125,10 +130,12 @@ class cpu_sampler final : public sampler {
 // enqueues the whole batch (a microsecond kernel's Python launch can take longer than the kernel; timed one by
 // one, such calls measured the launch in some processes and the kernel in others), and events around the batch
 // give the per-call time. So in a batch the first call starts with a cold L2 and the others find what the
-// previous call left there: the time of the kernel called in a loop.
+// previous call left there: the time of the kernel called in a loop. With fresh inputs the sets of a sample are
+// redrawn first and the flush comes after, so every sample still starts with its inputs out of the L2 (the redraw
+// wrote them there), and each call of a batch finds in the L2 what the previous call left, not its own inputs.
 class cuda_sampler final : public sampler {
  public:
-  cuda_sampler(bound_call& call, at::Device device) : call_(call), device_(device) {
+  cuda_sampler(timed_calls& calls, at::Device device) : calls_(calls), device_(device) {
     c10::cuda::CUDAGuard guard(device);
     const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
     char bus[32];
@@ -162,6 +169,7 @@ class cuda_sampler final : public sampler {
         per_call >= o.min_sample_ms
             ? 1
             : std::min<std::int64_t>(10000, static_cast<std::int64_t>(std::ceil(o.min_sample_ms / per_call)));
+    calls_per_sample = std::min(calls_per_sample, calls_.max_calls_per_sample());
   }
   sample take() override {
     const double ms = timed_batch(calls_per_sample, true);
@@ -174,6 +182,7 @@ class cuda_sampler final : public sampler {
   // Per-call milliseconds of `calls` calls between one event pair.
   double timed_batch(std::int64_t calls, bool flush_first) {
     c10::cuda::CUDAGuard guard(device_);
+    calls_.prepare_sample(calls);  // fresh inputs: the redraw is queued before the synchronize and the flush
     c10::cuda::device_synchronize();
     if (flush_first) flush_.zero_();
     if (calls > 1) {
@@ -185,7 +194,7 @@ class cuda_sampler final : public sampler {
     auto stream = at::cuda::getCurrentCUDAStream(device_.index());
     const auto enqueue_start = clock_type::now();
     start_->record(stream);
-    for (std::int64_t i = 0; i < calls; ++i) call_.invoke();
+    for (std::int64_t i = 0; i < calls; ++i) calls_.call(i).invoke();
     stop_->record(stream);
     last_enqueue_ms_ = ms_since(enqueue_start) / static_cast<double>(calls);
     // A host slower than the spin assumed (the GPU idled between calls): hold longer from the next sample on.
@@ -195,7 +204,7 @@ class cuda_sampler final : public sampler {
     return static_cast<double>(start_->elapsed_time(*stop_)) / static_cast<double>(calls);
   }
 
-  bound_call& call_;
+  timed_calls& calls_;
   at::Device device_;
   std::string bus_;
   double max_clock_khz_ = 2'000'000;
@@ -209,10 +218,10 @@ class cuda_sampler final : public sampler {
 };
 #endif
 
-std::unique_ptr<sampler> make_sampler(bound_call& call, at::Device device) {
-  if (device.is_cpu()) return std::make_unique<cpu_sampler>(call);
+std::unique_ptr<sampler> make_sampler(timed_calls& calls, at::Device device) {
+  if (device.is_cpu()) return std::make_unique<cpu_sampler>(calls);
 #ifdef RNX_RUNNER_CUDA
-  if (device.is_cuda()) return std::make_unique<cuda_sampler>(call, device);
+  if (device.is_cuda()) return std::make_unique<cuda_sampler>(calls, device);
 #endif
   throw runtime_unavailable("timing on " + device.str() +
                             " is not built into this runner (rebuild with a CUDA libtorch)");
@@ -262,7 +271,12 @@ bool may_retake(std::int64_t retaken, const timing_options& o, double spent_ms, 
 }  // namespace
 
 timing_result measure(bound_call& call, at::Device device, const timing_options& options) {
-  auto s = make_sampler(call, device);
+  same_inputs calls(call);
+  return measure(calls, device, options);
+}
+
+timing_result measure(timed_calls& calls, at::Device device, const timing_options& options) {
+  auto s = make_sampler(calls, device);
   timing_result r;
   warm_up({s.get()}, options, {&r});
   const auto start = clock_type::now();
@@ -279,7 +293,7 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
   return r;
 }
 
-paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Device device,
+paired_timing_result measure_paired(timed_calls& base, timed_calls& head, at::Device device,
                                     const timing_options& options, std::uint64_t seed) {
   auto b = make_sampler(base, device);
   auto h = make_sampler(head, device);

@@ -2,6 +2,7 @@
 #include "worker_config.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/runner/timed_calls.hpp"
 #include "rnx/runner/timing.hpp"
 #include "rnx/runner/tolerance.hpp"
 
@@ -203,6 +204,24 @@ class phase_clock {
   bj::object phases_;
 };
 
+// What the side's timed calls are given: its bound inputs at every call, or (the job's fresh_inputs) a pool of
+// input sets made by the kernel's own input maker and redrawn before each use (timed_calls.hpp).
+// The redraws' seeds mix in the job's pairing seed, drawn per run and round: another process of the configuration
+// never sees the values this one drew (a cache kept on disk would not carry over), while the two sides of a round
+// draw alike.
+std::unique_ptr<timed_calls> timed_calls_of(const side& s, std::int64_t batch, const worker_job& job) {
+  if (!job.fresh_inputs) return std::make_unique<same_inputs>(*s.call);
+  runner::kernel* k = s.entry->kernel.get();
+  auto make = [k, batch, dtype = s.dtype, device = s.device](std::uint64_t seed) {
+    return k->make_inputs(batch, dtype, device, seed);
+  };
+  return std::make_unique<fresh_inputs>(*s.call, s.inputs, make, s.seed ^ job.pairing_seed);
+}
+
+void put_inputs(bj::object& out, bool fresh) {
+  out["timed_inputs"] = to_string(fresh ? timed_inputs::fresh : timed_inputs::same);
+}
+
 bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
   if (a.size() != b.size()) return false;
   for (std::size_t i = 0; i < a.size(); ++i) {
@@ -228,8 +247,10 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
   clock.mark("bind");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] {
-    const timing_result timing = measure(*s.call, s.device, timing_of(s.settings));
+    const std::unique_ptr<timed_calls> calls = timed_calls_of(s, c.batch, job);
+    const timing_result timing = measure(*calls, s.device, timing_of(s.settings));
     put_timing(s.out, timing);
+    put_inputs(s.out, job.fresh_inputs);
   });
   clock.mark("measure");
   s.out["phases_ms"] = clock.phases();
@@ -302,10 +323,16 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     return fallback("moving the two sides' weights failed: " + std::string(head.out.at("message").as_string().c_str()));
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
+    const std::unique_ptr<timed_calls> first_calls = timed_calls_of(*first, c.batch, job);
+    const std::unique_ptr<timed_calls> second_calls = timed_calls_of(*second, c.batch, job);
+    timed_calls& base_calls = first == &base ? *first_calls : *second_calls;
+    timed_calls& head_calls = first == &head ? *first_calls : *second_calls;
     const paired_timing_result timing =
-        measure_paired(*base.call, *head.call, head.device, timing_of(head.settings), seed);
+        measure_paired(base_calls, head_calls, head.device, timing_of(head.settings), seed);
     put_timing(base.out, timing.base);
     put_timing(head.out, timing.head);
+    put_inputs(base.out, job.fresh_inputs);
+    put_inputs(head.out, job.fresh_inputs);
     head.out["retaken_blocks"] = timing.retaken_blocks;
   });
   if (head.failed())

@@ -31,6 +31,7 @@ bj::value to_json(const worker_job& job) {
   if (job.overrides.budget_ms) ov["budget_ms"] = *job.overrides.budget_ms;
   if (job.overrides.warmup_ms) ov["warmup_ms"] = *job.overrides.warmup_ms;
   o["overrides"] = std::move(ov);
+  if (job.fresh_inputs) o["fresh_inputs"] = true;
   bj::array configs;
   for (const auto& c : job.configs) {
     bj::object config{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime},
@@ -69,6 +70,7 @@ worker_job job_from_json(const bj::value& v) {
     if (auto x = ov->maybe("budget_ms")) job.overrides.budget_ms = x->number();
     if (auto x = ov->maybe("warmup_ms")) job.overrides.warmup_ms = x->number();
   }
+  if (auto fresh = r.maybe("fresh_inputs")) job.fresh_inputs = fresh->boolean();
   auto configs = r.at("configs");
   for (std::size_t i = 0; i < configs.array().size(); ++i) {
     auto c = configs.at(i);
@@ -133,6 +135,11 @@ side_outcome outcome_from(const json::reader& r) {
   if (out.status != result_status::ok) return out;
   auto samples = r.at("samples_ms");
   for (const auto& s : samples.array()) out.samples_ms.push_back(s.to_number<double>());
+  if (auto inputs = r.maybe("timed_inputs")) {
+    const std::optional<timed_inputs> mode = timed_inputs_from_string(inputs->string());
+    if (!mode) inputs->fail("\"same\" or \"fresh\"");
+    out.inputs = *mode;
+  }
   if (r.has("minor_faults")) {
     out.disturbed = side_outcome::disturbances{r.at("migrations").value().to_number<std::int64_t>(),
                                                r.at("minor_faults").value().to_number<std::int64_t>(),

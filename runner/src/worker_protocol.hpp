@@ -58,6 +58,8 @@ struct worker_job {
   // are capped at their number. Empty: whatever the orchestrator was allowed.
   std::vector<int> cores;
   job_overrides overrides;
+  // Every timed call on inputs no earlier call saw (bench_options::fresh_inputs, timed_calls.hpp).
+  bool fresh_inputs = false;
   std::vector<job_config> configs;
 };
 
@@ -91,7 +93,8 @@ struct side_outcome {
     tolerance tol;
   };
   std::optional<reference_check> check;
-  std::vector<double> samples_ms;  // status ok: this process's samples
+  std::vector<double> samples_ms;            // status ok: this process's samples
+  timed_inputs inputs = timed_inputs::same;  // status ok: what the timed calls were given
   // CPU: what the process went through while sampling.
   struct disturbances {
     std::int64_t migrations = 0;

@@ -100,6 +100,7 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
   fallback.pairing_reason = "kernels/helper.py imports modules from its own folder (util)";
   fallback.samples_ms = {1, 2, 3};
   fallback.groups = {1, 2};
+  fallback.inputs = rnx::timed_inputs::fresh;
   run.results.push_back(fallback);
   const run_document back = run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "x");
   REQUIRE(back.pairing.has_value());
@@ -110,6 +111,9 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
   CHECK(back.results[0].pairing == rnx::pairing_mode::in_process);
   CHECK(back.results[1].pairing == rnx::pairing_mode::process);
   CHECK(back.results[1].pairing_reason == fallback.pairing_reason);
+  CHECK(back.results[0].inputs == rnx::timed_inputs::same);
+  CHECK(back.results[1].inputs == rnx::timed_inputs::fresh);
+  CHECK(!to_json(run).as_object().at("results").as_array()[0].as_object().contains("timed_inputs"));
 
   run.results[0].samples_ms = {1, 1, 1, 2, 2, 2};
   run.results[0].groups = {3, 3};

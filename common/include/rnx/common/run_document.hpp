@@ -53,6 +53,13 @@ enum class pairing_mode { none, process, in_process };
 std::string_view to_string(pairing_mode p);
 std::optional<pairing_mode> pairing_mode_from_string(std::string_view text);  // "in-process" or "process"
 
+// What the timed calls of a configuration were given: the same bound inputs at every call ("same", the default,
+// no "timed_inputs" member in the documents), or inputs no earlier call saw ("fresh": a pool of input sets at
+// their own addresses, the floating-point values redrawn before each use; docs/runner.md, fresh inputs).
+enum class timed_inputs { same, fresh };
+std::string_view to_string(timed_inputs t);
+std::optional<timed_inputs> timed_inputs_from_string(std::string_view text);  // "same" or "fresh"
+
 // The runtimes a configuration is measured in: those rnx bench runs a Python or TorchScript kernel in, cpp (a
 // native kernel), and the harnesses of imported runs ("pytest-benchmark" as text).
 enum class runtime_kind { eager, compile, torchscript, onnxruntime, tensorrt, cpp, gbench, pytest_benchmark, nvbench };
@@ -114,6 +121,7 @@ struct run_result {
   // processes, interleaved; `pairing_reason` says why it could not share one). none outside paired runs.
   pairing_mode pairing = pairing_mode::none;
   std::string pairing_reason;
+  timed_inputs inputs = timed_inputs::same;  // fresh: every timed call had inputs no earlier call saw
   // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
   // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
   std::string measured_on;

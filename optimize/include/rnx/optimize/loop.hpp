@@ -42,6 +42,11 @@ struct optimize_options {
   std::vector<std::string> runtimes;  // filters; empty = every one the manifest declares
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
+  // The benchmark as verify times (docs/optimize.md): original and candidate each in worker processes of their own
+  // and every timed call on fresh inputs. false (`--shared-process-benchmark`, for comparison only, as in
+  // bench/optimize_cheats.py): both in one process, alternated in blocks on the same inputs at every call, which a
+  // candidate that remembers answers or patches what the original calls can fool.
+  bool isolated_benchmark = true;
   bool profile = true;  // profile the original for the rewriter
   profile_options profiling;
   verify::sandbox_limits verify_limits;

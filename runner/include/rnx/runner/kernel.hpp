@@ -61,6 +61,10 @@ class bound_call {
   // What the call owns besides its inputs and may move to new memory: a module's parameters and buffers (eager
   // and torch.compile Python modules, TorchScript files); empty where there is nothing to move.
   virtual std::vector<at::Tensor> state() { return {}; }
+  // The same kernel, runtime and state (a module's weights, a compiled or traced form) bound to other inputs of
+  // the same shapes, dtypes and device: the pool of fresh inputs (timed_calls.hpp). Throws runtime_unavailable
+  // where the runtime holds copies of its inputs that new values would not reach.
+  virtual std::unique_ptr<bound_call> with_inputs(const std::vector<at::Tensor>& inputs) = 0;
 };
 
 // Moves the state of two calls of one process to new memory, interleaved (first's tensor 0, second's tensor 0,

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rnx/runner/kernel.hpp"
+#include "rnx/runner/timed_calls.hpp"
 
 #include <cstdint>
 #include <vector>
@@ -35,7 +36,11 @@ struct timing_result {
 // (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write
 // over twice its size) before each sample, events on the current stream around one call, or, for a call shorter than
 // min_sample_ms, around a batch of calls queued behind a spin kernel (timing.cpp says what a batch measures), and
-// a device-wide synchronize after it.
+// a device-wide synchronize after it. `calls` gives each call its inputs: the same ones every time (same_inputs), or
+// inputs no earlier call saw (fresh_inputs: redrawn before each sample, outside the clock, and on CUDA before the L2
+// flush; a sample makes no more calls than the pool has input sets).
+timing_result measure(timed_calls& calls, at::Device device, const timing_options& options);
+// The same bound inputs at every call.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
 
 inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
@@ -46,11 +51,11 @@ struct paired_timing_result {
   std::int64_t retaken_blocks = 0;
 };
 
-// Base and head alternated in blocks of eight samples, ABBA BAAB or BAAB ABBA (from `seed`), on the same inputs
-// and in the same process, so both sides share every spell of the machine; a block with a preempted sample is
-// taken again. Warm-up alternates single calls of the two. Sampling stops at max_samples a side, or after
-// min_samples once twice the budget is spent or the median block ratio is known to within `noise`.
-paired_timing_result measure_paired(bound_call& base, bound_call& head, at::Device device,
+// Base and head alternated in blocks of eight samples, ABBA BAAB or BAAB ABBA (from `seed`), each side's calls
+// given their inputs by its `timed_calls`, in the same process, so both sides share every spell of the machine; a block
+// with a preempted sample is taken again. Warm-up alternates single calls of the two. Sampling stops at max_samples a
+// side, or after min_samples once twice the budget is spent or the median block ratio is known to within `noise`.
+paired_timing_result measure_paired(timed_calls& base, timed_calls& head, at::Device device,
                                     const timing_options& options, std::uint64_t seed);
 
 }  // namespace rnx::runner

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Does `rnx optimize` measure a cheating candidate at the honest rewrite's speed? Two runs of the rewrite loop.
+
+    python3 bench/optimize_cheats.py [--rnx build/bin/rnx] [--benchmark isolated|shared|both]
+                                     [--processes N] [--out bench/results/optimize_cheats.json]
+
+The original is bench/corpus/optimize/attention_heads.py (attention one head at a time). The scripted rewriter of
+tests/optimize (RNX_TEST_CANDIDATE_FILES) proposes, in run "memo", the memoizing candidate and then the honest
+rewrite; in run "sabotage", the sabotaging candidate and then the honest rewrite (bench/corpus/optimize/*.py say what
+each does). All three pass `rnx verify`, so each run benchmarks both of its candidates against the original.
+For each candidate the table shows its measured speedup (the verdict's geometric mean of base/head), P(faster),
+the decision and which one was kept, and per run the ratio cheat/honest: 1.0 when the benchmark measures what the
+candidate computes, above it when the cheat is paid for its trick.
+
+--benchmark isolated is rnx optimize's benchmark (each side in processes of its own, fresh inputs); shared is the
+earlier one (`rnx optimize --shared-process-benchmark`: both sides alternated in one process on the same inputs at
+every call); both runs each. Every run uses --no-profile and --no-commit, and a scratch copy of the corpus folder.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+CASES = os.path.join(ROOT, "bench", "corpus", "optimize")
+REWRITER = os.path.join(ROOT, "tests", "optimize", "fixtures", "rewriter.py")
+RUNS = {"memo": ["memoizing.py", "honest.py"], "sabotage": ["sabotaging.py", "honest.py"]}
+
+
+def optimize(rnx, benchmark, run, processes):
+    """One `rnx optimize` over the run's two candidates; returns its record and wall seconds."""
+    work = tempfile.mkdtemp(prefix=f"rnx-optimize-cheats-{run}-")
+    repo = os.path.join(work, "repo")
+    shutil.copytree(CASES, repo)
+    candidates = ",".join(os.path.join(CASES, name) for name in RUNS[run])
+    record = os.path.join(work, "record.json")
+    cmd = [rnx, "optimize", "--config", os.path.join(repo, "rnx.toml"), "--kernel", "attention_heads",
+           "--budget", "2", "--rewriter", "command:" + REWRITER, "--no-profile", "--no-commit",
+           "--work-dir", os.path.join(work, "loop"), "--json-out", record, "--processes", str(processes)]
+    if benchmark == "shared":
+        cmd.append("--shared-process-benchmark")
+    env = dict(os.environ, RNX_TEST_CANDIDATE_FILES=candidates)
+    print("$ RNX_TEST_CANDIDATE_FILES=" + candidates + " " + " ".join(cmd), file=sys.stderr, flush=True)
+    began = time.time()
+    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    seconds = time.time() - began
+    if done.returncode != 0:
+        sys.exit(f"rnx optimize failed ({done.returncode}):\n{done.stderr[-3000:]}")
+    with open(record) as f:
+        result = json.load(f)
+    shutil.rmtree(work, ignore_errors=True)
+    return result, seconds
+
+
+def rows_of(benchmark, run, record, seconds):
+    rows = []
+    for attempt, name in zip(record["attempts"], RUNS[run]):
+        rows.append({"benchmark": benchmark, "run": run, "candidate": name.removesuffix(".py"),
+                     "status": attempt["status"], "kept": attempt["kept"], "speedup": attempt["speedup"],
+                     "p_faster": attempt["p_faster"], "reason": attempt["reason"], "run_seconds": round(seconds, 1)})
+    return rows
+
+
+def ratio(rows, benchmark, run, cheat):
+    by_name = {r["candidate"]: r["speedup"] for r in rows if r["benchmark"] == benchmark and r["run"] == run}
+    if by_name.get(cheat) is None or not by_name.get("honest"):
+        return None
+    return by_name[cheat] / by_name["honest"]
+
+
+def fmt(x, digits=2):
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"))
+    ap.add_argument("--benchmark", choices=["isolated", "shared", "both"], default="both")
+    ap.add_argument("--processes", type=int, default=3, help="worker processes per side (the first look)")
+    ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "optimize_cheats.json"))
+    args = ap.parse_args()
+
+    benchmarks = ["shared", "isolated"] if args.benchmark == "both" else [args.benchmark]
+    rows = []
+    for benchmark in benchmarks:
+        for run in RUNS:
+            record, seconds = optimize(args.rnx, benchmark, run, args.processes)
+            rows.extend(rows_of(benchmark, run, record, seconds))
+
+    print(f"{'benchmark':<10} {'run':<9} {'candidate':<11} {'status':<11} {'kept':<5} {'speedup':>8} "
+          f"{'P(faster)':>9} {'run s':>6}")
+    for r in rows:
+        print(f"{r['benchmark']:<10} {r['run']:<9} {r['candidate']:<11} {r['status']:<11} "
+              f"{'yes' if r['kept'] else 'no':<5} {fmt(r['speedup']):>8} {fmt(r['p_faster'], 3):>9} "
+              f"{r['run_seconds']:>6}")
+    summary = []
+    print()
+    for benchmark in benchmarks:
+        memo = ratio(rows, benchmark, "memo", "memoizing")
+        sabotage = ratio(rows, benchmark, "sabotage", "sabotaging")
+        summary.append({"benchmark": benchmark, "memo_over_honest": memo, "sabotage_over_honest": sabotage})
+        print(f"{benchmark:<10} memoizing/honest {fmt(memo)} (goal <= 1.2), sabotaging/honest {fmt(sabotage)} "
+              f"(goal about 1)")
+    os.makedirs(os.path.dirname(args.out), exist_ok=True)
+    with open(args.out, "w") as f:
+        json.dump({"command": " ".join(sys.argv), "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                   "machine": os.uname().nodename, "cpus": os.cpu_count(), "rows": rows, "summary": summary},
+                  f, indent=2)
+        f.write("\n")
+
+
+if __name__ == "__main__":
+    main()

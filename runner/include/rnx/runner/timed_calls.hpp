@@ -1,0 +1,94 @@
+// What the timer calls: one bound call on the same inputs every time, or a pool of calls over distinct input sets
+// whose floating-point values are redrawn, outside the clock, before each use (fresh inputs).
+//
+//   auto call = k->prepare("eager", inputs, at::kFloat, dev, seed);
+//   rnx::runner::fresh_inputs calls(*call, inputs, [&](std::uint64_t s) { return k->make_inputs(8, at::kFloat, dev, s);
+//   },
+//                                   seed);
+//   auto timing = rnx::runner::measure(calls, dev, {});   // no call sees inputs an earlier call saw
+#pragma once
+
+#include "rnx/runner/kernel.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <vector>
+
+namespace rnx::runner {
+
+class timed_calls {
+ public:
+  virtual ~timed_calls() = default;
+  // The most calls one sample may make, each on inputs of its own; the samplers cap their calls per sample here.
+  virtual std::int64_t max_calls_per_sample() const = 0;
+  // Outside the clock, before a sample (or a warm-up call) of `calls` calls: makes the inputs of calls
+  // 0..calls-1 ready. `calls` is at most max_calls_per_sample().
+  virtual void prepare_sample(std::int64_t calls) = 0;
+  // Call `i` of the sample just prepared.
+  virtual bound_call& call(std::int64_t i) = 0;
+};
+
+// The same bound inputs at every call: what `rnx bench` times by default (the kernel called in a loop).
+class same_inputs final : public timed_calls {
+ public:
+  explicit same_inputs(bound_call& call) : call_(call) {}
+  std::int64_t max_calls_per_sample() const override { return std::numeric_limits<std::int64_t>::max(); }
+  void prepare_sample(std::int64_t) override {}
+  bound_call& call(std::int64_t) override { return call_; }
+
+ private:
+  bound_call& call_;
+};
+
+// How large the pool of fresh_inputs may grow: at most `max_sets` input sets and at most `max_bytes` of them
+// together, but never fewer than one set (a set larger than max_bytes is a pool of one).
+struct pool_limits {
+  std::int64_t max_bytes = std::int64_t{256} << 20;
+  std::int64_t max_sets = 64;
+};
+
+// Inputs no earlier call saw, so that nothing keyed on an input (its address, a few sampled values, its whole
+// contents) is ever served again: a pool of input sets, each its own tensors at their own addresses, taken in turn;
+// before a sample every set it will use gets new floating-point values, drawn by the kernel's own input maker under
+// a seed no earlier draw used and copied into the set's memory (outside the clock). The calls of one sample each
+// take a different set, so a sample makes at most as many calls as the pool has sets. Integer and boolean inputs
+// (indices, labels, masks) keep the values their set was made with: redrawn indices could fall outside what the
+// kernel accepts. Memory: the pool (pool_limits) plus one set while a redraw is copied in.
+class fresh_inputs final : public timed_calls {
+ public:
+  // One input set with the kernel's shapes, dtypes and device, drawn under `seed` (kernel::make_inputs).
+  using input_maker = std::function<std::vector<at::Tensor>(std::uint64_t seed)>;
+
+  // `first` is the call bound (and checked) on `first_inputs`, the pool's set 0; further sets are made by `make`
+  // and bound through first.with_inputs() as the samples need them. `seed` starts the redraws' seeds. Throws
+  // runtime_unavailable when the call cannot be given other inputs, rnx::error(kernel_failed) when the maker
+  // gives other shapes or dtypes than the first set's.
+  fresh_inputs(bound_call& first, std::vector<at::Tensor> first_inputs, input_maker make, std::uint64_t seed,
+               pool_limits limits = {});
+
+  std::int64_t max_calls_per_sample() const override { return capacity_; }
+  void prepare_sample(std::int64_t calls) override;
+  bound_call& call(std::int64_t i) override;
+
+  std::int64_t sets() const { return static_cast<std::int64_t>(sets_.size()); }  // made so far
+  std::int64_t redraws() const { return redraws_; }
+
+ private:
+  void grow_to(std::size_t count);
+  void redraw(std::size_t set);
+  std::vector<at::Tensor> draw();
+
+  input_maker make_;
+  std::vector<std::vector<at::Tensor>> sets_;
+  std::vector<bound_call*> calls_;                  // one per set; calls_[0] is the caller's
+  std::vector<std::unique_ptr<bound_call>> owned_;  // the others
+  std::vector<std::size_t> current_;                // the set of each call of the prepared sample
+  std::size_t cursor_ = 0;                          // the set the next sample starts with
+  std::int64_t capacity_ = 1;
+  std::uint64_t next_seed_ = 0;
+  std::int64_t redraws_ = 0;
+};
+
+}  // namespace rnx::runner

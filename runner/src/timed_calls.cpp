@@ -1,0 +1,98 @@
+// The fresh-inputs pool: input sets made and bound on demand, redrawn in place before each use.
+#include "rnx/runner/timed_calls.hpp"
+
+#include "rnx/common/error.hpp"
+
+#include <algorithm>
+
+namespace rnx::runner {
+
+namespace {
+
+std::int64_t set_bytes(const std::vector<at::Tensor>& set) {
+  std::int64_t bytes = 0;
+  for (const auto& t : set) bytes += static_cast<std::int64_t>(t.nbytes());
+  return std::max<std::int64_t>(bytes, 1);
+}
+
+// A splitmix64 step: the redraws' seeds stay far from the configuration's own seed (which made set 0).
+std::uint64_t mixed(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ULL;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
+  return (x ^ (x >> 31)) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed in Python
+}
+
+bool redrawn(const at::Tensor& t) { return t.is_floating_point() || t.is_complex(); }
+
+}  // namespace
+
+fresh_inputs::fresh_inputs(bound_call& first, std::vector<at::Tensor> first_inputs, input_maker make,
+                           std::uint64_t seed, pool_limits limits)
+    : make_(std::move(make)), next_seed_(mixed(seed)) {
+  capacity_ = std::clamp<std::int64_t>(limits.max_bytes / set_bytes(first_inputs), 1,
+                                       std::max<std::int64_t>(limits.max_sets, 1));
+  sets_.push_back(std::move(first_inputs));
+  calls_.push_back(&first);
+  // A second set at once, so a call that cannot be rebound fails before the clock starts, and warm-up calls
+  // already alternate between two addresses.
+  grow_to(static_cast<std::size_t>(std::min<std::int64_t>(capacity_, 2)));
+}
+
+std::vector<at::Tensor> fresh_inputs::draw() {
+  std::vector<at::Tensor> set = make_(next_seed_);
+  next_seed_ = mixed(next_seed_);
+  const std::vector<at::Tensor>& like = sets_.front();
+  bool same = set.size() == like.size();
+  for (std::size_t i = 0; same && i < set.size(); ++i) {
+    same = set[i].sizes() == like[i].sizes() && set[i].scalar_type() == like[i].scalar_type() &&
+           set[i].device() == like[i].device();
+  }
+  if (!same) {
+    throw error(errc::kernel_failed,
+                "fresh inputs: the kernel's inputs drawn under another seed differ in number, shape, dtype or "
+                "device from the first set (does get_inputs() draw its shapes at random?); time it without fresh "
+                "inputs");
+  }
+  return set;
+}
+
+void fresh_inputs::grow_to(std::size_t count) {
+  while (sets_.size() < count) {
+    std::vector<at::Tensor> set = draw();
+    owned_.push_back(calls_.front()->with_inputs(set));
+    calls_.push_back(owned_.back().get());
+    sets_.push_back(std::move(set));
+  }
+}
+
+void fresh_inputs::redraw(std::size_t set) {
+  const std::vector<at::Tensor> values = draw();
+  std::vector<at::Tensor>& target = sets_[set];
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (redrawn(target[i])) target[i].copy_(values[i]);
+  }
+  ++redraws_;
+}
+
+void fresh_inputs::prepare_sample(std::int64_t calls) {
+  const auto wanted = static_cast<std::size_t>(std::clamp<std::int64_t>(calls, 1, capacity_));
+  grow_to(std::max(wanted, sets_.size()));
+  current_.resize(wanted);
+  for (std::size_t i = 0; i < wanted; ++i) {
+    const std::size_t set = (cursor_ + i) % sets_.size();
+    redraw(set);
+    current_[i] = set;
+  }
+  cursor_ = (cursor_ + wanted) % sets_.size();
+}
+
+bound_call& fresh_inputs::call(std::int64_t i) {
+  if (i < 0 || static_cast<std::size_t>(i) >= current_.size()) {
+    throw error(errc::internal, "fresh inputs: call " + std::to_string(i) + " of a sample prepared for " +
+                                    std::to_string(current_.size()));
+  }
+  return *calls_[current_[static_cast<std::size_t>(i)]];
+}
+
+}  // namespace rnx::runner

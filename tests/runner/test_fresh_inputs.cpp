@@ -1,0 +1,118 @@
+// Fresh inputs through real worker processes: a kernel logs what every call was given (its process, each input's
+// address and a digest of its bytes), and the log shows that no timed call saw values an earlier call saw, that the
+// calls used several input sets, and that integer inputs kept their values. No timing is asserted.
+#include "rnx/runner/bench.hpp"
+
+#include <doctest/doctest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct logged_call {
+  std::string pid;
+  std::string x_address;
+  std::string x_digest;
+  std::string idx_address;
+  std::string idx_digest;
+};
+
+std::vector<logged_call> read_log(const fs::path& path) {
+  std::vector<logged_call> calls;
+  std::ifstream in(path);
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    logged_call c;
+    if (fields >> c.pid >> c.x_address >> c.x_digest >> c.idx_address >> c.idx_digest) calls.push_back(c);
+  }
+  return calls;
+}
+
+// Runs the recorder kernel (two processes, samples of several calls) and returns what its calls logged.
+std::vector<logged_call> run_recorder(const std::string& name, bool fresh, rnx::run_result& result) {
+  const fs::path dir = fs::temp_directory_path() / ("rnx-fresh-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path log = dir / (name + ".log");
+  fs::remove(log);
+  const fs::path manifest = dir / (name + ".toml");
+  {
+    std::ofstream out(manifest);
+    out << "[project]\nname = \"fresh-tests\"\n[defaults]\nbatch = [2]\ndevice = \"cpu\"\n"
+        << "[bench]\nprocesses = 2\nsamples = 6\nmin_samples = 4\nbudget_ms = 30\nwarmup_ms = 10\nthreads = 1\n"
+        << "min_sample_ms = 2\n"
+        << "[[kernel]]\nname = \"recorder\"\npath = \""
+        << (fs::path(RNX_TEST_DATA_DIR) / "kernels" / "call_recorder.py").string() << "\"\n";
+  }
+  ::setenv("RNX_TEST_CALL_LOG", log.c_str(), 1);
+  rnx::runner::bench_options o;
+  o.manifests = {manifest};
+  o.worker = RNX_TEST_WORKER;
+  o.cache_dir = fs::path(RNX_TEST_CACHE_DIR);
+  o.fresh_inputs = fresh;
+  const auto sides = rnx::runner::run_bench(o);
+  REQUIRE(sides.size() == 1);
+  REQUIRE(sides[0].results.size() == 1);
+  result = sides[0].results[0];
+  std::vector<logged_call> calls = read_log(log);
+  fs::remove(log);
+  fs::remove(manifest);
+  return calls;
+}
+
+}  // namespace
+
+TEST_CASE("fresh inputs: no call sees values an earlier call saw; several sets; integer inputs keep their values") {
+  rnx::run_result result;
+  const std::vector<logged_call> calls = run_recorder("fresh", true, result);
+  REQUIRE(result.status == rnx::result_status::ok);
+  CHECK(result.inputs == rnx::timed_inputs::fresh);
+  CHECK(result.groups.size() == 2);
+  // The reference check's call, the warm-up's and the samples' (several calls each, min_sample_ms = 2).
+  REQUIRE(calls.size() > 20);
+  std::set<std::string> pids;
+  std::map<std::string, int> seen_values;
+  for (const auto& c : calls) {
+    pids.insert(c.pid);
+    ++seen_values[c.x_digest];
+  }
+  CHECK(pids.size() == 2);
+  for (const auto& [digest, count] : seen_values) {
+    INFO("float input values " << digest << " were given to " << count << " calls");
+    CHECK(count == 1);
+  }
+  for (const std::string& pid : pids) {
+    std::set<std::string> addresses;
+    std::map<std::string, std::set<std::string>> index_values;  // per address of the integer input
+    for (const auto& c : calls) {
+      if (c.pid != pid) continue;
+      addresses.insert(c.x_address);
+      index_values[c.idx_address].insert(c.idx_digest);
+    }
+    INFO("process " << pid);
+    CHECK(addresses.size() >= 2);
+    CHECK(index_values.size() == addresses.size());
+    for (const auto& [address, values] : index_values) CHECK(values.size() == 1);
+  }
+}
+
+TEST_CASE("without fresh inputs every call sees the same values (what the log above would show for reuse)") {
+  rnx::run_result result;
+  const std::vector<logged_call> calls = run_recorder("same", false, result);
+  REQUIRE(result.status == rnx::result_status::ok);
+  CHECK(result.inputs == rnx::timed_inputs::same);
+  REQUIRE(calls.size() > 20);
+  std::set<std::string> values;
+  for (const auto& c : calls) values.insert(c.x_digest);
+  CHECK(values.size() == 1);  // every process draws the configuration's one seeded set
+}
