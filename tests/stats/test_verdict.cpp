@@ -175,7 +175,9 @@ TEST_CASE("an imported run's abstain advises what its harness can do, not rnx be
   const std::vector<std::pair<std::string, std::string>> harnesses = {{"gbench", "--benchmark_repetitions"},
                                                                       {"pytest-benchmark", "--benchmark-min-rounds"},
                                                                       {"nvbench", "--min-samples"}};
-  for (const auto& [runtime, flag] : harnesses) {
+  for (const auto& harness : harnesses) {
+    const std::string& runtime = harness.first;
+    const std::string& flag = harness.second;
     CAPTURE(runtime);
     auto v = stats::judge_runs(run({spread(runtime)}), run({spread(runtime)}), {});
     const auto& c = find(v, "k");
