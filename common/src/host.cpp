@@ -1,4 +1,4 @@
-// The machine's CPU model and operating system, read from /proc/cpuinfo, /etc/os-release and uname.
+// The machine's CPU model, operating system and host name, read from /proc/cpuinfo, /etc/os-release and uname.
 #include "rnx/common/host.hpp"
 
 #include <sys/utsname.h>
@@ -31,9 +31,19 @@ std::string os_name() {
       if (pretty.size() >= 2 && pretty.front() == '"') pretty = pretty.substr(1, pretty.size() - 2);
     }
   }
-  struct utsname u {};
-  if (::uname(&u) == 0) pretty += std::string("; ") + u.sysname + " " + u.release + " " + u.machine;
+  if (const std::string kernel = kernel_name(); !kernel.empty()) pretty += "; " + kernel;
   return pretty;
+}
+
+std::string kernel_name() {
+  struct utsname u {};
+  if (::uname(&u) != 0) return {};
+  return std::string(u.sysname) + " " + u.release + " " + u.machine;
+}
+
+std::string host_name() {
+  struct utsname u {};
+  return ::uname(&u) == 0 ? std::string(u.nodename) : std::string();
 }
 
 }  // namespace rnx::host

@@ -116,6 +116,18 @@ std::optional<timed_inputs> timed_inputs_from_string(std::string_view text) {
   return enum_from_name(text, {timed_inputs::same, timed_inputs::fresh});
 }
 
+std::string_view to_string(env_origin o) {
+  switch (o) {
+    case env_origin::file: return "file";
+    case env_origin::importing_machine: return "importing-machine";
+  }
+  return "file";
+}
+
+std::optional<env_origin> env_origin_from_string(std::string_view text) {
+  return enum_from_name(text, {env_origin::file, env_origin::importing_machine});
+}
+
 std::string_view to_string(pair_side s) { return s == pair_side::base ? "base" : "head"; }
 
 std::optional<pair_side> pair_side_from_string(std::string_view text) {
@@ -172,9 +184,21 @@ std::string non_empty(const json::reader& r) {
   return s;
 }
 
+env_source env_source_from(const json::reader& r) {
+  r.only_keys({"from", "path", "imported_on"});
+  env_source source;
+  auto from = r.at("from");
+  const auto origin = env_origin_from_string(from.string());
+  if (!origin) from.fail("\"file\" or \"importing-machine\"");
+  source.from = *origin;
+  source.path = r.string_or("path", "");
+  source.imported_on = r.string_or("imported_on", "");
+  return source;
+}
+
 environment environment_from(const json::reader& r) {
   r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads", "os",
-               "image", "harness", "clocks"});
+               "image", "harness", "clocks", "host", "source"});
   environment env;
   env.env_id = non_empty(r.at("env_id"));
   env.device = non_empty(r.at("device"));
@@ -196,6 +220,8 @@ environment environment_from(const json::reader& r) {
       env.clocks[std::string(name)] = clocks->at(std::string_view(name)).number();
     }
   }
+  env.host = r.string_or("host", "");
+  if (auto source = r.maybe("source")) env.source = env_source_from(*source);
   return env;
 }
 
@@ -391,6 +417,13 @@ bj::value to_json(const run_document& run) {
   bj::object clocks;
   for (const auto& [name, value] : run.env.clocks) clocks[name] = value;
   env["clocks"] = std::move(clocks);
+  if (!run.env.host.empty()) env["host"] = run.env.host;
+  if (run.env.source) {
+    bj::object source{{"from", to_string(run.env.source->from)}};
+    if (!run.env.source->path.empty()) source["path"] = run.env.source->path;
+    if (!run.env.source->imported_on.empty()) source["imported_on"] = run.env.source->imported_on;
+    env["source"] = std::move(source);
+  }
 
   bj::array results;
   for (const auto& res : run.results) {

@@ -370,8 +370,14 @@ bool is_push_run(const github_context& ctx) {
   return ctx.event == event_kind::push_like || (ctx.event == event_kind::local && !ctx.pull_request);
 }
 
-// A missing or refused token is found out before the benchmark, not after it (nothing to check for prepared runs).
-void check_access(const gate_job& job) {
+// A service that cannot be reached, and a missing or refused token, are found out before the benchmark, not after
+// it. A service that does not answer is one line on standard error (the URL and the cause), and the job goes on
+// as when the service is down; the token is checked only where something is to be measured.
+void check_service(const gate_job& job) {
+  if (const std::string line = service_unreachable_line(job.o.backend, job.manifest_ptr()); !line.empty()) {
+    std::cerr << terminal_safe(line) << "\n";
+    return;
+  }
   if (!job.o.results.empty() || job.shards) return;
   check_access_before_measuring(job.o.backend, job.manifest_ptr(), job.project, is_push_run(job.ctx),
                                 job.ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
@@ -652,6 +658,7 @@ void publish(const gate_job& job) {
   const std::string report =
       render_report(verdict, job.facts) + (job.drift_report.empty() ? "" : "\n" + job.drift_report);
   std::cout << render_verdict_text(verdict);
+  if (!job.facts.run_url.empty()) std::cout << "rnx gate: the run's page: " << terminal_safe(job.facts.run_url) << "\n";
   if (verdict.verdict == overall::block && !job.facts.accept_hint.empty()) std::cout << job.facts.accept_hint << "\n";
   if (job.ctx.in_actions) {
     for (const auto& line : annotations(verdict)) std::cout << line << "\n";
@@ -688,7 +695,7 @@ void run_gate(gate_options o) {
   if (job.o.sharding.group_verdict) {
     judge_group(job);
   } else {
-    check_access(job);
+    check_service(job);
     measure(job);
     file_head_run(job);
     if (job.head.shard) {

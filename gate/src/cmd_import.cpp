@@ -51,6 +51,7 @@ void run_import(import_cli_options& cli) {
   if (summary.aggregates_only) std::cout << ", " << summary.aggregates_only << " aggregates only, marked";
   if (summary.not_ok) std::cout << ", " << summary.not_ok << " failed or skipped in the harness";
   std::cout << "; environment " << run.env.env_id << ")\n";
+  if (!summary.environment_note.empty()) std::cerr << "rnx import: note: " << summary.environment_note << "\n";
   if (!project_from.empty()) std::cerr << "rnx import: note: " << project_from << "\n";
   for (const auto& note : summary.notes) std::cerr << "rnx import: note: " << note << "\n";
   for (const auto& warning : summary.warnings) std::cerr << "rnx import: warning: " << warning << "\n";

@@ -101,6 +101,8 @@ class service_backend final : public baseline_backend {
     }
   }
 
+  void check_reachable() override { call("GET", "/healthz", ""); }
+
   void check_access(const std::string& project, bool push) override {
     if (token_.empty()) {
       throw error(errc::unauthorized, describe() +
@@ -330,6 +332,7 @@ class embedded_backend final : public baseline_backend {
     }
   }
 
+  void check_reachable() override {}
   void check_access(const std::string&, bool) override {}
 
   verdict_document record_paired(const std::string& head_run_id, const std::string& base_run_id,

@@ -60,6 +60,10 @@ class baseline_backend {
   virtual uploaded_run upload(const run_document& run) = 0;
   // The stored run against the newest same-environment baseline of its comparison branch.
   virtual verdict_document judge(const std::string& run_id, const gate_policy& policy) = 0;
+  // Before anything is measured or uploaded: does the store answer at all (the service's GET /healthz)? Throws
+  // rnx::error (an http::request_failure where no HTTP answer came) naming what failed. The embedded store always
+  // does.
+  virtual void check_reachable() = 0;
   // Before anything is measured: can this job store runs of `project` (a push run, which moves a baseline, when
   // `push`)? Throws unauthorized / forbidden naming the token and the fix; unavailable when the service cannot be
   // asked (the gate then measures and reports the outage as before). The embedded store always can.

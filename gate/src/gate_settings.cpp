@@ -2,6 +2,7 @@
 #include "gate_settings.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/http/client.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -92,6 +93,24 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
   choice.backend = make_embedded_backend(flags.store.empty() ? ".rnx/baselines.db" : flags.store,
                                          std::chrono::seconds(static_cast<long long>(flags.group_timeout_s)));
   return choice;
+}
+
+std::string service_unreachable_line(const backend_flags& flags, const manifest* m) {
+  const service_setting setting = resolve_service_url(flags, m);
+  if (setting.url.empty()) return {};
+  auto backend = open_backend(flags, m).backend;
+  const std::string going_on =
+      "; going on without it (a service that cannot be reached makes the verdict WARN, never a failed build)";
+  try {
+    backend->check_reachable();
+    return {};
+  } catch (const http::request_failure& f) {
+    return "rnx gate: warning: cannot reach the service at " + setting.url + " (" + setting.source + "): " + f.cause() +
+           going_on;
+  } catch (const error& e) {
+    return "rnx gate: warning: the service at " + setting.url + " (" + setting.source +
+           ") failed its health check: " + e.what() + going_on;
+  }
 }
 
 void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project, bool push,

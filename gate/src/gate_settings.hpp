@@ -49,6 +49,12 @@ struct backend_choice {
 // the embedded store at --store or .rnx/baselines.db. Both flags at once is a usage error.
 backend_choice open_backend(const backend_flags& flags, const manifest* m);
 
+// Before `rnx gate` measures or uploads anything: with a service, does it answer GET /healthz? When it does not,
+// the one line for standard error that names the URL, where it was set and the cause in plain words ("connection
+// refused: nothing listens on 127.0.0.1:1"); the gate then goes on as when the service is down (the upload fails
+// again and the verdict is WARN). "" when it answers, and for the embedded store.
+std::string service_unreachable_line(const backend_flags& flags, const manifest* m);
+
 // Before `rnx gate` measures anything: with a service, is RNX_TOKEN a token of `project` that may store this job's
 // run (a push run when `push`)? Throws the service's unauthorized / forbidden error (exit 2) unless `fork` (a pull
 // request from a fork gets no secrets: measured and reported anyway); a service that cannot be asked is left to

@@ -12,8 +12,10 @@
 #include <boost/beast/ssl.hpp>
 #include <boost/url/parse.hpp>
 
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 
+#include <algorithm>
 #include <cctype>
 #include <optional>
 
@@ -68,6 +70,53 @@ target parse_url(std::string_view url) {
   return t;
 }
 
+// RFC 6761 reserves the top-level domain "invalid": no name under it ever resolves, so it is answered here, at once
+// and without the network, as a resolver would answer an unknown name.
+bool reserved_invalid_name(std::string_view host) {
+  std::string lower(host);
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (!lower.empty() && lower.back() == '.') lower.pop_back();
+  constexpr std::string_view tld = ".invalid";
+  return lower == "invalid" ||
+         (lower.size() > tld.size() && lower.compare(lower.size() - tld.size(), tld.size(), tld) == 0);
+}
+
+// The one place a network failure becomes words: the common causes say what happened in plain terms (and what a
+// user can check), anything else keeps the system's own message.
+std::string failure_words(const beast::error_code& ec, const target& t, const request_options& options) {
+  const std::string where = t.host + ":" + t.port;
+  if (ec == beast::error::timeout) {
+    return "timed out after " + std::to_string(options.timeout.count()) + " ms (" + where + " did not answer)";
+  }
+  if (ec == bhttp::error::body_limit) return "response body over " + std::to_string(options.max_body) + " bytes";
+  if (ec == asio::error::connection_refused) return "connection refused: nothing listens on " + where;
+  if (ec == asio::error::host_not_found || ec == asio::error::host_not_found_try_again || ec == asio::error::no_data) {
+    return "the host name " + t.host + " does not resolve (is it spelled right?)";
+  }
+  if (ec == asio::error::network_unreachable || ec == asio::error::host_unreachable) {
+    return "no route to " + where + " (" + ec.message() + ")";
+  }
+  if (ec.category() == asio::error::get_ssl_category()) {
+    const int reason = ERR_GET_REASON(static_cast<unsigned long>(ec.value()));
+    if (reason == SSL_R_WRONG_VERSION_NUMBER) {
+      return "the server at " + where +
+             " speaks HTTP, not HTTPS (its answer to the TLS handshake was not TLS): " + "write the URL with http://";
+    }
+    if (reason == SSL_R_CERTIFICATE_VERIFY_FAILED) {
+      return "the server's TLS certificate is not trusted here (issued by an authority this machine does not "
+             "trust, expired, or for another host name than " +
+             t.host + ")";
+    }
+  }
+  if (!t.tls && (ec == bhttp::error::end_of_stream || ec == asio::error::connection_reset || ec == asio::error::eof ||
+                 ec == bhttp::error::bad_version)) {
+    return "the server at " + where + " closed the connection without an HTTP answer (if it serves HTTPS, write " +
+           "the URL with https://)";
+  }
+  return ec.message();
+}
+
 // Runs one asynchronous phase to completion on the call's private io_context and throws its error.
 // Phases are sequential, so plain callbacks keep this simple (and clear of compiler bugs with
 // coroutines under sanitizers); beast::tcp_stream's expiry turns a stalled phase into error::timeout.
@@ -100,6 +149,7 @@ response exchange(asio::io_context& ioc, Stream& stream, beast::tcp_stream& lowe
 
 response run_request(asio::io_context& ioc, const target& t, bhttp::request<bhttp::string_body>& req,
                      const request_options& options, asio::ssl::context* tls) {
+  if (reserved_invalid_name(t.host)) throw boost::system::system_error(asio::error::host_not_found);
   tcp::resolver resolver(ioc);
   tcp::resolver::results_type endpoints;
   {
@@ -193,15 +243,9 @@ response request(std::string_view method, std::string_view url, const header_lis
   } catch (const rnx::error&) {
     throw;
   } catch (const boost::system::system_error& e) {
-    std::string reason = e.code() == beast::error::timeout
-                             ? "timed out after " + std::to_string(options.timeout.count()) + " ms"
-                             : e.code().message();
-    if (e.code() == bhttp::error::body_limit) {
-      reason = "response body over " + std::to_string(options.max_body) + " bytes";
-    }
-    throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + reason);
+    throw request_failure(std::string(method), std::string(url), failure_words(e.code(), t, options));
   } catch (const std::exception& e) {
-    throw error(errc::unavailable, std::string(method) + " " + std::string(url) + ": " + e.what());
+    throw request_failure(std::string(method), std::string(url), e.what());
   }
 }
 

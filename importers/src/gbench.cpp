@@ -137,6 +137,37 @@ void keep_summary(const std::string& file, gathered& g) {
   c.aggregates = a;
 }
 
+// A cache size as people write it: "32 KiB", "1 MiB".
+std::string size_text(std::int64_t bytes) {
+  constexpr std::int64_t kib = 1024;
+  if (bytes >= kib * kib && bytes % (kib * kib) == 0) return std::to_string(bytes / (kib * kib)) + " MiB";
+  if (bytes >= kib && bytes % kib == 0) return std::to_string(bytes / kib) + " KiB";
+  return std::to_string(bytes) + " B";
+}
+
+// The context's caches ("L1d 32 KiB, L1i 32 KiB, L2 1 MiB, L3 32 MiB"): with the CPU count, what Google Benchmark
+// records of a CPU, which it names no model of.
+std::string caches_text(const json::reader& context) {
+  auto caches = context.maybe("caches");
+  if (!caches || !caches->value().is_array()) return "";
+  std::string out;
+  for (std::size_t i = 0; i < caches->array().size(); ++i) {
+    auto cache = caches->at(i);
+    const std::string type = cache.string_or("type", "");
+    const char* kind = type == "Data" ? "d" : type == "Instruction" ? "i" : "";
+    out += (out.empty() ? "L" : ", L") + std::to_string(cache.integer("level")) + kind + " " +
+           size_text(cache.integer("size"));
+  }
+  return out;
+}
+
+// What the context says of the machine: its host name and caches (the CPU count is read with the timer's facts).
+void read_machine(const json::reader& context, harness_context& ctx) {
+  ctx.host = context.string_or("host_name", "");
+  if (const std::string caches = caches_text(context); !caches.empty()) ctx.cpu_detail = "caches " + caches;
+  ctx.names_machine = !ctx.host.empty() || !ctx.cpu_detail.empty();
+}
+
 }  // namespace
 
 parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu_time) {
@@ -154,6 +185,7 @@ parsed_file parse_gbench(const std::string& file, const bj::value& doc, bool cpu
   if (cpu_time) ctx.harness += ", cpu_time";
   if (auto n = context.maybe("num_cpus")) ctx.threads = n->integer();
   if (auto mhz = context.maybe("mhz_per_cpu")) ctx.clocks["cpu_mhz"] = mhz->number();
+  read_machine(context, ctx);
   if (auto date = context.maybe("date")) {
     ctx.timestamp = date->string();
     ctx.timestamp_path = date->path();

@@ -165,8 +165,11 @@ void check_same_context(const parsed_file& first, const parsed_file& other) {
                      ": import the files of one machine and harness at a time");
   };
   differ("harness", a.harness, b.harness);
+  differ("host", a.host, b.host);
   differ("device", a.device, b.device);
   differ("cpu", a.cpu, b.cpu);
+  differ("cpu", a.cpu_detail, b.cpu_detail);
+  differ("os", a.os, b.os);
   differ("python", a.python, b.python);
   differ("thread count", std::to_string(a.threads), std::to_string(b.threads));
 }
@@ -371,18 +374,62 @@ std::string run_project(const import_options& options, const std::vector<parsed_
                   "one, in commit_info.project)");
 }
 
-environment run_environment(const detail::harness_context& ctx) {
-  const detail::machine_facts machine = detail::this_machine();
+// The facts a file records of its machine, beside the same facts of this machine, in the same order: "host
+// \"maya-mbp\", Apple M3 Pro, 12 threads, Darwin 23.4.0 arm64". Only the facts the file has are compared.
+struct machine_views {
+  std::string file;
+  std::string here;
+  bool differ = false;
+};
+
+machine_views compare_machines(const detail::harness_context& ctx, const detail::machine_facts& here) {
+  machine_views out;
+  auto add = [&](const std::string& file_fact, const std::string& here_fact) {
+    if (file_fact.empty()) return;
+    out.file += (out.file.empty() ? "" : ", ") + file_fact;
+    out.here += (out.here.empty() ? "" : ", ") + here_fact;
+    out.differ = out.differ || file_fact != here_fact;
+  };
+  if (!ctx.host.empty()) add("host \"" + ctx.host + "\"", "host \"" + here.host + "\"");
+  add(ctx.cpu, here.cpu);
+  if (ctx.threads > 0) add(std::to_string(ctx.threads) + " threads", std::to_string(here.threads) + " threads");
+  add(ctx.os, here.kernel);
+  return out;
+}
+
+// The machine the first file names is the run's environment (the files of one import name one machine, checked
+// when they are read); fields it does not record stay empty rather than take the importing machine's, so one file
+// gives one env_id wherever it is imported. A file that names no machine gets the importing machine's, and a note.
+environment run_environment(const parsed_file& first, std::string& note) {
+  const detail::harness_context& ctx = first.context;
+  const detail::machine_facts here = detail::this_machine();
   environment env;
-  env.cpu = !ctx.cpu.empty() ? ctx.cpu : machine.cpu;
-  env.device = !ctx.device.empty() ? ctx.device : "cpu: " + env.cpu;
   env.compute_capability = ctx.compute_capability;
   env.python = ctx.python;
-  env.threads = ctx.threads > 0 ? ctx.threads : machine.threads;
-  env.os = machine.os;
-  env.image = machine.image;
   env.harness = ctx.harness;
   env.clocks = ctx.clocks;
+  if (ctx.names_machine) {
+    env.cpu = !ctx.cpu.empty() || ctx.cpu_detail.empty() ? ctx.cpu : "unknown model, " + ctx.cpu_detail;
+    env.threads = ctx.threads;
+    env.os = ctx.os;
+    env.host = ctx.host;
+    env.source = env_source{env_origin::file, first.file + ": " + ctx.path, ""};
+    if (const machine_views views = compare_machines(ctx, here); views.differ) {
+      env.source->imported_on = views.here;
+      note = first.file + ": " + ctx.path + ": measured on " + views.file + ", not on this machine (" + views.here +
+             "): the environment is the one the file names";
+    }
+  } else {
+    env.cpu = here.cpu;
+    env.threads = ctx.threads > 0 ? ctx.threads : here.threads;
+    env.os = here.os;
+    env.image = here.image;
+    env.source = env_source{env_origin::importing_machine, "", ""};
+    note = first.file + ": " + ctx.path + ": the file names no machine (" + ctx.harness +
+           " recorded no host, CPU or OS here), so the environment is this one, where rnx import ran (" + here.cpu +
+           ", " + here.os + "): import on the machine that ran the benchmarks";
+  }
+  env.device = !ctx.device.empty() ? ctx.device : "cpu: " + (env.cpu.empty() ? std::string("unknown") : env.cpu);
   env.env_id = compute_env_id(env);
   return env;
 }
@@ -410,7 +457,7 @@ run_document import_run(const import_options& options, import_summary* summary) 
   run.base_branch = options.base_branch;
   run.pull_request = options.pull_request;
   run.created_at = created_at(files, counts.notes);
-  run.env = run_environment(ctx);
+  run.env = run_environment(files.front(), counts.environment_note);
 
   for (auto& m : results) {
     run_result& r = m.result;

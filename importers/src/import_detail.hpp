@@ -31,14 +31,19 @@ struct measured_case {
   std::string aggregates_hint;  // how to make this harness keep them
 };
 
-// What a file says about where it was measured; empty fields are filled from the importing machine.
+// What a file says about where it was measured. Where it names its machine (`names_machine`), that is the run's
+// environment and empty fields stay unknown; where it names none, the importing machine's fill them.
 struct harness_context {
   std::string harness;  // "gbench 1.7.1 (release build)"
-  std::string device;   // a GPU's name; empty for CPU harnesses ("cpu: MODEL" of the importing machine)
+  std::string device;   // a GPU's name; empty for CPU harnesses ("cpu: " + the CPU)
   std::string compute_capability;
-  std::string cpu;
+  std::string cpu;         // the CPU's model, where the file names it
+  std::string cpu_detail;  // what else it says of the CPU where it names no model ("caches L1d 32 KiB, L2 1 MiB")
   std::string python;
   std::int64_t threads = 0;
+  bool names_machine = false;  // host, CPU, OS or GPU recorded: the environment is the file's
+  std::string host;            // the host name it ran on
+  std::string os;              // the OS as the harness records it ("Darwin 23.4.0 arm64")
   std::map<std::string, double> clocks;
   std::string commit;
   std::string branch;
@@ -79,11 +84,14 @@ void require_harness_keys(const std::string& file, const boost::json::value& doc
 // A parameter value as the configuration's name shows it: strings as they are, anything else as JSON.
 std::string param_text(const boost::json::value& v);
 
-// The importing machine: CPU model, OS line, hardware threads, RNX_IMAGE.
+// The importing machine: CPU model, OS line (and the kernel's part of it alone), hardware threads, host name,
+// RNX_IMAGE.
 struct machine_facts {
   std::string cpu;
   std::string os;
+  std::string kernel;
   std::int64_t threads = 0;
+  std::string host;
   std::string image = "none";
 };
 machine_facts this_machine();

@@ -12,6 +12,8 @@ machine_facts this_machine() {
   machine_facts m;
   m.cpu = host::cpu_model();
   m.os = host::os_name();
+  m.kernel = host::kernel_name();
+  m.host = host::host_name();
   m.threads = static_cast<std::int64_t>(std::thread::hardware_concurrency());
   if (const char* image = std::getenv("RNX_IMAGE"); image && *image) m.image = image;
   return m;

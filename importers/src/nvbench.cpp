@@ -255,6 +255,7 @@ parsed_file parse_nvbench(const std::string& file, const bj::value& doc) {
   if (first_device) {
     const device_facts& d = devices[*first_device];
     ctx.device = d.name;
+    ctx.names_machine = true;  // the GPU that ran it; nvbench records nothing of the host
     ctx.compute_capability = d.compute_capability;
     if (d.sm_mhz) ctx.clocks["sm_default_mhz"] = *d.sm_mhz;
   }

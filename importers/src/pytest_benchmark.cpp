@@ -94,6 +94,15 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
   if (auto v = root.maybe("version")) ctx.harness += " " + v->string();
   auto machine = root.at("machine_info");
   ctx.python = machine.string_or("python_version", "");
+  // platform.node(), platform.system() / release() / machine() of the machine that ran the suite.
+  ctx.host = machine.string_or("node", "");
+  for (const char* part : {"system", "release", "machine"}) {
+    const std::string text = machine.string_or(part, "");
+    if (!text.empty()) ctx.os += (ctx.os.empty() ? "" : " ") + text;
+  }
+  if (const std::string processor = machine.string_or("processor", ""); !processor.empty()) {
+    ctx.cpu_detail = "processor " + processor;
+  }
   if (auto cpu = machine.maybe("cpu")) {
     ctx.cpu = cpu->string_or("brand_raw", "");
     if (auto count = cpu->maybe("count")) ctx.threads = count->integer();
@@ -101,6 +110,7 @@ parsed_file parse_pytest_benchmark(const std::string& file, const bj::value& doc
       ctx.clocks["cpu_mhz"] = hz->at(0).number() / 1e6;
     }
   }
+  ctx.names_machine = !ctx.host.empty() || !ctx.os.empty() || !ctx.cpu.empty();
   if (auto commit = root.maybe("commit_info")) {
     // pytest-benchmark writes placeholders where it found no repository.
     const std::string id = commit->string_or("id", "");

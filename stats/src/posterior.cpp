@@ -435,6 +435,23 @@ void decide(comparison& out, std::vector<double>& log_ratios, const comparison_o
   }
 }
 
+// What would decide an abstain between separate runs. rnx bench measures paired; an imported harness's results
+// cannot be, so its advice is more of the harness's own samples, or both revisions run by it on one machine.
+std::string abstain_advice(const comparison_options& opt, bool why_paired) {
+  std::string more_samples;  // the harness's own flag for more samples a process
+  switch (opt.harness.value_or(runtime_kind::eager)) {
+    case runtime_kind::gbench: more_samples = "--benchmark_repetitions"; break;
+    case runtime_kind::pytest_benchmark: more_samples = "--benchmark-min-rounds"; break;
+    case runtime_kind::nvbench: more_samples = "--min-samples"; break;
+    default:
+      return std::string("measure paired (rnx bench --pair BASE, rnx gate --mode paired)") +
+             (why_paired ? ", where drift of the machine cancels in each ratio" : "");
+  }
+  return "more runs of the harness (each file rnx import reads is one process) with a higher " + more_samples +
+         ", or the harness run on both revisions in one job on one machine, alternating, and the two imports "
+         "compared with rnx compare (docs/import.md)";
+}
+
 }  // namespace
 
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt, bool flat) {
@@ -482,13 +499,11 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
     } else {
       out.result = decision::abstain;
       out.reason = note.str() +
-                   " overlap beyond the rope, so the change is not larger than the instability; to "
-                   "decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired)";
+                   " overlap beyond the rope, so the change is not larger than the instability; to decide: " +
+                   abstain_advice(opt, false);
     }
   } else if (out.result == decision::abstain) {
-    out.reason +=
-        "; to decide: measure paired (rnx bench --pair BASE, rnx gate --mode paired), where drift of "
-        "the machine cancels in each ratio";
+    out.reason += "; to decide: " + abstain_advice(opt, true);
   }
   return out;
 }

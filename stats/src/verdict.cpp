@@ -117,12 +117,24 @@ bool counts_for_overall(const config_verdict& v) {
   return !(v.result == decision::abstain && v.reason.rfind("skipped on both sides", 0) == 0);
 }
 
+// The harness that measured imported results (their runtime names it: both sides share it, being one
+// configuration), else unset: rnx bench.
+std::optional<runtime_kind> measured_by(const run_result& head) {
+  const auto runtime = runtime_kind_from_string(head.runtime);
+  if (runtime == runtime_kind::gbench || runtime == runtime_kind::pytest_benchmark ||
+      runtime == runtime_kind::nvbench) {
+    return runtime;
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 comparison compare_measured(const run_result& base, const run_result& head, const gate_policy& policy,
                             const std::optional<pairing_info>& pairing) {
-  const comparison_options opt{policy.rope,      policy.probability, policy.min_samples,
-                               policy.resamples, policy.stat,        pairing ? static_cast<int>(pairing->looks) : 1};
+  comparison_options opt{policy.rope,      policy.probability, policy.min_samples,
+                         policy.resamples, policy.stat,        pairing ? static_cast<int>(pairing->looks) : 1};
+  opt.harness = measured_by(head);
   if (in_process(base, head, pairing)) {
     return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
   }

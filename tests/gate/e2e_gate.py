@@ -179,6 +179,46 @@ def case_warn_service_timeout(h):
     check(took < 15, "the gate gave up on a hung service after its timeout (took %.1fs)" % took)
 
 
+def _wrong_service_url(h, url, cause):
+    """`rnx gate --no-github --service-url URL` with a URL that cannot work: one line on stderr naming the URL and the
+    cause, then the service-down WARN (exit 0), failing at once rather than after a timeout."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_"))}
+    started = time.time()
+    r = subprocess_run(h, ["gate", "--no-github", "--results", run_file(h, "head.json", seed=2), "--service-url", url,
+                           "--service-timeout", "30", "--commit", HEAD_SHA, "--branch", "feature", "--base-branch",
+                           "main", "--pull-request", "9"], env, 0)
+    took = time.time() - started
+    want = ("rnx gate: warning: cannot reach the service at %s (--service-url): %s; going on without it (a service "
+            "that cannot be reached makes the verdict WARN, never a failed build)\n" % (url, cause))
+    check(r.stderr == want, "stderr %r, expected %r" % (r.stderr, want))
+    verdict = json.load(open(h.path(".rnx", "verdict.json")))
+    check(verdict["verdict"] == "WARN", "a wrong service URL is the service-down WARN, got %r" % verdict["verdict"])
+    want_reason = "the service %s is unavailable, so this run was not judged: POST %s/api/v1/runs: %s" % (url, url,
+                                                                                                       cause)
+    check(verdict["reason"] == want_reason, "reason %r, expected %r" % (verdict["reason"], want_reason))
+    assert_in("WARN", r.stdout, "the verdict on the terminal")
+    # Each cause fails at once; the 30 s timeout is never waited on.
+    check(took < 10, "the gate took %.1fs on a wrong URL" % took)
+
+
+def case_wrong_url_refused(h):
+    port = free_port()
+    _wrong_service_url(h, "http://127.0.0.1:%d" % port, "connection refused: nothing listens on 127.0.0.1:%d" % port)
+
+
+def case_wrong_url_unresolvable(h):
+    # Under the reserved .invalid domain (RFC 6761), which never resolves and needs no network to say so.
+    _wrong_service_url(h, "http://rnx-server.invalid:8722",
+                       "the host name rnx-server.invalid does not resolve (is it spelled right?)")
+
+
+def case_wrong_url_https_to_http(h):
+    h.start_service(PROJECT)
+    where = h.service_url[len("http://"):]
+    _wrong_service_url(h, "https://" + where, "the server at %s speaks HTTP, not HTTPS (its answer to the TLS "
+                       "handshake was not TLS): write the URL with http://" % where)
+
+
 def case_warn_no_baseline(h):
     h.start_service(PROJECT)
     h.start_github({})
@@ -189,6 +229,9 @@ def case_warn_no_baseline(h):
             'this environment (a push build), or make run %s the baseline with POST /api/v1/baselines'
             % (ENV_ID, r.outputs.get("run-id")))
     check(r.outputs.get("reason") == want, "reason %r, expected %r" % (r.outputs.get("reason"), want))
+    # The stored run's page on the service is on the terminal, not only in report.md.
+    assert_in("rnx gate: the run's page: %s/runs/%s\n" % (h.service_url, r.outputs.get("run-id")), r.stdout,
+              "the terminal")
     assert_in("new", r.summary, "configurations are new")
     # The head column is the statistic a verdict compares (per process, then the geometric mean), and says so.
     verdict = json.load(open(h.path(".rnx", "verdict.json")))

@@ -71,6 +71,54 @@ def bad_inputs(rnx, tmp):
     expect(not list(tmp.glob("kept.run.json.tmp*")), "a temporary file was left behind")
 
 
+def split_environment_note(stderr):
+    """The note on where the environment came from, and the rest of stderr."""
+    lines = stderr.splitlines(keepends=True)
+    notes = [line for line in lines if line.startswith("rnx import: note: ") and (
+        "not on this machine (" in line or ": the file names no machine (" in line)]
+    return notes, "".join(line for line in lines if line not in notes)
+
+
+def machines(rnx, schema, fixtures, tmp):
+    """Files that name their machine are filed under it: three Google Benchmark hosts are three environments, the
+    Mac's pytest-benchmark file is Darwin arm64, and the import says the machine is not this one; a file that names
+    none is filed under this machine, which the import says too. check-jsonschema accepts every document."""
+    folder = fixtures / "machines"
+    docs = {}
+    for name, fmt in (("gbench-laptop", "gbench"), ("gbench-codespace", "gbench"), ("gbench-ci", "gbench"),
+                      ("pytest-darwin-m3", "pytest-benchmark"), ("gbench-no-machine", "gbench")):
+        out = tmp / f"{name}.run.json"
+        r = rnx_run(rnx, "import", "--format", fmt, str(folder / f"{name}.json"), "--out", str(out), "--project",
+                    "codec")
+        notes, rest = split_environment_note(r.stderr)
+        expect(r.returncode == 0 and len(notes) == 1 and rest == "", f"{name}: {r.returncode} {r.stderr!r}")
+        docs[name] = json.loads(out.read_text()) if out.exists() else {"environment": {}}
+        print(f"{name}: {notes[0].strip() if notes else r.stderr.strip()}")
+        if name == "pytest-darwin-m3":
+            expect(notes and notes[0].startswith(f"rnx import: note: {folder}/pytest-darwin-m3.json: $.machine_info: "
+                                                 "measured on host \"Mayas-MacBook-Pro.local\", Apple M3 Pro, 12 "
+                                                 "threads, Darwin 23.4.0 arm64, not on this machine (host \""),
+                   f"the Mac's note: {notes}")
+        if name == "gbench-no-machine":
+            expect(notes and ": $.context: the file names no machine (gbench (release build) recorded no host, CPU or "
+                   "OS here), so the environment is this one, where rnx import ran (" in notes[0],
+                   f"no machine named: {notes}")
+    envs = {name: doc["environment"] for name, doc in docs.items()}
+    ids = {envs[n].get("env_id") for n in ("gbench-laptop", "gbench-codespace", "gbench-ci")}
+    expect(len(ids) == 3, f"three hosts, env_ids {ids}")
+    mac = envs["pytest-darwin-m3"]
+    expect((mac.get("os"), mac.get("cpu"), mac.get("threads"), mac.get("host")) ==
+           ("Darwin 23.4.0 arm64", "Apple M3 Pro", 12, "Mayas-MacBook-Pro.local"), f"the Mac's environment: {mac}")
+    expect(mac.get("source", {}).get("from") == "file" and "imported_on" in mac.get("source", {}),
+           f"the Mac's source: {mac.get('source')}")
+    expect(envs["gbench-no-machine"].get("source") == {"from": "importing-machine"},
+           f"no machine named: {envs['gbench-no-machine'].get('source')}")
+    r = subprocess.run(["check-jsonschema", "--schemafile", str(schema / "run.schema.json"),
+                        *(str(tmp / f"{name}.run.json") for name in docs)], capture_output=True, text=True,
+                       timeout=120)
+    expect(r.returncode == 0, f"check-jsonschema on the machines' imports: {r.stdout}{r.stderr}")
+
+
 def real_shapes(rnx, fixtures, tmp):
     """The shapes of real harness files through the command: notes and warnings on stderr, exit codes, and where the
     project comes from without --project (rnx.toml's [project] name, else the harness's record, else exit 2)."""
@@ -82,6 +130,9 @@ def real_shapes(rnx, fixtures, tmp):
             out.unlink()
         r = rnx_run(rnx, "import", *args, "--out", str(out), cwd=cwd)
         doc = json.loads(out.read_text()) if out.exists() else None
+        # These files name a machine that is not this one ("bench-01"), which the first note says (machines() below
+        # checks its words); what follows it is what each case is about.
+        r.environment_notes, r.stderr = split_environment_note(r.stderr)
         return r, doc
 
     r, doc = imported(["--format", "gbench", str(shapes / "gbench-complexity.json"), "--project", "demo"])
@@ -236,6 +287,7 @@ def main():
         tmp = pathlib.Path(tmp)
         bad_inputs(rnx, tmp)
         real_shapes(rnx, fixtures, tmp)
+        machines(rnx, schema, fixtures, tmp)
         nvbench_and_gate(rnx, schema, fixtures, tmp)
         if "gate" in rnx_run(rnx, "--help").stdout:
             action_entrypoint(rnx, tmp / "good.json", tmp)

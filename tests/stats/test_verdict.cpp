@@ -159,6 +159,44 @@ TEST_CASE("a kernel new in the head that errors or diverges is broken (BLOCK), w
   CHECK(fine.verdict == overall::warn);
 }
 
+TEST_CASE("an imported run's abstain advises what its harness can do, not rnx bench --pair") {
+  // Process medians that disagree by far more than the rope: no decision either way.
+  auto spread = [](std::string runtime) {
+    run_result r = result("k", 1.0);
+    r.runtime = std::move(runtime);
+    r.dtype = "none";
+    r.samples_ms.clear();
+    for (double level : {1.0, 1.3, 0.8}) {
+      for (int i = 0; i < 8; ++i) r.samples_ms.push_back(level * (1.0 + 0.001 * i));
+    }
+    r.groups = {8, 8, 8};
+    return r;
+  };
+  const std::vector<std::pair<std::string, std::string>> harnesses = {{"gbench", "--benchmark_repetitions"},
+                                                                      {"pytest-benchmark", "--benchmark-min-rounds"},
+                                                                      {"nvbench", "--min-samples"}};
+  for (const auto& harness : harnesses) {
+    const std::string& runtime = harness.first;
+    const std::string& flag = harness.second;
+    CAPTURE(runtime);
+    auto v = stats::judge_runs(run({spread(runtime)}), run({spread(runtime)}), {});
+    const auto& c = find(v, "k");
+    REQUIRE(c.result == decision::abstain);
+    const std::string advice =
+        "; to decide: more runs of the harness (each file rnx import reads is one process) "
+        "with a higher " +
+        flag +
+        ", or the harness run on both revisions in one job on one machine, alternating, and "
+        "the two imports compared with rnx compare (docs/import.md)";
+    CHECK(c.reason.size() > advice.size());
+    CHECK(c.reason.substr(c.reason.size() - advice.size()) == advice);
+    CHECK(c.reason.find("--pair") == std::string::npos);
+  }
+  // rnx bench's own runs keep the paired advice.
+  auto own = stats::judge_runs(run({spread("eager")}), run({spread("eager")}), {});
+  CHECK(find(own, "k").reason.find("to decide: measure paired (rnx bench --pair BASE") != std::string::npos);
+}
+
 TEST_CASE("an imported configuration with only aggregates abstains, with the reason, on either side") {
   auto summarized = [](std::string kernel, double mean) {
     run_result r = result(std::move(kernel), mean);

@@ -15,8 +15,21 @@ namespace rnx {
 
 inline constexpr std::string_view run_schema_id = "rnx.run/v1";
 
+// Where an imported run's environment came from (docs/import.md): the machine the harness's file names, or, where
+// it names none, the machine rnx import ran on. Runs of rnx bench, measured where they are written, carry none.
+enum class env_origin { file, importing_machine };
+std::string_view to_string(env_origin o);                                 // "file" | "importing-machine"
+std::optional<env_origin> env_origin_from_string(std::string_view text);  // to_string's text back; else empty
+
+struct env_source {
+  env_origin from = env_origin::file;
+  std::string path;  // where the file names its machine ("gbench-1.json: $.context"); "" for the importing machine
+  // The importing machine, where it is not the machine the file names ("host ci-7, 2 threads"); else "".
+  std::string imported_on;
+};
+
 struct environment {
-  std::string env_id;  // hash of every other field; see compute_env_id
+  std::string env_id;  // hash of every other field except host, source and clocks; see compute_env_id
   std::string device;
   std::string compute_capability;
   std::string driver;
@@ -31,6 +44,10 @@ struct environment {
   // empty for rnx bench. Part of env_id only when set, so runs of rnx bench keep their ids.
   std::string harness;
   std::map<std::string, double> clocks;  // e.g. sm_mhz; recorded, not part of env_id (they move)
+  // The host name a harness recorded (Google Benchmark's host_name, pytest-benchmark's node); not part of env_id,
+  // because CI jobs run on hosts of a new name each time.
+  std::string host;
+  std::optional<env_source> source;  // imported runs: where the fields above came from; not part of env_id
 };
 
 // SHA-256 (hex, first 16 characters) of the fields that define "the same environment".

@@ -6,8 +6,13 @@
 //   if (r.status / 100 != 2) ...;   // r.body, r.header("Location")
 //
 // Network failures (DNS, refused, timeout, TLS verification) throw rnx::error(unavailable) naming the
-// URL; a malformed URL throws rnx::error(usage). HTTP error statuses are returned, not thrown.
+// URL and the cause in plain words ("METHOD URL: connection refused: nothing listens on 127.0.0.1:1", "... the host
+// name X does not resolve ...", "... speaks HTTP, not HTTPS ..."); a malformed URL throws rnx::error(usage). HTTP
+// error statuses are returned, not thrown. A host under the reserved top-level domain .invalid (RFC 6761) fails
+// to resolve at once, without asking the network.
 #pragma once
+
+#include "rnx/common/error.hpp"
 
 #include <chrono>
 #include <cstddef>
@@ -26,6 +31,23 @@ struct response {
   std::string body;
   // The first header of that name (case-insensitive), or "".
   std::string header(std::string_view name) const;
+};
+
+// A request that got no HTTP answer (errc::unavailable): what() is "METHOD URL: CAUSE", and the parts are kept for a
+// caller that words the failure its own way ("cannot reach the service at URL: CAUSE").
+class request_failure : public rnx::error {
+ public:
+  request_failure(const std::string& method, std::string target_url, std::string plain_cause)
+      : error(errc::unavailable, method + " " + target_url + ": " + plain_cause),
+        url_(std::move(target_url)),
+        cause_(std::move(plain_cause)) {}
+  const std::string& url() const noexcept { return url_; }
+  // In plain words where the cause is a common one (refused, no such host, HTTP spoken to an https:// URL, ...).
+  const std::string& cause() const noexcept { return cause_; }
+
+ private:
+  std::string url_;
+  std::string cause_;
 };
 
 struct request_options {

@@ -59,6 +59,10 @@ struct import_summary {
   std::vector<std::string> notes;
   // What may make the verdict wrong: configurations missing from some of the files.
   std::vector<std::string> warnings;
+  // Where the environment came from, when it is not plainly the machine that ran the import: the machine the files
+  // name is another ("FILE: $.context: measured on host \"a\" (...), not on this machine (...): ..."), or the files
+  // name none and the importing machine stands in for it. "" when the files name this very machine.
+  std::string environment_note;
 };
 
 // Reads, checks and converts every file; nothing is written. Bad input throws rnx::error (bad_input / invalid /

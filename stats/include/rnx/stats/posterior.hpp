@@ -37,6 +37,10 @@ struct comparison_options {
   // Looks of a sequential schedule that may stop at any of them: each decision then needs
   // 1 - (1 - probability) / looks (Bonferroni over the looks), so stopping early keeps its error rate.
   int looks = 1;
+  // Who measured both sides, which decides what an abstain advises: rnx bench (unset) can measure the two revisions
+  // paired; a harness whose results were imported (rnx import: runtime gbench, pytest-benchmark or nvbench) cannot,
+  // and is told how to give its harness more to go on instead.
+  std::optional<runtime_kind> harness;
 };
 
 // The probability a decision needs under `opt` (probability itself for one look).
