@@ -346,13 +346,15 @@ def case_header(path):
         first = f.readline()
     prefix = "# rnx-corpus-case:"
     if not first.startswith(prefix):
-        fail(f"{path}: the first line must be '{prefix} kernel=NAME expect=accept|reject [check=ROW] "
-             f"[check_cuda=ROW] [gpu=yes]'")
+        fail(f"{path}: the first line must be '{prefix} kernel=NAME expect=accept|review|reject [check=ROW] "
+             f"[check_cuda=ROW] [gpu=yes] [package=NAME]'")
     fields = dict(item.partition("=")[::2] for item in first[len(prefix):].split())
-    if fields.get("expect") not in ("accept", "reject") or "kernel" not in fields:
-        fail(f"{path}: its header needs kernel=NAME and expect=accept or expect=reject")
-    if fields["expect"] == "reject" and "check" not in fields:
-        fail(f"{path}: a cheat's header names the check that must fail (check=ROW)")
+    if fields.get("expect") not in ("accept", "review", "reject") or "kernel" not in fields:
+        fail(f"{path}: its header needs kernel=NAME and expect=accept, expect=review or expect=reject")
+    if fields["expect"] in ("reject", "review") and "check" not in fields:
+        fail(f"{path}: a cheat's or a narrowing's header names the row that must fail or ask for review (check=ROW)")
+    if fields.get("package") not in (None, "rnx_corpus_kernels"):
+        fail(f"{path}: package={fields['package']} is not one of bench/corpus/packages/")
     return fields
 
 
@@ -397,6 +399,15 @@ def verify_one(args, kernels, folder, path, h):
     if h["expect"] == "accept":
         row["ok"] = p.returncode == 0 and report["verdict"] == "accepted"
         row["detail"] = "; ".join(f"{c['name']}: {c['detail'][:300]}" for c in failed)
+    elif h["expect"] == "review":
+        # A stated narrowing of the contract: accepted for review (exit 0), the named row saying what it refuses.
+        named = rows.get(row["check"])
+        row["ok"] = p.returncode == 0 and report["verdict"] == "review" and named is not None and \
+            named["result"] == "review"
+        row["detail"] = (f"{row['check']} {named['result']}: {named['detail'][:300]}" if named is not None else
+                         f"the report has no row {row['check']}")
+        if failed:
+            row["detail"] += "; failed: " + "; ".join(f"{c['name']}: {c['detail'][:200]}" for c in failed)
     else:
         named = rows.get(row["check"])
         row["ok"] = p.returncode == 1 and report["verdict"] == "rejected" and named is not None and \
@@ -408,8 +419,16 @@ def verify_one(args, kernels, folder, path, h):
     return row
 
 
+def install_packages(selected):
+    """Installs the corpus's own kernel library into this interpreter's site-packages (pip) when a selected
+    candidate imports it, as a user would install a kernel library."""
+    if any(h.get("package") for _, _, h in selected):
+        subprocess.run([sys.executable, os.path.join(CORPUS, "packages", "install.py")], check=True)
+
+
 def run_verify(args, kernels, names):
     selected = cases(kernels, names, [args.only] if args.only else ("honest", "cheats"))
+    install_packages(selected)
     results = []
     if args.jobs > 1:
         from concurrent.futures import ThreadPoolExecutor
@@ -427,7 +446,7 @@ def run_verify(args, kernels, names):
 
 def print_case(r):
     mark = {True: "ok  ", False: "FAIL", None: "skip"}[r["ok"]]
-    want = "accept" if r["expect"] == "accept" else f"reject ({r['check']})"
+    want = "accept" if r["expect"] == "accept" else f"{r['expect']} ({r['check']})"
     wall = f"{r['wall_s']:5.1f} s" if "wall_s" in r else "      "
     print(f"{mark} {r['case']:48} want {want:32} got {r['outcome']:9} {wall}  {r.get('detail', '')[:160]}", flush=True)
 

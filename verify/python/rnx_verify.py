@@ -54,8 +54,11 @@ def load(path, entry, role, module_name):
 
 
 def kernelbench_info(ref):
-    """Whether the reference file provides get_inputs()/get_init_inputs(), and the module-level integer sizes
-    that get_inputs() reads (the dimensions the shape sweep may vary)."""
+    """Whether the reference file provides get_inputs()/get_init_inputs(), and the sizes the shape sweep may vary:
+    the module-level integers that get_inputs() reads, and the sizes its tensors have that no such integer (nor
+    batch_size) names. The second kind are literal shapes (`torch.randn(1024, 1024)`, as KernelBench's own
+    examples write them); they are keyed by their value ("1024"), as the sizes of a manifest's inputs are, and a
+    case that changes one changes it wherever it occurs, in every input and in get_init_inputs() (_resized)."""
     m = ref.module
     if not callable(getattr(m, "get_inputs", None)):
         raise VerifyError(f"{ref.path}: a KernelBench reference needs get_inputs() (and get_init_inputs())")
@@ -65,7 +68,37 @@ def kernelbench_info(ref):
     sizes = {n: v for n, v in vars(m).items()
              if n in names and type(v) is int and v > 1 and n != "batch_size"}
     m._rnx_defaults = dict(sizes)  # every case starts from the declared sizes, then applies its own
+    named = set(sizes.values())
+    if type(getattr(m, "batch_size", None)) is int:
+        named.add(m.batch_size)
+    try:
+        torch.manual_seed(0)
+        shapes = [tuple(t.shape) for t in m.get_inputs() if isinstance(t, torch.Tensor)]
+    except Exception:  # noqa: BLE001 - the smoke stage reports a reference that cannot make its inputs
+        shapes = []
+    for d in sorted({d for shape in shapes for d in shape if d > 1 and d not in named}, reverse=True):
+        sizes[str(d)] = d
     return {"batch": type(getattr(m, "batch_size", None)) is int, "dims": sizes}
+
+
+def _literal_sizes(dims):
+    """{old: new} for the entries of `dims` that name a literal size by its value and change it."""
+    return {int(name): value for name, value in dims.items() if name.isdigit() and int(name) != value}
+
+
+def _resized(t, sizes):
+    """`t` with every dimension whose size is a key of `sizes` made that value's size: cut, or extended by
+    repeating its own leading values along that dimension, so values keep their distribution and integer inputs
+    (indices, labels) stay in the range they had."""
+    for dim, size in enumerate(t.shape):
+        new = sizes.get(size)
+        if new is None:
+            continue
+        if new <= size:
+            t = t.narrow(dim, 0, new)
+        else:
+            t = torch.cat([t] * -(-new // size), dim=dim).narrow(dim, 0, new)
+    return t.contiguous()
 
 
 def _set_globals(modules, batch, dims):
@@ -76,7 +109,7 @@ def _set_globals(modules, batch, dims):
         if batch > 0 and hasattr(m, "batch_size"):
             m.batch_size = batch
         for name, value in {**(defaults or {}), **dims}.items():
-            if hasattr(m, name):
+            if not name.isdigit() and hasattr(m, name):
                 setattr(m, name, value)
 
 
@@ -88,10 +121,11 @@ def kernelbench_inputs(ref, cand, batch, dims, seed):
     if not isinstance(inputs, (list, tuple)):
         raise VerifyError(f"{ref.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
     out = []
+    literal = _literal_sizes(dims)
     for t in inputs:
         if not isinstance(t, torch.Tensor):
             raise VerifyError(f"{ref.path}: get_inputs() gave a {type(t).__name__}; only tensors can be verified")
-        out.append(t)
+        out.append(_resized(t, literal) if literal else t)
     return out
 
 
@@ -103,6 +137,9 @@ def bind(loaded, ref, dtype, device, seed, batch, dims):
     _set_globals([ref.module, loaded.module], batch, dims)
     torch.manual_seed(seed)
     init = ref.module.get_init_inputs()
+    literal = _literal_sizes(dims)
+    if literal:  # a literal size changed in the inputs is changed where the constructor is given it too
+        init = [literal.get(v, v) if type(v) is int else v for v in init]
     torch.manual_seed(seed)
     model = loaded.target(*init)
     return model.to(device=torch.device(device), dtype=_DTYPES[dtype]).eval()
@@ -110,6 +147,30 @@ def bind(loaded, ref, dtype, device, seed, batch, dims):
 
 def python_threads():
     return threading.active_count()
+
+
+# ---- torch's own compiler stack: the baseline, not the candidate's doing ----
+
+def import_compiler_stack():
+    """Imports what torch itself patches or starts when any code touches its compiler, before the candidate is
+    imported and before the judge's "before" snapshot and thread count: torch._dynamo wraps torch.manual_seed
+    (and more) at import, and torch.compiler.disable, torch.compile and every kernel library that decorates its
+    functions at import pull it in. Done here, those effects are torch's baseline; done by the candidate's import,
+    they were reported as the candidate patching globals. Inductor compiles in this process, one file at a time
+    (compile_threads = 1): its pool of compile workers would be threads and processes left running after the
+    call, which extra_threads rightly reports. Triton, where installed, is imported here for the same reason.
+    Its caches (inductor's under TMPDIR, Triton's under TRITON_CACHE_DIR) are in the scratch folder already.
+    Returns the seconds spent, which the report shows apart from the candidate's own time."""
+    import importlib.util
+    import time as _time
+    start = _time.perf_counter()
+    os.environ["TORCHINDUCTOR_COMPILE_THREADS"] = "1"
+    import torch._dynamo  # noqa: F401
+    import torch._inductor.config as inductor_config
+    inductor_config.compile_threads = 1
+    if importlib.util.find_spec("triton") is not None:
+        import triton  # noqa: F401
+    return _time.perf_counter() - start
 
 
 # ---- namespace guard: the reference's Python must stay the reference's ----

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -138,6 +139,10 @@ bool overlaps(const at::Tensor& a, const at::Tensor& b) {
   return lo_a < lo_b + b.storage().nbytes() && lo_b < lo_a + a.storage().nbytes();
 }
 
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
 class host {
  public:
   host(const std::filesystem::path& job_path, int in_fd, int out_fd, bool capabilities_dropped, std::string why)
@@ -151,7 +156,9 @@ class host {
 
   [[noreturn]] void run() {
     warm_up();
-    send(bj::object{{"event", to_string(candidate_event::ready)}, {"python_threads", python_threads()}});
+    send(bj::object{{"event", to_string(candidate_event::ready)},
+                    {"python_threads", python_threads()},
+                    {"compiler_stack_s", compiler_stack_s_}});
     for (;;) {
       message m = receive_message(in_, max_request_bytes);
       serve(m);
@@ -185,8 +192,11 @@ class host {
   }
 
   // The reference runs first, here too, so that torch's pools and the device are warm before the thread count
-  // the judge takes as "before the candidate".
+  // the judge takes as "before the candidate"; torch's compiler stack is imported before it for the same reason
+  // (rnx_verify.import_compiler_stack: what torch patches and starts is the baseline, not the candidate's doing).
   void warm_up() {
+    py_ref seconds = call_verify("import_compiler_stack", py_ref::steal(PyTuple_New(0)).get());
+    compiler_stack_s_ = PyFloat_AsDouble(seconds.get());
     shape_variant sh{job_.batches.empty() ? 1 : job_.batches.front(), {}};
     std::vector<at::Tensor> in;
     for (const auto& b : pair_.base_inputs(sh, job_.seed)) in.push_back(b.to(device_));
@@ -212,6 +222,7 @@ class host {
     // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.
     writes_ =
         call_verify("watch_writes", py_ref::steal(Py_BuildValue("(s)", std::filesystem::current_path().c_str())).get());
+    const auto import_start = std::chrono::steady_clock::now();
     try {
       pair_.load_candidate(job_.candidate);
     } catch (const std::exception& e) {
@@ -226,8 +237,11 @@ class host {
               sandbox::restrict_execute(executable_folders(std::filesystem::current_path()),
                                         std::filesystem::current_path(), why2);
     why_ += why2;
-    send(bj::object{
-        {"ok", true}, {"kind", runner::to_string(pair_.candidate().kind())}, {"seccomp", sealed_}, {"why", why_}});
+    send(bj::object{{"ok", true},
+                    {"kind", runner::to_string(pair_.candidate().kind())},
+                    {"seccomp", sealed_},
+                    {"why", why_},
+                    {"import_s", seconds_since(import_start)}});
   }
 
   // One call of the candidate, with freed memory poisoned first and the globals it patched put back after.
@@ -252,6 +266,7 @@ class host {
   void call(const message& m) {
     std::vector<at::Tensor> inputs = on_device(m.tensors, device_);
     std::vector<at::Tensor> out;
+    const auto call_start = std::chrono::steady_clock::now();
     try {
       out = invoke(inputs, parse_scalar_type(m.header), parse_shape_variant(m.header), "during a call");
       synchronize_device(device_);
@@ -274,8 +289,13 @@ class host {
     }
     // Kept until the next call, as a caller holding a result would: memory the candidate hands out twice shows.
     previous_ = out;
-    send(bj::object{{"ok", true}, {"shares_input", std::move(shares)}, {"reuses_previous", std::move(reuses)}}, out,
-         inputs);
+    // The call's wall time (a first call's includes what torch.compile or Triton compile then) for the report's
+    // cost line; never a verdict's input.
+    send(bj::object{{"ok", true},
+                    {"shares_input", std::move(shares)},
+                    {"reuses_previous", std::move(reuses)},
+                    {"seconds", seconds_since(call_start)}},
+         out, inputs);
   }
 
   void hidden_work(const message& m) {
@@ -407,6 +427,7 @@ class host {
   at::Device device_;
   kernel_pair pair_;
   py_ref guard_;
+  double compiler_stack_s_ = 0;  // importing torch's compiler stack before the candidate (import_compiler_stack)
   py_ref writes_;
   bool sealed_ = false;
   int processes_left_ = 0;  // processes the candidate left running after a call (killed)

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstring>
 
@@ -127,6 +128,7 @@ remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::De
     throw error(errc::internal, "the candidate's process did not start: " + text_field(ready.header, "message"));
   }
   python_threads_before_ = static_cast<int>(number_field(ready.header, "python_threads"));
+  costs_.compiler_stack_s = number_field(ready.header, "compiler_stack_s");
 }
 
 remote_candidate::~remote_candidate() {
@@ -212,6 +214,13 @@ void remote_candidate::note_patched(const bj::object& header) {
   }
 }
 
+void remote_candidate::note_call_seconds(double seconds) {
+  // The candidate's own figure: only ever shown, so a lie costs it nothing but a wrong cost line.
+  if (!std::isfinite(seconds) || seconds < 0) return;
+  (costs_.calls == 0 ? costs_.first_call_s : costs_.other_calls_s) += seconds;
+  ++costs_.calls;
+}
+
 std::string remote_candidate::load() {
   try {
     reply r = request(bj::object{{"op", to_string(candidate_op::load)}}, {});
@@ -221,6 +230,7 @@ std::string remote_candidate::load() {
     kind_ = *form;
     sealed_at_load_ = bool_field(r.header, "seccomp");
     why_at_load_ = text_field(r.header, "why");
+    costs_.import_s = number_field(r.header, "import_s");
     return "";
   } catch (const error& e) {
     // Whether the filter was installed is unknown when the process was ended before it said so; the report
@@ -240,6 +250,7 @@ std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& in
   if (outputs < 0 || static_cast<std::size_t>(outputs) + inputs.size() != r.tensors.size()) {
     abandon("it broke the verifier's protocol (a reply with the wrong number of tensors)");
   }
+  note_call_seconds(number_field(r.header, "seconds"));
   std::vector<at::Tensor> out;
   for (std::int64_t i = 0; i < outputs; ++i) {
     at::Tensor t = r.tensors[static_cast<std::size_t>(i)];

@@ -27,6 +27,16 @@ struct call_notes {
 
 // The candidate's process's last word: its seccomp filters, what they refused, its write attempts outside the
 // scratch folder, and its Python thread count.
+// What loading and first calling the candidate cost, for the report's cost line (compilation shown apart from
+// run time); wall seconds in the candidate's process, never an input to a verdict.
+struct candidate_costs {
+  double compiler_stack_s = 0;  // importing torch's compiler stack before the candidate (torch's, not its own)
+  double import_s = 0;          // importing the candidate
+  double first_call_s = 0;      // its first call (what torch.compile, Triton or load_inline compile then included)
+  double other_calls_s = 0;     // every later checking call together (recompilations for new shapes included)
+  int calls = 0;                // checking calls made (timing requests are not counted)
+};
+
 struct host_report {
   bool sealed = false;
   std::string why;
@@ -76,6 +86,7 @@ class remote_candidate final : public verify_kernel {
   // Globals the candidate changed (and that were restored), each with when: at import, during a call, ...
   const std::vector<std::string>& patched() const { return patched_; }
   int python_threads_before() const { return python_threads_before_; }
+  const candidate_costs& costs() const { return costs_; }
   // Threads of the candidate's process, counted here from /proc.
   int native_threads() const;
   // Ends the candidate's process after its report. Throws rnx::error(kernel_failed) when it is already gone.
@@ -95,6 +106,7 @@ class remote_candidate final : public verify_kernel {
   };
   reply request(boost::json::object header, const std::vector<at::Tensor>& tensors);
   void note_patched(const boost::json::object& header);
+  void note_call_seconds(double seconds);
   void fail_if_gone() const;
   [[noreturn]] void abandon(const std::string& why);
 
@@ -107,6 +119,7 @@ class remote_candidate final : public verify_kernel {
   call_notes notes_;
   std::vector<std::string> patched_;
   int python_threads_before_ = 0;
+  candidate_costs costs_;
   int signal_ = 0;
   bool sealed_at_load_ = false;
   std::string why_at_load_;
