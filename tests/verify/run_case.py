@@ -4,7 +4,10 @@
 A corpus file starts with a line such as
     # rnx-verify-case: kernel=attention expect=reject check=fresh_inputs
 where kernel names a reference in tests/verify/rnx.toml (or reference=FILE names a KernelBench reference),
-expect is accept or reject, check is the report row that must fail, env=NAME=VALUE is set for the verifier,
+expect is accept, review (a stated narrowing of the contract: exit 0, verdict review, the named row review) or
+reject, check is the report row that must fail (or ask for review), env=NAME=VALUE is set for the verifier,
+package=rnx_corpus_kernels installs the corpus's own kernel library into site-packages first
+(bench/corpus/packages/install.py),
 args=A,B are extra flags, setup=unix_socket|outside_file|sibling|sysctl|loop_device|terminal|stdin_socket|shm_file|tmpdir|
 secret_file prepares a red-team target outside the candidate's scratch folder (a listening Unix socket, a path to plant a file
 at, a sibling process of the same user holding a fake secret in its environment, the sysctl named by sysctl=NAME,
@@ -208,6 +211,11 @@ def main():
         cmd += ["--device", "cuda"]
     if h.get("args"):
         cmd += h["args"].split(",")
+    if h.get("package") == "rnx_corpus_kernels":
+        subprocess.run([sys.executable, os.path.join(HERE, "..", "..", "bench", "corpus", "packages", "install.py")],
+                       check=True)
+    elif h.get("package"):
+        sys.exit(f"{path}: package={h['package']} is not one of bench/corpus/packages/")
     env = dict(os.environ)
     if h.get("env"):
         name, _, value = h["env"].partition("=")
@@ -233,6 +241,15 @@ def main():
     if h["expect"] == "accept":
         if proc.returncode != 0 or report["verdict"] != "accepted":
             problems.append(f"an honest rewrite was rejected (exit {proc.returncode}; failed: {report['failed']})")
+    elif h["expect"] == "review":
+        check = h.get("check")
+        if proc.returncode != 0 or report["verdict"] != "review":
+            problems.append(f"a stated narrowing was not accepted for review (exit {proc.returncode}, verdict "
+                            f"{report['verdict']}; failed: {report['failed']})")
+        if check not in rows or rows[check]["result"] != "review":
+            problems.append(f"the {check} row should ask for review: {rows.get(check)}")
+        elif h.get("detail") and h["detail"] not in rows[check]["detail"]:
+            problems.append(f"the {check} row does not say {h['detail']!r}: {rows[check]['detail']}")
     else:
         if proc.returncode != 1 or report["verdict"] != "rejected":
             problems.append(f"a cheat was accepted (exit {proc.returncode})")
