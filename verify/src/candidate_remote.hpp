@@ -6,6 +6,7 @@
 
 #include "device_checks.hpp"
 #include "rnx/sandbox/sandbox.hpp"
+#include "rnx/verify/verify.hpp"
 #include "worker_kernels.hpp"
 
 #include <ATen/ATen.h>
@@ -27,16 +28,6 @@ struct call_notes {
 
 // The candidate's process's last word: its seccomp filters, what they refused, its write attempts outside the
 // scratch folder, and its Python thread count.
-// What loading and first calling the candidate cost, for the report's cost line (compilation shown apart from
-// run time); wall seconds in the candidate's process, never an input to a verdict.
-struct candidate_costs {
-  double compiler_stack_s = 0;  // importing torch's compiler stack before the candidate (torch's, not its own)
-  double import_s = 0;          // importing the candidate
-  double first_call_s = 0;      // its first call (what torch.compile, Triton or load_inline compile then included)
-  double other_calls_s = 0;     // every later checking call together (recompilations for new shapes included)
-  int calls = 0;                // checking calls made (timing requests are not counted)
-};
-
 struct host_report {
   bool sealed = false;
   std::string why;

@@ -27,6 +27,7 @@ enum class worker_event {
   fatal,
   check,
   speedup,
+  costs,
   sealed,
   done,
   garbage

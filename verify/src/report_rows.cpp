@@ -31,6 +31,7 @@ std::string_view to_string(worker_event k) {
     case worker_event::fatal: return "fatal";
     case worker_event::check: return "check";
     case worker_event::speedup: return "speedup";
+    case worker_event::costs: return "costs";
     case worker_event::sealed: return "sealed";
     case worker_event::done: return "done";
     case worker_event::garbage: return "garbage";
@@ -41,7 +42,7 @@ std::string_view to_string(worker_event k) {
 std::optional<worker_event> worker_event_from_string(std::string_view text) {
   return enum_from_name(text, {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs,
                                worker_event::ready, worker_event::fatal, worker_event::check, worker_event::speedup,
-                               worker_event::sealed, worker_event::done, worker_event::garbage});
+                               worker_event::costs, worker_event::sealed, worker_event::done, worker_event::garbage});
 }
 
 namespace {
@@ -134,6 +135,21 @@ void read_sealed(worker_events& ev, const bj::object& e) {
   }
 }
 
+// The "costs" event: what importing and calling the candidate took in its process (shown, never judged).
+candidate_costs read_costs(const bj::object& e) {
+  auto seconds = [&e](const char* key) {
+    const bj::value* v = e.if_contains(key);
+    return v && v->is_number() ? std::max(0.0, v->to_number<double>()) : 0.0;
+  };
+  candidate_costs c;
+  c.compiler_stack_s = seconds("compiler_stack_s");
+  c.import_s = seconds("import_s");
+  c.first_call_s = seconds("first_call_s");
+  c.other_calls_s = seconds("other_calls_s");
+  c.calls = static_cast<std::int64_t>(seconds("calls"));
+  return c;
+}
+
 // A "fatal" event: the worker could not run the checks at all; its error, as rnx::error.
 [[noreturn]] void throw_fatal(const bj::object& e) {
   const errc code =
@@ -175,6 +191,7 @@ worker_events read_events(const worker_outcome& w, const verify_options& o, veri
         report.speedup = report.speedup ? std::max(*report.speedup, v) : v;
         break;
       }
+      case worker_event::costs: report.costs = read_costs(e); break;
       case worker_event::sealed: read_sealed(ev, e); break;
       case worker_event::done: ev.done = true; break;
       case worker_event::garbage:

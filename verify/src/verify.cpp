@@ -67,13 +67,21 @@ const check_row* verify_report::find(std::string_view name) const {
   return nullptr;
 }
 
-std::vector<std::string> verify_report::failed() const {
+namespace {
+
+std::vector<std::string> names_with(const std::vector<check_row>& checks, outcome result) {
   std::vector<std::string> out;
   for (const auto& c : checks) {
-    if (c.result == outcome::fail) out.push_back(c.name);
+    if (c.result == result) out.push_back(c.name);
   }
   return out;
 }
+
+}  // namespace
+
+std::vector<std::string> verify_report::failed() const { return names_with(checks, outcome::fail); }
+
+std::vector<std::string> verify_report::reviewed() const { return names_with(checks, outcome::review); }
 
 reference_spec reference_from_manifest(const fs::path& manifest_path, const std::string& kernel) {
   manifest m = load_manifest(manifest_path);

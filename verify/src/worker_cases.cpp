@@ -5,6 +5,7 @@
 #include "device_checks.hpp"
 #include "rnx/runner/tolerance.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace rnx::verify::detail {
@@ -37,6 +38,14 @@ bool verifier::reference_accepts(const std::vector<at::Tensor>& base, const case
   }
 }
 
+// Whether a refusal in case `c` narrows the contract rather than breaks it: the case lays its inputs out in a way
+// the reference's own inputs (`base`, as get_inputs() or the manifest make them) never are, and the candidate's
+// process is still there (an exception it raised, not a crash).
+bool verifier::refuses_foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const {
+  if (c.lay == layout::contiguous || !candidate_.ended().empty()) return false;
+  return std::all_of(base.begin(), base.end(), [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
+}
+
 case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
   case_result r;
   std::vector<at::Tensor> base;
@@ -59,7 +68,12 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
   } catch (const std::exception& e) {
     r.message = c.label + ": " + e.what();
     r.status = reference_accepts(base, c, dtype) ? case_result::state::fail : case_result::state::not_applicable;
-    if (r.status == case_result::state::not_applicable) r.message += " (the reference rejects this case too)";
+    if (r.status == case_result::state::not_applicable) {
+      r.message += " (the reference rejects this case too)";
+    } else if (refuses_foreign_layout(c, base)) {
+      r.status = case_result::state::narrowed;
+      r.message = "refuses " + c.label + ", a layout the reference's own inputs never have: " + e.what();
+    }
     return r;
   }
   synchronize_device(dev);

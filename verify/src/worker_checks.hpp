@@ -69,7 +69,9 @@ struct case_spec {
 };
 
 struct case_result {
-  enum class state { pass, fail, not_applicable } status = state::pass;
+  // narrowed: the candidate refused, with an exception, a layout the reference's own inputs never have (a stated
+  // narrowing of the contract, reported for review); a crash or a wrong value there is a fail.
+  enum class state { pass, fail, not_applicable, narrowed } status = state::pass;
   std::string message;
   double err = 0;
   double yard = 0;  // the eager reference's own error in this dtype: the honest-rounding yardstick
@@ -96,6 +98,7 @@ class verifier {
                                          const shape_variant& shape);
   std::vector<at::Tensor> make_base(const case_spec& c);
   bool reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype);
+  bool refuses_foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const;
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
   // The reference's yardstick on one input set (`refdt`: the reference in `dtype`, `ref64`: in float64 on `wide`),
   // with the TF32 input-rounding error measured too where the reference dispatches convolutions or matrix products

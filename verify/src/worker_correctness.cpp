@@ -20,10 +20,16 @@ struct stage_tally {
   int passed = 0;
   int failed = 0;
   int skipped = 0;
+  int narrowed = 0;
   std::vector<std::string> failures;
   std::vector<std::string> skips;
+  std::vector<std::string> narrowings;
   void add(const case_result& r) {
     if (r.status == case_result::state::pass) ++passed;
+    if (r.status == case_result::state::narrowed) {
+      ++narrowed;
+      if (narrowings.size() < 3) narrowings.push_back(r.message);
+    }
     if (r.status == case_result::state::fail) {
       ++failed;
       if (failures.size() < 3) failures.push_back(r.message);
@@ -33,11 +39,19 @@ struct stage_tally {
       if (skips.size() < 2) skips.push_back(r.message);
     }
   }
-  outcome result() const { return failed ? outcome::fail : (passed ? outcome::pass : outcome::skip); }
+  // A refused foreign layout with nothing wrong is a narrowing of the contract: for review, never a pass.
+  outcome result() const {
+    if (failed) return outcome::fail;
+    if (narrowed) return outcome::review;
+    return passed ? outcome::pass : outcome::skip;
+  }
   std::string detail() const {
     std::string d = std::to_string(passed) + " passed, " + std::to_string(failed) + " failed" +
+                    (narrowed ? ", " + std::to_string(narrowed) + " refused" : "") +
                     (skipped ? ", " + std::to_string(skipped) + " not applicable" : "");
     for (const auto& f : failures) d += "; " + f;
+    if (narrowed) d += "; narrows the contract:";
+    for (const auto& n : narrowings) d += " " + n + ";";
     if (!failed) {
       for (const auto& s : skips) d += "; " + s;
     }
@@ -81,8 +95,12 @@ void verifier::stage_shape_sweep(dtype_run& run) {
       if (!batches.count(b)) unseen.push_back({b, {}});
     }
   }
+  // Each varied size once smaller (the next lower prime) and once larger (one more): a path specialised to the
+  // measured size shows on either side of it, whether the size is a manifest's, a module variable or a literal
+  // shape of the reference's get_inputs().
   for (const auto& [name, size] : dims) {
     if (size > 3) unseen.push_back({declared.front(), {{name, prev_prime(size)}}});
+    if (size > 1) unseen.push_back({declared.front(), {{name, size + 1}}});
   }
   for (std::int64_t b : declared) {
     declared_tally.add(evaluate({"declared " + shape_variant{b, {}}.label(), {b, {}}, next_seed(), {}, {}}, dtype));

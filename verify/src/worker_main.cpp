@@ -106,6 +106,16 @@ void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_s
                   {"writes_outside", writes}});
 }
 
+// What importing and calling the candidate cost in its own process, for the report's cost line.
+void emit_costs(const verify::candidate_costs& c) {
+  emit(bj::object{{"event", "costs"},
+                  {"compiler_stack_s", c.compiler_stack_s},
+                  {"import_s", c.import_s},
+                  {"first_call_s", c.first_call_s},
+                  {"other_calls_s", c.other_calls_s},
+                  {"calls", c.calls}});
+}
+
 // The extra_threads row: threads the candidate left running, which the timer does not see.
 void emit_extra_threads(remote_candidate& candidate, const std::optional<host_report>& h, int threads_before,
                         int py_threads_before, int threads_after, double started) {
@@ -160,6 +170,7 @@ void judge(const std::string& job_path) {
   verifier v(j, pair, candidate);
   v.run_all();
 
+  emit_costs(candidate.costs());
   const double t = now_s();
   const int threads_after = candidate.native_threads();
   std::optional<host_report> h = finish_candidate(candidate);

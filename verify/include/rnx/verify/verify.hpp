@@ -70,6 +70,16 @@ struct check_row {
   double seconds = 0;
 };
 
+// What loading and calling the candidate cost in its own process (wall seconds; shown, never judged): how much of
+// verify's time was the candidate's compilation (torch.compile, Triton, load_inline) and how much its calls.
+struct candidate_costs {
+  double compiler_stack_s = 0;  // torch's compiler stack, imported before the candidate (the baseline's, not its)
+  double import_s = 0;
+  double first_call_s = 0;  // compilation at the first call included
+  double other_calls_s = 0;
+  std::int64_t calls = 0;
+};
+
 struct verify_report {
   std::string reference;  // path[:entry]
   std::string candidate;
@@ -79,11 +89,13 @@ struct verify_report {
   std::optional<double> speedup;  // eager reference time / candidate time, on the largest declared batch
   double seconds = 0;
   bool review_rejects = false;
+  std::optional<candidate_costs> costs;  // absent when the worker did not say (the candidate never loaded)
 
   bool accepted() const;  // every row pass or skip (review too unless review_rejects)
   bool needs_review() const;
   const check_row* find(std::string_view name) const;
-  std::vector<std::string> failed() const;  // names of failed rows
+  std::vector<std::string> failed() const;    // names of failed rows
+  std::vector<std::string> reviewed() const;  // names of rows marked for review
 };
 
 // Runs the whole gate and audit; throws rnx::error only for usage and input errors (exit 2 material).
