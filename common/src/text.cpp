@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstdint>
 
+extern char** environ;
+
 namespace rnx {
 
 std::string tail_lines(const std::string& text, int lines) {
@@ -175,8 +177,58 @@ std::string terminal_safe(std::string_view text, bool keep_newlines) {
   return out;
 }
 
+namespace {
+
+bool ascii_digit(char c) { return c >= '0' && c <= '9'; }
+
+bool ascii_alnum(char c) { return ascii_digit(c) || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+
+bool lower_is(char c, char lower) { return c == lower || c == lower - 'a' + 'A'; }
+
+// Whether GitHub would start an automatic link at text[i] that a zero-width joiner right after it breaks.
+bool link_starts_after(std::string_view text, std::size_t i) {
+  const char ch = text[i];
+  const char next = i + 1 < text.size() ? text[i + 1] : '\0';
+  if (ch == '@') return ascii_alnum(next);  // @user, @org/team; user@host and owner/repo@sha too
+  if (ch == '#') return ascii_digit(next);  // #12, owner/repo#12, Closes #12
+  if (ch == '-') return ascii_digit(next) && i >= 2 && lower_is(text[i - 2], 'g') && lower_is(text[i - 1], 'h');
+  if (ch == ':') return text.substr(i + 1, 2) == "//";  // scheme://
+  if (lower_is(ch, 'w')) return next == '.' && i >= 2 && lower_is(text[i - 2], 'w') && lower_is(text[i - 1], 'w');
+  return false;
+}
+
+std::size_t longest_backtick_run(std::string_view text) {
+  std::size_t longest = 0;
+  std::size_t run = 0;
+  for (char ch : text) {
+    run = ch == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  return longest;
+}
+
+}  // namespace
+
+std::string unlinked(std::string_view text) {
+  static constexpr std::string_view zero_width_joiner = "\xE2\x80\x8D";  // U+200D in UTF-8
+  std::string out;
+  out.reserve(text.size() + 16);
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (link_starts_after(text, i)) out += zero_width_joiner;
+  }
+  return out;
+}
+
+std::string capped(std::string_view text, std::size_t most) {
+  if (text.size() <= most) return std::string(text);
+  std::size_t cut = most;
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(text.substr(0, cut)) + " [... " + std::to_string(text.size() - cut) + " more bytes]";
+}
+
 std::string markdown_escape(std::string_view text) {
-  const std::string clean = terminal_safe(text, false);
+  const std::string clean = unlinked(terminal_safe(text, false));
   std::string out;
   out.reserve(clean.size() + 8);
   // A block marker at the start (where the text may begin a line): "- ", "+ ", "= ", "1. ", "1) ".
@@ -223,15 +275,59 @@ std::string markdown_code(std::string_view text) {
     if (ch == '|') body += '\\';
     body += ch;
   }
-  std::size_t longest = 0;
-  std::size_t run = 0;
-  for (char ch : body) {
-    run = ch == '`' ? run + 1 : 0;
-    longest = std::max(longest, run);
-  }
-  std::string fence(longest + 1, '`');
+  std::string fence(longest_backtick_run(body) + 1, '`');
   bool pad = body.empty() || body.front() == '`' || body.back() == '`' || body.front() == ' ';
   return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
+}
+
+std::string markdown_quoted(std::string_view text, std::size_t most) {
+  std::string body = unlinked(capped(terminal_safe(text, true), most));
+  while (!body.empty() && (body.back() == '\n' || body.back() == ' ')) body.pop_back();
+  const std::string fence(std::max<std::size_t>(3, longest_backtick_run(body) + 1), '`');
+  return fence + "text\n" + body + "\n" + fence + "\n";
+}
+
+std::string markdown_cell_quotes::cell(std::string_view label, std::string_view text) {
+  const std::string line = terminal_safe(text, false);
+  const bool several_lines = terminal_safe(text, true).find('\n') != std::string::npos;
+  if (line.size() <= most_ && !several_lines) return markdown_escape(line);
+  kept_.emplace_back(std::string(label), std::string(text));
+  return markdown_escape(capped(line, most_)) + " (in full below)";
+}
+
+std::string markdown_cell_quotes::full_texts(std::string_view title) const {
+  if (kept_.empty()) return "";
+  std::string out = "<details><summary>" + html_escape(title) + "</summary>\n\n";
+  for (const auto& [label, text] : kept_)
+    out += "**" + markdown_escape(label) + "**\n\n" + markdown_quoted(text) + "\n";
+  return out + "</details>\n";
+}
+
+std::vector<secret_value> environment_secrets(bool (*looks_secret)(const std::string&)) {
+  std::vector<secret_value> found;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::size_t equals = entry.find('=');
+    if (equals == std::string_view::npos || entry.size() - equals - 1 < 8) continue;
+    std::string name(entry.substr(0, equals));
+    if (looks_secret(name)) found.push_back({std::move(name), std::string(entry.substr(equals + 1))});
+  }
+  std::sort(found.begin(), found.end(), [](const secret_value& a, const secret_value& b) {
+    return a.value.size() != b.value.size() ? a.value.size() > b.value.size() : a.name < b.name;
+  });
+  return found;
+}
+
+std::string redact(std::string_view text, const std::vector<secret_value>& secrets) {
+  std::string out(text);
+  for (const auto& s : secrets) {
+    if (s.value.empty()) continue;
+    const std::string mark = "[redacted " + s.name + "]";
+    for (std::size_t at = out.find(s.value); at != std::string::npos; at = out.find(s.value, at + mark.size())) {
+      out.replace(at, s.value.size(), mark);
+    }
+  }
+  return out;
 }
 
 std::string html_escape(std::string_view text) {

