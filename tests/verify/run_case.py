@@ -18,12 +18,16 @@ a path goes to the candidate in RNX_VERIFY_REDTEAM_PATH) and checks afterwards t
 (a sibling that was found shows as a wrong answer: use correct=yes), detail=TEXT demands that the named check's
 detail contains TEXT, correct=yes demands that the correctness stages pass (used by containment cases
 whose cheat would show up as a wrong answer if it had worked), absent=TEXT demands that TEXT appears nowhere in the
-report (a forgery that reached it would carry it), and gpu=yes skips (exit 77) without CUDA.
+report (a forgery that reached it would carry it), markdown=quoted runs the case again with --format markdown and
+demands that the Markdown report links nothing outside code (no @mention, issue reference or URL), shows the
+detail= text only inside a fenced code block and carries the absent= text nowhere, and gpu=yes skips (exit 77)
+without CUDA.
 """
 import fcntl
 import json
 import os
 import pty
+import re
 import termios
 import shutil
 import socket
@@ -47,6 +51,45 @@ def header(path):
         key, _, value = item.partition("=")
         fields[key] = value
     return fields
+
+
+# What GitHub links in Markdown text: @mentions (users, teams), issue references (#12, GH-12, owner/repo#12, so
+# closing keywords) and URLs.
+GITHUB_LINK = re.compile(r"(?:^|[^\w`])@[A-Za-z0-9]|#\d|\bGH-\d|[A-Za-z][\w+.-]*://|\bwww\.", re.IGNORECASE | re.MULTILINE)
+JOINER = "\u200d"  # what rnx puts inside a mention or reference to break it
+
+
+def split_code(md):
+    """(text outside code with its escapes read, text inside fenced code blocks) of a Markdown document."""
+    prose, fenced, fence = [], [], 0
+    for line in md.split("\n"):
+        stripped = line.lstrip(" ")
+        ticks = len(stripped) - len(stripped.lstrip("`"))
+        if fence == 0 and ticks >= 3 and len(line) - len(stripped) <= 3:
+            fence = ticks
+        elif fence and ticks >= fence and not stripped.strip("` "):
+            fence = 0
+        else:
+            (fenced if fence else prose).append(line)
+    text = re.sub(r"\\(.)", lambda m: "'" if m.group(1) == "`" else m.group(1), "\n".join(prose))
+    text = re.sub(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", " ", text)  # code spans
+    return text, "\n".join(fenced)
+
+
+def markdown_problems(md, h):
+    """What a Markdown report published as a comment or summary must not do with the candidate's text."""
+    problems = []
+    prose, fenced = split_code(md)
+    links = GITHUB_LINK.findall(prose)
+    if links:
+        problems.append(f"the Markdown report links {links[:5]} outside code")
+    if h.get("detail") and h["detail"] not in fenced.replace(JOINER, ""):
+        problems.append(f"the Markdown report shows {h['detail']!r} in no fenced block")
+    if h.get("detail") and h["detail"] in prose:
+        problems.append(f"the Markdown report shows {h['detail']!r} outside a fenced block")
+    if h.get("absent") and h["absent"] in md:
+        problems.append(f"the Markdown report carries {h['absent']}")
+    return problems
 
 
 def gpu_available():
@@ -262,6 +305,10 @@ def main():
             problems.append(f"the {check} row does not say {h['detail']!r}: {rows[check]['detail']}")
     if h.get("absent") and h["absent"] in proc.stdout:
         problems.append(f"the report carries {h['absent']}: lines the candidate wrote reached it")
+    if h.get("markdown") == "quoted":
+        md = subprocess.run([a if a != "json" else "markdown" for a in cmd], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+        problems += markdown_problems(md.stdout, h)
     if h.get("correct") == "yes":
         for stage in ("smoke", "shape_sweep", "edge_cases"):
             if rows.get(stage, {}).get("result") != "pass":

@@ -103,8 +103,10 @@ std::string render_text(const verify_report& r) {
   return os.str();
 }
 
+// Details come from the candidate's process (its exceptions, its output, names it chose): a cell holds a short
+// escaped summary, and a detail that did not fit whole is shown below the table in a fenced block.
 std::string render_markdown(const verify_report& r) {
-  auto cell = [](std::string s) { return markdown_escape(one_line(std::move(s), 600)); };
+  markdown_cell_quotes details(200);
   std::ostringstream os;
   os << "### rnx verify: " << verdict_name(r) << "\n\n";
   os << markdown_code(one_line(r.candidate, 600)) << " against " << markdown_code(one_line(r.reference, 600)) << " on "
@@ -115,8 +117,10 @@ std::string render_markdown(const verify_report& r) {
                        : c.result == outcome::fail   ? "**FAIL**"
                        : c.result == outcome::review ? "*review*"
                                                      : "skip";
-    os << "| " << to_string(c.group) << " / " << c.name << " | " << mark << " | " << cell(c.detail) << " |\n";
+    const std::string label = std::string(to_string(c.group)) + " / " + c.name;
+    os << "| " << markdown_escape(label) << " | " << mark << " | " << details.cell(label, c.detail) << " |\n";
   }
+  if (const std::string full = details.full_texts("Details in full"); !full.empty()) os << "\n" << full;
   if (const std::string costs = costs_line(r); !costs.empty()) os << "\n" << markdown_escape(costs) << "\n";
   os << "\n" << markdown_escape(summary(r)) << "\n";
   return os.str();

@@ -4,6 +4,7 @@
 #include "orchestrator.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/process.hpp"
+#include "rnx/common/text.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
 #include <algorithm>
@@ -161,6 +162,9 @@ verify_report verify_candidate(const verify_options& o) {
   std::vector<std::string> env = sandbox::sandbox_environment(o.limits, dir.path(), &withheld);
   detail::worker_outcome w = detail::run_worker(o, dir.path(), env);
   detail::add_rows(report, w, o, withheld);
+  // The rows carry the candidate's words; none of the runner's credentials leaves in them, whatever the format.
+  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
+  for (auto& row : report.checks) row.detail = redact(row.detail, secrets);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;
 }
