@@ -72,8 +72,6 @@ std::string fixed(double v, int digits) {
   return b;
 }
 
-std::string md_escape(const std::string& s) { return markdown_escape(s); }
-
 std::string speedup_cell(const attempt& a) {
   if (!a.speedup) return "-";
   std::string s = fixed(*a.speedup, 2) + "×";
@@ -101,6 +99,21 @@ std::string audit_cell(const attempt& a, const std::string& cheat) {
 std::string yes_no(const attempt& a, bool v) {
   if (!a.audit) return "-";
   return v ? "yes" : "no";
+}
+
+// The result as it may be published: the runner's credentials redacted from every text that came from a
+// candidate's run or the rewriter (the attempts' reasons, the benchmark's reasons, the audit's rows) before any
+// renderer escapes it for its target.
+optimize_result published(const optimize_result& r) {
+  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
+  optimize_result out = r;
+  for (auto& a : out.attempts) {
+    a.reason = redact(a.reason, secrets);
+    for (auto& c : a.configs) c.reason = redact(c.reason, secrets);
+    if (!a.audit) continue;
+    for (auto& row : a.audit->checks) row.detail = redact(row.detail, secrets);
+  }
+  return out;
 }
 
 bj::value results_json(const std::vector<run_result>& results) {
@@ -152,8 +165,12 @@ sandbox::sandbox_limits benchmark_containment(const sandbox::sandbox_limits& ver
   return l;
 }
 
+// A line of the log (a CI job's log is published too): it may quote a candidate, so credentials are redacted and
+// it is made terminal_safe, one line.
 void say(std::ostream* log, const std::string& line) {
-  if (log) *log << "rnx optimize: " << line << "\n" << std::flush;
+  if (!log) return;
+  *log << "rnx optimize: " << terminal_safe(redact(line, environment_secrets(sandbox::looks_secret)), false) << "\n"
+       << std::flush;
 }
 
 }  // namespace
@@ -511,19 +528,25 @@ optimize_result run_optimize(const optimize_options& options) {
   return result;
 }
 
-std::string render_attempts_markdown(const optimize_result& r) {
+std::string render_attempts_markdown(const optimize_result& result) {
+  const optimize_result r = published(result);
+  // A reason may quote the candidate (its exception, its output): a short summary in the cell, in full below.
+  markdown_cell_quotes why(200);
   std::ostringstream s;
   s << "| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |\n";
   s << "| --- | --- | --- | --- | ---: | --- |\n";
   for (const auto& a : r.attempts) {
     std::string anti = audit_cell(a, "**cheat**");
-    s << "| candidate " << a.index << " | " << decision_cell(a) << " | " << yes_no(a, a.correct) << " | " << anti
-      << " | " << speedup_cell(a) << " | " << md_escape(a.reason) << " |\n";
+    const std::string label = "candidate " + std::to_string(a.index);
+    s << "| " << label << " | " << decision_cell(a) << " | " << yes_no(a, a.correct) << " | " << anti << " | "
+      << speedup_cell(a) << " | " << why.cell(label, a.reason) << " |\n";
   }
+  if (const std::string full = why.full_texts("Reasons in full"); !full.empty()) s << "\n" << full;
   return s.str();
 }
 
-std::string render_attempts_text(const optimize_result& r) {
+std::string render_attempts_text(const optimize_result& result) {
+  const optimize_result r = published(result);
   std::ostringstream s;
   char line[512];
   std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", "rewrite", "decision", "correct", "anti-cheat",
@@ -534,7 +557,7 @@ std::string render_attempts_text(const optimize_result& r) {
     std::string dec = a.kept ? "KEPT" : decision_cell(a);
     std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n",
                   ("candidate " + std::to_string(a.index)).c_str(), dec.c_str(), yes_no(a, a.correct).c_str(),
-                  anti.c_str(), speedup_cell(a).c_str(), terminal_safe(a.reason.substr(0, 160), false).c_str());
+                  anti.c_str(), speedup_cell(a).c_str(), terminal_safe(capped(a.reason, 160), false).c_str());
     s << line;
   }
   if (r.best) {
@@ -557,7 +580,8 @@ std::string proposal_title(const optimize_result& r) {
   return t;
 }
 
-std::string render_proposal_body(const optimize_result& r) {
+std::string render_proposal_body(const optimize_result& result) {
+  const optimize_result r = published(result);
   std::ostringstream s;
   s << "## rnx optimize: " << markdown_code(r.kernel) << "\n\n";
   if (r.best) {
@@ -586,7 +610,8 @@ std::string render_proposal_body(const optimize_result& r) {
   return s.str();
 }
 
-boost::json::value to_json(const optimize_result& r) {
+boost::json::value to_json(const optimize_result& result) {
+  const optimize_result r = published(result);
   bj::array attempts;
   for (const auto& a : r.attempts) {
     bj::object o{{"index", a.index},   {"status", to_string(a.status)},

@@ -118,7 +118,9 @@ commit_proposal create_proposal_commit(const commit_request& request) {
                      {"GIT_COMMITTER_NAME", "rnx optimize"},
                      {"GIT_COMMITTER_EMAIL", "rnx-optimize@users.noreply.github.com"}};
   }
-  p.commit = committer.run({"commit-tree", tree, "-p", p.parent, "-F", "-"}, request.message);
+  // GitHub links @mentions and issue references in a commit message whatever Markdown it holds, code included,
+  // and the message quotes candidates: none of it may notify anyone or link (or close) an issue.
+  p.commit = committer.run({"commit-tree", tree, "-p", p.parent, "-F", "-"}, unlinked(request.message));
   // The empty old value makes git refuse if the branch appeared meanwhile instead of overwriting it.
   g.run({"update-ref", "refs/heads/" + p.branch, p.commit, ""});
   return p;

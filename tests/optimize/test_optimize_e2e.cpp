@@ -1,7 +1,10 @@
 // End to end: `rnx optimize` in a temporary git repository with a scripted command rewriter. Candidate 1 is a
-// genuine faster rewrite, 2 correct but slower, 3 a cheat: only 1 is kept, its branch and commit carry the
-// tables, and the pull request reaches a local stand-in for the GitHub API with the table in its body.
+// genuine faster rewrite, 2 correct but slower, 3 a cheat, 4 one whose exception is written for the pull request
+// (mentions, issue references, a fence, a credential): only 1 is kept, its branch and commit carry the tables, and
+// the pull request reaches a local stand-in for the GitHub API with the table in its body, 4's text quoted.
 #include "fake_http_server.hpp"
+
+#include "../support/markdown_probe.hpp"
 
 #include "rnx/common/json.hpp"
 #include "rnx/common/text.hpp"
@@ -24,9 +27,30 @@ namespace bj = boost::json;
 using rnx::process_options;
 using rnx::process_result;
 using rnx::run_process;
+using rnx::test_support::github_links;
+using rnx::test_support::outside_code;
 using rnx::testing::fake_http_server;
 
 namespace {
+
+std::string without_joiners(std::string text) {
+  for (std::size_t at = text.find("\xE2\x80\x8D"); at != std::string::npos; at = text.find("\xE2\x80\x8D", at)) {
+    text.erase(at, 3);
+  }
+  return text;
+}
+
+// What a published text (PR body, step summary, commit message) must not do with candidate 4's exception: link
+// anyone or any issue, or carry the credential; its words are shown, unlinked, in a fenced block.
+void check_quoted(const std::string& where, const std::string& text, bool markdown) {
+  CAPTURE(where);
+  const std::vector<std::string> links = github_links(markdown ? outside_code(text) : text);
+  CHECK_MESSAGE(links.empty(), "live: " << (links.empty() ? "" : links.front()));
+  CHECK(text.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+  CHECK(without_joiners(text).find("@octocat @github/security-team Closes #1") != std::string::npos);
+  CHECK(without_joiners(text).find("token [redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
+  if (markdown) CHECK(text.find("<details><summary>Reasons in full</summary>") != std::string::npos);
+}
 
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
@@ -119,11 +143,13 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   github.push(
       {201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
 
-  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo"},
+  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo", "--budget", "4"},
                                {{"GITHUB_TOKEN", "ghs_test_token"},
                                 {"GITHUB_API_URL", github.url()},
                                 {"GITHUB_BASE_REF", ""},
-                                {"RNX_TEST_ORDER", "1,2,3"}});
+                                {"GITHUB_STEP_SUMMARY", (r.root / "summary.md").string()},
+                                {"RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e"},
+                                {"RNX_TEST_ORDER", "1,2,3,8"}});
   MESSAGE("stdout:\n" << run.out);
   MESSAGE("stderr:\n" << rnx::tail_lines(run.err, 40));
   REQUIRE(run.exit_code == 0);
@@ -131,7 +157,7 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   // The record of every attempt.
   bj::value record = rnx::json::parse_file(r.root / "record.json");
   const auto& attempts = record.at("attempts").as_array();
-  REQUIRE(attempts.size() == 3);
+  REQUIRE(attempts.size() == 4);
   CHECK(attempts[0].at("status").as_string() == "kept");
   CHECK(attempts[0].at("kept").as_bool());
   CHECK(attempts[0].at("correct").as_bool());
@@ -147,6 +173,12 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK_FALSE(attempts[2].at("clean").as_bool());
   CHECK_FALSE(attempts[2].at("kept").as_bool());
   CHECK(attempts[2].at("benchmark").is_null());  // a rejected candidate is never benchmarked
+  // The record is JSON: the hostile candidate's words stay as they are, the credential does not.
+  const std::string hostile(attempts[3].at("reason").as_string());
+  CHECK(attempts[3].at("status").as_string() == "rejected");
+  CHECK(hostile.find("@octocat @github/security-team Closes #1") != std::string::npos);
+  CHECK(hostile.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+  CHECK(hostile.find("[redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
   CHECK(record.at("kept").as_int64() == 1);
   CHECK(record.at("profile").at("ops").as_array().size() > 0);
 
@@ -180,6 +212,7 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK(message.find("| **cheat** |") != std::string::npos);
   CHECK(message.find("### Benchmark: candidate 1 against the original") != std::string::npos);
   CHECK(message.find("### Correctness and anti-cheat audit") != std::string::npos);
+  check_quoted("commit message", message, false);
 
   // Nothing written to the current branch, the index or the working tree.
   CHECK(r.head("main") == main_before);
@@ -211,6 +244,9 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK(pr_body.find("| candidate 1 | **kept** | yes | clean |") != std::string::npos);
   CHECK(pr_body.find("| candidate 2 | slower (reverted) | yes | clean |") != std::string::npos);
   CHECK(pr_body.find("### Correctness and anti-cheat audit") != std::string::npos);
+  check_quoted("pull request body", pr_body, true);
+  check_quoted("step summary", read(r.root / "summary.md"), true);
+  CHECK(run.out.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
   CHECK(record.at("pull_request").at("number").as_int64() == 42);
 }
 

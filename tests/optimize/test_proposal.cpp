@@ -1,8 +1,12 @@
 // The proposal without the loop: branch numbering and plumbing that leaves HEAD, index and tree alone; the
-// pull-request call against a local stand-in for the GitHub API; manifest retargeting; the attempts table.
+// pull-request call against a local stand-in for the GitHub API; manifest retargeting; the attempts table, with a
+// candidate's hostile text quoted in it.
 #include "fake_http_server.hpp"
 
+#include "../support/markdown_probe.hpp"
+
 #include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
 #include "rnx/optimize/loop.hpp"
 #include "rnx/common/process.hpp"
 
@@ -11,6 +15,7 @@
 #include <boost/json.hpp>
 #include <toml++/toml.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <unistd.h>
@@ -164,6 +169,31 @@ TEST_CASE("attempts table: one row per attempt with decision, correctness, audit
       std::string::npos);
   CHECK(md.find("| candidate 3 | error | - | - | - |") != std::string::npos);
   CHECK(proposal_title(r) == "optimize(k): 2.50x faster, P(faster) 0.999");
+}
+
+TEST_CASE("attempts table and PR body: a candidate's words are quoted, unlinked, without the runner's credentials") {
+  ::setenv("RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e", 1);
+  optimize_result r;
+  r.kernel = "k";
+  attempt hostile;
+  hostile.index = 1;
+  hostile.status = attempt_status::rejected;
+  hostile.audit = rnx::verify::verify_report{};
+  hostile.audit->checks = {{rnx::verify::check_group::correctness, "smoke", rnx::verify::outcome::fail,
+                            "raised RuntimeError: @octocat Closes #1\n````\ntoken rnx-test-secret-5f1c9a7e", 0}};
+  hostile.reason = "correctness/smoke: " + hostile.audit->checks[0].detail;
+  r.attempts = {hostile};
+  for (const std::string& md : {render_attempts_markdown(r), render_proposal_body(r)}) {
+    CAPTURE(md);
+    CHECK(rnx::test_support::github_links(rnx::test_support::outside_code(md)).empty());
+    CHECK(md.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+    CHECK(md.find("token [redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
+    CHECK(md.find("<details><summary>Reasons in full</summary>") != std::string::npos);
+    CHECK(md.find("`````text\n") != std::string::npos);  // a fence longer than the candidate's
+  }
+  CHECK(render_attempts_text(r).find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+  CHECK(rnx::json::serialize(to_json(r)).find("rnx-test-secret-5f1c9a7e") == std::string::npos);
+  ::unsetenv("RNX_TEST_SECRET_TOKEN");
 }
 
 TEST_CASE("attempt status: every value's text parses back to it; other text does not parse") {

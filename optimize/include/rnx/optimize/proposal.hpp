@@ -15,7 +15,8 @@ struct commit_request {
   std::string kernel;          // names the branch
   std::filesystem::path file;  // the file to replace (absolute, inside the repository)
   std::string new_source;
-  std::string message;  // full commit message: title line, blank line, body
+  std::string message;  // full commit message: title line, blank line, body (committed unlinked: no mention or
+                        // reference is live)
 };
 
 struct commit_proposal {
