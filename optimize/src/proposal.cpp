@@ -13,6 +13,7 @@
 #include <fstream>
 #include <map>
 #include <thread>
+#include <utility>
 #include <unistd.h>
 
 namespace rnx::optimize {
@@ -130,7 +131,7 @@ namespace {
 
 std::string env_or(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
+  return v && *v ? std::string(v) : std::move(fallback);
 }
 
 std::string github_message(const std::string& body) {

@@ -37,13 +37,10 @@ const std::vector<std::string> hostile = {
     "`code` ``` fence",
     "~~struck~~ *em* _em_ $x^2$",
     "a|b\nsecond line\r\n### heading",
-    "\xc2\x9b"
-    "2J C1 CSI",
-    "\xe2\x80\xae"
-    "reversed",
+    std::string("\xc2\x9b") + "2J C1 CSI",
+    std::string("\xe2\x80\xae") + "reversed",
     "\xff\xfe invalid utf-8",
-    "\x1bP"
-    "device control\x1b\\",
+    std::string("\x1bP") + "device control\x1b\\",
 };
 
 // Whether `md` has a Markdown-active character that is not backslash-escaped.
@@ -93,7 +90,7 @@ TEST_CASE("terminal_safe: escape sequences and control characters are removed, t
     CAPTURE(h);
     CHECK_FALSE(has_terminal_control(terminal_safe(h), true));
     CHECK_FALSE(has_terminal_control(terminal_safe(h, false), false));
-    CHECK(terminal_safe(h).find("\x1b") == std::string::npos);
+    CHECK(terminal_safe(h).find('\x1b') == std::string::npos);
   }
 }
 
@@ -112,8 +109,8 @@ TEST_CASE("markdown_escape: every hostile string is one line of literal text") {
     CHECK_FALSE(has_terminal_control(md, false));
     CHECK(md.find('\n') == std::string::npos);
     // Nothing can start a block: no heading, quote or list marker at the start.
-    CHECK(md.rfind("#", 0) != 0);
-    CHECK(md.rfind(">", 0) != 0);
+    CHECK(md.rfind('#', 0) != 0);
+    CHECK(md.rfind('>', 0) != 0);
     CHECK(md.rfind("- ", 0) != 0);
   }
 }

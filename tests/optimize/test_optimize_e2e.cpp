@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <utility>
 #include <vector>
 
 #include <unistd.h>
@@ -110,7 +111,7 @@ struct repo {
     return run_process(args);
   }
   static std::string git_ok(const fs::path& where, std::vector<std::string> args) {
-    process_result r = git(where, args);
+    process_result r = git(where, std::move(args));
     REQUIRE_MESSAGE(r.exit_code == 0, r.err);
     return r.out;
   }
@@ -325,9 +326,9 @@ TEST_CASE(
   CHECK_FALSE(fs::exists(r.dir / "leaked-secrets.txt"));
   CHECK(repo::git_ok(r.dir, {"status", "--porcelain", "--untracked-files=all"}).find("leaked") == std::string::npos);
   // No file the run left behind (work folder, records, the repository) holds a secret.
-  for (const auto& [name, value] : secrets) {
-    const std::vector<fs::path> holding = files_holding(r.root, value);
-    CHECK_MESSAGE(holding.empty(), name << " found in " << (holding.empty() ? fs::path() : holding.front()));
+  for (const auto& secret : secrets) {
+    const std::vector<fs::path> holding = files_holding(r.root, secret.second);
+    CHECK_MESSAGE(holding.empty(), secret.first << " found in " << (holding.empty() ? fs::path() : holding.front()));
   }
 }
 
