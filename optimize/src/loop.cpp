@@ -287,6 +287,8 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
   request.source = original_source;
   request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
   request.benchmark = results_json(result.baseline);
+  // The rewriter is a third party (a model provider): a credential a candidate printed never leaves in a reason.
+  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
   for (const auto& prev : result.attempts) {
     attempt_summary s;
     s.index = prev.index;
@@ -296,7 +298,7 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
     s.clean = prev.clean;
     s.speedup = prev.speedup;
     s.p_faster = prev.p_faster;
-    s.reason = prev.reason;
+    s.reason = redact(prev.reason, secrets);
     request.attempts.push_back(std::move(s));
   }
   request.attempt = index;
