@@ -100,7 +100,8 @@ bool reveal_host_paths(reveal_plan& plan);
 
 // Root leaves host root for good: no supplementary groups, uid/gid `uid`/`gid`, no capability left (none survives
 // setresuid without PR_SET_KEEPCAPS, and the bounding set is emptied for any later execve). What the worker needs
-// of a folder nobody may enter (/root) was shown to it before (reveal_host_paths), not read through a capability.
-bool leave_root(uid_t uid, gid_t gid);
+// of a folder nobody may enter (/root) was shown to it before (reveal_host_paths), not read through a capability;
+// only where no mount namespace could show it (`keep_read_search`, the weaker sandbox) CAP_DAC_READ_SEARCH stays.
+bool leave_root(uid_t uid, gid_t gid, bool keep_read_search = false);
 
 }  // namespace rnx::sandbox::detail

@@ -127,6 +127,23 @@ std::vector<fs::path> program_folders(const fs::path& program, const std::vector
 
 namespace detail {
 
+namespace {
+
+// A needed folder that others may not enter (a reference in a mode-700 temporary folder of root's): covered, and
+// the files in it that the caller named shown again inside the cover (their own modes then decide).
+void show_files_of_closed_folder(host_view& view, const fs::path& folder, const std::vector<fs::path>& readable) {
+  struct stat st {};
+  std::error_code ec;
+  if (!fs::is_directory(folder, ec) || ::stat(folder.c_str(), &st) != 0 || (st.st_mode & S_IXOTH)) return;
+  for (const auto& file : readable) {
+    if (file.parent_path() != folder || !fs::is_regular_file(file, ec)) continue;
+    if (std::find(view.covers.begin(), view.covers.end(), folder) == view.covers.end()) view.covers.push_back(folder);
+    view.shown.push_back({file, false});
+  }
+}
+
+}  // namespace
+
 host_view plan_host_view(const fs::path& program, const std::vector<std::string>& env,
                          const std::vector<fs::path>& readable, const fs::path& scratch, bool cover_closed) {
   host_view view;
@@ -158,7 +175,10 @@ host_view plan_host_view(const fs::path& program, const std::vector<std::string>
         break;
       }
     }
-    if (closed.empty()) continue;
+    if (closed.empty()) {
+      show_files_of_closed_folder(view, p, readable);
+      continue;
+    }
     if (std::find(view.covers.begin(), view.covers.end(), closed) == view.covers.end()) view.covers.push_back(closed);
     std::error_code ec;
     view.shown.push_back({p, fs::is_directory(p, ec)});

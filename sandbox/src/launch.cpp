@@ -118,7 +118,9 @@ namespaces_entered enter_namespaces(const child_plan& plan) {
   }
   if (plan.root) {
     hand_over_scratch(plan.dir.c_str(), plan.uid, plan.gid);
-    got.unprivileged = leave_root(plan.uid, plan.gid);
+    // No mount namespace as root: /root cannot be covered and the worker's install shown back, so the worker keeps
+    // reading what root could (the host_files layer is reported missing; the weaker sandbox must be allowed).
+    got.unprivileged = leave_root(plan.uid, plan.gid, !plan.reveal.covers.empty());
   }
   if (got.unprivileged &&
       (::unshare(CLONE_NEWUSER | all_but_user) == 0 || ::unshare(CLONE_NEWUSER | CLONE_NEWNET) == 0)) {

@@ -11,24 +11,36 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 
 namespace rnx::sandbox {
 
 namespace detail {
 
-bool leave_root(uid_t uid, gid_t gid) {
+bool leave_root(uid_t uid, gid_t gid, bool keep_read_search) {
+  constexpr int read_search = CAP_DAC_READ_SEARCH;
   for (int cap = 0; cap < 64; ++cap) {
+    if (keep_read_search && cap == read_search) continue;
     if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
   }
-  if (::setgroups(0, nullptr) != 0 || ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0) {
+  if ((keep_read_search && ::prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) != 0) || ::setgroups(0, nullptr) != 0 ||
+      ::setresgid(gid, gid, gid) != 0 || ::setresuid(uid, uid, uid) != 0) {
     return false;
   }
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2] = {};
-  if (::syscall(SYS_capget, &header, data) != 0) return false;
-  for (const auto& d : data) {
-    if (d.effective | d.permitted | d.inheritable) return false;
+  if (keep_read_search) {
+    // Only where no mount namespace can cover /root (the weaker sandbox, allowed by --allow-weaker-sandbox): the
+    // worker keeps reading what root could, through execve too, and the host_files layer reports it missing.
+    data[0].effective = data[0].permitted = data[0].inheritable = 1U << read_search;
+    if (::syscall(SYS_capset, &header, data) != 0) return false;
+    if (::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, read_search, 0, 0) != 0) return false;
+  } else {
+    if (::syscall(SYS_capget, &header, data) != 0) return false;
+    for (const auto& d : data) {
+      if (d.effective | d.permitted | d.inheritable) return false;
+    }
   }
   return ::getuid() == uid && ::geteuid() == uid && ::getgid() == gid;
 }
@@ -89,22 +101,35 @@ bool drop_capabilities(std::string& why) {
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   // Dropping from the bounding set needs CAP_SETPCAP; without it there is nothing to drop from (a worker that is
   // not root in its namespace lost its capabilities at execve), which the check below confirms.
+  // CAP_DAC_READ_SEARCH is permitted only where leave_root kept it (no mount namespace could cover /root, the
+  // weaker sandbox): it stays, through execve too, so this process and the compilers it starts read the install.
+  constexpr int read_search = CAP_DAC_READ_SEARCH;
+  __user_cap_data_struct before[2] = {};
+  if (::syscall(SYS_capget, &header, before) != 0) {
+    why = std::string("capget failed: ") + std::strerror(errno) + "; ";
+    return false;
+  }
+  const std::uint32_t keep = before[0].permitted & (1U << read_search);
   for (int cap = 0; cap < 64; ++cap) {
+    if (keep && cap == read_search) continue;
     if (::prctl(PR_CAPBSET_READ, cap, 0, 0, 0) == 1) ::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0);
   }
   ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
-  __user_cap_data_struct none[2] = {};
-  if (::syscall(SYS_capset, &header, none) != 0) {
+  __user_cap_data_struct only[2] = {};
+  only[0].effective = only[0].permitted = only[0].inheritable = keep;
+  if (::syscall(SYS_capset, &header, only) != 0) {
     why = std::string("capset failed: ") + std::strerror(errno) + "; ";
     return false;
   }
+  if (keep) ::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, read_search, 0, 0);
   __user_cap_data_struct now[2] = {};
   if (::syscall(SYS_capget, &header, now) != 0) {
     why = std::string("capget failed: ") + std::strerror(errno) + "; ";
     return false;
   }
-  for (const auto& d : now) {
-    if (d.effective | d.permitted | d.inheritable) {
+  for (int i = 0; i < 2; ++i) {
+    const std::uint32_t allowed = i == 0 ? keep : 0;
+    if ((now[i].effective | now[i].permitted | now[i].inheritable) & ~allowed) {
       why = "capabilities are left after dropping them; ";
       return false;
     }
