@@ -4,6 +4,8 @@
 #include "rnx/common/enum_names.hpp"
 #include "rnx/service/pages.hpp"
 
+#include "pages_parts.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/verdict_document.hpp"
@@ -14,6 +16,8 @@
 #include <sstream>
 
 namespace rnx::pages {
+
+using namespace parts;
 
 std::string_view to_string(page_kind k) {
   switch (k) {
@@ -76,14 +80,6 @@ std::optional<double> num(const bj::value& v) {
   return std::nullopt;
 }
 
-std::string fmt(std::optional<double> v, const char* format = "%.4g", std::string_view suffix = "") {
-  if (!v) return "&ndash;";
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, format, *v);
-  return std::string(buffer) + std::string(suffix);
-}
-
-std::string percent(std::optional<double> v) { return v ? fmt(*v * 100, "%.1f", "%") : "&ndash;"; }
 
 const bj::array& arr(const bj::object& o, std::string_view key) {
   static const bj::array empty;
@@ -96,33 +92,6 @@ const bj::object& obj(const bj::value& v) {
   return v.is_object() ? v.as_object() : empty;
 }
 
-// An id attribute and its fragment from any text: [A-Za-z0-9-] kept, anything else as _XX (unique, URL-safe).
-std::string anchor_of(std::string_view prefix, std::string_view text) {
-  static const char* hex = "0123456789abcdef";
-  std::string out(prefix);
-  for (unsigned char c : text) {
-    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
-      out += static_cast<char>(c);
-    } else {
-      out += '_';
-      out += hex[c >> 4];
-      out += hex[c & 15];
-    }
-  }
-  return out;
-}
-
-std::string short_env(std::string_view env_id) { return std::string(env_id.substr(0, 12)); }
-
-std::string link(const std::string& href, const std::string& text_html) {
-  if (href.empty()) return text_html;
-  return "<a href=\"" + escape_html(href) + "\">" + text_html + "</a>";
-}
-
-std::string chip(std::string_view decision) {
-  std::string d = decision.empty() ? "none" : std::string(decision);
-  return "<span class=\"chip d-" + escape_html(d) + "\">" + escape_html(d) + "</span>";
-}
 
 // A small server-drawn sparkline: no script needed, so the overview stays light with many configurations.
 std::string sparkline(const bj::array& values) {
@@ -148,10 +117,6 @@ std::string sparkline(const bj::array& values) {
   return os.str();
 }
 
-// A table that may be wider than a phone: it scrolls inside its own box, never the page.
-std::string scroll_box(const std::string& table_html) {
-  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
-}
 
 // The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
 std::string change_table(const bj::object& data, const link_style& links) {
@@ -181,13 +146,87 @@ std::string change_table(const bj::object& data, const link_style& links) {
   return os.str();
 }
 
-std::string verdict_banner(const bj::object& verdict) {
-  std::string overall = raw(verdict, "verdict");
+
+}  // namespace
+
+
+namespace parts {
+
+std::string fmt(std::optional<double> v, const char* format, std::string_view suffix) {
+  if (!v) return "&ndash;";
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, format, *v);
+  return std::string(buffer) + std::string(suffix);
+}
+
+std::string percent(std::optional<double> v) { return v ? fmt(*v * 100, "%.1f", "%") : "&ndash;"; }
+
+std::string anchor_of(std::string_view prefix, std::string_view text) {
+  static const char* hex = "0123456789abcdef";
+  std::string out(prefix);
+  for (unsigned char c : text) {
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '-') {
+      out += static_cast<char>(c);
+    } else {
+      out += '_';
+      out += hex[c >> 4];
+      out += hex[c & 15];
+    }
+  }
+  return out;
+}
+
+std::string short_env(std::string_view env_id) { return std::string(env_id.substr(0, 12)); }
+
+std::string link(const std::string& href, const std::string& text_html) {
+  if (href.empty()) return text_html;
+  return "<a href=\"" + escape_html(href) + "\">" + text_html + "</a>";
+}
+
+std::string chip(std::string_view decision) {
+  std::string d = decision.empty() ? "none" : std::string(decision);
+  return "<span class=\"chip d-" + escape_html(d) + "\">" + escape_html(d) + "</span>";
+}
+
+std::string scroll_box(const std::string& table_html) {
+  return "<div class=\"table-scroll\">" + table_html + "</div>\n";
+}
+
+std::string verdict_banner(std::string_view overall, std::string_view reason) {
   return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
-         e(verdict, "reason") + "</p>";
+         escape_html(reason) + "</p>";
+}
+
+namespace {
+
+// "AMD EPYC AMD EPYC 7763" -> "AMD EPYC 7763": a vendor string written before a model that repeats it.
+std::string without_repeated_prefix(std::string_view text) {
+  for (std::size_t half = text.size() / 2; half > 0; --half) {
+    std::string_view first = text.substr(0, half);
+    if (text.size() > 2 * half && text[half] == ' ' && text.substr(half + 1, half) == first) {
+      return std::string(text.substr(half + 1));
+    }
+    if (text.size() == 2 * half + 1 && text[half] == ' ' && text.substr(half + 1) == first) return std::string(first);
+  }
+  return std::string(text);
 }
 
 }  // namespace
+
+std::string machine_text(std::string_view device, std::string_view cpu) {
+  std::string d = without_repeated_prefix(device);
+  std::string c = without_repeated_prefix(cpu);
+  if (c.empty() || d.find(c) != std::string::npos) return escape_html(d);
+  if (d.empty()) return escape_html(c);
+  return escape_html(d) + " &middot; cpu " + escape_html(c);
+}
+
+std::string unstable_badge(const store::run_number& n) {
+  if (!n.unstable) return "";
+  return " <span class=\"badge unstable\" title=\"" + escape_html(unstable_text(n)) + "\">&#9888; unstable</span>";
+}
+
+}  // namespace parts
 
 std::string escape_html(std::string_view text) { return html_escape(text); }
 
@@ -461,188 +500,6 @@ page history_page(const bj::object& data, const link_style& links, bool log_scal
   return {page_kind::history, config + " history", anchor_of("config-", key.label()), os.str(), data};
 }
 
-page run_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  const auto& run = obj(at(data, "run"));
-  const auto& env = obj(at(data, "environment"));
-  const auto& base = obj(at(data, "base_run"));
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / run</p>\n";
-  const auto& verdict = obj(at(data, "verdict"));
-  const auto& baseline_ref = obj(at(verdict, "baseline"));
-  // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
-  const bool judged_paired =
-      store::verdict_kind_from_string(raw(data, "verdict_kind")) == store::verdict_kind::paired ||
-      raw(baseline_ref, "id").rfind("paired:", 0) == 0;
-  std::string compared = "no stored base run";
-  if (!base.empty()) {
-    compared = link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
-               escape_html(raw(base, "commit").substr(0, 12)) + "</code>)";
-  } else if (judged_paired) {
-    compared = "the base revision <code>" + escape_html(raw(baseline_ref, "id").substr(7)) + "</code> (commit <code>" +
-               escape_html(raw(baseline_ref, "commit").substr(0, 12)) + "</code>), measured in the same job";
-  }
-  os << "<h1>Run " << e(run, "id") << "</h1>\n<dl class=\"facts\"><dt>commit</dt><dd><code>" << e(run, "commit")
-     << "</code></dd><dt>branch</dt><dd>" << e(run, "branch")
-     << (at(run, "pull_request").is_int64() ? " (pull request #" + raw(run, "pull_request") + ")" : std::string())
-     << "</dd><dt>environment</dt><dd><code>" << e(env, "env_id") << "</code> " << e(env, "device") << " "
-     << e(env, "cpu") << "</dd><dt>created</dt><dd>" << e(run, "created_at") << "</dd><dt>compared with</dt><dd>"
-     << compared << "</dd></dl>\n";
-  if (verdict.empty()) {
-    os << "<p class=\"banner v-none\">No verdict is stored for this run; its samples are below.</p>\n";
-  } else {
-    os << verdict_banner(verdict) << "\n";
-    std::string pairing;
-    for (const auto& cv : arr(verdict, "configs")) {
-      if (pairing.empty()) pairing = raw(obj(cv), "pairing");
-    }
-    if (judged_paired) {
-      os << "<p class=\"legend\">Judged by the gate's paired comparison: base and head measured in the same job"
-         << (pairing.empty() ? std::string() : " (pairing: " + escape_html(pairing) + ")") << ".</p>\n";
-    }
-  }
-  const auto& record = obj(at(data, "baseline_record"));
-  const auto record_kind = baseline_kind_from_string(raw(record, "source"));
-  if (record_kind == baseline_kind::accepted) {
-    os << "<p class=\"banner accepted\"><strong>Accepted</strong> as the baseline of " << e(record, "branch")
-       << (raw(record, "accepted_by").empty() ? std::string() : " by " + e(record, "accepted_by"))
-       << (raw(record, "created_at").empty() ? std::string() : " at " + e(record, "created_at"))
-       << (raw(record, "reason").empty() ? std::string(".") : ": " + e(record, "reason")) << "</p>\n";
-  } else if (record_kind == baseline_kind::push) {
-    os << "<p class=\"legend\">This run is a baseline of " << e(record, "branch") << " (a push build).</p>\n";
-  }
-  const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
-  std::ostringstream t;
-  t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th class=\"num\">change "
-       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
-       "<th class=\"num\">P(faster)</th>"
-       "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
-       "<th>reason</th></tr></thead><tbody>\n";
-  std::ostringstream charts;
-  std::size_t index = 0;
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    const auto& ci = arr(c, "ci95");
-    std::optional<double> lo = ci.size() == 2 ? num(ci[0]) : std::nullopt;
-    std::optional<double> hi = ci.size() == 2 ? num(ci[1]) : std::nullopt;
-    auto ratio = num(at(c, "ratio"));
-    std::string decision = raw(c, "decision");
-    const auto& head = obj(at(c, "head"));
-    const auto& base_side = obj(at(c, "base"));
-    std::string change = change_text(ratio, lo, hi);
-    // The head's own message (an unstable or failing run) unless the reason already quotes it.
-    std::string message = head.empty() ? "" : raw(head, "message");
-    bool quoted = message.empty() || raw(c, "reason").find(message) != std::string::npos;
-    t << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>")
-      << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
-      << (change.empty() ? std::string("&ndash;") : escape_html(change)) << "</td><td class=\"band-cell\">"
-      << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
-      << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_faster")), "%.3f")
-      << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f") << "</td><td class=\"num\">"
-      << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
-      << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
-      << "</td><td class=\"reason\">" << e(c, "reason") << (quoted ? "" : " " + escape_html(message)) << "</td></tr>\n";
-    // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
-    const auto judged = decision_from_string(decision);
-    bool open = judged == decision::slower || judged == decision::abstain || judged == decision::broken || index < 2;
-    charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
-           << escape_html(key.label()) << "</code> " << chip(decision) << " base "
-           << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) +
-                  " in " + std::to_string(arr(base_side, "processes").size()) + " processes"
-           << ", head "
-           << (head.empty() ? std::string("&ndash;") : fmt(num(at(head, "median_ms")), "%.4g", " ms")) + " in " +
-                  std::to_string(arr(head, "processes").size()) + " processes"
-           << "</summary><div class=\"chart-box small\"><canvas class=\"strip-chart\" aria-label=\"samples per worker "
-              "process\"></canvas></div></details>\n";
-    ++index;
-  }
-  t << "</tbody></table>";
-  os << "<p class=\"legend\">Change: head against base as a signed percentage with its 95% interval. The small chart "
-        "draws it against the band of practical equivalence (shaded, &plusmn;"
-     << fmt(rope * 100, "%.3g") << "%): the dot is the change, the bar its interval, the dashed line no change.</p>\n"
-     << scroll_box(t.str());
-  os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
-        "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "
-        "head "
-        "in orange.</p>\n"
-     << charts.str();
-  return {page_kind::run, "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
-}
-
-page compare_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  const auto& runs = arr(data, "runs");
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
-  std::ostringstream t;
-  t << "<table class=\"runs\"><thead><tr><th>run</th><th>environment</th><th>device"
-       "</th><th>cpu</th><th>commit</th><th>created</th><th class=\"num\">price per hour</th></tr></thead><tbody>\n";
-  std::string ids;
-  std::string prices;
-  for (const auto& rv : runs) {
-    const auto& r = obj(rv);
-    ids += (ids.empty() ? "" : ",") + raw(r, "id");
-    auto price = num(at(r, "price_per_hour"));
-    if (price) prices += (prices.empty() ? "" : ",") + raw(r, "env_id") + ":" + fmt(price, "%g");
-    t << "<tr><td>" << link(links.run(raw(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
-      << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
-      << escape_html(raw(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
-      << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << "<h1>Hardware comparison</h1>\n" << scroll_box(t.str());
-  if (!links.report) {
-    os << "<form class=\"controls\" method=\"get\"><input type=\"hidden\" name=\"runs\" value=\"" << escape_html(ids)
-       << "\"><label>prices (ENV_ID:USD per hour, comma-separated) <input name=\"prices\" size=\"60\" value=\""
-       << escape_html(prices) << "\"></label> <button type=\"submit\">cost per million items</button></form>\n";
-  }
-  std::ostringstream r;
-  r << "<table class=\"ratios\"><thead><tr><th>configuration</th>";
-  for (const auto& rv : runs) r << "<th class=\"num\">run " << e(obj(rv), "id") << " ms</th>";
-  for (std::size_t i = 1; i < runs.size(); ++i) {
-    r << "<th class=\"num\">run " << e(obj(runs[i]), "id") << " / first (95%)</th>";
-  }
-  for (const auto& rv : runs) {
-    if (num(at(obj(rv), "price_per_hour"))) r << "<th class=\"num\">run " << e(obj(rv), "id") << " $ per M items</th>";
-  }
-  r << "</tr></thead><tbody>\n";
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    r << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
-    const auto& ms = arr(c, "median_ms");
-    const auto& ratio = arr(c, "ratio");
-    const auto& ratio_lo = arr(c, "ratio_lo");
-    const auto& ratio_hi = arr(c, "ratio_hi");
-    const auto& cost = arr(c, "cost_per_million");
-    for (const auto& v : ms) r << "<td class=\"num\">" << fmt(num(v)) << "</td>";
-    for (std::size_t i = 1; i < ratio.size(); ++i) {
-      auto lo = i < ratio_lo.size() ? num(ratio_lo[i]) : std::nullopt;
-      auto hi = i < ratio_hi.size() ? num(ratio_hi[i]) : std::nullopt;
-      r << "<td class=\"num\">" << fmt(num(ratio[i]), "%.3f", "&times;")
-        << (lo && hi ? " <span class=\"ci\">(" + fmt(lo, "%.3f") + "&ndash;" + fmt(hi, "%.3f") + ")</span>" : "")
-        << "</td>";
-    }
-    for (std::size_t i = 0; i < runs.size() && i < cost.size(); ++i) {
-      if (num(at(obj(runs[i]), "price_per_hour"))) r << "<td class=\"num\">" << fmt(num(cost[i]), "$%.4g") << "</td>";
-    }
-    r << "</tr>\n";
-  }
-  r << "</tbody></table>";
-  os << "<div class=\"chart-box\"><canvas class=\"compare-chart\" aria-label=\"time relative to the first run\">"
-        "</canvas></div>\n"
-     << scroll_box(r.str())
-     << "<p class=\"legend\">Bars start at 1.0 (the first run's time): up is slower, down is faster; the whisker is "
-        "the ratio's 95% interval, from the intervals of the two medians (order statistics) combined in log space. "
-        "Cost per million items = price per hour &times; median ms per call / (3.6 &times; batch).</p>\n";
-  return {page_kind::compare, "hardware comparison", "compare", os.str(), data};
-}
-
 page error_page(int status, std::string_view message, const std::vector<way_back>& back) {
   std::string title = status == 404   ? "Not found"
                       : status == 401 ? "Sign in needed"
@@ -785,12 +642,9 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   auto overview = overview_data(db, project);
   auto run = run_data(db, *run_id);
   std::vector<bj::object> histories;
-  for (const auto& cv : arr(run, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+  for (const auto& c : run.configs) {
     try {
-      histories.push_back(history_data(db, project, key, history_query{}));
+      histories.push_back(history_data(db, project, c.key, history_query{}));
     } catch (const error& err) {
       if (err.code() != errc::not_found) throw;  // a configuration only the verdict knows has no history
     }

@@ -212,7 +212,7 @@ response page_routes::run_evidence(const route_call& c, answer_form form) {
   auto id = parse_id(c.parts[json ? 3 : 1]);
   check_run_readable(c, id);
   auto data = pages::run_data(db_, id);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::run_page(data, pages::link_style{})), c.req);
 }
 
@@ -227,7 +227,7 @@ response page_routes::compare(const route_call& c, answer_form form) {
   // Every run must be readable before anything about any of them is shown.
   for (auto id : ids) check_run_readable(c, id);
   auto data = pages::compare_data(db_, ids, prices);
-  if (form == answer_form::json) return json_answer(200, data, c.req);
+  if (form == answer_form::json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::compare_page(data, pages::link_style{})), c.req);
 }
 

@@ -229,7 +229,9 @@ TEST_CASE("pages: the JSON behind the charts") {
   fixture f;
   auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "overview");
   CHECK(overview.at("environments").as_array().size() == 2);
-  CHECK(overview.at("configs").as_array().size() == 5);  // 4 on main, the renamed one of the pull request
+  // The 4 configurations of main's baselines: the pull request's renamed one is no baseline of main.
+  CHECK(overview.at("configs").as_array().size() == 4);
+  CHECK(overview.at("base_branch") == "main");
   auto history = json::parse(
       f.get("/api/v1/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1/history?env_id=env-a", f.token).body(), "h");
   const auto& series = history.at("series").as_array();
@@ -237,8 +239,9 @@ TEST_CASE("pages: the JSON behind the charts") {
   const auto& points = series[0].at("points").as_array();
   CHECK(points.size() == 4);  // three pushes to main in env-a and the pull request
   CHECK(points[0].at("baseline") == "push");
-  CHECK(points[0].at("lo_ms").as_double() <= points[0].at("median_ms").as_double());
-  CHECK(points[0].at("hi_ms").as_double() >= points[0].at("median_ms").as_double());
+  CHECK(points[0].at("stat_lo_ms").as_double() <= points[0].at("stat_ms").as_double());
+  CHECK(points[0].at("stat_hi_ms").as_double() >= points[0].at("stat_ms").as_double());
+  CHECK(points[0].at("unstable") == false);
   auto evidence =
       json::parse(f.get("/api/v1/runs/" + std::to_string(f.runs.back()) + "/evidence", f.token).body(), "e");
   CHECK(evidence.at("verdict").at("verdict") == "BLOCK");
@@ -248,9 +251,10 @@ TEST_CASE("pages: the JSON behind the charts") {
   CHECK(config.at("base").at("n") == 30);
   auto compare = json::parse(f.get("/api/v1/compare?runs=1,2&prices=env-a:2,env-b:4", f.token).body(), "c");
   const auto& row = compare.at("configs").as_array()[0];
-  CHECK(row.at("ratio").as_array()[0].as_double() == doctest::Approx(1.0));
+  const auto& first = row.at("cells").as_array()[0];
+  CHECK(first.at("ratio").as_double() == doctest::Approx(1.0));
   // $2/h at 1 ms per call of batch 1: 2 * 1 / 3.6 dollars per million items, give or take the noise.
-  CHECK(row.at("cost_per_million").as_array()[0].as_double() == doctest::Approx(2.0 / 3.6).epsilon(0.05));
+  CHECK(first.at("cost_per_million").as_double() == doctest::Approx(2.0 / 3.6).epsilon(0.05));
 }
 
 TEST_CASE("pages: downsampling keeps the ends, the kept points and each bucket's extremes") {
@@ -351,11 +355,14 @@ TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is on
   auto project = *f.db.find_project("demo");
   // The pull request's run is 20% slower in every configuration; accept it.
   store::accept_run(f.db, project.id, f.runs.back(), "maintainer", "intended <b>trade</b>", 0);
-  auto run = pages::run_data(f.db, f.runs.back());
+  auto view = pages::run_data(f.db, f.runs.back());
+  REQUIRE(view.baseline_record.has_value());
+  CHECK(view.baseline_record->source == baseline_kind::accepted);
+  auto run = pages::to_json(view);
   const auto& record = run.at("baseline_record").as_object();
   CHECK(record.at("source").as_string() == "accepted");
   CHECK(record.at("accepted_by").as_string() == "maintainer");
-  auto html = pages::render_page(pages::run_page(run, pages::link_style{}));
+  auto html = pages::render_page(pages::run_page(view, pages::link_style{}));
   CHECK(html.find("<strong>Accepted</strong> as the baseline of main by maintainer") != std::string::npos);
   CHECK(html.find("intended &lt;b&gt;trade&lt;/b&gt;") != std::string::npos);
   const auto& configs = run.at("configs").as_array();
@@ -414,4 +421,123 @@ TEST_CASE("trend names round trip and refuse unknown ones; page kinds keep their
     CHECK(names.insert(std::string(to_string(k))).second);
   }
   CHECK(names == std::set<std::string>{"landing", "overview", "history", "run", "compare", "error"});
+}
+
+namespace {
+
+// A run in environment env-c with one configuration (kernel0/eager/float32/b1) measured in three processes whose
+// medians are `medians` (20 samples each, 0.1% apart), unstable with `reason` when given.
+run_document three_process_run(const std::string& commit, const std::vector<double>& medians,
+                               const std::string& reason = "") {
+  run_spec s;
+  s.commit = commit;
+  s.env_id = "env-c";
+  s.kernels = 1;
+  s.batches = 1;
+  auto doc = make_run(s);
+  auto& r = doc.results.front();
+  r.samples_ms.clear();
+  r.groups.clear();
+  for (double m : medians) {
+    for (int i = 0; i < 20; ++i) r.samples_ms.push_back(m * (1.0 + 0.001 * (i - 10)));
+    r.groups.push_back(20);
+  }
+  r.unstable = !reason.empty();
+  r.message = reason;
+  return doc;
+}
+
+// The number a page shows, as the gate's terminal prints it (4 significant digits).
+std::string printed(double ms) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g ms", ms);
+  return buffer;
+}
+
+}  // namespace
+
+TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run page, overview, history and compare") {
+  fixture f;
+  auto project = *f.db.find_project("demo");
+  store::upload_run(f.db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
+  const std::string reason = "process medians differ by 300x (0.079 to 23.99 ms)";
+  auto unstable_id = store::upload_run(f.db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, reason)).run.id;
+  auto judged = store::judge_stored_run(f.db, unstable_id, gate_policy{});
+  REQUIRE(judged.verdict.configs.size() == 1);
+  const double gate_ms = judged.verdict.configs[0].head_ms.value();
+  // The gate's statistic: each process's median, geometric mean over the processes (not the pooled median 0.08).
+  CHECK(gate_ms == doctest::Approx(std::cbrt(0.080 * 23.99 * 0.079)).epsilon(0.002));
+  const std::string id = std::to_string(unstable_id);
+
+  // The run page and its JSON.
+  auto run = pages::run_data(f.db, unstable_id);
+  REQUIRE(run.configs.size() == 1);
+  REQUIRE(run.configs[0].head.has_value());
+  CHECK(run.configs[0].head->number.ms == gate_ms);
+  CHECK(run.configs[0].head->number.unstable);
+  CHECK(run.configs[0].head->number.unstable_reason == reason);
+  auto run_html = f.get("/runs/" + id, f.token).body();
+  CHECK(run_html.find("head " + printed(gate_ms)) != std::string::npos);
+  CHECK(run_html.find("measured unstable") != std::string::npos);
+  CHECK(run_html.find(reason) != std::string::npos);
+  auto evidence = json::parse(f.get("/api/v1/runs/" + id + "/evidence", f.token).body(), "e");
+  CHECK(evidence.at("configs").as_array()[0].at("head").at("stat_ms").as_double() == gate_ms);
+  CHECK(evidence.at("configs").as_array()[0].at("head").at("unstable") == true);
+  CHECK(!evidence.at("statistic").as_string().empty());
+
+  // The overview: the baseline number of env-c is the gate's, flagged.
+  auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "o");
+  bool seen = false;
+  for (const auto& c : overview.at("configs").as_array()) {
+    if (c.at("config") != "kernel0/eager/float32/b1") continue;
+    for (const auto& s : c.at("series").as_array()) {
+      if (s.at("env_id") != "env-c") continue;
+      seen = true;
+      CHECK(s.at("baseline").at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+      CHECK(s.at("baseline").at("unstable") == true);
+      CHECK(s.at("baseline").at("unstable_reason").as_string() == reason);
+    }
+  }
+  CHECK(seen);
+  auto overview_html = f.get("/projects/demo", f.token).body();
+  CHECK(overview_html.find(printed(gate_ms)) != std::string::npos);
+  CHECK(overview_html.find("unstable") != std::string::npos);
+
+  // The history: its point is the gate's number, flagged.
+  auto history = json::parse(
+      f.get("/api/v1/projects/demo/configs/kernel0%2Feager%2Ffloat32%2Fb1/history?env_id=env-c", f.token).body(), "h");
+  const auto& points = history.at("series").as_array()[0].at("points").as_array();
+  REQUIRE(points.size() == 2);
+  CHECK(points[1].at("run_id").as_string() == id);
+  CHECK(points[1].at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+  CHECK(points[1].at("unstable") == true);
+  CHECK(points[0].at("unstable") == false);
+
+  // The comparison: the gate's number, a warning in place of an interval.
+  auto compare_json =
+      json::parse(f.get("/api/v1/compare?runs=" + std::to_string(f.runs[0]) + "," + id, f.token).body(), "c");
+  for (const auto& c : compare_json.at("configs").as_array()) {
+    if (c.at("config") != "kernel0/eager/float32/b1") continue;
+    const auto& cell = c.at("cells").as_array()[1];
+    CHECK(cell.at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+    CHECK(cell.at("unstable") == true);
+    CHECK(cell.at("ratio_lo").is_null());
+  }
+  auto compare_html = f.get("/compare?runs=" + std::to_string(f.runs[0]) + "," + id, f.token).body();
+  CHECK(compare_html.find("unstable: no interval") != std::string::npos);
+  CHECK(compare_html.find(reason) != std::string::npos);
+  CHECK(compare_html.find(printed(gate_ms).substr(0, 6)) != std::string::npos);
+}
+
+TEST_CASE("pages: the band chart's axis is a log axis clamped to what a ratio can be") {
+  // A 4x slowdown with a wide interval: the axis reaches beyond it, never below -100%.
+  auto svg = pages::ratio_band_svg(4.0, 3.5, 4.6, 0.02, "slower");
+  CHECK(svg.find("-445") == std::string::npos);
+  CHECK(svg.find(">-8") != std::string::npos);  // the left end: 1 / 4.6^1.15 is about -83% to -85%
+  CHECK(svg.find("class=\"clipped\"") == std::string::npos);
+  // An interval past 10x either way is clipped at the axis and marked with an arrow.
+  auto wide = pages::ratio_band_svg(1.0, 0.01, 50.0, 0.02, "abstain");
+  CHECK(wide.find("class=\"clipped\"") != std::string::npos);
+  CHECK(wide.find(">-90.0%<") != std::string::npos);
+  CHECK(wide.find(">+900.0%<") != std::string::npos);
 }

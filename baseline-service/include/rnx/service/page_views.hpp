@@ -1,0 +1,113 @@
+// rnx::pages: the typed data of the run and comparison pages, between the store (or documents) and their HTML and
+// JSON. A page's renderer reads these structs only; string keys exist where a view is written as JSON (served under
+// /api/v1 and embedded for the charts) and read back (`rnx gate` renders a run page from the service's JSON).
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+#include "rnx/common/verdict_document.hpp"
+#include "rnx/service/store.hpp"
+
+#include <boost/json/object.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace rnx::pages {
+
+// The statistic every page shows for a run, as the JSON names it beside the numbers ("statistic").
+inline constexpr std::string_view statistic_description =
+    "each worker process's median, geometric mean over the processes (the statistic the verdict compares)";
+
+// A run_number as JSON: stat_ms, stat_lo_ms, stat_hi_ms, unstable, unstable_reason.
+void write_number(boost::json::object& out, const store::run_number& n);
+store::run_number read_number(const boost::json::object& in);
+// "unstable: REASON" (or "unstable" alone) for an unstable number; "" otherwise.
+std::string unstable_text(const store::run_number& n);
+
+// Who a run is: a stored run's id, or what `rnx report` and the gate call a run from a file ("local", "base").
+struct run_header {
+  std::string id;
+  std::string commit;
+  std::string branch;
+  std::string base_branch;
+  std::optional<std::int64_t> pull_request;
+  std::string env_id;
+  std::string created_at;
+  bool baseline = false;
+};
+
+// One side (base or head) of one configuration on the run page.
+struct run_side {
+  result_status status = result_status::ok;
+  std::string message;
+  store::run_number number;  // the verdict's base_ms / head_ms where a verdict judged it
+  std::int64_t n = 0;
+  std::vector<std::vector<double>> processes;  // per worker process, up to 100 evenly spaced order statistics
+};
+
+struct run_config_row {
+  config_key key;
+  std::optional<config_verdict> judged;  // absent without a verdict for this configuration
+  std::optional<run_side> head;
+  std::optional<run_side> base;
+};
+
+struct base_run_ref {
+  std::string id;
+  std::string commit;
+  std::string created_at;
+  std::string env_id;
+};
+
+struct run_view {
+  std::string project;
+  run_header run;
+  environment env;
+  std::optional<verdict_document> verdict;
+  std::optional<store::verdict_kind> verdict_kind;  // how the stored verdict came to be; absent from files
+  double rope = gate_policy{}.rope;
+  std::vector<run_config_row> configs;
+  std::optional<base_run_ref> base_run;
+  std::optional<store::baseline_record> baseline_record;  // whether this run is a baseline now, and how
+};
+
+boost::json::object to_json(const run_view& v);
+// Reads what to_json wrote (an rnx-server's /api/v1/runs/{id}/evidence); absent fields stay empty.
+run_view run_view_from_json(const boost::json::object& o);
+
+// One run of a hardware comparison, with its environment.
+struct compare_run {
+  run_header run;
+  environment env;
+  std::optional<double> price_per_hour;
+};
+
+// One configuration's number in one compared run, and its ratio to the first run's.
+struct compare_cell {
+  store::run_number number;
+  std::optional<double> ratio;  // this run's statistic / the first run's
+  std::optional<double> ratio_lo;  // its 95% interval; absent when either side is unstable (no interval to trust)
+  std::optional<double> ratio_hi;
+  std::optional<double> cost_per_million;
+};
+
+struct compare_row {
+  config_key key;
+  std::vector<compare_cell> cells;  // one per compared run, in the runs' order
+};
+
+struct compare_view {
+  std::string project;
+  std::vector<compare_run> runs;
+  std::vector<compare_row> configs;
+  // The environment fields whose values differ between the runs (device, cpu, threads, torch, ...): the page
+  // shows a column for each, so that two environments never look identical.
+  std::vector<std::string> differing_fields;
+};
+
+boost::json::object to_json(const compare_view& v);
+
+}  // namespace rnx::pages
