@@ -16,23 +16,9 @@ namespace rnx::pages {
 
 namespace {
 
-constexpr int overview_baselines = 120;  // newest baseline records read: the sparklines and the newest two of each
-constexpr int overview_verdicts = 8;
 
 bj::value opt(const std::optional<double>& v) { return v ? bj::value(*v) : bj::value(nullptr); }
 bj::value opt(const std::optional<std::int64_t>& v) { return v ? bj::value(*v) : bj::value(nullptr); }
-
-// The band of practical equivalence the project's gate uses: the newest stored verdict's rope, else the default.
-double project_rope(store::database& db, std::int64_t project_id) {
-  for (const auto& row : db.recent_verdicts(project_id, 1)) {
-    try {
-      return verdict_from_json(json::parse(row.document, "stored verdict"), "stored verdict").policy.rope;
-    } catch (const error&) {
-      break;  // a verdict of an older schema: the default band
-    }
-  }
-  return gate_policy{}.rope;
-}
 
 // Whether an accepted run was accepted as slower in this configuration: its stored verdict called it slower, or,
 // without one, its number lies above the band around the baseline it replaced. An accept moves the baseline of
@@ -50,21 +36,6 @@ bool accepted_as_slower(store::database& db, const store::config_point& p, const
     }
   }
   return replaced && p.number.ms && *replaced > 0 && *p.number.ms / *replaced > 1 + rope;
-}
-
-// The branch with the most baseline records among `records` (the newest ones): the base branch, where pushes
-// land; ties go to the branch of the newest record.
-std::string most_baselined_branch(const std::vector<store::baseline_result>& records) {
-  std::map<std::string, std::size_t> runs;  // distinct baseline runs per branch
-  std::set<std::int64_t> seen;
-  for (const auto& b : records) {
-    if (seen.insert(b.run_id).second) ++runs[b.branch];
-  }
-  std::string best = records.empty() ? std::string() : records.front().branch;
-  for (const auto& [branch, n] : runs) {
-    if (n > runs[best]) best = branch;
-  }
-  return best;
 }
 
 }  // namespace
@@ -100,6 +71,17 @@ std::optional<ratio_with_interval> ratio_of(const store::run_number& a, const st
   return out;
 }
 
+double project_rope(store::database& db, std::int64_t project_id) {
+  for (const auto& row : db.recent_verdicts(project_id, 1)) {
+    try {
+      return verdict_from_json(json::parse(row.document, "stored verdict"), "stored verdict").policy.rope;
+    } catch (const error&) {
+      break;  // a verdict of an older schema: the default band
+    }
+  }
+  return gate_policy{}.rope;
+}
+
 std::vector<std::size_t> downsample(const std::vector<double>& medians, const std::vector<bool>& keep,
                                     std::size_t target) {
   const std::size_t n = medians.size();
@@ -128,123 +110,6 @@ std::vector<std::size_t> downsample(const std::vector<double>& medians, const st
     chosen.insert(max_i);
   }
   return {chosen.begin(), chosen.end()};
-}
-
-bj::object overview_data(store::database& db, const store::project_info& project) {
-  const double rope = project_rope(db, project.id);
-  bj::array envs;
-  for (const auto& e : db.environments(project.id)) {
-    envs.push_back(bj::object{{"env_id", e.env_id},
-                              {"device", e.device},
-                              {"cpu", e.cpu},
-                              {"n_runs", e.n_runs},
-                              {"last_run_at", e.last_run_at},
-                              {"newest_run_id", std::to_string(e.newest_run_id)}});
-  }
-
-  // Only the base branch's baselines: a pull request's runs (and another branch's pushes) are no baseline of it.
-  const auto records = db.recent_baseline_results(project.id, overview_baselines);
-  const std::string base_branch = most_baselined_branch(records);
-  struct series_state {
-    std::vector<store::baseline_result> baselines;  // newest first
-  };
-  std::map<config_key, std::map<std::string, series_state>> configs;
-  for (const auto& b : records) {
-    if (b.branch == base_branch) configs[b.key][b.env_id].baselines.push_back(b);
-  }
-
-  // The newest verdicts, and per configuration and environment its decision in each of them.
-  bj::array verdicts;
-  std::map<std::pair<config_key, std::string>, bj::array> decisions;  // per configuration and environment
-  std::map<config_key, bj::array> all_decisions;                      // per configuration, every environment
-  for (const auto& row : db.recent_verdicts(project.id, overview_verdicts)) {
-    verdict_document v;
-    try {
-      v = verdict_from_json(json::parse(row.document, "stored verdict"), "stored verdict");
-    } catch (const error&) {
-      continue;  // a verdict from an older schema: the run page still shows its run
-    }
-    std::map<std::string, std::int64_t> counts;
-    for (const auto& c : v.configs) {
-      ++counts[std::string(to_string(c.result))];
-      bj::object d{{"run_id", std::to_string(row.run_id)},
-                   {"env_id", row.run.env_id},
-                   {"decision", to_string(c.result)},
-                   {"ratio", opt(c.ratio)},
-                   {"change", change_text(c.ratio, c.ci_lo, c.ci_hi)}};
-      all_decisions[c.key].push_back(d);
-      decisions[{c.key, row.run.env_id}].push_back(std::move(d));
-    }
-    bj::object count_json;
-    for (const auto& [d, n] : counts) count_json[d] = n;
-    // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
-    bool paired = row.kind == store::verdict_kind::paired || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
-    verdicts.push_back(bj::object{{"run_id", std::to_string(row.run_id)},
-                                  {"verdict", to_string(v.verdict)},
-                                  {"reason", shown_reason(v, db.baseline_of_run(row.run_id), row.run)},
-                                  {"paired", paired},
-                                  {"branch", row.run.branch},
-                                  {"commit", row.run.commit},
-                                  {"pull_request", opt(row.run.pull_request)},
-                                  {"env_id", row.run.env_id},
-                                  {"created_at", row.created_at},
-                                  {"counts", std::move(count_json)}});
-  }
-
-  bj::array config_list;
-  for (auto& [key, by_env] : configs) {
-    bj::array series;
-    for (auto& [env_id, s] : by_env) {
-      bj::value baseline = nullptr;
-      bj::value trend = nullptr;
-      bj::value trend_ratio = nullptr;
-      bj::value change = nullptr;
-      if (!s.baselines.empty()) {
-        const auto& b = s.baselines.front();
-        bj::object o{{"run_id", std::to_string(b.run_id)}, {"source", to_string(b.source)}, {"created_at", b.created_at}};
-        write_number(o, b.number);
-        baseline = std::move(o);
-        const auto r = s.baselines.size() > 1 ? ratio_of(b.number, s.baselines[1].number) : std::nullopt;
-        if (r) {
-          trend_ratio = r->ratio;
-          trend = to_string(r->ratio > 1 + rope   ? trend_kind::slower
-                            : r->ratio < 1 - rope ? trend_kind::faster
-                                                  : trend_kind::flat);
-          change = bj::object{{"ratio", r->ratio},
-                              {"lo", r->lo ? bj::value(*r->lo) : bj::value(nullptr)},
-                              {"hi", r->hi ? bj::value(*r->hi) : bj::value(nullptr)}};
-        }
-      }
-      // The sparkline: the base branch's baselines, oldest first, each its number and unstable flag.
-      bj::array recent;
-      for (auto it = s.baselines.rbegin(); it != s.baselines.rend(); ++it) {
-        if (!it->number.ms) continue;
-        bj::object point{{"run_id", std::to_string(it->run_id)}};
-        write_number(point, it->number);
-        recent.push_back(std::move(point));
-      }
-      auto d = decisions.find({key, env_id});
-      series.push_back(bj::object{{"env_id", env_id},
-                                  {"baseline", std::move(baseline)},
-                                  {"trend", std::move(trend)},
-                                  {"trend_ratio", std::move(trend_ratio)},
-                                  {"change", std::move(change)},
-                                  {"recent", std::move(recent)},
-                                  {"verdicts", d == decisions.end() ? bj::array{} : std::move(d->second)}});
-    }
-    bj::object c = key_json(key);
-    c["series"] = std::move(series);
-    c["verdicts"] = all_decisions.count(key) ? std::move(all_decisions[key]) : bj::array{};
-    config_list.push_back(std::move(c));
-  }
-  return {{"project", project.name},
-          {"public", project.is_public},
-          {"rope", rope},
-          {"statistic", statistic_description},
-          {"base_branch", base_branch},
-          {"environments", std::move(envs)},
-          {"configs", std::move(config_list)},
-          {"verdicts", std::move(verdicts)}};
 }
 
 namespace {

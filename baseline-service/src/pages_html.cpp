@@ -31,31 +31,7 @@ std::string_view to_string(page_kind k) {
   return "error";
 }
 
-std::string_view to_string(trend_kind t) {
-  switch (t) {
-    case trend_kind::slower: return "slower";
-    case trend_kind::faster: return "faster";
-    case trend_kind::flat: return "flat";
-  }
-  return "flat";
-}
-
-std::optional<trend_kind> trend_kind_from_string(std::string_view name) {
-  return enum_from_name(name, {trend_kind::slower, trend_kind::faster, trend_kind::flat});
-}
-
 namespace {
-
-// The overview's arrow for a trend; none without one.
-std::string_view trend_arrow(std::optional<trend_kind> t) {
-  if (!t) return "";
-  switch (*t) {
-    case trend_kind::slower: return "&#9650;";
-    case trend_kind::faster: return "&#9660;";
-    case trend_kind::flat: return "&#8594;";
-  }
-  return "";
-}
 
 std::string str(const bj::value& v) {
   if (v.is_string()) return std::string(v.as_string());
@@ -91,32 +67,6 @@ const bj::object& obj(const bj::value& v) {
   static const bj::object empty;
   return v.is_object() ? v.as_object() : empty;
 }
-
-
-// A small server-drawn sparkline: no script needed, so the overview stays light with many configurations.
-std::string sparkline(const bj::array& values) {
-  std::vector<double> v;
-  for (const auto& x : values) {
-    if (auto n = num(x)) v.push_back(*n);
-  }
-  if (v.size() < 2) return "";
-  auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
-  double lo = *lo_it;
-  double hi = *hi_it;
-  double span = hi > lo ? hi - lo : 1;
-  std::ostringstream os;
-  os << "<svg class=\"spark\" viewBox=\"0 0 100 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"recent "
-        "medians\"><polyline points=\"";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    char buffer[48];
-    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f ",
-                  100.0 * static_cast<double>(i) / static_cast<double>(v.size() - 1), 18.0 - 16.0 * (v[i] - lo) / span);
-    os << buffer;
-  }
-  os << "\"/></svg>";
-  return os.str();
-}
-
 
 // The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
 std::string change_table(const bj::object& data, const link_style& links) {
@@ -267,9 +217,8 @@ std::string link_style::run(std::string_view id) const {
   return "/runs/" + percent_encode(id);
 }
 
-namespace {
+namespace parts {
 
-// How a project gets its first run: what an empty project and an empty landing page say.
 std::string upload_help(std::string_view project) {
   const std::string name = project.empty() ? std::string("NAME") : escape_html(project);
   return "<div class=\"empty-state\"><p><strong>No runs yet.</strong> Upload one from a checkout whose "
@@ -283,151 +232,7 @@ std::string upload_help(std::string_view project) {
          "</div>\n";
 }
 
-// The sparkline's scale: the lowest and highest median it draws.
-std::string spark_scale(const bj::array& values) {
-  std::optional<double> lo;
-  std::optional<double> hi;
-  for (const auto& x : values) {
-    auto n = num(x);
-    if (!n) continue;
-    lo = lo ? std::min(*lo, *n) : *n;
-    hi = hi ? std::max(*hi, *n) : *n;
-  }
-  if (!lo) return "";
-  return "<span class=\"spark-scale\">" + fmt(lo, "%.3g") + "&ndash;" + fmt(hi, "%.3g") + " ms</span>";
-}
-
-// "+4.1% (95%: +2.0% to +6.3%)" from a {"ratio", "lo", "hi"} object, escaped; "&ndash;" when absent.
-std::string change_cell(const bj::value& change) {
-  const auto& c = obj(change);
-  auto text = change_text(num(at(c, "ratio")), num(at(c, "lo")), num(at(c, "hi")));
-  return text.empty() ? std::string("&ndash;") : escape_html(text);
-}
-
-void overview_environments(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  std::ostringstream t;
-  t << "<table class=\"envs\"><thead><tr><th>env_id</th><th>device</th><th>cpu</th>"
-       "<th class=\"num\">runs</th><th>last run</th></tr></thead><tbody>\n";
-  std::vector<std::string> newest_runs;
-  for (const auto& ev : arr(data, "environments")) {
-    const auto& env = obj(ev);
-    t << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(raw(env, "env_id")))
-      << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
-      << raw(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
-    if (!raw(env, "newest_run_id").empty()) newest_runs.push_back(raw(env, "newest_run_id"));
-  }
-  t << "</tbody></table>";
-  os << "<h2>Environments</h2>\n" << scroll_box(t.str());
-  if (newest_runs.size() >= 2 && !links.report) {
-    std::string ids;
-    for (std::size_t i = 0; i < newest_runs.size() && i < static_cast<std::size_t>(max_compare_runs); ++i) {
-      ids += (i ? "," : "") + newest_runs[i];
-    }
-    os << "<p>" << link("/compare?runs=" + ids, "Compare the newest run of each environment") << "</p>\n";
-  }
-}
-
-void overview_configs(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  std::ostringstream t;
-  t << "<table class=\"configs\"><thead><tr><th>configuration</th><th>environment</th>"
-       "<th class=\"num\">baseline median</th><th class=\"num\">&Delta;% (95%)</th><th>trend</th>"
-       "<th>recent runs</th><th>last verdicts</th></tr></thead><tbody>\n";
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    const auto& series = arr(c, "series");
-    bool first = true;
-    for (const auto& sv : series) {
-      const auto& se = obj(sv);
-      t << "<tr class=\"config-row\">";
-      if (first) {
-        t << "<td rowspan=\"" << series.size() << "\">"
-          << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
-      }
-      const auto& baseline = obj(at(se, "baseline"));
-      std::string trend = raw(se, "trend");
-      std::string arrow(trend_arrow(trend_kind_from_string(trend)));
-      std::string baseline_html = "&ndash;";
-      if (!baseline.empty()) {
-        baseline_html = link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms"));
-        if (baseline_kind_from_string(raw(baseline, "source")) == baseline_kind::accepted) {
-          baseline_html += " <span class=\"badge acc\">accepted</span>";
-        }
-      }
-      t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-        << "</code></td><td class=\"num\">" << baseline_html << "</td><td class=\"num delta t-"
-        << escape_html(trend.empty() ? "none" : trend) << "\">" << change_cell(at(se, "change"))
-        << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
-        << "\" title=\"newest baseline / previous: " << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow
-        << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent"))
-        << "</td><td>";
-      // Only this environment's decisions: a chip never stands for another machine's verdict.
-      for (const auto& dv : arr(se, "verdicts")) {
-        const auto& d = obj(dv);
-        std::string title = raw(d, "change").empty() ? raw(d, "decision") : raw(d, "decision") + " " + raw(d, "change");
-        t << link(links.run(raw(d, "run_id")), "<span title=\"run " + e(d, "run_id") + ": " + escape_html(title) +
-                                                   "\">" + chip(raw(d, "decision")) + "</span>")
-          << " ";
-      }
-      t << "</td></tr>\n";
-      first = false;
-    }
-  }
-  t << "</tbody></table>";
-  os << "<h2>Configurations</h2>\n<p class=\"legend\">&Delta;%: the newest baseline against the one before it, "
-        "with a 95% interval; beyond &plusmn;"
-     << fmt(num(at(data, "rope")) ? std::optional<double>(*num(at(data, "rope")) * 100) : std::nullopt, "%.3g")
-     << "% it is slower (&#9650;) or faster (&#9660;). Recent runs: each run's median, lowest to highest as "
-        "labelled.</p>\n"
-     << scroll_box(t.str());
-}
-
-void overview_verdicts(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  std::ostringstream t;
-  t << "<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
-       "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead>"
-       "<tbody>\n";
-  for (const auto& vv : arr(data, "verdicts")) {
-    const auto& v = obj(vv);
-    std::string counts;
-    for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
-    bool paired = at(v, "paired").is_bool() && at(v, "paired").as_bool();
-    t << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-"
-      << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>"
-      << (paired ? " <span class=\"badge\">paired</span>" : "") << "</td><td>" << e(v, "branch") << "</td><td>"
-      << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
-      << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
-      << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
-      << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << "<h2>Last verdicts</h2>\n";
-  if (arr(data, "verdicts").empty()) {
-    os << "<p>No verdict stored yet: the gate asks for one for every pull request it judges.</p>\n";
-  } else {
-    os << scroll_box(t.str());
-  }
-}
-
-}  // namespace
-
-page overview_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  std::ostringstream os;
-  if (!links.report) os << "<p class=\"crumbs\"><a href=\"/\">projects</a> / overview</p>\n";
-  os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
-     << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
-  if (arr(data, "configs").empty() && arr(data, "environments").empty()) {
-    os << upload_help(project);
-    return {page_kind::overview, project + " overview", "overview", os.str(), data};
-  }
-  overview_environments(os, data, links);
-  overview_configs(os, data, links);
-  overview_verdicts(os, data, links);
-  return {page_kind::overview, project + " overview", "overview", os.str(), data};
-}
+}  // namespace parts
 
 page history_page(const bj::object& data, const link_style& links, bool log_scale) {
   const std::string project = raw(data, "project");

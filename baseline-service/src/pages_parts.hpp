@@ -29,13 +29,18 @@ std::string verdict_banner(std::string_view overall, std::string_view reason);
 // The machine in words, each fact once: the device, then the CPU unless the device names it already (a CPU run's
 // device is "cpu: MODEL"), then a CPU model's vendor word only once ("AMD EPYC AMD EPYC 7763" reads as one).
 std::string machine_text(std::string_view device, std::string_view cpu);
+// How a project gets its first run: what an empty project and an empty landing page say.
+std::string upload_help(std::string_view project);
 // A warning badge for an unstable number, its reason in the title; "" for a stable one.
 std::string unstable_badge(const store::run_number& n);
 
 }  // namespace rnx::pages::parts
 
-// The data side's shared pieces (pages_data.cpp, pages_run.cpp).
+// The data side's shared pieces (pages_data.cpp, pages_run.cpp, pages_compare.cpp, pages_overview.cpp).
 namespace rnx::pages {
+
+// The band of practical equivalence the project's gate uses: the newest stored verdict's rope, else the default.
+double project_rope(store::database& db, std::int64_t project_id);
 
 // {"config", "kernel", "runtime", "dtype", "batch"} of a configuration.
 boost::json::object key_json(const config_key& k);
@@ -47,11 +52,6 @@ store::run_number number_of(const run_result& r);
 std::string shown_reason(const verdict_document& v, const std::optional<store::baseline_record>& record,
                          const store::run_summary& run);
 
-struct ratio_with_interval {
-  double ratio = 1;
-  std::optional<double> lo;  // absent when either number has no interval or is unstable
-  std::optional<double> hi;
-};
 // a / b of two run numbers with an approximate 95% interval: their intervals combined in log space, each side's
 // distance from its number added in quadrature. nullopt when either has no positive number.
 std::optional<ratio_with_interval> ratio_of(const store::run_number& a, const store::run_number& b);

@@ -180,7 +180,7 @@ response page_routes::overview(const route_call& c, answer_form form) {
   const bool json = form == answer_form::json;
   auto project = readable_project(c, c.parts[json ? 3 : 1]);
   auto data = pages::overview_data(db_, project);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::overview_page(data, pages::link_style{})), c.req);
 }
 

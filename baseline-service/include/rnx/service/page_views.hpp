@@ -10,6 +10,7 @@
 #include <boost/json/object.hpp>
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,13 @@ void write_number(boost::json::object& out, const store::run_number& n);
 store::run_number read_number(const boost::json::object& in);
 // "unstable: REASON" (or "unstable" alone) for an unstable number; "" otherwise.
 std::string unstable_text(const store::run_number& n);
+
+// a / b of two run numbers with an approximate 95% interval (the overview's Δ%, the comparison's ratios).
+struct ratio_with_interval {
+  double ratio = 1;
+  std::optional<double> lo;  // absent when either number has no interval or is unstable
+  std::optional<double> hi;
+};
 
 // Who a run is: a stored run's id, or what `rnx report` and the gate call a run from a file ("local", "base").
 struct run_header {
@@ -109,5 +117,77 @@ struct compare_view {
 };
 
 boost::json::object to_json(const compare_view& v);
+
+// How a configuration's newest baseline compares with the one before it, against the rope (the overview's trend).
+enum class trend_kind { slower, faster, flat };
+std::string_view to_string(trend_kind t);
+std::optional<trend_kind> trend_kind_from_string(std::string_view name);
+
+struct overview_environment {
+  std::string env_id;
+  std::string device;
+  std::string cpu;
+  std::int64_t n_runs = 0;
+  std::string last_run_at;
+  std::int64_t newest_run_id = 0;
+};
+
+// One configuration's decision in one stored verdict.
+struct overview_decision {
+  std::int64_t run_id = 0;
+  std::string env_id;
+  decision result = decision::abstain;
+  std::optional<double> ratio;
+  std::string change;  // change_text of the verdict
+};
+
+struct overview_baseline {
+  std::int64_t run_id = 0;
+  baseline_kind source = baseline_kind::push;
+  std::string created_at;
+  store::run_number number;
+};
+
+// A configuration in one environment: its newest baseline of the base branch, the change from the one before,
+// the sparkline of the base branch's baselines (oldest first) and this environment's recent decisions.
+struct overview_series {
+  std::string env_id;
+  std::optional<overview_baseline> baseline;
+  std::optional<trend_kind> trend;
+  std::optional<ratio_with_interval> change;
+  std::vector<overview_baseline> recent;
+  std::vector<overview_decision> verdicts;
+};
+
+struct overview_config {
+  config_key key;
+  std::vector<overview_series> series;
+  std::vector<overview_decision> verdicts;  // every environment's
+};
+
+struct overview_verdict {
+  std::int64_t run_id = 0;
+  overall verdict = overall::pass;
+  std::string reason;
+  bool paired = false;
+  std::string branch;
+  std::string commit;
+  std::optional<std::int64_t> pull_request;
+  std::string env_id;
+  std::string created_at;
+  std::map<decision, std::int64_t> counts;
+};
+
+struct overview_view {
+  std::string project;
+  bool is_public = false;
+  double rope = gate_policy{}.rope;
+  std::string base_branch;  // the branch whose baselines the configurations show
+  std::vector<overview_environment> environments;
+  std::vector<overview_config> configs;
+  std::vector<overview_verdict> verdicts;
+};
+
+boost::json::object to_json(const overview_view& v);
 
 }  // namespace rnx::pages

@@ -57,7 +57,7 @@ void validate(const history_query& q);
 
 // --- data: the JSON behind each page (also served under /api/v1/...) ---
 // not_found (naming the thing) for an unknown environment, configuration or run.
-bj::object overview_data(store::database& db, const store::project_info& project);
+overview_view overview_data(store::database& db, const store::project_info& project);
 bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
                         const history_query& q);
 // Every run's number on every page is the run statistic the verdict compares (stats::run_statistic; a run page's
@@ -90,11 +90,6 @@ struct link_style {
 enum class page_kind { landing, overview, history, run, compare, error };
 std::string_view to_string(page_kind k);
 
-// How a configuration's newest baseline compares with the one before it, against the rope (the overview's trend).
-enum class trend_kind { slower, faster, flat };
-std::string_view to_string(trend_kind t);
-std::optional<trend_kind> trend_kind_from_string(std::string_view name);
-
 struct page {
   page_kind kind = page_kind::error;
   std::string title;
@@ -103,7 +98,7 @@ struct page {
   bj::object data;     // drawn by rnx-pages.js
 };
 
-page overview_page(const bj::object& data, const link_style& links);
+page overview_page(const overview_view& data, const link_style& links);
 page history_page(const bj::object& data, const link_style& links, bool log_scale);
 page run_page(const run_view& data, const link_style& links);
 // From an rnx-server's JSON (GET /api/v1/runs/{id}/evidence), as `rnx gate` renders a stored run's page.
