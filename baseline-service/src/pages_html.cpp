@@ -1,5 +1,5 @@
-// HTML of the pages: the overview, history, run and comparison bodies, the served document and the report file.
-// Charts are drawn by rnx-pages.js from the JSON each section carries; everything textual is rendered here.
+// HTML shared by every page (the small pieces of pages_parts.hpp, links, the served document and the report file)
+// and the landing and error pages. Each other page renders its typed view in its own file.
 #include "rnx/common/text.hpp"
 #include "rnx/common/enum_names.hpp"
 #include "rnx/service/pages.hpp"
@@ -50,13 +50,6 @@ const bj::value& at(const bj::object& o, std::string_view key) {
 std::string raw(const bj::object& o, std::string_view key) { return str(at(o, key)); }
 std::string e(const bj::object& o, std::string_view key) { return escape_html(raw(o, key)); }
 
-std::optional<double> num(const bj::value& v) {
-  if (v.is_double()) return v.as_double();
-  if (v.is_int64()) return static_cast<double>(v.as_int64());
-  return std::nullopt;
-}
-
-
 const bj::array& arr(const bj::object& o, std::string_view key) {
   static const bj::array empty;
   const auto& v = at(o, key);
@@ -67,35 +60,6 @@ const bj::object& obj(const bj::value& v) {
   static const bj::object empty;
   return v.is_object() ? v.as_object() : empty;
 }
-
-// The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
-std::string change_table(const bj::object& data, const link_style& links) {
-  std::ostringstream os;
-  os << "<h2>Change points</h2>\n";
-  const auto* changes = data.if_contains("changes");
-  if (!changes || !changes->is_array() || changes->as_array().empty()) {
-    os << "<p class=\"no-changes\">None in this range.</p>\n";
-    return os.str();
-  }
-  std::ostringstream t;
-  t << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
-       "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
-       "<th class=\"num\">probability</th></tr></thead><tbody>\n";
-  for (const auto& cv : changes->as_array()) {
-    const auto& c = obj(cv);
-    const auto& ci = arr(c, "ci95");
-    t << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
-      << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
-      << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
-      << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
-      << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
-      << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << scroll_box(t.str());
-  return os.str();
-}
-
 
 }  // namespace
 
@@ -233,77 +197,6 @@ std::string upload_help(std::string_view project) {
 }
 
 }  // namespace parts
-
-page history_page(const bj::object& data, const link_style& links, bool log_scale) {
-  const std::string project = raw(data, "project");
-  const std::string config = raw(data, "config");
-  const auto& range = obj(at(data, "range"));
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
-  os << "<h1><code>" << escape_html(config) << "</code></h1>\n";
-  if (!links.report) {
-    // A GET form: every choice is a URL people can share.
-    os << "<form class=\"controls\" method=\"get\"><label>environment <select name=\"env_id\"><option value=\"\">all"
-          "</option>";
-    for (const auto& sv : arr(data, "series")) {
-      const auto& se = obj(sv);
-      os << "<option value=\"" << e(se, "env_id") << "\""
-         << (raw(range, "env_id") == raw(se, "env_id") ? " selected" : "") << ">"
-         << escape_html(short_env(raw(se, "env_id"))) << " " << e(se, "device") << "</option>";
-    }
-    os << "</select></label> <label>from <input name=\"from\" placeholder=\"YYYY-MM-DD\" size=\"10\" value=\""
-       << escape_html(raw(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
-       << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(raw(range, "to").substr(0, 10))
-       << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option "
-          "value=\"log\""
-       << (log_scale ? " selected" : "")
-       << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
-  }
-  os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
-     << "\" aria-label=\"median per run over time\"></canvas></div>\n";
-  auto rope = num(at(data, "rope"));
-  os << "<p class=\"legend\">One colour per environment. Filled dots joined by a line: runs of the base branch "
-        "(pushes); hollow squares, not joined: pull-request runs; bar: the 95% interval of a run's median; "
-        "diamond: a baseline; dashed step line: the baseline in force, with the shaded band of &plusmn;"
-     << fmt(rope ? std::optional<double>(*rope * 100) : std::nullopt, "%.3g")
-     << "% around it (the gate's band of practical equivalence); red triangle: a run accepted as slower in this "
-        "configuration; dashed vertical line: a change point (red slower, green faster). Click a point to open its "
-        "run.</p>\n";
-  std::ostringstream t;
-  t << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
-       "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
-  for (const auto& sv : arr(data, "series")) {
-    const auto& se = obj(sv);
-    t << "<tr><td><span class=\"swatch c" << (at(se, "colour").is_int64() ? at(se, "colour").as_int64() % 8 : 0)
-      << "\"></span><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-      << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << raw(se, "n_total")
-      << "</td><td class=\"num\">" << raw(se, "n_shown") << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << scroll_box(t.str());
-  const auto& accepted = arr(data, "accepted");
-  os << "<h2>Accepted slowdowns</h2>\n";
-  if (accepted.empty()) {
-    os << "<p>None in this range: no run was accepted as slower in this configuration.</p>\n";
-  } else {
-    std::ostringstream a_table;
-    a_table << "<table class=\"accepted\"><thead><tr><th>run</th><th>environment</th><th>when</th><th>accepted by</th>"
-               "<th>reason</th></tr></thead><tbody>\n";
-    for (const auto& av : accepted) {
-      const auto& a = obj(av);
-      a_table << "<tr><td>" << link(links.run(raw(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
-              << escape_html(short_env(raw(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
-              << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
-    }
-    a_table << "</tbody></table>";
-    os << scroll_box(a_table.str());
-  }
-  os << change_table(data, links);
-  config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
-                 at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
-  return {page_kind::history, config + " history", anchor_of("config-", key.label()), os.str(), data};
-}
 
 page error_page(int status, std::string_view message, const std::vector<way_back>& back) {
   std::string title = status == 404   ? "Not found"
@@ -446,7 +339,7 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   }
   auto overview = overview_data(db, project);
   auto run = run_data(db, *run_id);
-  std::vector<bj::object> histories;
+  std::vector<history_view> histories;
   for (const auto& c : run.configs) {
     try {
       histories.push_back(history_data(db, project, c.key, history_query{}));
@@ -458,7 +351,7 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   links.report = true;
   links.anchors.push_back("overview");
   links.anchors.push_back(anchor_of("run-", std::to_string(*run_id)));
-  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", raw(h, "config")));
+  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", h.key.label()));
   std::vector<page> pages;
   pages.push_back(overview_page(overview, links));
   pages.push_back(run_page(run, links));

@@ -191,7 +191,7 @@ response page_routes::config_history(const route_call& c, answer_form form) {
   auto key = pages::parse_config(c.parts[json ? 5 : 3]);
   auto project = readable_project(c, c.parts[json ? 3 : 1]);
   auto data = pages::history_data(db_, project, key, query);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::history_page(data, pages::link_style{}, log_scale)), c.req);
 }
 

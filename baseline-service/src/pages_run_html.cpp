@@ -55,6 +55,15 @@ std::string unstable_note(const run_config_row& c, const std::string& reason) {
   return out;
 }
 
+// "+12.3% (95%: +10.1% to +14.6%)" as two unbreakable parts that may go on two lines.
+std::string change_cell(const std::string& change) {
+  if (change.empty()) return "&ndash;";
+  const auto split = change.find(" (");
+  if (split == std::string::npos) return "<span class=\"nowrap\">" + escape_html(change) + "</span>";
+  return "<span class=\"nowrap\">" + escape_html(change.substr(0, split)) + "</span> <span class=\"nowrap ci\">" +
+         escape_html(change.substr(split + 1)) + "</span>";
+}
+
 void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row& c, const link_style& links,
                  double rope) {
   const auto* j = c.judged ? &*c.judged : nullptr;
@@ -71,7 +80,7 @@ void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row&
   }
   t << "<tr><td>" << link(links.config(v.project, c.key), "<code>" + escape_html(c.key.label()) + "</code>")
     << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
-    << (change.empty() ? std::string("&ndash;") : escape_html(change)) << "</td><td class=\"band-cell\">"
+    << change_cell(change) << "</td><td class=\"band-cell\">"
     << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
     << fmt(j ? j->p_slower : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << fmt(j ? j->p_faster : std::nullopt, "%.3f") << "</td><td class=\"num\">"

@@ -376,10 +376,10 @@ TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is on
     // The renamed kernel is new in this run: accepting the run accepted no slowdown of it.
     auto key = pages::parse_config(std::string(o.at("config").as_string()));
     auto history = pages::history_data(f.db, project, key, {});
-    CHECK(history.at("accepted").as_array().size() == (is_slower ? 1u : 0u));
+    CHECK(history.accepted.size() == (is_slower ? 1u : 0u));
     std::size_t marked = 0;
-    for (const auto& s : history.at("series").as_array()) {
-      for (const auto& p : s.at("points").as_array()) marked += p.at("accepted_slowdown").as_bool() ? 1 : 0;
+    for (const auto& s : history.series) {
+      for (const auto& p : s.points) marked += p.accepted_slowdown ? 1 : 0;
     }
     CHECK(marked == (is_slower ? 1u : 0u));
   }

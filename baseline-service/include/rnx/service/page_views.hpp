@@ -190,4 +190,57 @@ struct overview_view {
 
 boost::json::object to_json(const overview_view& v);
 
+// One run of a configuration's history chart.
+struct history_point_view {
+  std::int64_t run_id = 0;
+  std::string t;  // created_at
+  std::int64_t n = 0;
+  baseline_kind baseline = baseline_kind::unknown;  // unknown: not a baseline
+  bool accepted_slowdown = false;                   // accepted as the baseline, and slower in this configuration
+  std::string branch;
+  std::string commit;
+  std::optional<std::int64_t> pull_request;
+  store::run_number number;
+};
+
+// The baseline in force from a baseline run on (the chart's step line).
+struct baseline_step {
+  std::int64_t run_id = 0;
+  std::string t;
+  double ms = 0;
+};
+
+struct history_series_view {
+  std::string env_id;
+  std::string device;
+  std::int64_t colour = 0;  // the environment's index in the project: the same with any filter
+  std::int64_t n_total = 0;
+  std::vector<history_point_view> points;  // downsampled
+  std::vector<baseline_step> baseline_steps;  // every one, never thinned
+};
+
+struct accepted_slowdown {
+  std::int64_t run_id = 0;
+  std::string env_id;
+  std::string t;
+  std::string accepted_by;
+  std::string reason;
+};
+
+struct history_view {
+  std::string project;
+  bool is_public = false;
+  config_key key;
+  std::optional<std::string> env_id;  // the range asked for
+  std::optional<std::string> from;
+  std::optional<std::string> to;
+  int points = 0;
+  double rope = gate_policy{}.rope;
+  std::vector<history_series_view> series;
+  std::vector<accepted_slowdown> accepted;
+  std::vector<store::change_record> changes;  // the configuration's change points in the range (docs/drift.md)
+};
+
+boost::json::object to_json(const history_view& v);
+
 }  // namespace rnx::pages

@@ -58,8 +58,8 @@ void validate(const history_query& q);
 // --- data: the JSON behind each page (also served under /api/v1/...) ---
 // not_found (naming the thing) for an unknown environment, configuration or run.
 overview_view overview_data(store::database& db, const store::project_info& project);
-bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
-                        const history_query& q);
+history_view history_data(store::database& db, const store::project_info& project, const config_key& key,
+                          const history_query& q);
 // Every run's number on every page is the run statistic the verdict compares (stats::run_statistic; a run page's
 // judged sides carry the verdict's own base_ms / head_ms), with the run's unstable flag and reason beside it.
 run_view run_data(store::database& db, std::int64_t run_id);
@@ -99,7 +99,7 @@ struct page {
 };
 
 page overview_page(const overview_view& data, const link_style& links);
-page history_page(const bj::object& data, const link_style& links, bool log_scale);
+page history_page(const history_view& data, const link_style& links, bool log_scale);
 page run_page(const run_view& data, const link_style& links);
 // From an rnx-server's JSON (GET /api/v1/runs/{id}/evidence), as `rnx gate` renders a stored run's page.
 page run_page(const bj::object& data, const link_style& links);
