@@ -234,6 +234,10 @@ store::auth_result api::authenticate(const request& req) {
   }
   auto who = db_.authenticate(value.substr(scheme.size()));
   if (!who) {
+    // The holder of an expired token is told so, with its project: it is theirs. Any other token gets no detail.
+    if (auto expired = db_.find_expired(value.substr(scheme.size()))) {
+      throw error(errc::unauthorized, "the bearer token " + expired_token_text(*expired));
+    }
     throw error(errc::unauthorized,
                 "the bearer token is not valid (unknown, revoked or mistyped); create one with "
                 "`rnx-server admin token create --project NAME`");

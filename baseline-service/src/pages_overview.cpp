@@ -172,6 +172,11 @@ overview_view overview_data(store::database& db, const store::project_info& proj
   }
   std::map<config_key, std::vector<overview_decision>> decisions;
   v.verdicts = recent_verdicts(db, project, decisions);
+  // An environment judged without a baseline of the base branch (a pull request's paired job) keeps its row for
+  // its decisions, with no baseline and no sparkline.
+  for (const auto& [key, judged] : decisions) {
+    for (const auto& d : judged) by_config[key][d.env_id];
+  }
   for (const auto& [key, by_env] : by_config) {
     overview_config c{key, {}, decisions[key]};
     for (const auto& [env_id, baselines] : by_env) {
@@ -267,7 +272,7 @@ std::string sparkline(const std::vector<overview_baseline>& points) {
 
 // The sparkline's scale: the lowest and highest number it draws, and how many of them are unstable.
 std::string spark_scale(const std::vector<overview_baseline>& points) {
-  if (points.empty()) return "";
+  if (points.size() < 2) return "";
   std::optional<double> lo;
   std::optional<double> hi;
   std::size_t unstable = 0;
@@ -276,8 +281,9 @@ std::string spark_scale(const std::vector<overview_baseline>& points) {
     hi = hi ? std::max(*hi, *p.number.ms) : *p.number.ms;
     unstable += p.number.unstable ? 1 : 0;
   }
-  return "<span class=\"spark-scale\">" + fmt(lo, "%.3g") + "&ndash;" + fmt(hi, "%.3g") + " ms" +
-         (unstable ? ", " + std::to_string(unstable) + " unstable" : std::string()) + "</span>";
+  return "<span class=\"spark-scale\">" + fmt(lo, "%.3g") + "&ndash;" + fmt(hi, "%.3g") + " ms</span>" +
+         (unstable ? "<span class=\"spark-scale unstable\">" + std::to_string(unstable) + " unstable</span>"
+                   : std::string());
 }
 
 std::string change_cell(const std::optional<ratio_with_interval>& change) {

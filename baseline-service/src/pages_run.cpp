@@ -274,15 +274,17 @@ run_view run_data(store::database& db, std::int64_t run_id) {
   if (!head) throw error(errc::not_found, "run " + std::to_string(run_id) + " does not exist");
   std::optional<verdict_document> verdict;
   std::optional<store::verdict_kind> kind;
+  std::optional<std::int64_t> base_id;
   if (auto row = db.verdict_of_run(run_id)) {
     verdict = verdict_from_json(json::parse(row->document, "stored verdict"), "stored verdict");
     kind = row->kind;
+    // The stored run it compared with; a paired verdict names its base revision ("paired:REF") in the document
+    // and its stored base run only here.
+    base_id = row->baseline_run_id;
+    if (!base_id && verdict->baseline) base_id = parse_positive_id(verdict->baseline->id);
   }
   std::optional<store::stored_run> base;
-  if (verdict && verdict->baseline) {
-    // A paired verdict names its base revision ("paired:REF"), not a stored run: no base samples to show then.
-    if (auto id = parse_positive_id(verdict->baseline->id)) base = db.find_run(*id);
-  }
+  if (base_id) base = db.find_run(*base_id);
   auto record = db.baseline_of_run(run_id);
   if (verdict) verdict->reason = shown_reason(*verdict, record, head->summary);
   auto out = run_data(head->document, std::to_string(run_id), base ? &base->document : nullptr,

@@ -90,9 +90,9 @@ void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row&
     << "</td><td class=\"reason\">" << reason << unstable_note(c, reason) << "</td></tr>\n";
 }
 
-// "0.08331 ms in 3 processes" with the unstable badge, or "&ndash;" without the side.
-std::string side_summary(const std::optional<run_side>& s) {
-  if (!s) return "&ndash;";
+// "0.08331 ms in 3 processes" with the unstable badge; without the side's samples, the verdict's number alone.
+std::string side_summary(const std::optional<run_side>& s, std::optional<double> verdict_ms) {
+  if (!s) return verdict_ms ? fmt(verdict_ms, "%.4g", " ms") + " (samples not stored here)" : "&ndash;";
   return fmt(s->number.ms, "%.4g", " ms") + unstable_badge(s->number) + " in " + std::to_string(s->processes.size()) +
          " processes";
 }
@@ -103,10 +103,11 @@ void sample_chart(std::ostringstream& charts, const run_config_row& c, std::size
   const auto judged = c.judged ? std::optional<rnx::decision>(c.judged->result) : std::nullopt;
   const bool open = judged == decision::slower || judged == decision::abstain || judged == decision::broken;
   std::string ratio;
-  if (c.judged && c.judged->ratio) ratio = " (&times;" + fmt(c.judged->ratio, "%.4g") + ")";
+  if (c.judged && c.judged->ratio) ratio = " (&times;" + fmt(c.judged->ratio, "%.3f") + ")";  // as the terminal
   charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
-         << escape_html(c.key.label()) << "</code> " << chip(decision) << " base " << side_summary(c.base) << ", head "
-         << side_summary(c.head) << ratio
+         << escape_html(c.key.label()) << "</code> " << chip(decision) << " base "
+         << side_summary(c.base, c.judged ? c.judged->base_ms : std::nullopt) << ", head "
+         << side_summary(c.head, c.judged ? c.judged->head_ms : std::nullopt) << ratio
          << "</summary><div class=\"chart-box small\"><canvas class=\"strip-chart\" aria-label=\"samples per worker "
             "process\"></canvas></div></details>\n";
 }

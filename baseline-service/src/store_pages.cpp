@@ -146,9 +146,10 @@ std::vector<project_listing> database::readable_projects(std::optional<std::stri
 namespace {
 
 // Columns: v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id,
-// r.created_at.
-#define RNX_VERDICT_ROW_COLUMNS \
-  "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at"
+// r.created_at, v.baseline_run_id.
+#define RNX_VERDICT_ROW_COLUMNS                                                                                 \
+  "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at, " \
+  "v.baseline_run_id"
 
 }  // namespace
 
@@ -166,6 +167,7 @@ stored_verdict_row database::verdict_row(statement& st) {
   if (!st.is_null(7)) v.run.pull_request = st.integer(7);
   v.run.env_id = st.text(8);
   v.run.created_at = st.text(9);
+  if (!st.is_null(10)) v.baseline_run_id = st.integer(10);
   return v;
 }
 

@@ -28,8 +28,9 @@ std::size_t process_count(const sample_view& run) {
 
 std::optional<run_statistic_interval> run_statistic(const sample_view& run) {
   const auto point = summarize_run(run);
-  if (!point) return std::nullopt;
-  const double ms = std::exp(point->log_stat);
+  const auto stat = observed_statistic(run, statistic::median);
+  if (!point || !stat) return std::nullopt;
+  const double ms = *stat;  // the very double the verdict compares, not exp(log) of it
   const std::size_t processes = process_count(run);
   if (processes >= 2) {
     const boost::math::students_t t(static_cast<double>(processes - 1));

@@ -8,7 +8,9 @@
 #include "rnx/service/verdicts.hpp"
 
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
+#include <cstdio>
 #include <set>
 
 using namespace rnx;
@@ -229,8 +231,8 @@ TEST_CASE("pages: the JSON behind the charts") {
   fixture f;
   auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "overview");
   CHECK(overview.at("environments").as_array().size() == 2);
-  // The 4 configurations of main's baselines: the pull request's renamed one is no baseline of main.
-  CHECK(overview.at("configs").as_array().size() == 4);
+  // 4 on main; the pull request's renamed one has a row for its decision, with no baseline of main.
+  CHECK(overview.at("configs").as_array().size() == 5);
   CHECK(overview.at("base_branch") == "main");
   auto history = json::parse(
       f.get("/api/v1/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1/history?env_id=env-a", f.token).body(), "h");
@@ -493,7 +495,7 @@ TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run p
     for (const auto& s : c.at("series").as_array()) {
       if (s.at("env_id") != "env-c") continue;
       seen = true;
-      CHECK(s.at("baseline").at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+      CHECK(s.at("baseline").at("stat_ms").as_double() == gate_ms);
       CHECK(s.at("baseline").at("unstable") == true);
       CHECK(s.at("baseline").at("unstable_reason").as_string() == reason);
     }
@@ -509,7 +511,7 @@ TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run p
   const auto& points = history.at("series").as_array()[0].at("points").as_array();
   REQUIRE(points.size() == 2);
   CHECK(points[1].at("run_id").as_string() == id);
-  CHECK(points[1].at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+  CHECK(points[1].at("stat_ms").as_double() == gate_ms);
   CHECK(points[1].at("unstable") == true);
   CHECK(points[0].at("unstable") == false);
 
@@ -519,7 +521,7 @@ TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run p
   for (const auto& c : compare_json.at("configs").as_array()) {
     if (c.at("config") != "kernel0/eager/float32/b1") continue;
     const auto& cell = c.at("cells").as_array()[1];
-    CHECK(cell.at("stat_ms").as_double() == doctest::Approx(gate_ms).epsilon(1e-12));
+    CHECK(cell.at("stat_ms").as_double() == gate_ms);
     CHECK(cell.at("unstable") == true);
     CHECK(cell.at("ratio_lo").is_null());
   }
@@ -540,4 +542,62 @@ TEST_CASE("pages: the band chart's axis is a log axis clamped to what a ratio ca
   CHECK(wide.find("class=\"clipped\"") != std::string::npos);
   CHECK(wide.find(">-90.0%<") != std::string::npos);
   CHECK(wide.find(">+900.0%<") != std::string::npos);
+}
+
+namespace {
+
+// Ends the grace period of every rotated token in the store at `db_path`: as if its end had passed.
+void end_grace_periods(const std::string& db_path) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db_path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "UPDATE tokens SET expires_at = '2026-01-02T03:04:05Z' WHERE expires_at IS NOT NULL",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+}  // namespace
+
+TEST_CASE("an expired token is told when it ended and how to make one for its project, only to its holder") {
+  fixture f;
+  auto rotated = f.db.rotate_token(f.token, std::chrono::seconds(3600));
+  end_grace_periods(f.db_path);
+  const std::string said = "expired at 2026-01-02T03:04:05Z (it was rotated and its grace period ended); make a new "
+                           "one for project demo with `rnx-server admin token create --project demo`";
+  // The API: the holder of the expired token.
+  auto api = f.get("/api/v1/projects/demo/runs", f.token);
+  CHECK(api.result_int() == 401);
+  CHECK(api.body().find("the bearer token " + said) != std::string::npos);
+  // Another malformed or unknown token learns nothing about any project.
+  auto unknown = f.get("/api/v1/projects/demo/runs", "rnx_0123456789ab_" + std::string(48, '0'));
+  CHECK(unknown.result_int() == 401);
+  CHECK(unknown.body().find("not valid (unknown, revoked or mistyped)") != std::string::npos);
+  CHECK(unknown.body().find("demo") == std::string::npos);
+  // The same public id with another secret is not the holder: no project named.
+  std::string forged = f.token.substr(0, f.token.size() - 4) + "ffff";
+  if (forged == f.token) forged = f.token.substr(0, f.token.size() - 4) + "eeee";
+  auto wrong_secret = f.get("/api/v1/projects/demo/runs", forged);
+  CHECK(wrong_secret.body().find("expired") == std::string::npos);
+  CHECK(wrong_secret.body().find("project demo") == std::string::npos);
+  // The pages: the expired cookie is told why it no longer reads its own project.
+  auto mine = f.get("/projects/demo", "", "rnx_token=" + f.token);
+  CHECK(mine.result_int() == 404);
+  CHECK(mine.body().find("The token this request carries " + pages::escape_html(said)) != std::string::npos);
+  // Another private project and an unknown one still answer alike (404; the only project named is the token's own).
+  auto other = f.get("/projects/other", "", "rnx_token=" + f.token);
+  auto nobody = f.get("/projects/nope", "", "rnx_token=" + f.token);
+  CHECK(other.result_int() == 404);
+  CHECK(answer_without(other, {"other"}) == answer_without(nobody, {"nope"}));
+  // An anonymous caller is never told of the expired token's project.
+  auto anonymous = f.get("/projects/nope");
+  CHECK(anonymous.body().find("expired") == std::string::npos);
+  // Signing in with it says the same.
+  service::request login{http::verb::post, "/login", 11};
+  login.set(http::field::content_type, "application/x-www-form-urlencoded");
+  login.body() = "token=" + f.token;
+  login.prepare_payload();
+  auto refused = f.api.handle_request(login);
+  CHECK(refused.result_int() == 401);
+  CHECK(refused.body().find("that token " + pages::escape_html(said)) != std::string::npos);
+  // The new token works.
+  CHECK(f.get("/projects/demo", rotated.replacement.token).result_int() == 200);
 }

@@ -106,6 +106,12 @@ struct auth_result {
   token_scope scope = token_scope::upload;
 };
 
+// A token that worked once and has expired: it was rotated with a grace period that has ended.
+struct expired_token {
+  std::string project;
+  std::string expired_at;  // RFC 3339 UTC
+};
+
 struct run_summary {
   std::int64_t id = 0;
   std::string project;
@@ -278,6 +284,7 @@ struct stored_verdict_row {
   std::string document;  // rnx.verdict/v1 JSON text
   std::string created_at;
   run_summary run;  // id, commit, branch, pull_request, env_id, created_at filled
+  std::optional<std::int64_t> baseline_run_id;  // the stored run it compared with (a paired verdict's base side too)
 };
 
 struct webhook {
@@ -332,6 +339,10 @@ class database {
   token_grant create_token(std::string_view project, std::string_view label, token_scope scope = token_scope::upload);
   // nullopt for an unknown, malformed, revoked or expired token; the digest comparison is constant-time.
   std::optional<auth_result> authenticate(std::string_view token);
+  // For a token that authenticate() refused because its grace period ended: its project and when it ended. Only the
+  // whole token matches (its digest, compared in constant time), so only whoever holds it learns either; nullopt
+  // for any other token (unknown, malformed, revoked, or still valid).
+  std::optional<expired_token> find_expired(std::string_view token);
   // Every token (of one project when given), oldest first; never a secret.
   std::vector<token_record> list_tokens(std::optional<std::string_view> project = std::nullopt);
   // `which` names one token: its public id, "rnx_<public id>" or the whole token. The token stops
