@@ -592,7 +592,7 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT r.id, r.commit_sha, r.branch, r.created_at, r.env_id, x.kernel, x.runtime, x.dtype, x.batch, x.status, "
-      "x.median_ms, x.n FROM results x JOIN runs r ON r.id = x.run_id "
+      "x.median_ms, x.n, " RNX_NUMBER_COLUMNS " FROM results x JOIN runs r ON r.id = x.run_id "
       "WHERE x.run_id IN (SELECT id FROM runs WHERE project_id = ?1 AND (?2 IS NULL OR branch = ?2) "
       "AND (?3 IS NULL OR env_id = ?3) ORDER BY id DESC LIMIT ?4) AND (?5 IS NULL OR x.kernel = ?5) "
       "ORDER BY x.kernel, x.runtime, x.dtype, x.batch, r.env_id, r.id");
@@ -613,6 +613,7 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
     point.status = st.text(9);
     if (!st.is_null(10)) point.median_ms = st.real(10);
     point.n = st.integer(11);
+    point.number = number_from_row(st, 12);
     out.back().points.push_back(std::move(point));
   }
   return out;

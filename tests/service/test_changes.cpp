@@ -99,11 +99,15 @@ TEST_CASE("schema 4 -> 5: results stored before are read through their median an
     for (int i = 0; i < 20; ++i) store::upload_run(db, project.id, test::make_run(push_run(i, 10, 1.08)));
   }
   {
-    // Back to the version 4 layout: no run statistic, no change_points table (nor what version 6 added),
-    // versions 5 and 6 not recorded.
+    // Back to the version 4 layout: no run statistic, no change_points table (nor what versions 6 and 8 added),
+    // versions 5 to 8 not recorded.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
+                         "DROP INDEX results_by_config; ALTER TABLE results DROP COLUMN stat_lo_ms; "
+                         "ALTER TABLE results DROP COLUMN stat_hi_ms; ALTER TABLE results DROP COLUMN unstable; "
+                         "ALTER TABLE results DROP COLUMN unstable_reason; CREATE INDEX results_by_config ON results "
+                         "(kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n); "
                          "DROP TABLE shard_uploads; DROP TABLE run_groups; "
                          "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
                          "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 5",

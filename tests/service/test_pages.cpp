@@ -601,3 +601,40 @@ TEST_CASE("an expired token is told when it ended and how to make one for its pr
   // The new token works.
   CHECK(f.get("/projects/demo", rotated.replacement.token).result_int() == 200);
 }
+
+TEST_CASE("schema 7 -> 8: results stored before keep their run statistic and get their unstable flag back") {
+  test::temp_dir dir;
+  std::string path = dir.file("rnx.sqlite");
+  std::int64_t noisy = 0;
+  {
+    store::database db(path);
+    auto project = db.ensure_project("demo");
+    store::upload_run(db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
+    noisy = store::upload_run(db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, "bimodal")).run.id;
+  }
+  {
+    // Back to the version 7 layout: no interval of the run statistic, no unstable flag; version 8 not recorded.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw,
+                         "DROP INDEX results_by_config; ALTER TABLE results DROP COLUMN stat_lo_ms; "
+                         "ALTER TABLE results DROP COLUMN stat_hi_ms; ALTER TABLE results DROP COLUMN unstable; "
+                         "ALTER TABLE results DROP COLUMN unstable_reason; CREATE INDEX results_by_config ON results "
+                         "(kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n); "
+                         "DELETE FROM schema_version WHERE version >= 8",
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  store::database db(path);
+  CHECK(db.schema_version() == store::current_schema_version);
+  auto project = *db.find_project("demo");
+  auto points = db.config_history(project.id, {"kernel0", "eager", "float32", 1}, {});
+  REQUIRE(points.size() == 2);
+  CHECK_FALSE(points[0].number.unstable);
+  CHECK(points[1].run_id == noisy);
+  CHECK(points[1].number.unstable);
+  CHECK(points[1].number.unstable_reason == "bimodal");
+  // The statistic the verdict compares, kept since version 5; its interval was not, so none is drawn.
+  CHECK(points[1].number.ms == doctest::Approx(std::cbrt(0.080 * 23.99 * 0.079)).epsilon(0.002));
+  CHECK_FALSE(points[1].number.lo_ms.has_value());
+}

@@ -149,13 +149,26 @@ struct run_filter {
   int limit = 50;
 };
 
+// One run's number for one configuration, as every page shows it: the run statistic the verdict compares (each
+// process's median, geometric mean over processes; rnx::stats::run_statistic), its 95% interval, and whether the
+// run marked the configuration unstable, with its reason. A result stored before the statistic was kept gives its
+// pooled median and that median's interval instead (alike for runs of one process).
+struct run_number {
+  std::optional<double> ms;
+  std::optional<double> lo_ms;
+  std::optional<double> hi_ms;
+  bool unstable = false;
+  std::string unstable_reason;
+};
+
 struct history_point {
   std::int64_t run_id = 0;
   std::string commit;
   std::string branch;
   std::string created_at;
   std::string status;
-  std::optional<double> median_ms;
+  std::optional<double> median_ms;  // the pooled median of all samples (kept for the API's readers)
+  run_number number;                // what the verdict compares, and the pages show
   std::int64_t n = 0;
 };
 
@@ -168,18 +181,6 @@ struct history_series {
 enum class webhook_format { generic, slack, teams };
 std::string_view to_string(webhook_format f);
 std::optional<webhook_format> webhook_format_from_string(std::string_view s);
-
-// One run's number for one configuration, as every page shows it: the run statistic the verdict compares (each
-// process's median, geometric mean over processes; rnx::stats::run_statistic), its 95% interval, and whether the
-// run marked the configuration unstable, with its reason. A result stored before the statistic was kept gives its
-// pooled median and that median's interval instead (alike for runs of one process).
-struct run_number {
-  std::optional<double> ms;
-  std::optional<double> lo_ms;
-  std::optional<double> hi_ms;
-  bool unstable = false;
-  std::string unstable_reason;
-};
 
 // What the pages (rnx::pages) read; the queries are in store_pages.cpp.
 struct config_point {
