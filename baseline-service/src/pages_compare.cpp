@@ -45,7 +45,8 @@ std::vector<std::string> differing_fields(const std::vector<store::stored_run>& 
   std::vector<std::string> out;
   for (const auto& f : env_fields()) {
     const std::string first = f.value(runs.front().document.env);
-    bool differs = std::any_of(runs.begin(), runs.end(), [&](const auto& r) { return f.value(r.document.env) != first; });
+    bool differs =
+        std::any_of(runs.begin(), runs.end(), [&](const auto& r) { return f.value(r.document.env) != first; });
     if (differs) out.emplace_back(f.name);
   }
   return out;
@@ -137,8 +138,8 @@ compare_view compare_data(store::database& db, const std::vector<std::int64_t>& 
   for (const auto& r : stored) {
     compare_run c;
     const auto& s = r.summary;
-    c.run = {std::to_string(s.id), s.commit, s.branch, s.base_branch, s.pull_request, s.env_id, s.created_at,
-             s.baseline};
+    c.run = {std::to_string(s.id), s.commit, s.branch,     s.base_branch,
+             s.pull_request,       s.env_id, s.created_at, s.baseline};
     c.env = r.document.env;
     if (auto price = prices.find(s.env_id); price != prices.end()) c.price_per_hour = price->second;
     v.runs.push_back(std::move(c));
@@ -219,7 +220,8 @@ std::string runs_table(const compare_view& v, const link_style& links) {
 // side's ratio is flagged and gets no interval), and the costs.
 void ratio_row(std::ostringstream& r, const compare_view& v, const compare_row& c, const link_style& links) {
   r << "<tr><td>" << link(links.config(v.project, c.key), "<code>" + escape_html(c.key.label()) + "</code>") << "</td>";
-  for (const auto& cell : c.cells) r << "<td class=\"num\">" << fmt(cell.number.ms) << unstable_badge(cell.number) << "</td>";
+  for (const auto& cell : c.cells)
+    r << "<td class=\"num\">" << fmt(cell.number.ms) << unstable_badge(cell.number) << "</td>";
   for (std::size_t i = 1; i < c.cells.size(); ++i) {
     const auto& cell = c.cells[i];
     const bool unstable = cell.number.unstable || c.cells[0].number.unstable;
@@ -244,8 +246,8 @@ std::string unstable_list(const compare_view& v) {
   for (const auto& c : v.configs) {
     for (std::size_t i = 0; i < c.cells.size() && i < v.runs.size(); ++i) {
       if (!c.cells[i].number.unstable) continue;
-      os << "<li>run " << escape_html(v.runs[i].run.id) << ", <code>" << escape_html(c.key.label()) << "</code>: "
-         << escape_html(unstable_text(c.cells[i].number)) << "</li>";
+      os << "<li>run " << escape_html(v.runs[i].run.id) << ", <code>" << escape_html(c.key.label())
+         << "</code>: " << escape_html(unstable_text(c.cells[i].number)) << "</li>";
     }
   }
   if (os.str().empty()) return "";

@@ -14,7 +14,6 @@
 
 namespace rnx::pages {
 
-
 // What a stored verdict says overall, as the page shows it. A run stored as the first baseline of its branch was
 // judged before it became one ("no baseline yet ... make run N the baseline"): the page says what it is instead,
 // as the gate's terminal did.

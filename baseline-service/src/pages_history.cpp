@@ -58,9 +58,9 @@ history_point_view point_of(const store::config_point& p, bool slower_accept) {
 
 // One environment's points (rows [begin, end) of `points`, oldest first) as a series; `accepted` gets its accepted
 // slowdowns.
-history_series_view series_of(store::database& db, const config_key& key, const std::vector<store::config_point>& points,
-                              std::size_t begin, std::size_t end, const history_query& q, double rope,
-                              std::vector<accepted_slowdown>& accepted) {
+history_series_view series_of(store::database& db, const config_key& key,
+                              const std::vector<store::config_point>& points, std::size_t begin, std::size_t end,
+                              const history_query& q, double rope, std::vector<accepted_slowdown>& accepted) {
   history_series_view s;
   s.env_id = points[begin].env_id;
   s.n_total = static_cast<std::int64_t>(end - begin);
@@ -89,8 +89,8 @@ history_series_view series_of(store::database& db, const config_key& key, const 
     s.points.push_back(point_of(p, slower_accept));
     if (slower_accept) {
       auto record = db.baseline_of_run(p.run_id);
-      accepted.push_back({p.run_id, p.env_id, p.created_at, record ? record->accepted_by : "",
-                          record ? record->reason : ""});
+      accepted.push_back(
+          {p.run_id, p.env_id, p.created_at, record ? record->accepted_by : "", record ? record->reason : ""});
     }
   }
   return s;
@@ -99,14 +99,15 @@ history_series_view series_of(store::database& db, const config_key& key, const 
 bj::value opt_text(const std::optional<std::string>& v) { return v ? bj::value(*v) : bj::value(nullptr); }
 
 bj::object point_json(const history_point_view& p) {
-  bj::object o{{"run_id", std::to_string(p.run_id)},
-               {"t", p.t},
-               {"n", p.n},
-               {"baseline", p.baseline == baseline_kind::unknown ? bj::value(nullptr) : bj::value(to_string(p.baseline))},
-               {"accepted_slowdown", p.accepted_slowdown},
-               {"branch", p.branch},
-               {"commit", p.commit},
-               {"pull_request", p.pull_request ? bj::value(*p.pull_request) : bj::value(nullptr)}};
+  bj::object o{
+      {"run_id", std::to_string(p.run_id)},
+      {"t", p.t},
+      {"n", p.n},
+      {"baseline", p.baseline == baseline_kind::unknown ? bj::value(nullptr) : bj::value(to_string(p.baseline))},
+      {"accepted_slowdown", p.accepted_slowdown},
+      {"branch", p.branch},
+      {"commit", p.commit},
+      {"pull_request", p.pull_request ? bj::value(*p.pull_request) : bj::value(nullptr)}};
   write_number(o, p.number);
   return o;
 }
@@ -255,7 +256,8 @@ std::string range_form(const history_view& v, bool log_scale) {
      << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(v.to.value_or("").substr(0, 10))
      << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option "
         "value=\"log\""
-     << (log_scale ? " selected" : "") << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
+     << (log_scale ? " selected" : "")
+     << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
   return os.str();
 }
 
@@ -264,7 +266,8 @@ std::string series_table(const history_view& v) {
   t << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
        "<th class=\"num\">drawn</th><th class=\"num\">unstable</th></tr></thead><tbody>\n";
   for (const auto& s : v.series) {
-    const auto unstable = std::count_if(s.points.begin(), s.points.end(), [](const auto& p) { return p.number.unstable; });
+    const auto unstable =
+        std::count_if(s.points.begin(), s.points.end(), [](const auto& p) { return p.number.unstable; });
     t << "<tr><td><span class=\"swatch c" << s.colour % 8 << "\"></span><code title=\"" << escape_html(s.env_id)
       << "\">" << escape_html(short_env(s.env_id)) << "</code></td><td>" << escape_html(s.device)
       << "</td><td class=\"num\">" << s.n_total << "</td><td class=\"num\">" << s.points.size()
@@ -289,9 +292,10 @@ std::string unstable_table(const history_view& v, const link_style& links) {
   if (t.str().empty()) return "";
   return "<h2>Unstable runs</h2>\n<p class=\"legend\">Their processes disagree: the chart draws them as crosses "
          "without an interval.</p>\n" +
-         scroll_box("<table class=\"unstable-runs\"><thead><tr><th>run</th><th>environment</th><th class=\"num\">"
-                    "time</th><th>reason</th></tr></thead><tbody>\n" +
-                    t.str() + "</tbody></table>");
+         scroll_box(
+             "<table class=\"unstable-runs\"><thead><tr><th>run</th><th>environment</th><th class=\"num\">"
+             "time</th><th>reason</th></tr></thead><tbody>\n" +
+             t.str() + "</tbody></table>");
 }
 
 std::string accepted_table(const history_view& v, const link_style& links) {

@@ -63,7 +63,6 @@ const bj::object& obj(const bj::value& v) {
 
 }  // namespace
 
-
 namespace parts {
 
 std::string fmt(std::optional<double> v, const char* format, std::string_view suffix) {

@@ -89,7 +89,8 @@ std::vector<overview_verdict> recent_verdicts(store::database& db, const store::
     overview_verdict o;
     for (const auto& c : v.configs) {
       ++o.counts[c.result];
-      decisions[c.key].push_back({row.run_id, row.run.env_id, c.result, c.ratio, change_text(c.ratio, c.ci_lo, c.ci_hi)});
+      decisions[c.key].push_back(
+          {row.run_id, row.run.env_id, c.result, c.ratio, change_text(c.ratio, c.ci_lo, c.ci_hi)});
     }
     o.run_id = row.run_id;
     o.verdict = v.verdict;
@@ -242,15 +243,15 @@ std::string_view trend_arrow(std::optional<trend_kind> t) {
 // with many configurations. An unstable baseline is a red dot on the line.
 std::string sparkline(const std::vector<overview_baseline>& points) {
   if (points.size() < 2) return "";
-  auto [lo_it, hi_it] = std::minmax_element(points.begin(), points.end(), [](const auto& a, const auto& b) {
-    return *a.number.ms < *b.number.ms;
-  });
+  auto [lo_it, hi_it] = std::minmax_element(points.begin(), points.end(),
+                                            [](const auto& a, const auto& b) { return *a.number.ms < *b.number.ms; });
   const double lo = *lo_it->number.ms;
   const double hi = *hi_it->number.ms;
   const double span = hi > lo ? hi - lo : 1;
   auto xy = [&](std::size_t i) {
     char buffer[48];
-    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f", 100.0 * static_cast<double>(i) / static_cast<double>(points.size() - 1),
+    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f",
+                  100.0 * static_cast<double>(i) / static_cast<double>(points.size() - 1),
                   18.0 - 16.0 * (*points[i].number.ms - lo) / span);
     return std::string(buffer);
   };
@@ -386,9 +387,8 @@ void overview_verdicts(std::ostringstream& os, const overview_view& v, const lin
     const std::string overall(to_string(r.verdict));
     const std::string id = std::to_string(r.run_id);
     t << "<tr><td>" << link(links.run(id), id) << "</td><td><span class=\"v v-" << overall << "\">" << overall
-      << "</span>" << (r.paired ? " <span class=\"badge\">paired</span>" : "") << "</td><td>"
-      << escape_html(r.branch) << "</td><td>"
-      << (r.pull_request ? "#" + std::to_string(*r.pull_request) : std::string()) << "</td><td><code>"
+      << "</span>" << (r.paired ? " <span class=\"badge\">paired</span>" : "") << "</td><td>" << escape_html(r.branch)
+      << "</td><td>" << (r.pull_request ? "#" + std::to_string(*r.pull_request) : std::string()) << "</td><td><code>"
       << escape_html(r.commit.substr(0, 10)) << "</code></td><td><code>" << escape_html(short_env(r.env_id))
       << "</code></td><td>" << counts << "</td><td>" << escape_html(r.reason) << "</td></tr>\n";
   }

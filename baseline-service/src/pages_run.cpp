@@ -89,10 +89,8 @@ const bj::object* object_of(const bj::object& o, std::string_view key) {
 bj::object side_json(const run_side& s) {
   bj::array processes;
   for (const auto& p : s.processes) processes.push_back(bj::array(p.begin(), p.end()));
-  bj::object out{{"status", to_string(s.status)},
-                 {"message", s.message},
-                 {"n", s.n},
-                 {"processes", std::move(processes)}};
+  bj::object out{
+      {"status", to_string(s.status)}, {"message", s.message}, {"n", s.n}, {"processes", std::move(processes)}};
   write_number(out, s.number);
   return out;
 }
@@ -354,8 +352,8 @@ run_view run_view_from_json(const bj::object& o) {
     }
   }
   if (const auto* b = object_of(o, "base_run")) {
-    v.base_run = base_run_ref{text_of(*b, "id"), text_of(*b, "commit"), text_of(*b, "created_at"),
-                              text_of(*b, "env_id")};
+    v.base_run =
+        base_run_ref{text_of(*b, "id"), text_of(*b, "commit"), text_of(*b, "created_at"), text_of(*b, "env_id")};
   }
   if (const auto* b = object_of(o, "baseline_record")) {
     store::baseline_record r;

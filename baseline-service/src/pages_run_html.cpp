@@ -25,8 +25,8 @@ std::string compared_with(const run_view& v, const link_style& links, bool judge
   return "no stored base run";
 }
 
-// A configuration's reason as HTML: the verdict's own where it gave one (anything not a plain comparison), otherwise the
-// decision rule it met, in the verdict's numbers.
+// A configuration's reason as HTML: the verdict's own where it gave one (anything not a plain comparison), otherwise
+// the decision rule it met, in the verdict's numbers.
 std::string config_reason(const config_verdict& c, const gate_policy& policy) {
   if (!c.reason.empty()) return escape_html(c.reason);
   const double needed = c.threshold.value_or(policy.probability);
@@ -79,10 +79,9 @@ void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row&
     reason += (reason.empty() ? "" : " ") + escape_html(c.head->message);
   }
   t << "<tr><td>" << link(links.config(v.project, c.key), "<code>" + escape_html(c.key.label()) + "</code>")
-    << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
-    << change_cell(change) << "</td><td class=\"band-cell\">"
-    << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
-    << fmt(j ? j->p_slower : std::nullopt, "%.3f") << "</td><td class=\"num\">"
+    << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">" << change_cell(change)
+    << "</td><td class=\"band-cell\">" << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision)
+    << "</td><td class=\"num\">" << fmt(j ? j->p_slower : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << fmt(j ? j->p_faster : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << fmt(j ? j->p_equivalent : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << percent(j ? j->mde : std::nullopt) << "</td><td class=\"num\">"

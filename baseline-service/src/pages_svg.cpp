@@ -91,8 +91,7 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
     const std::string b = number(x(*ci_hi));
     out += "<line class=\"interval\" x1=\"" + a + "\" y1=\"10\" x2=\"" + b + "\" y2=\"10\" stroke=\"" + colour +
            "\" stroke-width=\"2.5\"/>";
-    for (const auto& [end, clipped, direction] :
-         {std::tuple{a, *ci_lo < lo, -1.0}, std::tuple{b, *ci_hi > hi, 1.0}}) {
+    for (const auto& [end, clipped, direction] : {std::tuple{a, *ci_lo < lo, -1.0}, std::tuple{b, *ci_hi > hi, 1.0}}) {
       if (clipped) {
         // An arrow head pointing off the axis: the interval goes on beyond this end.
         const double tip = direction < 0 ? chart_left - 4 : chart_right + 4;

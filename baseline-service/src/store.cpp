@@ -424,7 +424,9 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
     } else {
       res.bind_null(11).bind_null(12).bind_null(13).bind_null(14);
     }
-    res.bind(15, std::int64_t{r.unstable ? 1 : 0}).bind(16, r.unstable ? std::string_view(r.message) : std::string_view("")).run();
+    res.bind(15, std::int64_t{r.unstable ? 1 : 0})
+        .bind(16, r.unstable ? std::string_view(r.message) : std::string_view(""))
+        .run();
   }
 
   // A push (no pull request) to a named branch is that branch's newest baseline in its environment.
@@ -592,7 +594,8 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT r.id, r.commit_sha, r.branch, r.created_at, r.env_id, x.kernel, x.runtime, x.dtype, x.batch, x.status, "
-      "x.median_ms, x.n, " RNX_NUMBER_COLUMNS " FROM results x JOIN runs r ON r.id = x.run_id "
+      "x.median_ms, x.n, " RNX_NUMBER_COLUMNS
+      " FROM results x JOIN runs r ON r.id = x.run_id "
       "WHERE x.run_id IN (SELECT id FROM runs WHERE project_id = ?1 AND (?2 IS NULL OR branch = ?2) "
       "AND (?3 IS NULL OR env_id = ?3) ORDER BY id DESC LIMIT ?4) AND (?5 IS NULL OR x.kernel = ?5) "
       "ORDER BY x.kernel, x.runtime, x.dtype, x.batch, r.env_id, r.id");

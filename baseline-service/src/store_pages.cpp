@@ -49,9 +49,9 @@ std::vector<config_point> database::config_history(std::int64_t project_id, cons
       it->second.baseline_source = detail::stored_baseline_kind(baselines.text(1));
     }
   }
-  auto& results = prepare(
-      "SELECT x.run_id, x.status, x.n, " RNX_NUMBER_COLUMNS " FROM results x WHERE x.kernel = ?1 AND x.runtime = ?2 "
-      "AND x.dtype = ?3 AND x.batch = ?4");
+  auto& results = prepare("SELECT x.run_id, x.status, x.n, " RNX_NUMBER_COLUMNS
+                          " FROM results x WHERE x.kernel = ?1 AND x.runtime = ?2 "
+                          "AND x.dtype = ?3 AND x.batch = ?4");
   results.bind(1, std::string_view(key.kernel)).bind(2, std::string_view(key.runtime));
   results.bind(3, std::string_view(key.dtype)).bind(4, key.batch);
   std::vector<config_point> out;
@@ -96,8 +96,9 @@ std::vector<environment_summary> database::environments(std::int64_t project_id)
 std::vector<baseline_result> database::recent_baseline_results(std::int64_t project_id, int baselines) {
   std::lock_guard lock(mutex_);
   auto& st = prepare(
-      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, b.branch, "
-      RNX_NUMBER_COLUMNS " FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
+      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, "
+      "b.branch, " RNX_NUMBER_COLUMNS
+      " FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
       "JOIN results x ON x.run_id = b.run_id ORDER BY b.id DESC");
   st.bind(1, project_id).bind(2, std::int64_t{baselines});
   std::vector<baseline_result> out;
@@ -137,7 +138,7 @@ namespace {
 
 // Columns: v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id,
 // r.created_at, v.baseline_run_id.
-#define RNX_VERDICT_ROW_COLUMNS                                                                                 \
+#define RNX_VERDICT_ROW_COLUMNS                                                                                        \
   "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at, " \
   "v.baseline_run_id"
 

@@ -463,7 +463,8 @@ TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run p
   auto project = *f.db.find_project("demo");
   store::upload_run(f.db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
   const std::string reason = "process medians differ by 300x (0.079 to 23.99 ms)";
-  auto unstable_id = store::upload_run(f.db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, reason)).run.id;
+  auto unstable_id =
+      store::upload_run(f.db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, reason)).run.id;
   auto judged = store::judge_stored_run(f.db, unstable_id, gate_policy{});
   REQUIRE(judged.verdict.configs.size() == 1);
   const double gate_ms = judged.verdict.configs[0].head_ms.value();
@@ -561,8 +562,9 @@ TEST_CASE("an expired token is told when it ended and how to make one for its pr
   fixture f;
   auto rotated = f.db.rotate_token(f.token, std::chrono::seconds(3600));
   end_grace_periods(f.db_path);
-  const std::string said = "expired at 2026-01-02T03:04:05Z (it was rotated and its grace period ended); make a new "
-                           "one for project demo with `rnx-server admin token create --project demo`";
+  const std::string said =
+      "expired at 2026-01-02T03:04:05Z (it was rotated and its grace period ended); make a new "
+      "one for project demo with `rnx-server admin token create --project demo`";
   // The API: the holder of the expired token.
   auto api = f.get("/api/v1/projects/demo/runs", f.token);
   CHECK(api.result_int() == 401);

@@ -96,7 +96,7 @@ struct compare_run {
 // One configuration's number in one compared run, and its ratio to the first run's.
 struct compare_cell {
   store::run_number number;
-  std::optional<double> ratio;  // this run's statistic / the first run's
+  std::optional<double> ratio;     // this run's statistic / the first run's
   std::optional<double> ratio_lo;  // its 95% interval; absent when either side is unstable (no interval to trust)
   std::optional<double> ratio_hi;
   std::optional<double> cost_per_million;
@@ -215,7 +215,7 @@ struct history_series_view {
   std::string device;
   std::int64_t colour = 0;  // the environment's index in the project: the same with any filter
   std::int64_t n_total = 0;
-  std::vector<history_point_view> points;  // downsampled
+  std::vector<history_point_view> points;     // downsampled
   std::vector<baseline_step> baseline_steps;  // every one, never thinned
 };
 

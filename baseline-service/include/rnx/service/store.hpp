@@ -284,7 +284,7 @@ struct stored_verdict_row {
   verdict_kind kind = verdict_kind::request;
   std::string document;  // rnx.verdict/v1 JSON text
   std::string created_at;
-  run_summary run;  // id, commit, branch, pull_request, env_id, created_at filled
+  run_summary run;                              // id, commit, branch, pull_request, env_id, created_at filled
   std::optional<std::int64_t> baseline_run_id;  // the stored run it compared with (a paired verdict's base side too)
 };
 
@@ -443,7 +443,7 @@ class database {
   void migrate();
   run_summary summary_from_row(statement& st);
   token_record token_from_row(statement& st);
-  static project_info project_from_row(statement& st);  // columns: id, name, created_at, public
+  static project_info project_from_row(statement& st);          // columns: id, name, created_at, public
   static run_number number_from_row(statement& st, int first);  // RNX_NUMBER_COLUMNS from column `first`
   // These two expect mutex_ held. find_token_locked refuses (conflict) a revoked token.
   token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
