@@ -104,13 +104,11 @@ TEST_CASE("schema 4 -> 5: results stored before are read through their median an
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "DROP INDEX results_by_config; ALTER TABLE results DROP COLUMN stat_lo_ms; "
-                         "ALTER TABLE results DROP COLUMN stat_hi_ms; ALTER TABLE results DROP COLUMN unstable; "
-                         "ALTER TABLE results DROP COLUMN unstable_reason; CREATE INDEX results_by_config ON results "
-                         "(kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n); "
-                         "DROP TABLE shard_uploads; DROP TABLE run_groups; "
-                         "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
-                         "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 5",
+                         (std::string(test::undo_schema_8) +
+                          "DROP TABLE shard_uploads; DROP TABLE run_groups; "
+                          "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
+                          "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 5")
+                             .c_str(),
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }

@@ -619,11 +619,7 @@ TEST_CASE("schema 7 -> 8: results stored before keep their run statistic and get
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "DROP INDEX results_by_config; ALTER TABLE results DROP COLUMN stat_lo_ms; "
-                         "ALTER TABLE results DROP COLUMN stat_hi_ms; ALTER TABLE results DROP COLUMN unstable; "
-                         "ALTER TABLE results DROP COLUMN unstable_reason; CREATE INDEX results_by_config ON results "
-                         "(kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n); "
-                         "DELETE FROM schema_version WHERE version >= 8",
+                         (std::string(test::undo_schema_8) + "DELETE FROM schema_version WHERE version >= 8").c_str(),
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }
@@ -639,4 +635,13 @@ TEST_CASE("schema 7 -> 8: results stored before keep their run statistic and get
   // The statistic the verdict compares, kept since version 5; its interval was not, so none is drawn.
   CHECK(points[1].number.ms == doctest::Approx(std::cbrt(0.080 * 23.99 * 0.079)).epsilon(0.002));
   CHECK_FALSE(points[1].number.lo_ms.has_value());
+}
+
+TEST_CASE("pages: a run view read back from its JSON renders the same page (rnx gate renders the service's JSON)") {
+  fixture f;
+  auto view = pages::run_data(f.db, f.runs.back());
+  const auto json_text = json::serialize(pages::to_json(view));
+  auto read = pages::run_view_from_json(json::parse(json_text, "evidence").as_object());
+  CHECK(json::serialize(pages::to_json(read)) == json_text);
+  CHECK(pages::run_page(read, pages::link_style{}).body == pages::run_page(view, pages::link_style{}).body);
 }
