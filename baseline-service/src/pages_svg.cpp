@@ -95,12 +95,22 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
       if (clipped) {
         // An arrow head pointing off the axis: the interval goes on beyond this end.
         const double tip = direction < 0 ? chart_left - 4 : chart_right + 4;
-        out += "<polygon class=\"clipped\" points=\"" + number(tip) + ",10 " + number(tip - 6 * direction) + ",5 " +
-               number(tip - 6 * direction) + ",15\" fill=\"" + colour + "\"/>";
+        const std::string base_x = number(tip - 6 * direction);
+        out += "<polygon class=\"clipped\" points=\"";
+        out += number(tip) + ",10 ";
+        out += base_x + ",5 ";
+        out += base_x + ",15\" fill=\"";
+        out += colour;
+        out += "\"/>";
         continue;
       }
-      out += "<line x1=\"" + end + "\" y1=\"5\" x2=\"" + end + "\" y2=\"15\" stroke=\"" + colour +
-             "\" stroke-width=\"1.5\"/>";
+      out += "<line x1=\"";
+      out += end;
+      out += "\" y1=\"5\" x2=\"";
+      out += end;
+      out += "\" y2=\"15\" stroke=\"";
+      out += colour;
+      out += "\" stroke-width=\"1.5\"/>";
     }
   }
   out += "<circle class=\"ratio\" cx=\"" + number(x(*ratio)) + "\" cy=\"10\" r=\"3.5\" fill=\"" + colour + "\"/>";

@@ -22,7 +22,7 @@ namespace {
 
 command_result rnx_server(std::vector<std::string> args) {
   args.insert(args.begin(), RNX_SERVER_BIN);
-  return test::run_command(std::move(args));
+  return test::run_command(args);
 }
 
 // The token that `admin token create` prints on stdout (its only line there).

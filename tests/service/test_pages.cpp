@@ -139,7 +139,10 @@ TEST_CASE("pages: an unknown project or run and a private one answer alike, with
     auto asked = [&](const std::string& what) {
       return route.run ? std::vector<std::string>{"/runs/" + what, "run " + what} : std::vector<std::string>{what};
     };
-    for (const auto& [bearer, cookie] : callers) {
+    for (const auto& caller : callers) {
+      // Named copies, not structured bindings: CAPTURE's lambda may not capture a binding (C++20, clang).
+      const std::string bearer = caller.first;
+      const std::string cookie = caller.second;
       CAPTURE(route.pattern);
       CAPTURE(bearer);
       CAPTURE(cookie);
