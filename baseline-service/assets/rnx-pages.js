@@ -108,14 +108,22 @@
     }
   };
 
+  // A run's number is the verdict's statistic (stat_ms); an unstable run draws no interval (its processes disagree,
+  // so there is no one time to bound) and is marked with a cross instead.
   function historyPoint(p) {
-    return { x: Date.parse(p.t), y: p.median_ms, lo: p.lo_ms, hi: p.hi_ms, run: p.run_id, baseline: p.baseline,
-             accepted: p.accepted_slowdown === true, pr: p.pull_request, commit: p.commit, branch: p.branch };
+    var unstable = p.unstable === true;
+    return { x: Date.parse(p.t), y: p.stat_ms, lo: unstable ? null : p.stat_lo_ms, hi: unstable ? null : p.stat_hi_ms,
+             run: p.run_id, baseline: p.baseline, accepted: p.accepted_slowdown === true, pr: p.pull_request,
+             commit: p.commit, branch: p.branch, unstable: unstable, reason: p.unstable_reason || "" };
+  }
+
+  function pointStyleOf(p, plain) {
+    return p.accepted ? "triangle" : p.unstable ? "crossRot" : p.baseline ? "rectRot" : plain;
   }
 
   // The baseline in force as a step line, and the band around it as two more steps filled between them.
   function baselineDatasets(series, color, name, lastTime, rope) {
-    var steps = (series.baseline_steps || []).map(function (s) { return { x: Date.parse(s.t), y: s.median_ms }; });
+    var steps = (series.baseline_steps || []).map(function (s) { return { x: Date.parse(s.t), y: s.stat_ms }; });
     if (!steps.length) return [];
     steps.push({ x: Math.max(lastTime, steps[steps.length - 1].x), y: steps[steps.length - 1].y });
     var scaled = function (f) { return steps.map(function (s) { return { x: s.x, y: s.y * f }; }); };
@@ -137,7 +145,7 @@
     (data.series || []).forEach(function (series) {
       var color = palette[(series.colour || 0) % palette.length];
       var name = series.env_id.slice(0, 12) + (series.device ? " " + series.device : "");
-      var points = series.points.filter(function (p) { return p.median_ms != null; }).map(historyPoint);
+      var points = series.points.filter(function (p) { return p.stat_ms != null; }).map(historyPoint);
       var main = points.filter(function (p) { return p.pr == null; });
       var prs = points.filter(function (p) { return p.pr != null; });
       var last = points.length ? points[points.length - 1].x : 0;
@@ -145,16 +153,16 @@
       out.push({
         label: name, data: main, borderColor: color, backgroundColor: color, showLine: true, borderWidth: 1,
         rnxIntervals: true, rnxColor: color, order: -1,
-        pointStyle: main.map(function (p) { return p.accepted ? "triangle" : p.baseline ? "rectRot" : "circle"; }),
-        pointRadius: main.map(function (p) { return p.accepted ? 8 : p.baseline ? 4 : 2.5; }),
+        pointStyle: main.map(function (p) { return pointStyleOf(p, "circle"); }),
+        pointRadius: main.map(function (p) { return p.accepted ? 8 : p.unstable ? 6 : p.baseline ? 4 : 2.5; }),
         pointBackgroundColor: main.map(function (p) { return p.accepted ? acceptedRed : color; }),
         pointBorderColor: main.map(function (p) { return p.accepted ? "#600" : color; })
       });
       out.push({
         label: name + " pull requests", data: prs, borderColor: color, backgroundColor: "#fff", showLine: false,
         rnxIntervals: true, rnxColor: color, rnxPullRequests: true, order: -1,
-        pointStyle: prs.map(function (p) { return p.accepted ? "triangle" : "rect"; }),
-        pointRadius: prs.map(function (p) { return p.accepted ? 8 : 4; }),
+        pointStyle: prs.map(function (p) { return p.accepted ? "triangle" : p.unstable ? "crossRot" : "rect"; }),
+        pointRadius: prs.map(function (p) { return p.accepted ? 8 : p.unstable ? 6 : 4; }),
         pointBorderWidth: 1.5,
         pointBackgroundColor: prs.map(function (p) { return p.accepted ? acceptedRed : "#fff"; }),
         pointBorderColor: prs.map(function (p) { return p.accepted ? "#600" : color; })
@@ -196,6 +204,7 @@
     return "run " + p.run + " " + new Date(p.x).toISOString().slice(0, 16).replace("T", " ") + " " +
       p.y.toPrecision(4) + " ms" + (p.lo != null ? " [" + p.lo.toPrecision(4) + ", " + p.hi.toPrecision(4) + "]" : "") +
       (p.accepted ? " (accepted slowdown)" : p.baseline ? " (baseline)" : "") +
+      (p.unstable ? " UNSTABLE" + (p.reason ? ": " + p.reason : "") : "") +
       (p.pr != null ? " PR #" + p.pr : "") + " " + (p.branch || "") + " " + (p.commit || "").slice(0, 8);
   }
 
@@ -249,7 +258,8 @@
                ticks: { autoSkip: false, maxRotation: 0,
                         callback: function (v) { return timeLabel(v, this.rnxStep); } },
                title: { display: true, text: "time (UTC)" } },
-          y: { type: log ? "logarithmic" : "linear", title: { display: true, text: "median ms per call" },
+          y: { type: log ? "logarithmic" : "linear",
+               title: { display: true, text: "ms per call (per-process median, geometric mean)" },
                suggestedMin: range ? (log ? range.lo / 1.05 : range.lo - pad) : undefined,
                suggestedMax: range ? (log ? range.hi * 1.05 : range.hi + pad) : undefined }
         },
@@ -272,11 +282,16 @@
     });
   }
 
-  // Strip chart: one column per worker process, base columns then head columns, a fixed jitter per sample.
+  // Strip chart: one column per worker process, base columns then head columns, a fixed jitter per sample. The
+  // time axis is logarithmic when the samples span more than 10x: on a linear axis one slow outlier puts every
+  // other sample on the floor and hides a 4x gap between base and head; below 10x a linear axis reads directly.
+  // The canvas records its scale (data-scale) for the browser test.
   function drawStrip(canvas, config) {
     var datasets = [];
     var labels = [];
     var column = 0;
+    var lo = Infinity;
+    var hi = -Infinity;
     [["base", config.base, baseColor], ["head", config.head, headColor]].forEach(function (side) {
       if (!side[1]) return;
       var pts = [];
@@ -285,11 +300,15 @@
         samples.forEach(function (v, k) {
           var jitter = ((k * 0.618034) % 1 - 0.5) * 0.5;
           pts.push({ x: column + jitter, y: v });
+          if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
         });
         column += 1;
       });
-      datasets.push({ label: side[0], data: pts, backgroundColor: side[2], borderColor: side[2], pointRadius: 2 });
+      datasets.push({ label: side[0] + (side[1].unstable ? " (unstable)" : ""), data: pts,
+                      backgroundColor: side[2], borderColor: side[2], pointRadius: 2 });
     });
+    var log = isFinite(lo) && hi / lo > 10;
+    canvas.setAttribute("data-scale", log ? "log" : "linear");
     new Chart(canvas, {
       type: "scatter",
       data: { datasets: datasets },
@@ -300,7 +319,9 @@
         scales: {
           x: { type: "linear", min: -0.6, max: Math.max(column - 0.4, 0.6),
                ticks: { stepSize: 1, callback: function (v) { return labels[v] || ""; } } },
-          y: { title: { display: true, text: "ms per call" } }
+          y: log ? { type: "logarithmic", min: lo / 1.2, max: hi * 1.2,
+                     title: { display: true, text: "ms per call (log)" } }
+                 : { title: { display: true, text: "ms per call" } }
         },
         plugins: { tooltip: { callbacks: { label: function (item) {
           return item.dataset.label + " " + item.raw.y.toPrecision(4) + " ms"; } } } }
@@ -375,9 +396,10 @@
       var i = k + 1;
       return {
         label: "run " + run.id + " " + (run.device || run.env_id.slice(0, 12)) + " / run " + data.runs[0].id,
-        data: data.configs.map(function (c) { return c.ratio[i] == null ? null : [1, c.ratio[i]]; }),
-        rnxLo: data.configs.map(function (c) { return c.ratio_lo ? c.ratio_lo[i] : null; }),
-        rnxHi: data.configs.map(function (c) { return c.ratio_hi ? c.ratio_hi[i] : null; }),
+        data: data.configs.map(function (c) { return c.cells[i].ratio == null ? null : [1, c.cells[i].ratio]; }),
+        rnxLo: data.configs.map(function (c) { return c.cells[i].ratio_lo; }),
+        rnxHi: data.configs.map(function (c) { return c.cells[i].ratio_hi; }),
+        rnxUnstable: data.configs.map(function (c) { return c.cells[i].unstable || c.cells[0].unstable; }),
         backgroundColor: palette[i % palette.length]
       };
     });
@@ -395,7 +417,8 @@
           var i = item.dataIndex;
           var r = item.raw ? item.raw[1] : null;
           return ds.label + ": " + (r == null ? "-" : r.toFixed(3) + "x") +
-            (ds.rnxLo[i] != null ? " (95% " + ds.rnxLo[i].toFixed(3) + " to " + ds.rnxHi[i].toFixed(3) + ")" : "");
+            (ds.rnxUnstable[i] ? " (unstable: no interval)" :
+              ds.rnxLo[i] != null ? " (95% " + ds.rnxLo[i].toFixed(3) + " to " + ds.rnxHi[i].toFixed(3) + ")" : "");
         } } } }
       }
     });

@@ -234,6 +234,10 @@ store::auth_result api::authenticate(const request& req) {
   }
   auto who = db_.authenticate(value.substr(scheme.size()));
   if (!who) {
+    // The holder of an expired token is told so, with its project: it is theirs. Any other token gets no detail.
+    if (auto expired = db_.find_expired(value.substr(scheme.size()))) {
+      throw error(errc::unauthorized, "the bearer token " + expired_token_text(*expired));
+    }
     throw error(errc::unauthorized,
                 "the bearer token is not valid (unknown, revoked or mistyped); create one with "
                 "`rnx-server admin token create --project NAME`");
@@ -517,13 +521,16 @@ response api::history(const route_call& c) {
   for (const auto& s : db_.history(p.id, filter)) {
     bj::array points;
     for (const auto& pt : s.points) {
-      points.push_back(bj::object{{"run_id", std::to_string(pt.run_id)},
-                                  {"commit", pt.commit},
-                                  {"branch", pt.branch},
-                                  {"created_at", pt.created_at},
-                                  {"status", pt.status},
-                                  {"median_ms", pt.median_ms ? bj::value(*pt.median_ms) : bj::value(nullptr)},
-                                  {"n", pt.n}});
+      bj::object point{{"run_id", std::to_string(pt.run_id)},
+                       {"commit", pt.commit},
+                       {"branch", pt.branch},
+                       {"created_at", pt.created_at},
+                       {"status", pt.status},
+                       {"median_ms", pt.median_ms ? bj::value(*pt.median_ms) : bj::value(nullptr)},
+                       {"n", pt.n}};
+      // The verdict's statistic, as every page shows it (stat_ms with its interval and unstable flag).
+      pages::write_number(point, pt.number);
+      points.push_back(std::move(point));
     }
     series.push_back(bj::object{{"kernel", s.key.kernel},
                                 {"runtime", s.key.runtime},

@@ -1,8 +1,10 @@
-// HTML of the pages: the overview, history, run and comparison bodies, the served document and the report file.
-// Charts are drawn by rnx-pages.js from the JSON each section carries; everything textual is rendered here.
+// HTML shared by every page (the small pieces of pages_parts.hpp, links, the served document and the report file)
+// and the landing and error pages. Each other page renders its typed view in its own file.
 #include "rnx/common/text.hpp"
 #include "rnx/common/enum_names.hpp"
 #include "rnx/service/pages.hpp"
+
+#include "pages_parts.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
@@ -14,6 +16,8 @@
 #include <sstream>
 
 namespace rnx::pages {
+
+using namespace parts;
 
 std::string_view to_string(page_kind k) {
   switch (k) {
@@ -27,31 +31,7 @@ std::string_view to_string(page_kind k) {
   return "error";
 }
 
-std::string_view to_string(trend_kind t) {
-  switch (t) {
-    case trend_kind::slower: return "slower";
-    case trend_kind::faster: return "faster";
-    case trend_kind::flat: return "flat";
-  }
-  return "flat";
-}
-
-std::optional<trend_kind> trend_kind_from_string(std::string_view name) {
-  return enum_from_name(name, {trend_kind::slower, trend_kind::faster, trend_kind::flat});
-}
-
 namespace {
-
-// The overview's arrow for a trend; none without one.
-std::string_view trend_arrow(std::optional<trend_kind> t) {
-  if (!t) return "";
-  switch (*t) {
-    case trend_kind::slower: return "&#9650;";
-    case trend_kind::faster: return "&#9660;";
-    case trend_kind::flat: return "&#8594;";
-  }
-  return "";
-}
 
 std::string str(const bj::value& v) {
   if (v.is_string()) return std::string(v.as_string());
@@ -70,21 +50,6 @@ const bj::value& at(const bj::object& o, std::string_view key) {
 std::string raw(const bj::object& o, std::string_view key) { return str(at(o, key)); }
 std::string e(const bj::object& o, std::string_view key) { return escape_html(raw(o, key)); }
 
-std::optional<double> num(const bj::value& v) {
-  if (v.is_double()) return v.as_double();
-  if (v.is_int64()) return static_cast<double>(v.as_int64());
-  return std::nullopt;
-}
-
-std::string fmt(std::optional<double> v, const char* format = "%.4g", std::string_view suffix = "") {
-  if (!v) return "&ndash;";
-  char buffer[48];
-  std::snprintf(buffer, sizeof buffer, format, *v);
-  return std::string(buffer) + std::string(suffix);
-}
-
-std::string percent(std::optional<double> v) { return v ? fmt(*v * 100, "%.1f", "%") : "&ndash;"; }
-
 const bj::array& arr(const bj::object& o, std::string_view key) {
   static const bj::array empty;
   const auto& v = at(o, key);
@@ -96,7 +61,19 @@ const bj::object& obj(const bj::value& v) {
   return v.is_object() ? v.as_object() : empty;
 }
 
-// An id attribute and its fragment from any text: [A-Za-z0-9-] kept, anything else as _XX (unique, URL-safe).
+}  // namespace
+
+namespace parts {
+
+std::string fmt(std::optional<double> v, const char* format, std::string_view suffix) {
+  if (!v) return "&ndash;";
+  char buffer[48];
+  std::snprintf(buffer, sizeof buffer, format, *v);
+  return std::string(buffer) + std::string(suffix);
+}
+
+std::string percent(std::optional<double> v) { return v ? fmt(*v * 100, "%.1f", "%") : "&ndash;"; }
+
 std::string anchor_of(std::string_view prefix, std::string_view text) {
   static const char* hex = "0123456789abcdef";
   std::string out(prefix);
@@ -124,70 +101,45 @@ std::string chip(std::string_view decision) {
   return "<span class=\"chip d-" + escape_html(d) + "\">" + escape_html(d) + "</span>";
 }
 
-// A small server-drawn sparkline: no script needed, so the overview stays light with many configurations.
-std::string sparkline(const bj::array& values) {
-  std::vector<double> v;
-  for (const auto& x : values) {
-    if (auto n = num(x)) v.push_back(*n);
-  }
-  if (v.size() < 2) return "";
-  auto [lo_it, hi_it] = std::minmax_element(v.begin(), v.end());
-  double lo = *lo_it;
-  double hi = *hi_it;
-  double span = hi > lo ? hi - lo : 1;
-  std::ostringstream os;
-  os << "<svg class=\"spark\" viewBox=\"0 0 100 20\" preserveAspectRatio=\"none\" role=\"img\" aria-label=\"recent "
-        "medians\"><polyline points=\"";
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    char buffer[48];
-    std::snprintf(buffer, sizeof buffer, "%.1f,%.1f ",
-                  100.0 * static_cast<double>(i) / static_cast<double>(v.size() - 1), 18.0 - 16.0 * (v[i] - lo) / span);
-    os << buffer;
-  }
-  os << "\"/></svg>";
-  return os.str();
-}
-
-// A table that may be wider than a phone: it scrolls inside its own box, never the page.
 std::string scroll_box(const std::string& table_html) {
   return "<div class=\"table-scroll\">" + table_html + "</div>\n";
 }
 
-// The history's change points (docs/drift.md) as a table; the chart marks the same ones with vertical lines.
-std::string change_table(const bj::object& data, const link_style& links) {
-  std::ostringstream os;
-  os << "<h2>Change points</h2>\n";
-  const auto* changes = data.if_contains("changes");
-  if (!changes || !changes->is_array() || changes->as_array().empty()) {
-    os << "<p class=\"no-changes\">None in this range.</p>\n";
-    return os.str();
-  }
-  std::ostringstream t;
-  t << "<table class=\"changes\"><thead><tr><th>first run after</th><th>commit</th><th>branch</th>"
-       "<th>environment</th><th>when</th><th class=\"num\">ratio</th><th class=\"num\">95% interval</th>"
-       "<th class=\"num\">probability</th></tr></thead><tbody>\n";
-  for (const auto& cv : changes->as_array()) {
-    const auto& c = obj(cv);
-    const auto& ci = arr(c, "ci95");
-    t << "<tr class=\"change " << e(c, "direction") << "\"><td>" << link(links.run(raw(c, "run_id")), e(c, "run_id"))
-      << "</td><td><code>" << escape_html(raw(c, "commit").substr(0, 12)) << "</code></td><td>" << e(c, "branch")
-      << "</td><td><code>" << escape_html(short_env(raw(c, "env_id"))) << "</code></td><td>" << e(c, "t")
-      << "</td><td class=\"num\">" << fmt(num(at(c, "ratio")), "%.3f") << "</td><td class=\"num\">"
-      << (ci.size() == 2 ? fmt(num(ci[0]), "%.3f") + " &ndash; " + fmt(num(ci[1]), "%.3f") : std::string("&ndash;"))
-      << "</td><td class=\"num\">" << fmt(num(at(c, "probability")), "%.3f") << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << scroll_box(t.str());
-  return os.str();
+std::string verdict_banner(std::string_view overall, std::string_view reason) {
+  return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
+         escape_html(reason) + "</p>";
 }
 
-std::string verdict_banner(const bj::object& verdict) {
-  std::string overall = raw(verdict, "verdict");
-  return "<p class=\"banner v-" + escape_html(overall) + "\"><strong>" + escape_html(overall) + "</strong> " +
-         e(verdict, "reason") + "</p>";
+namespace {
+
+// "AMD EPYC AMD EPYC 7763" -> "AMD EPYC 7763": a vendor string written before a model that repeats it.
+std::string without_repeated_prefix(std::string_view text) {
+  for (std::size_t half = text.size() / 2; half > 0; --half) {
+    std::string_view first = text.substr(0, half);
+    if (text.size() > 2 * half && text[half] == ' ' && text.substr(half + 1, half) == first) {
+      return std::string(text.substr(half + 1));
+    }
+    if (text.size() == 2 * half + 1 && text[half] == ' ' && text.substr(half + 1) == first) return std::string(first);
+  }
+  return std::string(text);
 }
 
 }  // namespace
+
+std::string machine_text(std::string_view device, std::string_view cpu) {
+  std::string d = without_repeated_prefix(device);
+  std::string c = without_repeated_prefix(cpu);
+  if (c.empty() || d.find(c) != std::string::npos) return escape_html(d);
+  if (d.empty()) return escape_html(c);
+  return escape_html(d) + " &middot; cpu " + escape_html(c);
+}
+
+std::string unstable_badge(const store::run_number& n) {
+  if (!n.unstable) return "";
+  return " <span class=\"badge unstable\" title=\"" + escape_html(unstable_text(n)) + "\">&#9888; unstable</span>";
+}
+
+}  // namespace parts
 
 std::string escape_html(std::string_view text) { return html_escape(text); }
 
@@ -228,9 +180,8 @@ std::string link_style::run(std::string_view id) const {
   return "/runs/" + percent_encode(id);
 }
 
-namespace {
+namespace parts {
 
-// How a project gets its first run: what an empty project and an empty landing page say.
 std::string upload_help(std::string_view project) {
   const std::string name = project.empty() ? std::string("NAME") : escape_html(project);
   return "<div class=\"empty-state\"><p><strong>No runs yet.</strong> Upload one from a checkout whose "
@@ -244,404 +195,7 @@ std::string upload_help(std::string_view project) {
          "</div>\n";
 }
 
-// The sparkline's scale: the lowest and highest median it draws.
-std::string spark_scale(const bj::array& values) {
-  std::optional<double> lo;
-  std::optional<double> hi;
-  for (const auto& x : values) {
-    auto n = num(x);
-    if (!n) continue;
-    lo = lo ? std::min(*lo, *n) : *n;
-    hi = hi ? std::max(*hi, *n) : *n;
-  }
-  if (!lo) return "";
-  return "<span class=\"spark-scale\">" + fmt(lo, "%.3g") + "&ndash;" + fmt(hi, "%.3g") + " ms</span>";
-}
-
-// "+4.1% (95%: +2.0% to +6.3%)" from a {"ratio", "lo", "hi"} object, escaped; "&ndash;" when absent.
-std::string change_cell(const bj::value& change) {
-  const auto& c = obj(change);
-  auto text = change_text(num(at(c, "ratio")), num(at(c, "lo")), num(at(c, "hi")));
-  return text.empty() ? std::string("&ndash;") : escape_html(text);
-}
-
-void overview_environments(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  std::ostringstream t;
-  t << "<table class=\"envs\"><thead><tr><th>env_id</th><th>device</th><th>cpu</th>"
-       "<th class=\"num\">runs</th><th>last run</th></tr></thead><tbody>\n";
-  std::vector<std::string> newest_runs;
-  for (const auto& ev : arr(data, "environments")) {
-    const auto& env = obj(ev);
-    t << "<tr><td><code title=\"" << e(env, "env_id") << "\">" << escape_html(short_env(raw(env, "env_id")))
-      << "</code></td><td>" << e(env, "device") << "</td><td>" << e(env, "cpu") << "</td><td class=\"num\">"
-      << raw(env, "n_runs") << "</td><td>" << e(env, "last_run_at") << "</td></tr>\n";
-    if (!raw(env, "newest_run_id").empty()) newest_runs.push_back(raw(env, "newest_run_id"));
-  }
-  t << "</tbody></table>";
-  os << "<h2>Environments</h2>\n" << scroll_box(t.str());
-  if (newest_runs.size() >= 2 && !links.report) {
-    std::string ids;
-    for (std::size_t i = 0; i < newest_runs.size() && i < static_cast<std::size_t>(max_compare_runs); ++i) {
-      ids += (i ? "," : "") + newest_runs[i];
-    }
-    os << "<p>" << link("/compare?runs=" + ids, "Compare the newest run of each environment") << "</p>\n";
-  }
-}
-
-void overview_configs(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  std::ostringstream t;
-  t << "<table class=\"configs\"><thead><tr><th>configuration</th><th>environment</th>"
-       "<th class=\"num\">baseline median</th><th class=\"num\">&Delta;% (95%)</th><th>trend</th>"
-       "<th>recent runs</th><th>last verdicts</th></tr></thead><tbody>\n";
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    const auto& series = arr(c, "series");
-    bool first = true;
-    for (const auto& sv : series) {
-      const auto& se = obj(sv);
-      t << "<tr class=\"config-row\">";
-      if (first) {
-        t << "<td rowspan=\"" << series.size() << "\">"
-          << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
-      }
-      const auto& baseline = obj(at(se, "baseline"));
-      std::string trend = raw(se, "trend");
-      std::string arrow(trend_arrow(trend_kind_from_string(trend)));
-      std::string baseline_html = "&ndash;";
-      if (!baseline.empty()) {
-        baseline_html = link(links.run(raw(baseline, "run_id")), fmt(num(at(baseline, "median_ms")), "%.4g", " ms"));
-        if (baseline_kind_from_string(raw(baseline, "source")) == baseline_kind::accepted) {
-          baseline_html += " <span class=\"badge acc\">accepted</span>";
-        }
-      }
-      t << "<td><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-        << "</code></td><td class=\"num\">" << baseline_html << "</td><td class=\"num delta t-"
-        << escape_html(trend.empty() ? "none" : trend) << "\">" << change_cell(at(se, "change"))
-        << "</td><td class=\"trend t-" << escape_html(trend.empty() ? "none" : trend)
-        << "\" title=\"newest baseline / previous: " << fmt(num(at(se, "trend_ratio")), "%.3f") << "\">" << arrow
-        << "</td><td class=\"spark-cell\">" << sparkline(arr(se, "recent")) << spark_scale(arr(se, "recent"))
-        << "</td><td>";
-      // Only this environment's decisions: a chip never stands for another machine's verdict.
-      for (const auto& dv : arr(se, "verdicts")) {
-        const auto& d = obj(dv);
-        std::string title = raw(d, "change").empty() ? raw(d, "decision") : raw(d, "decision") + " " + raw(d, "change");
-        t << link(links.run(raw(d, "run_id")), "<span title=\"run " + e(d, "run_id") + ": " + escape_html(title) +
-                                                   "\">" + chip(raw(d, "decision")) + "</span>")
-          << " ";
-      }
-      t << "</td></tr>\n";
-      first = false;
-    }
-  }
-  t << "</tbody></table>";
-  os << "<h2>Configurations</h2>\n<p class=\"legend\">&Delta;%: the newest baseline against the one before it, "
-        "with a 95% interval; beyond &plusmn;"
-     << fmt(num(at(data, "rope")) ? std::optional<double>(*num(at(data, "rope")) * 100) : std::nullopt, "%.3g")
-     << "% it is slower (&#9650;) or faster (&#9660;). Recent runs: each run's median, lowest to highest as "
-        "labelled.</p>\n"
-     << scroll_box(t.str());
-}
-
-void overview_verdicts(std::ostringstream& os, const bj::object& data, const link_style& links) {
-  std::ostringstream t;
-  t << "<table class=\"verdicts\"><thead><tr><th>run</th><th>verdict</th><th>branch</th>"
-       "<th>pull request</th><th>commit</th><th>environment</th><th>decisions</th><th>reason</th></tr></thead>"
-       "<tbody>\n";
-  for (const auto& vv : arr(data, "verdicts")) {
-    const auto& v = obj(vv);
-    std::string counts;
-    for (const auto& [d, n] : obj(at(v, "counts"))) counts += chip(d) + "&times;" + str(n) + " ";
-    bool paired = at(v, "paired").is_bool() && at(v, "paired").as_bool();
-    t << "<tr><td>" << link(links.run(raw(v, "run_id")), e(v, "run_id")) << "</td><td><span class=\"v v-"
-      << e(v, "verdict") << "\">" << e(v, "verdict") << "</span>"
-      << (paired ? " <span class=\"badge\">paired</span>" : "") << "</td><td>" << e(v, "branch") << "</td><td>"
-      << (at(v, "pull_request").is_int64() ? "#" + raw(v, "pull_request") : std::string()) << "</td><td><code>"
-      << escape_html(raw(v, "commit").substr(0, 10)) << "</code></td><td><code>"
-      << escape_html(short_env(raw(v, "env_id"))) << "</code></td><td>" << counts << "</td><td>" << e(v, "reason")
-      << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << "<h2>Last verdicts</h2>\n";
-  if (arr(data, "verdicts").empty()) {
-    os << "<p>No verdict stored yet: the gate asks for one for every pull request it judges.</p>\n";
-  } else {
-    os << scroll_box(t.str());
-  }
-}
-
-}  // namespace
-
-page overview_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  std::ostringstream os;
-  if (!links.report) os << "<p class=\"crumbs\"><a href=\"/\">projects</a> / overview</p>\n";
-  os << "<h1>" << escape_html(project) << " <span class=\"badge\">"
-     << (at(data, "public").is_bool() && at(data, "public").as_bool() ? "public" : "private") << "</span></h1>\n";
-  if (arr(data, "configs").empty() && arr(data, "environments").empty()) {
-    os << upload_help(project);
-    return {page_kind::overview, project + " overview", "overview", os.str(), data};
-  }
-  overview_environments(os, data, links);
-  overview_configs(os, data, links);
-  overview_verdicts(os, data, links);
-  return {page_kind::overview, project + " overview", "overview", os.str(), data};
-}
-
-page history_page(const bj::object& data, const link_style& links, bool log_scale) {
-  const std::string project = raw(data, "project");
-  const std::string config = raw(data, "config");
-  const auto& range = obj(at(data, "range"));
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / configuration</p>\n";
-  os << "<h1><code>" << escape_html(config) << "</code></h1>\n";
-  if (!links.report) {
-    // A GET form: every choice is a URL people can share.
-    os << "<form class=\"controls\" method=\"get\"><label>environment <select name=\"env_id\"><option value=\"\">all"
-          "</option>";
-    for (const auto& sv : arr(data, "series")) {
-      const auto& se = obj(sv);
-      os << "<option value=\"" << e(se, "env_id") << "\""
-         << (raw(range, "env_id") == raw(se, "env_id") ? " selected" : "") << ">"
-         << escape_html(short_env(raw(se, "env_id"))) << " " << e(se, "device") << "</option>";
-    }
-    os << "</select></label> <label>from <input name=\"from\" placeholder=\"YYYY-MM-DD\" size=\"10\" value=\""
-       << escape_html(raw(range, "from").substr(0, 10)) << "\"></label> <label>to <input name=\"to\" "
-       << "placeholder=\"YYYY-MM-DD\" size=\"10\" value=\"" << escape_html(raw(range, "to").substr(0, 10))
-       << "\"></label> <label>scale <select name=\"scale\"><option value=\"linear\">linear</option><option "
-          "value=\"log\""
-       << (log_scale ? " selected" : "")
-       << ">log</option></select></label> <button type=\"submit\">show</button></form>\n";
-  }
-  os << "<div class=\"chart-box\"><canvas class=\"history-chart\" data-scale=\"" << (log_scale ? "log" : "linear")
-     << "\" aria-label=\"median per run over time\"></canvas></div>\n";
-  auto rope = num(at(data, "rope"));
-  os << "<p class=\"legend\">One colour per environment. Filled dots joined by a line: runs of the base branch "
-        "(pushes); hollow squares, not joined: pull-request runs; bar: the 95% interval of a run's median; "
-        "diamond: a baseline; dashed step line: the baseline in force, with the shaded band of &plusmn;"
-     << fmt(rope ? std::optional<double>(*rope * 100) : std::nullopt, "%.3g")
-     << "% around it (the gate's band of practical equivalence); red triangle: a run accepted as slower in this "
-        "configuration; dashed vertical line: a change point (red slower, green faster). Click a point to open its "
-        "run.</p>\n";
-  std::ostringstream t;
-  t << "<table class=\"series\"><thead><tr><th>environment</th><th>device</th><th class=\"num\">runs</th>"
-       "<th class=\"num\">drawn</th></tr></thead><tbody>\n";
-  for (const auto& sv : arr(data, "series")) {
-    const auto& se = obj(sv);
-    t << "<tr><td><span class=\"swatch c" << (at(se, "colour").is_int64() ? at(se, "colour").as_int64() % 8 : 0)
-      << "\"></span><code title=\"" << e(se, "env_id") << "\">" << escape_html(short_env(raw(se, "env_id")))
-      << "</code></td><td>" << e(se, "device") << "</td><td class=\"num\">" << raw(se, "n_total")
-      << "</td><td class=\"num\">" << raw(se, "n_shown") << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << scroll_box(t.str());
-  const auto& accepted = arr(data, "accepted");
-  os << "<h2>Accepted slowdowns</h2>\n";
-  if (accepted.empty()) {
-    os << "<p>None in this range: no run was accepted as slower in this configuration.</p>\n";
-  } else {
-    std::ostringstream a_table;
-    a_table << "<table class=\"accepted\"><thead><tr><th>run</th><th>environment</th><th>when</th><th>accepted by</th>"
-               "<th>reason</th></tr></thead><tbody>\n";
-    for (const auto& av : accepted) {
-      const auto& a = obj(av);
-      a_table << "<tr><td>" << link(links.run(raw(a, "run_id")), e(a, "run_id")) << "</td><td><code>"
-              << escape_html(short_env(raw(a, "env_id"))) << "</code></td><td>" << e(a, "t") << "</td><td>"
-              << e(a, "accepted_by") << "</td><td>" << e(a, "reason") << "</td></tr>\n";
-    }
-    a_table << "</tbody></table>";
-    os << scroll_box(a_table.str());
-  }
-  os << change_table(data, links);
-  config_key key{raw(data, "kernel"), raw(data, "runtime"), raw(data, "dtype"),
-                 at(data, "batch").is_int64() ? at(data, "batch").as_int64() : 0};
-  return {page_kind::history, config + " history", anchor_of("config-", key.label()), os.str(), data};
-}
-
-page run_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  const auto& run = obj(at(data, "run"));
-  const auto& env = obj(at(data, "environment"));
-  const auto& base = obj(at(data, "base_run"));
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / run</p>\n";
-  const auto& verdict = obj(at(data, "verdict"));
-  const auto& baseline_ref = obj(at(verdict, "baseline"));
-  // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
-  const bool judged_paired =
-      store::verdict_kind_from_string(raw(data, "verdict_kind")) == store::verdict_kind::paired ||
-      raw(baseline_ref, "id").rfind("paired:", 0) == 0;
-  std::string compared = "no stored base run";
-  if (!base.empty()) {
-    compared = link(links.run(raw(base, "id")), "run " + e(base, "id")) + " (commit <code>" +
-               escape_html(raw(base, "commit").substr(0, 12)) + "</code>)";
-  } else if (judged_paired) {
-    compared = "the base revision <code>" + escape_html(raw(baseline_ref, "id").substr(7)) + "</code> (commit <code>" +
-               escape_html(raw(baseline_ref, "commit").substr(0, 12)) + "</code>), measured in the same job";
-  }
-  os << "<h1>Run " << e(run, "id") << "</h1>\n<dl class=\"facts\"><dt>commit</dt><dd><code>" << e(run, "commit")
-     << "</code></dd><dt>branch</dt><dd>" << e(run, "branch")
-     << (at(run, "pull_request").is_int64() ? " (pull request #" + raw(run, "pull_request") + ")" : std::string())
-     << "</dd><dt>environment</dt><dd><code>" << e(env, "env_id") << "</code> " << e(env, "device") << " "
-     << e(env, "cpu") << "</dd><dt>created</dt><dd>" << e(run, "created_at") << "</dd><dt>compared with</dt><dd>"
-     << compared << "</dd></dl>\n";
-  if (verdict.empty()) {
-    os << "<p class=\"banner v-none\">No verdict is stored for this run; its samples are below.</p>\n";
-  } else {
-    os << verdict_banner(verdict) << "\n";
-    std::string pairing;
-    for (const auto& cv : arr(verdict, "configs")) {
-      if (pairing.empty()) pairing = raw(obj(cv), "pairing");
-    }
-    if (judged_paired) {
-      os << "<p class=\"legend\">Judged by the gate's paired comparison: base and head measured in the same job"
-         << (pairing.empty() ? std::string() : " (pairing: " + escape_html(pairing) + ")") << ".</p>\n";
-    }
-  }
-  const auto& record = obj(at(data, "baseline_record"));
-  const auto record_kind = baseline_kind_from_string(raw(record, "source"));
-  if (record_kind == baseline_kind::accepted) {
-    os << "<p class=\"banner accepted\"><strong>Accepted</strong> as the baseline of " << e(record, "branch")
-       << (raw(record, "accepted_by").empty() ? std::string() : " by " + e(record, "accepted_by"))
-       << (raw(record, "created_at").empty() ? std::string() : " at " + e(record, "created_at"))
-       << (raw(record, "reason").empty() ? std::string(".") : ": " + e(record, "reason")) << "</p>\n";
-  } else if (record_kind == baseline_kind::push) {
-    os << "<p class=\"legend\">This run is a baseline of " << e(record, "branch") << " (a push build).</p>\n";
-  }
-  const double rope = num(at(obj(at(verdict, "policy")), "rope")).value_or(num(at(data, "rope")).value_or(0.02));
-  std::ostringstream t;
-  t << "<table class=\"verdict-table\"><thead><tr><th>configuration</th><th class=\"num\">change "
-       "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
-       "<th class=\"num\">P(faster)</th>"
-       "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
-       "<th>reason</th></tr></thead><tbody>\n";
-  std::ostringstream charts;
-  std::size_t index = 0;
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    const auto& ci = arr(c, "ci95");
-    std::optional<double> lo = ci.size() == 2 ? num(ci[0]) : std::nullopt;
-    std::optional<double> hi = ci.size() == 2 ? num(ci[1]) : std::nullopt;
-    auto ratio = num(at(c, "ratio"));
-    std::string decision = raw(c, "decision");
-    const auto& head = obj(at(c, "head"));
-    const auto& base_side = obj(at(c, "base"));
-    std::string change = change_text(ratio, lo, hi);
-    // The head's own message (an unstable or failing run) unless the reason already quotes it.
-    std::string message = head.empty() ? "" : raw(head, "message");
-    bool quoted = message.empty() || raw(c, "reason").find(message) != std::string::npos;
-    t << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>")
-      << "</td><td class=\"num change\" title=\"head/base " << fmt(ratio, "%.4f") << "\">"
-      << (change.empty() ? std::string("&ndash;") : escape_html(change)) << "</td><td class=\"band-cell\">"
-      << ratio_band_svg(ratio, lo, hi, rope, decision) << "</td><td>" << chip(decision) << "</td><td class=\"num\">"
-      << fmt(num(at(c, "p_slower")), "%.3f") << "</td><td class=\"num\">" << fmt(num(at(c, "p_faster")), "%.3f")
-      << "</td><td class=\"num\">" << fmt(num(at(c, "p_equivalent")), "%.3f") << "</td><td class=\"num\">"
-      << percent(num(at(c, "mde"))) << "</td><td class=\"num\">"
-      << (base_side.empty() ? "&ndash;" : raw(base_side, "n")) << " / " << (head.empty() ? "&ndash;" : raw(head, "n"))
-      << "</td><td class=\"reason\">" << e(c, "reason") << (quoted ? "" : " " + escape_html(message)) << "</td></tr>\n";
-    // Decisions a reviewer must look at open by default; the quiet ones stay folded (and undrawn) until opened.
-    const auto judged = decision_from_string(decision);
-    bool open = judged == decision::slower || judged == decision::abstain || judged == decision::broken || index < 2;
-    charts << "<details class=\"dist\"" << (open ? " open" : "") << " data-index=\"" << index << "\"><summary><code>"
-           << escape_html(key.label()) << "</code> " << chip(decision) << " base "
-           << (base_side.empty() ? std::string("&ndash;") : fmt(num(at(base_side, "median_ms")), "%.4g", " ms")) +
-                  " in " + std::to_string(arr(base_side, "processes").size()) + " processes"
-           << ", head "
-           << (head.empty() ? std::string("&ndash;") : fmt(num(at(head, "median_ms")), "%.4g", " ms")) + " in " +
-                  std::to_string(arr(head, "processes").size()) + " processes"
-           << "</summary><div class=\"chart-box small\"><canvas class=\"strip-chart\" aria-label=\"samples per worker "
-              "process\"></canvas></div></details>\n";
-    ++index;
-  }
-  t << "</tbody></table>";
-  os << "<p class=\"legend\">Change: head against base as a signed percentage with its 95% interval. The small chart "
-        "draws it against the band of practical equivalence (shaded, &plusmn;"
-     << fmt(rope * 100, "%.3g") << "%): the dot is the change, the bar its interval, the dashed line no change.</p>\n"
-     << scroll_box(t.str());
-  os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
-        "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "
-        "head "
-        "in orange.</p>\n"
-     << charts.str();
-  return {page_kind::run, "run " + raw(run, "id"), anchor_of("run-", raw(run, "id")), os.str(), data};
-}
-
-page compare_page(const bj::object& data, const link_style& links) {
-  const std::string project = raw(data, "project");
-  const auto& runs = arr(data, "runs");
-  std::ostringstream os;
-  os << "<p class=\"crumbs\">" << (links.report ? "" : "<a href=\"/\">projects</a> / ")
-     << link(links.project(project), escape_html(project)) << " / hardware comparison</p>\n";
-  std::ostringstream t;
-  t << "<table class=\"runs\"><thead><tr><th>run</th><th>environment</th><th>device"
-       "</th><th>cpu</th><th>commit</th><th>created</th><th class=\"num\">price per hour</th></tr></thead><tbody>\n";
-  std::string ids;
-  std::string prices;
-  for (const auto& rv : runs) {
-    const auto& r = obj(rv);
-    ids += (ids.empty() ? "" : ",") + raw(r, "id");
-    auto price = num(at(r, "price_per_hour"));
-    if (price) prices += (prices.empty() ? "" : ",") + raw(r, "env_id") + ":" + fmt(price, "%g");
-    t << "<tr><td>" << link(links.run(raw(r, "id")), e(r, "id")) << "</td><td><code>" << e(r, "env_id")
-      << "</code></td><td>" << e(r, "device") << "</td><td>" << e(r, "cpu") << "</td><td><code>"
-      << escape_html(raw(r, "commit").substr(0, 10)) << "</code></td><td>" << e(r, "created_at")
-      << "</td><td class=\"num\">" << (price ? "$" + fmt(price, "%.2f") : std::string("&ndash;")) << "</td></tr>\n";
-  }
-  t << "</tbody></table>";
-  os << "<h1>Hardware comparison</h1>\n" << scroll_box(t.str());
-  if (!links.report) {
-    os << "<form class=\"controls\" method=\"get\"><input type=\"hidden\" name=\"runs\" value=\"" << escape_html(ids)
-       << "\"><label>prices (ENV_ID:USD per hour, comma-separated) <input name=\"prices\" size=\"60\" value=\""
-       << escape_html(prices) << "\"></label> <button type=\"submit\">cost per million items</button></form>\n";
-  }
-  std::ostringstream r;
-  r << "<table class=\"ratios\"><thead><tr><th>configuration</th>";
-  for (const auto& rv : runs) r << "<th class=\"num\">run " << e(obj(rv), "id") << " ms</th>";
-  for (std::size_t i = 1; i < runs.size(); ++i) {
-    r << "<th class=\"num\">run " << e(obj(runs[i]), "id") << " / first (95%)</th>";
-  }
-  for (const auto& rv : runs) {
-    if (num(at(obj(rv), "price_per_hour"))) r << "<th class=\"num\">run " << e(obj(rv), "id") << " $ per M items</th>";
-  }
-  r << "</tr></thead><tbody>\n";
-  for (const auto& cv : arr(data, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
-    r << "<tr><td>" << link(links.config(project, key), "<code>" + escape_html(key.label()) + "</code>") << "</td>";
-    const auto& ms = arr(c, "median_ms");
-    const auto& ratio = arr(c, "ratio");
-    const auto& ratio_lo = arr(c, "ratio_lo");
-    const auto& ratio_hi = arr(c, "ratio_hi");
-    const auto& cost = arr(c, "cost_per_million");
-    for (const auto& v : ms) r << "<td class=\"num\">" << fmt(num(v)) << "</td>";
-    for (std::size_t i = 1; i < ratio.size(); ++i) {
-      auto lo = i < ratio_lo.size() ? num(ratio_lo[i]) : std::nullopt;
-      auto hi = i < ratio_hi.size() ? num(ratio_hi[i]) : std::nullopt;
-      r << "<td class=\"num\">" << fmt(num(ratio[i]), "%.3f", "&times;")
-        << (lo && hi ? " <span class=\"ci\">(" + fmt(lo, "%.3f") + "&ndash;" + fmt(hi, "%.3f") + ")</span>" : "")
-        << "</td>";
-    }
-    for (std::size_t i = 0; i < runs.size() && i < cost.size(); ++i) {
-      if (num(at(obj(runs[i]), "price_per_hour"))) r << "<td class=\"num\">" << fmt(num(cost[i]), "$%.4g") << "</td>";
-    }
-    r << "</tr>\n";
-  }
-  r << "</tbody></table>";
-  os << "<div class=\"chart-box\"><canvas class=\"compare-chart\" aria-label=\"time relative to the first run\">"
-        "</canvas></div>\n"
-     << scroll_box(r.str())
-     << "<p class=\"legend\">Bars start at 1.0 (the first run's time): up is slower, down is faster; the whisker is "
-        "the ratio's 95% interval, from the intervals of the two medians (order statistics) combined in log space. "
-        "Cost per million items = price per hour &times; median ms per call / (3.6 &times; batch).</p>\n";
-  return {page_kind::compare, "hardware comparison", "compare", os.str(), data};
-}
+}  // namespace parts
 
 page error_page(int status, std::string_view message, const std::vector<way_back>& back) {
   std::string title = status == 404   ? "Not found"
@@ -784,13 +338,10 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   }
   auto overview = overview_data(db, project);
   auto run = run_data(db, *run_id);
-  std::vector<bj::object> histories;
-  for (const auto& cv : arr(run, "configs")) {
-    const auto& c = obj(cv);
-    config_key key{raw(c, "kernel"), raw(c, "runtime"), raw(c, "dtype"),
-                   at(c, "batch").is_int64() ? at(c, "batch").as_int64() : 0};
+  std::vector<history_view> histories;
+  for (const auto& c : run.configs) {
     try {
-      histories.push_back(history_data(db, project, key, history_query{}));
+      histories.push_back(history_data(db, project, c.key, history_query{}));
     } catch (const error& err) {
       if (err.code() != errc::not_found) throw;  // a configuration only the verdict knows has no history
     }
@@ -799,7 +350,7 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   links.report = true;
   links.anchors.push_back("overview");
   links.anchors.push_back(anchor_of("run-", std::to_string(*run_id)));
-  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", raw(h, "config")));
+  for (const auto& h : histories) links.anchors.push_back(anchor_of("config-", h.key.label()));
   std::vector<page> pages;
   pages.push_back(overview_page(overview, links));
   pages.push_back(run_page(run, links));

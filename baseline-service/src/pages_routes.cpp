@@ -129,9 +129,19 @@ store::project_info page_routes::readable_project(const route_call& c, const std
                                      "\" does not exist on this server, or it is private and this request carries "
                                      "no token of it: sign in with one of its tokens (or send \"Authorization: "
                                      "Bearer <token>\"); `rnx-server admin project visibility " +
-                                     name + " public` makes a project readable by all");
+                                     name + " public` makes a project readable by all" + expired_note(c));
   }
   return *project;
+}
+
+// ". The token this request carries expired ..." when it carries an expired one, else "". It depends on the token
+// alone, never on what was asked for, so a 404 still says nothing about whether a private project or run exists;
+// the project it names is the token's own, and only its holder sent it.
+std::string page_routes::expired_note(const route_call& c) {
+  std::string token = request_token(c.req);
+  if (token.empty()) return "";
+  auto expired = db_.find_expired(token);
+  return expired ? ". The token this request carries " + expired_token_text(*expired) : "";
 }
 
 // A public project, or a private one asked with a valid token of its own. A missing, invalid or revoked token is
@@ -180,7 +190,7 @@ response page_routes::overview(const route_call& c, answer_form form) {
   const bool json = form == answer_form::json;
   auto project = readable_project(c, c.parts[json ? 3 : 1]);
   auto data = pages::overview_data(db_, project);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::overview_page(data, pages::link_style{})), c.req);
 }
 
@@ -191,7 +201,7 @@ response page_routes::config_history(const route_call& c, answer_form form) {
   auto key = pages::parse_config(c.parts[json ? 5 : 3]);
   auto project = readable_project(c, c.parts[json ? 3 : 1]);
   auto data = pages::history_data(db_, project, key, query);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::history_page(data, pages::link_style{}, log_scale)), c.req);
 }
 
@@ -203,7 +213,8 @@ void page_routes::check_run_readable(const route_call& c, std::int64_t id) {
   if (!project || !may_read(c, *project)) {
     throw error(errc::not_found, "run " + std::to_string(id) +
                                      " does not exist, or its project is private and this request carries no token "
-                                     "of it: sign in with a token of the run's project");
+                                     "of it: sign in with a token of the run's project" +
+                                     expired_note(c));
   }
 }
 
@@ -212,7 +223,7 @@ response page_routes::run_evidence(const route_call& c, answer_form form) {
   auto id = parse_id(c.parts[json ? 3 : 1]);
   check_run_readable(c, id);
   auto data = pages::run_data(db_, id);
-  if (json) return json_answer(200, data, c.req);
+  if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::run_page(data, pages::link_style{})), c.req);
 }
 
@@ -227,7 +238,7 @@ response page_routes::compare(const route_call& c, answer_form form) {
   // Every run must be readable before anything about any of them is shown.
   for (auto id : ids) check_run_readable(c, id);
   auto data = pages::compare_data(db_, ids, prices);
-  if (form == answer_form::json) return json_answer(200, data, c.req);
+  if (form == answer_form::json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::compare_page(data, pages::link_style{})), c.req);
 }
 
@@ -251,7 +262,11 @@ response page_routes::login(const route_call& c) {
   bool plausible = token.size() > 4 && token.size() < 200;
   for (char ch : token) plausible = plausible && (std::isalnum(static_cast<unsigned char>(ch)) || ch == '_');
   auto who = plausible ? db_.authenticate(token) : std::nullopt;
-  if (!who) throw error(errc::unauthorized, "that token is not valid (unknown, revoked or mistyped)");
+  if (!who) {
+    auto expired = plausible ? db_.find_expired(token) : std::nullopt;
+    if (expired) throw error(errc::unauthorized, "that token " + expired_token_text(*expired));
+    throw error(errc::unauthorized, "that token is not valid (unknown, revoked or mistyped)");
+  }
   // Only a path on this server; anything else goes to the project's overview.
   auto target = pages::same_origin_path(next).value_or("/projects/" + who->project);
   response res{bhttp::status::see_other, req.version()};

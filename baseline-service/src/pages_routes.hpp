@@ -30,6 +30,7 @@ class page_routes {
   store::project_info readable_project(const route_call& c, const std::string& name);
   bool may_read(const route_call& c, const store::project_info& project);
   void check_run_readable(const route_call& c, std::int64_t id);
+  std::string expired_note(const route_call& c);
   // `page()`, or the HTML page of the error it threw, with links back to where this address came from
   // (pages::ways_back: the project's overview, the runs of a refused comparison).
   response with_ways_back(const route_call& c, const std::function<response()>& page);

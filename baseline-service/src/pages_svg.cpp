@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <string>
+#include <tuple>
 
 namespace rnx::pages {
 
@@ -59,16 +60,20 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
   if (!usable(ratio)) return "";
   if (!(rope > 0 && rope < 1)) rope = 0.02;
   const bool has_interval = usable(ci_lo) && usable(ci_hi) && *ci_lo <= *ci_hi;
-  // The axis holds the band with room on both sides, the interval and the ratio, symmetric around 1.0 so that
-  // "left of the line" always reads as faster.
-  double reach = 2 * rope;
+  // A log axis of the ratio, symmetric around 1.0 so that "left of the line" always reads as faster: a ratio's
+  // change cannot go below -100%, and halving sits as far left as doubling sits right. It holds the band with room
+  // on both sides, the interval and the ratio, and at most a factor of 10 either way; an interval beyond that is
+  // clipped, its clipped end drawn as an arrow.
+  double reach = std::log1p(2 * rope);
   for (double v : {*ratio, has_interval ? *ci_lo : *ratio, has_interval ? *ci_hi : *ratio}) {
-    reach = std::max(reach, std::fabs(v - 1) * 1.15);
+    reach = std::max(reach, std::fabs(std::log(v)) * 1.15);
   }
-  reach = std::min(reach, 5.0);
-  const double lo = 1 - reach;
-  const double hi = 1 + reach;
-  auto x = [&](double v) { return chart_left + (std::clamp(v, lo, hi) - lo) / (hi - lo) * (chart_right - chart_left); };
+  reach = std::min(reach, std::log(10.0));
+  const double lo = std::exp(-reach);
+  const double hi = std::exp(reach);
+  auto x = [&](double v) {
+    return chart_left + (std::log(std::clamp(v, lo, hi)) + reach) / (2 * reach) * (chart_right - chart_left);
+  };
   const std::string colour(decision_colour(decision));
   std::string title = "head/base " + number(*ratio, "%.3f") + " (" + change_text(ratio, ci_lo, ci_hi) +
                       "); band of equivalence " + number(1 - rope, "%.3f") + " to " + number(1 + rope, "%.3f");
@@ -86,7 +91,19 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
     const std::string b = number(x(*ci_hi));
     out += "<line class=\"interval\" x1=\"" + a + "\" y1=\"10\" x2=\"" + b + "\" y2=\"10\" stroke=\"" + colour +
            "\" stroke-width=\"2.5\"/>";
-    for (const auto& end : {a, b}) {
+    for (const auto& [end, clipped, direction] : {std::tuple{a, *ci_lo < lo, -1.0}, std::tuple{b, *ci_hi > hi, 1.0}}) {
+      if (clipped) {
+        // An arrow head pointing off the axis: the interval goes on beyond this end.
+        const double tip = direction < 0 ? chart_left - 4 : chart_right + 4;
+        const std::string base_x = number(tip - 6 * direction);
+        out += "<polygon class=\"clipped\" points=\"";
+        out += number(tip) + ",10 ";
+        out += base_x + ",5 ";
+        out += base_x + ",15\" fill=\"";
+        out += colour;
+        out += "\"/>";
+        continue;
+      }
       out += "<line x1=\"";
       out += end;
       out += "\" y1=\"5\" x2=\"";

@@ -104,6 +104,11 @@ std::string request_token(const request& req) {
   return {};
 }
 
+std::string expired_token_text(const store::expired_token& t) {
+  return "expired at " + t.expired_at + " (it was rotated and its grace period ended); make a new one for project " +
+         t.project + " with `rnx-server admin token create --project " + t.project + "`";
+}
+
 response json_answer(int status, const bj::value& body, const request& req) {
   response res{static_cast<bhttp::status>(status), req.version()};
   res.set(bhttp::field::content_type, "application/json");

@@ -55,6 +55,11 @@ class router {
 // The token a request carries: "Authorization: Bearer T", else the rnx_token cookie the sign-in sets; "" when neither.
 std::string request_token(const request& req);
 
+// What a caller who presented an expired token is told: when it ended and the command that makes a new token for its
+// project ("expired at T (its rotation's grace period ended); make a new one with `...`"). Only ever said to the
+// holder of that token (store::database::find_expired).
+std::string expired_token_text(const store::expired_token& t);
+
 // A JSON answer (no caching) and an HTML answer (no caching, the pages' Content-Security-Policy).
 response json_answer(int status, const boost::json::value& body, const request& req);
 response html_answer(int status, std::string body, const request& req);

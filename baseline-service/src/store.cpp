@@ -7,6 +7,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/stats/changepoint.hpp"
+#include "rnx/stats/run_statistic.hpp"
 #include "rnx/stats/summary.hpp"
 
 #include <sqlite3.h>
@@ -210,6 +211,27 @@ DROP TABLE verdicts;
 ALTER TABLE verdicts_v7 RENAME TO verdicts;
 CREATE INDEX verdicts_by_run ON verdicts (run_id);
 )sql",
+    // 7 -> 8: one number everywhere. Each result keeps the interval of the run statistic (the verdict's: each
+    // process's median, geometric mean over processes) and whether its run marked it unstable, with the reason,
+    // so every page shows the gate's number and its flag without reading documents. Results stored before keep no
+    // interval; their unstable flag is read back from their stored documents here.
+    R"sql(
+ALTER TABLE results ADD COLUMN stat_lo_ms REAL;
+ALTER TABLE results ADD COLUMN stat_hi_ms REAL;
+ALTER TABLE results ADD COLUMN unstable INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE results ADD COLUMN unstable_reason TEXT NOT NULL DEFAULT '';
+UPDATE results SET unstable = 1, unstable_reason = coalesce((SELECT json_extract(j.value, '$.message')
+    FROM runs r, json_each(r.document, '$.results') j WHERE r.id = results.run_id
+    AND json_extract(j.value, '$.kernel') = results.kernel AND json_extract(j.value, '$.runtime') = results.runtime
+    AND json_extract(j.value, '$.dtype') = results.dtype AND json_extract(j.value, '$.batch') = results.batch), '')
+  WHERE EXISTS (SELECT 1 FROM runs r, json_each(r.document, '$.results') j WHERE r.id = results.run_id
+    AND json_extract(j.value, '$.kernel') = results.kernel AND json_extract(j.value, '$.runtime') = results.runtime
+    AND json_extract(j.value, '$.dtype') = results.dtype AND json_extract(j.value, '$.batch') = results.batch
+    AND json_extract(j.value, '$.unstable') = 1);
+DROP INDEX results_by_config;
+CREATE INDEX results_by_config ON results (kernel, runtime, dtype, batch, run_id, status, stat_ms, stat_lo_ms,
+  stat_hi_ms, median_ms, lo_ms, hi_ms, n, unstable, unstable_reason);
+)sql",
 };
 static_assert(std::size(migrations) == current_schema_version);
 
@@ -379,23 +401,32 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
 
   auto& res = prepare(
       "INSERT INTO results (run_id, kernel, runtime, dtype, batch, status, median_ms, n, lo_ms, hi_ms, stat_ms, "
-      "stat_log_se) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)");
+      "stat_log_se, stat_lo_ms, stat_hi_ms, unstable, unstable_reason) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
+      "?10, ?11, ?12, ?13, ?14, ?15, ?16)");
   for (const auto& r : run.results) {
     res.restart();
     res.bind(1, out.run.id).bind(2, std::string_view(r.kernel)).bind(3, std::string_view(r.runtime));
     res.bind(4, std::string_view(r.dtype)).bind(5, r.batch).bind(6, to_string(r.status));
-    // The pooled median of all samples, with its interval: the history's statistic. The verdict's (each process's
-    // median, geometric mean over processes) is recomputed from the stored document when a verdict is asked.
+    // The pooled median of all samples, with its interval: kept for results stored before the run statistic was,
+    // which the pages fall back to. What every page shows is the run statistic below.
     auto m = median_of(r.samples_ms);
     res.bind(7, m.median).bind(8, static_cast<std::int64_t>(r.samples_ms.size())).bind(9, m.lo).bind(10, m.hi);
-    // The change points' input: the statistic verdicts compare and its standard error (log scale).
+    // The statistic verdicts compare, its standard error (log scale: the change points' input) and its interval
+    // (the pages').
     std::optional<stats::run_point> point;
-    if (r.status == result_status::ok) point = stats::summarize_run({r.samples_ms, r.groups});
-    if (point) {
-      res.bind(11, std::exp(point->log_stat)).bind(12, point->log_se).run();
-    } else {
-      res.bind_null(11).bind_null(12).run();
+    std::optional<stats::run_statistic_interval> stat;
+    if (r.status == result_status::ok) {
+      point = stats::summarize_run({r.samples_ms, r.groups});
+      stat = stats::run_statistic({r.samples_ms, r.groups});
     }
+    if (point && stat) {
+      res.bind(11, stat->ms).bind(12, point->log_se).bind(13, stat->lo_ms).bind(14, stat->hi_ms);
+    } else {
+      res.bind_null(11).bind_null(12).bind_null(13).bind_null(14);
+    }
+    res.bind(15, std::int64_t{r.unstable ? 1 : 0})
+        .bind(16, r.unstable ? std::string_view(r.message) : std::string_view(""))
+        .run();
   }
 
   // A push (no pull request) to a named branch is that branch's newest baseline in its environment.
@@ -563,7 +594,8 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT r.id, r.commit_sha, r.branch, r.created_at, r.env_id, x.kernel, x.runtime, x.dtype, x.batch, x.status, "
-      "x.median_ms, x.n FROM results x JOIN runs r ON r.id = x.run_id "
+      "x.median_ms, x.n, " RNX_NUMBER_COLUMNS
+      " FROM results x JOIN runs r ON r.id = x.run_id "
       "WHERE x.run_id IN (SELECT id FROM runs WHERE project_id = ?1 AND (?2 IS NULL OR branch = ?2) "
       "AND (?3 IS NULL OR env_id = ?3) ORDER BY id DESC LIMIT ?4) AND (?5 IS NULL OR x.kernel = ?5) "
       "ORDER BY x.kernel, x.runtime, x.dtype, x.batch, r.env_id, r.id");
@@ -584,6 +616,7 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
     point.status = st.text(9);
     if (!st.is_null(10)) point.median_ms = st.real(10);
     point.n = st.integer(11);
+    point.number = number_from_row(st, 12);
     out.back().points.push_back(std::move(point));
   }
   return out;

@@ -10,6 +10,16 @@
 
 namespace rnx::store {
 
+run_number database::number_from_row(statement& st, int first) {
+  run_number n;
+  if (!st.is_null(first)) n.ms = st.real(first);
+  if (!st.is_null(first + 1)) n.lo_ms = st.real(first + 1);
+  if (!st.is_null(first + 2)) n.hi_ms = st.real(first + 2);
+  n.unstable = st.integer(first + 3) != 0;
+  n.unstable_reason = st.text(first + 4);
+  return n;
+}
+
 std::vector<config_point> database::config_history(std::int64_t project_id, const config_key& key,
                                                    const config_range& range) {
   std::lock_guard lock(mutex_);
@@ -39,9 +49,9 @@ std::vector<config_point> database::config_history(std::int64_t project_id, cons
       it->second.baseline_source = detail::stored_baseline_kind(baselines.text(1));
     }
   }
-  auto& results = prepare(
-      "SELECT run_id, status, median_ms, lo_ms, hi_ms, n FROM results WHERE kernel = ?1 AND runtime = ?2 "
-      "AND dtype = ?3 AND batch = ?4");
+  auto& results = prepare("SELECT x.run_id, x.status, x.n, " RNX_NUMBER_COLUMNS
+                          " FROM results x WHERE x.kernel = ?1 AND x.runtime = ?2 "
+                          "AND x.dtype = ?3 AND x.batch = ?4");
   results.bind(1, std::string_view(key.kernel)).bind(2, std::string_view(key.runtime));
   results.bind(3, std::string_view(key.dtype)).bind(4, key.batch);
   std::vector<config_point> out;
@@ -50,10 +60,8 @@ std::vector<config_point> database::config_history(std::int64_t project_id, cons
     if (it == by_run.end()) continue;  // another project's run, or outside the range
     config_point p = it->second;
     p.status = results.text(1);
-    if (!results.is_null(2)) p.median_ms = results.real(2);
-    if (!results.is_null(3)) p.lo_ms = results.real(3);
-    if (!results.is_null(4)) p.hi_ms = results.real(4);
-    p.n = results.integer(5);
+    p.n = results.integer(2);
+    p.number = number_from_row(results, 3);
     out.push_back(std::move(p));
   }
   std::sort(out.begin(), out.end(), [](const config_point& a, const config_point& b) {
@@ -88,9 +96,9 @@ std::vector<environment_summary> database::environments(std::int64_t project_id)
 std::vector<baseline_result> database::recent_baseline_results(std::int64_t project_id, int baselines) {
   std::lock_guard lock(mutex_);
   auto& st = prepare(
-      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, x.median_ms, "
-      "x.lo_ms, x.hi_ms "
-      "FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
+      "SELECT b.env_id, b.run_id, b.source, b.created_at, x.kernel, x.runtime, x.dtype, x.batch, "
+      "b.branch, " RNX_NUMBER_COLUMNS
+      " FROM (SELECT * FROM baselines WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) b "
       "JOIN results x ON x.run_id = b.run_id ORDER BY b.id DESC");
   st.bind(1, project_id).bind(2, std::int64_t{baselines});
   std::vector<baseline_result> out;
@@ -101,9 +109,8 @@ std::vector<baseline_result> database::recent_baseline_results(std::int64_t proj
     b.source = detail::stored_baseline_kind(st.text(2));
     b.created_at = st.text(3);
     b.key = {st.text(4), st.text(5), st.text(6), st.integer(7)};
-    if (!st.is_null(8)) b.median_ms = st.real(8);
-    if (!st.is_null(9)) b.lo_ms = st.real(9);
-    if (!st.is_null(10)) b.hi_ms = st.real(10);
+    b.branch = st.text(8);
+    b.number = number_from_row(st, 9);
     out.push_back(std::move(b));
   }
   return out;
@@ -127,36 +134,13 @@ std::vector<project_listing> database::readable_projects(std::optional<std::stri
   return out;
 }
 
-std::vector<std::pair<config_key, config_point>> database::recent_results(std::int64_t project_id, int runs) {
-  std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "SELECT r.id, r.commit_sha, r.branch, r.pull_request, r.created_at, r.env_id, x.status, x.median_ms, x.n, "
-      "x.kernel, x.runtime, x.dtype, x.batch FROM (SELECT id, commit_sha, branch, pull_request, created_at, env_id "
-      "FROM runs WHERE project_id = ?1 ORDER BY id DESC LIMIT ?2) r JOIN results x ON x.run_id = r.id ORDER BY r.id");
-  st.bind(1, project_id).bind(2, std::int64_t{runs});
-  std::vector<std::pair<config_key, config_point>> out;
-  while (st.step()) {
-    config_point p;
-    p.run_id = st.integer(0);
-    p.commit = st.text(1);
-    p.branch = st.text(2);
-    if (!st.is_null(3)) p.pull_request = st.integer(3);
-    p.created_at = st.text(4);
-    p.env_id = st.text(5);
-    p.status = st.text(6);
-    if (!st.is_null(7)) p.median_ms = st.real(7);
-    p.n = st.integer(8);
-    out.emplace_back(config_key{st.text(9), st.text(10), st.text(11), st.integer(12)}, std::move(p));
-  }
-  return out;
-}
-
 namespace {
 
 // Columns: v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id,
-// r.created_at.
-#define RNX_VERDICT_ROW_COLUMNS \
-  "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at"
+// r.created_at, v.baseline_run_id.
+#define RNX_VERDICT_ROW_COLUMNS                                                                                        \
+  "v.id, v.run_id, v.kind, v.document, v.created_at, r.commit_sha, r.branch, r.pull_request, r.env_id, r.created_at, " \
+  "v.baseline_run_id"
 
 }  // namespace
 
@@ -174,6 +158,7 @@ stored_verdict_row database::verdict_row(statement& st) {
   if (!st.is_null(7)) v.run.pull_request = st.integer(7);
   v.run.env_id = st.text(8);
   v.run.created_at = st.text(9);
+  if (!st.is_null(10)) v.baseline_run_id = st.integer(10);
   return v;
 }
 

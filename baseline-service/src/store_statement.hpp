@@ -178,4 +178,10 @@ class database::statement {
   sqlite3_stmt* stmt_ = nullptr;
 };
 
+// The columns of a result's run_number (x is the results table), read by number_from_row: the run statistic and
+// its interval, or for a result stored before the statistic was kept, its pooled median and that interval.
+#define RNX_NUMBER_COLUMNS                                                                             \
+  "coalesce(x.stat_ms, x.median_ms), CASE WHEN x.stat_ms IS NULL THEN x.lo_ms ELSE x.stat_lo_ms END, " \
+  "CASE WHEN x.stat_ms IS NULL THEN x.hi_ms ELSE x.stat_hi_ms END, x.unstable, x.unstable_reason"
+
 }  // namespace rnx::store

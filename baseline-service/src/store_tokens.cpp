@@ -192,6 +192,29 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
   return result;
 }
 
+std::optional<expired_token> database::find_expired(std::string_view token) {
+  if (token.size() != 4 + public_id_length + 1 + 48 || token.substr(0, 4) != "rnx_" ||
+      token[4 + public_id_length] != '_') {
+    return std::nullopt;
+  }
+  std::string_view public_id = token.substr(4, public_id_length);
+  auto digest = sha256_raw(token);
+  std::string now = utc_now_rfc3339();
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT p.name, t.expires_at, t.digest FROM tokens t JOIN projects p ON p.id = t.project_id "
+      "WHERE t.public_id = ?1 AND t.revoked = 0 AND t.expires_at IS NOT NULL AND t.expires_at <= ?2");
+  st.bind(1, public_id).bind(2, std::string_view(now));
+  if (!st.step()) return std::nullopt;
+  expired_token out{st.text(0), st.text(1)};
+  std::string stored = st.blob(2);
+  st.restart();
+  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
+    return std::nullopt;
+  }
+  return out;
+}
+
 std::vector<token_record> database::list_tokens(std::optional<std::string_view> project) {
   if (project && !find_project(*project)) {
     throw error(errc::not_found, "project \"" + std::string(*project) + "\" does not exist in " + path_.string());

@@ -207,6 +207,55 @@ def first_push(base, token, project):
     return run
 
 
+UNSTABLE_CONFIG = ("layernorm", "compile", 8)
+UNSTABLE_REASON = "process medians differ 300x (0.079 to 23.99 ms): a noisy neighbour"
+
+
+def unstable_gate(rnx, work, base, token, project):
+    """A push to main of one configuration measured in three processes whose medians are 0.080, 23.99 and 0.079 ms
+    (flagged unstable), gated by `rnx gate` against the steady push before it on the same machine (a CPU box whose
+    device names its CPU), and a steady run of a twin machine that differs only in threads. Returns the unstable
+    run's id, the gate's verdict.json, its terminal output and the twin's run id."""
+    import random
+    from datetime import datetime, timedelta, timezone
+    rng = random.Random(5)
+    client = pages_seed.Client(base, token)
+    machine = {"device": "cpu: AMD EPYC", "cpu": "AMD EPYC", "speed": 1.0}
+    when = datetime(2026, 11, 20, 8, 0, tzinfo=timezone.utc)
+    steady = pages_seed.document(project, machine, when, "%040x" % 21, "main", None, [UNSTABLE_CONFIG], {}, rng, 60, 3)
+    client.post("/api/v1/runs", steady)
+    twin = pages_seed.document(project, machine, when, "%040x" % 22, "main", None, [UNSTABLE_CONFIG], {}, rng, 60, 3)
+    twin["environment"]["threads"] = 4
+    twin["environment"]["env_id"] = pages_seed.env_id_of(twin["environment"])
+    twin_run = client.post("/api/v1/runs", twin)["id"]
+    noisy = pages_seed.document(project, machine, when + timedelta(hours=1), "%040x" % 23, "main", None,
+                                [UNSTABLE_CONFIG], {}, rng, 60, 3)
+    result = noisy["results"][0]
+    result["samples_ms"] = [round(m * (1 + 0.002 * (i - 10)), 6) for m in (0.080, 23.99, 0.079) for i in range(20)]
+    result["groups"] = [20, 20, 20]
+    result["unstable"] = True
+    result["message"] = UNSTABLE_REASON
+    path = os.path.join(work, "unstable-run.json")
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(noisy, f)
+    out = os.path.join(work, "unstable-gate")
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("GITHUB_") and not k.startswith("RNX_")}
+    r = subprocess.run([rnx, "gate", "--mode", "stored", "--results", path, "--service-url", base, "--project",
+                        project, "--commit", noisy["commit"], "--branch", "main", "--base-branch", "main",
+                        "--no-github", "--out-dir", out], env=dict(clean, RNX_TOKEN=token), cwd=work,
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode not in (0, 1):
+        sys.exit("browser_pages: rnx gate of the unstable run failed (%d):\n%s%s" % (r.returncode, r.stdout, r.stderr))
+    with open(os.path.join(out, "verdict.json"), encoding="utf-8") as f:
+        decided = json.load(f)
+    return decided["head_run_id"], decided, r.stdout, twin_run
+
+
+def printed(ms):
+    """A time as the gate's terminal prints it (4 significant digits)."""
+    return "%.4g" % ms
+
+
 NO_SIDEWAYS = "document.documentElement.scrollWidth <= document.documentElement.clientWidth"
 
 
@@ -216,6 +265,106 @@ def server_admin(server, db):
         return subprocess.run([server, "admin", *args, "--db", db], check=True, capture_output=True,
                               text=True).stdout.strip()
     return admin
+
+
+def one_number(browser, checks, out, base, block_run, block_decided, unstable_run, decided, terminal, twin_run):
+    """Every page shows the gate's number (verdict.json's, as its terminal printed it) for the paired BLOCK and the
+    unstable run, and flags the unstable run on every page that shows it."""
+    config = "%s/%s/float32/b%d" % UNSTABLE_CONFIG
+    head_ms = [c for c in decided["configs"] if c["kernel"] == UNSTABLE_CONFIG[0]][0]["head_ms"]
+    shown = printed(head_ms)
+    checks.expect(shown in terminal, "unstable run: the gate's terminal prints %s ms" % shown)
+
+    # The paired BLOCK's run page: each configuration's base and head are the verdict's.
+    browser.open(base + "/runs/" + block_run)
+    summaries = browser.js("[...document.querySelectorAll('details.dist summary')].map(s => s.textContent)")
+    for c in block_decided["configs"]:
+        label = "%s/%s/%s/b%d" % (c["kernel"], c["runtime"], c["dtype"], c["batch"])
+        text = [t for t in summaries if t.startswith(label + " ")]
+        want = "base %s ms" % printed(c["base_ms"]), "head %s ms" % printed(c["head_ms"]), "\u00d7%.3f" % c["ratio"]
+        checks.expect(len(text) == 1 and all(w in text[0] for w in want),
+                      "paired BLOCK: %s shows the gate's %s (%s)" % (label, ", ".join(want), text[:1]))
+
+    # The unstable run's page: the gate's number, the banner, the reason, a log axis for a 300x spread.
+    browser.open(base + "/runs/" + unstable_run)
+    page = browser.js("""({summary: document.querySelector('details.dist summary').textContent,
+        banner: (document.querySelector('.banner.unstable') || {}).textContent || '',
+        reason: document.querySelector('table.verdict-table td.reason').textContent,
+        machine: document.querySelector('dl.facts').textContent,
+        scale: new Promise(r => setTimeout(() => r(document.querySelector('details.dist canvas')
+            .getAttribute('data-scale')), 50))})""")
+    checks.expect(("head %s ms" % shown) in page["summary"] and "unstable" in page["summary"],
+                  "unstable run page: head %s ms, flagged (%s)" % (shown, page["summary"]))
+    checks.expect("measured unstable" in page["banner"] and UNSTABLE_REASON in page["reason"],
+                  "unstable run page: the banner and the reason (%s)" % page["reason"][:80])
+    checks.expect("AMD EPYC AMD EPYC" not in page["machine"] and "AMD EPYC" in page["machine"],
+                  "unstable run page: the machine named once (%s)" % page["machine"][:120])
+    browser.screenshot(os.path.join(out, "run_unstable.png"))
+    # The strip chart reads its scale once drawn.
+    scale = browser.js("document.querySelector('details.dist canvas').getAttribute('data-scale')")
+    checks.expect(scale == "log", "unstable run page: samples spanning 300x on a log axis (%s)" % scale)
+
+    # The overview: the machine's baseline is the gate's number, flagged.
+    browser.open(base + "/projects/demo")
+    cell = browser.js("""(() => { const rows = [...document.querySelectorAll('table.configs tr.config-row')];
+        let label = '';
+        for (const tr of rows) {
+            const first = tr.querySelector('td[rowspan] code');
+            if (first) label = first.textContent;
+            const run = tr.querySelector('td.num a[href="/runs/RUN"]');
+            if (label === CONFIG && run) return tr.querySelector('td.num').textContent;
+        }
+        return ''; })()""".replace("RUN", unstable_run).replace("CONFIG", json.dumps(config)))
+    checks.expect(cell.startswith(shown + " ms") and "unstable" in cell,
+                  "overview: the unstable baseline is the gate's %s ms, flagged (%s)" % (shown, cell))
+
+    # The history: the run's point is the gate's number, drawn as a cross, listed with its reason.
+    env_id = decided["env_id"]
+    browser.open(base + "/projects/demo/configs/%s?env_id=%s" % (urllib.parse.quote(config, safe=""), env_id))
+    point = browser.js("""(() => { const c = Chart.getChart(document.querySelector('canvas.history-chart'));
+        for (const d of c.data.datasets) { if (d.rnxHelper) continue;
+          const i = d.data.findIndex(p => p.run === RUN);
+          if (i >= 0) return {y: d.data[i].y, style: d.pointStyle[i], lo: d.data[i].lo}; }
+        return null; })()""".replace("RUN", json.dumps(unstable_run)))
+    listed = browser.js("(document.querySelector('table.unstable-runs') || {}).textContent || ''")
+    checks.expect(point is not None and printed(point["y"]) == shown and point["style"] == "crossRot"
+                  and point["lo"] is None,
+                  "history: the unstable run is the gate's %s ms, a cross without an interval (%s)" % (shown, point))
+    checks.expect(UNSTABLE_REASON in listed and shown in listed, "history: the unstable run listed with its reason")
+    browser.screenshot(os.path.join(out, "history_unstable.png"))
+
+    # The comparison with the twin machine: the field that differs (threads) has a column; the unstable run's
+    # number is the gate's, with a warning in place of an interval.
+    browser.open(base + "/compare?runs=%s,%s" % (twin_run, unstable_run))
+    cmp = browser.js("""({heads: [...document.querySelectorAll('table.runs th')].map(t => t.textContent),
+        threads: [...document.querySelectorAll('table.runs tbody tr')].map(tr => tr.children[4].textContent),
+        cells: [...document.querySelectorAll('table.ratios tbody tr td')].map(td => td.textContent),
+        banner: (document.querySelector('.banner.unstable') || {}).textContent || ''})""")
+    checks.expect("threads" in cmp["heads"] and sorted(cmp["threads"]) == ["2", "4"],
+                  "compare: two like machines tell their threads apart (%s, %s)" % (cmp["heads"], cmp["threads"]))
+    checks.expect(any(c.startswith(shown) for c in cmp["cells"]) and
+                  any("unstable: no interval" in c for c in cmp["cells"]),
+                  "compare: the unstable run is the gate's %s ms, with a warning for its ratio (%s)"
+                  % (shown, cmp["cells"]))
+    checks.expect(UNSTABLE_REASON in cmp["banner"], "compare: the unstable run's reason is said")
+    checks.expect(not browser_problems(browser), "one number: no console error %s" % browser_problems(browser))
+    browser.screenshot(os.path.join(out, "compare_unstable.png"))
+
+
+def wide_tables(browser, checks, base, runs):
+    """At 1400 px (and 1280, for room), the run pages' tables fit their boxes: nothing is cut off on the right."""
+    try:
+        for width in (1400, 1280):
+            browser.call("Emulation.setDeviceMetricsOverride", width=width, height=900, deviceScaleFactor=1,
+                         mobile=False)
+            for run in runs:
+                browser.open(base + "/runs/" + run)
+                cut = browser.js("""[...document.querySelectorAll('.table-scroll')]
+                    .filter(b => b.scrollWidth > b.clientWidth + 1).length""")
+                checks.expect(cut == 0 and browser.js(NO_SIDEWAYS),
+                              "%d px: run %s's tables fit their boxes (%d cut off)" % (width, run, cut))
+    finally:
+        browser.call("Emulation.clearDeviceMetricsOverride")
 
 
 def main():
@@ -257,6 +406,7 @@ def main():
         block_run, block_decided, paired_env = paired_block(a.rnx, work, base, token, "demo")
         block_verdict = block_decided["verdict"]
         fresh_run = first_push(base, fresh_token, "fresh")
+        unstable_run, unstable_decided, unstable_terminal, twin_run = unstable_gate(a.rnx, work, base, token, "demo")
         print("seeded %d runs in %.1fs" % (len(facts["runs"]) + 2, time.time() - started))
 
         browser = Browser(work)
@@ -296,6 +446,7 @@ def main():
             sparks: document.querySelectorAll('svg.spark polyline').length,
             scales: [...document.querySelectorAll('.spark-scale')].filter(s => / ms$/.test(s.textContent)).length,
             trends: document.querySelectorAll('td.trend.t-slower, td.trend.t-faster, td.trend.t-flat').length,
+            blank_trends: [...document.querySelectorAll('td.trend')].filter(td => !td.textContent.trim()).length,
             deltas: [...document.querySelectorAll('td.delta')].filter(d =>
                 /^[+-]\d+\.\d% \(95%: [+-]\d+\.\d% to [+-]\d+\.\d%\)$/.test(d.textContent)).length,
             chips: document.querySelectorAll('table.configs .chip').length,
@@ -310,10 +461,14 @@ def main():
             compare: !!document.querySelector('a[href^="/compare?runs="]')})"""
                          .replace("BLOCK_RUN", json.dumps(block_run)).replace("PAIRED_ENV", json.dumps(paired_env)))
         checks.expect(dom["h1"].startswith("demo"), "overview: heading names the project")
-        checks.expect(dom["rows"] == n_configs * 3 + 2,
+        checks.expect(dom["rows"] == n_configs * 3 + 2 + 2,
                       "overview: a row per configuration and environment (%d)" % dom["rows"])
-        checks.expect(dom["envs"] == 4, "overview: four environments listed")
-        checks.expect(dom["sparks"] == n_configs * 3 + 2, "overview: a sparkline per series (%d)" % dom["sparks"])
+        checks.expect(dom["envs"] == 6, "overview: six environments listed")
+        # The paired job's environment has no baseline of main: its rows show its decisions, no sparkline.
+        # The unstable machine's pushes draw one more; its twin has a single baseline, too few for a line.
+        checks.expect(dom["sparks"] == n_configs * 3 + 1, "overview: a sparkline per series with baselines (%d)"
+                      % dom["sparks"])
+        checks.expect(dom["blank_trends"] == 0, "overview: no blank trend cell (a dash without a trend)")
         checks.expect(dom["scales"] == dom["sparks"], "overview: every sparkline has its scale (lowest-highest ms)")
         checks.expect(dom["trends"] >= n_configs, "overview: trend arrows drawn (%d)" % dom["trends"])
         checks.expect(dom["deltas"] >= n_configs,
@@ -494,6 +649,19 @@ def main():
                       "compare: the A100 is slower than the H200, with the ratio's interval (%s)" % cmp["ratio"])
         checks.expect(not browser_problems(browser), "compare: no console error %s" % browser_problems(browser))
         browser.screenshot(os.path.join(a.out, "compare.png"))
+
+        one_number(browser, checks, a.out, base, block_run, block_decided, unstable_run, unstable_decided,
+                   unstable_terminal, twin_run)
+        wide_tables(browser, checks, base, [block_run, unstable_run, facts["accepted_run"]])
+        pass_run = [r["id"] for r in facts["pr_runs"] if r["verdict"] == "PASS"][0]
+        status = browser.open(base + "/runs/" + pass_run)
+        folded = browser.js("""[...document.querySelectorAll('details.dist')].filter(d =>
+            d.querySelector('.chip.d-equivalent') && d.open).length""")
+        checks.expect(status == 200 and folded == 0, "PASS run: its equivalent configurations are folded (%s open)"
+                      % folded)
+        reasons = browser.js("""[...document.querySelectorAll('table.verdict-table td.reason')]
+            .filter(td => !td.textContent.trim()).length""")
+        checks.expect(reasons == 0, "PASS run: every row has a reason (%d empty)" % reasons)
 
         # Bad input: a clear 4xx page with ways back, never 500.
         same_env = facts["runs"][0] + "," + facts["runs"][3]  # runs 0 and 3 share the first environment

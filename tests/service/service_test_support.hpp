@@ -69,6 +69,15 @@ struct run_spec {
   unsigned seed = 1;
 };
 
+// SQL that takes a store back from schema version 8 to the version 7 layout (the results' statistic interval and
+// unstable flag dropped, the older index restored), for the migration tests of every older version; it leaves the
+// schema_version rows to the caller.
+inline constexpr const char* undo_schema_8 =
+    "DROP INDEX results_by_config; ALTER TABLE results DROP COLUMN stat_lo_ms; "
+    "ALTER TABLE results DROP COLUMN stat_hi_ms; ALTER TABLE results DROP COLUMN unstable; "
+    "ALTER TABLE results DROP COLUMN unstable_reason; CREATE INDEX results_by_config ON results "
+    "(kernel, runtime, dtype, batch, run_id, status, median_ms, lo_ms, hi_ms, n); ";
+
 // A valid rnx.run/v1 document with deterministic pseudo-random timings.
 inline run_document make_run(const run_spec& s) {
   run_document run;

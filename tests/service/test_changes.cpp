@@ -99,14 +99,16 @@ TEST_CASE("schema 4 -> 5: results stored before are read through their median an
     for (int i = 0; i < 20; ++i) store::upload_run(db, project.id, test::make_run(push_run(i, 10, 1.08)));
   }
   {
-    // Back to the version 4 layout: no run statistic, no change_points table (nor what version 6 added),
-    // versions 5 and 6 not recorded.
+    // Back to the version 4 layout: no run statistic, no change_points table (nor what versions 6 and 8 added),
+    // versions 5 to 8 not recorded.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "DROP TABLE shard_uploads; DROP TABLE run_groups; "
-                         "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
-                         "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 5",
+                         (std::string(test::undo_schema_8) +
+                          "DROP TABLE shard_uploads; DROP TABLE run_groups; "
+                          "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
+                          "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 5")
+                             .c_str(),
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }

@@ -22,7 +22,7 @@ namespace {
 
 command_result rnx_server(std::vector<std::string> args) {
   args.insert(args.begin(), RNX_SERVER_BIN);
-  return test::run_command(std::move(args));
+  return test::run_command(args);
 }
 
 // The token that `admin token create` prints on stdout (its only line there).
@@ -299,15 +299,17 @@ TEST_CASE("schema 3 -> 4: tokens made before revocation existed keep working and
   std::string db = dir.file("rnx.sqlite");
   std::string token = test::make_token(db, "demo", "upload");
   {
-    // Back to the version 3 layout: no revoked_at / expires_at (nor what versions 5 and 6 added), versions 4 to 6
-    // not recorded.
+    // Back to the version 3 layout: no revoked_at / expires_at (nor what versions 5, 6 and 8 added), versions 4
+    // to 8 not recorded.
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE tokens DROP COLUMN expires_at; "
-                         "DROP TABLE shard_uploads; DROP TABLE run_groups; "
-                         "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
-                         "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 4",
+                         (std::string(test::undo_schema_8) +
+                          "ALTER TABLE tokens DROP COLUMN revoked_at; ALTER TABLE tokens DROP COLUMN expires_at; "
+                          "DROP TABLE shard_uploads; DROP TABLE run_groups; "
+                          "DROP TABLE change_points; ALTER TABLE results DROP COLUMN stat_ms; "
+                          "ALTER TABLE results DROP COLUMN stat_log_se; DELETE FROM schema_version WHERE version >= 4")
+                             .c_str(),
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }
@@ -333,16 +335,19 @@ TEST_CASE("schema 6 -> 7: the verdicts stored before are kept and paired verdict
     store::judge_stored_run(d, run_id, gate_policy{});
   }
   {
-    // Back to the version 6 layout: the verdicts table whose CHECK knows request and regression only.
+    // Back to the version 6 layout: the verdicts table whose CHECK knows request and regression only (nor what
+    // version 8 added).
     sqlite3* raw = nullptr;
     REQUIRE(sqlite3_open(db.c_str(), &raw) == SQLITE_OK);
     REQUIRE(sqlite3_exec(raw,
-                         "CREATE TABLE v6 (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
-                         "baseline_run_id INTEGER REFERENCES runs(id), kind TEXT NOT NULL CHECK (kind IN ('request', "
-                         "'regression')), verdict TEXT NOT NULL, document TEXT NOT NULL, created_at TEXT NOT NULL); "
-                         "INSERT INTO v6 SELECT * FROM verdicts; DROP TABLE verdicts; "
-                         "ALTER TABLE v6 RENAME TO verdicts; CREATE INDEX verdicts_by_run ON verdicts (run_id); "
-                         "DELETE FROM schema_version WHERE version >= 7",
+                         (std::string(test::undo_schema_8) +
+                          "CREATE TABLE v6 (id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id), "
+                          "baseline_run_id INTEGER REFERENCES runs(id), kind TEXT NOT NULL CHECK (kind IN ('request', "
+                          "'regression')), verdict TEXT NOT NULL, document TEXT NOT NULL, created_at TEXT NOT NULL); "
+                          "INSERT INTO v6 SELECT * FROM verdicts; DROP TABLE verdicts; "
+                          "ALTER TABLE v6 RENAME TO verdicts; CREATE INDEX verdicts_by_run ON verdicts (run_id); "
+                          "DELETE FROM schema_version WHERE version >= 7")
+                             .c_str(),
                          nullptr, nullptr, nullptr) == SQLITE_OK);
     sqlite3_close(raw);
   }

@@ -8,7 +8,9 @@
 #include "rnx/service/verdicts.hpp"
 
 #include <doctest/doctest.h>
+#include <sqlite3.h>
 
+#include <cstdio>
 #include <set>
 
 using namespace rnx;
@@ -137,7 +139,10 @@ TEST_CASE("pages: an unknown project or run and a private one answer alike, with
     auto asked = [&](const std::string& what) {
       return route.run ? std::vector<std::string>{"/runs/" + what, "run " + what} : std::vector<std::string>{what};
     };
-    for (const auto& [bearer, cookie] : callers) {
+    for (const auto& caller : callers) {
+      // Named copies, not structured bindings: CAPTURE's lambda may not capture a binding (C++20, clang).
+      const std::string bearer = caller.first;
+      const std::string cookie = caller.second;
       CAPTURE(route.pattern);
       CAPTURE(bearer);
       CAPTURE(cookie);
@@ -229,7 +234,9 @@ TEST_CASE("pages: the JSON behind the charts") {
   fixture f;
   auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "overview");
   CHECK(overview.at("environments").as_array().size() == 2);
-  CHECK(overview.at("configs").as_array().size() == 5);  // 4 on main, the renamed one of the pull request
+  // 4 on main; the pull request's renamed one has a row for its decision, with no baseline of main.
+  CHECK(overview.at("configs").as_array().size() == 5);
+  CHECK(overview.at("base_branch") == "main");
   auto history = json::parse(
       f.get("/api/v1/projects/demo/configs/kernel1%2Feager%2Ffloat32%2Fb1/history?env_id=env-a", f.token).body(), "h");
   const auto& series = history.at("series").as_array();
@@ -237,8 +244,9 @@ TEST_CASE("pages: the JSON behind the charts") {
   const auto& points = series[0].at("points").as_array();
   CHECK(points.size() == 4);  // three pushes to main in env-a and the pull request
   CHECK(points[0].at("baseline") == "push");
-  CHECK(points[0].at("lo_ms").as_double() <= points[0].at("median_ms").as_double());
-  CHECK(points[0].at("hi_ms").as_double() >= points[0].at("median_ms").as_double());
+  CHECK(points[0].at("stat_lo_ms").as_double() <= points[0].at("stat_ms").as_double());
+  CHECK(points[0].at("stat_hi_ms").as_double() >= points[0].at("stat_ms").as_double());
+  CHECK(points[0].at("unstable") == false);
   auto evidence =
       json::parse(f.get("/api/v1/runs/" + std::to_string(f.runs.back()) + "/evidence", f.token).body(), "e");
   CHECK(evidence.at("verdict").at("verdict") == "BLOCK");
@@ -248,9 +256,10 @@ TEST_CASE("pages: the JSON behind the charts") {
   CHECK(config.at("base").at("n") == 30);
   auto compare = json::parse(f.get("/api/v1/compare?runs=1,2&prices=env-a:2,env-b:4", f.token).body(), "c");
   const auto& row = compare.at("configs").as_array()[0];
-  CHECK(row.at("ratio").as_array()[0].as_double() == doctest::Approx(1.0));
+  const auto& first = row.at("cells").as_array()[0];
+  CHECK(first.at("ratio").as_double() == doctest::Approx(1.0));
   // $2/h at 1 ms per call of batch 1: 2 * 1 / 3.6 dollars per million items, give or take the noise.
-  CHECK(row.at("cost_per_million").as_array()[0].as_double() == doctest::Approx(2.0 / 3.6).epsilon(0.05));
+  CHECK(first.at("cost_per_million").as_double() == doctest::Approx(2.0 / 3.6).epsilon(0.05));
 }
 
 TEST_CASE("pages: downsampling keeps the ends, the kept points and each bucket's extremes") {
@@ -351,11 +360,14 @@ TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is on
   auto project = *f.db.find_project("demo");
   // The pull request's run is 20% slower in every configuration; accept it.
   store::accept_run(f.db, project.id, f.runs.back(), "maintainer", "intended <b>trade</b>", 0);
-  auto run = pages::run_data(f.db, f.runs.back());
+  auto view = pages::run_data(f.db, f.runs.back());
+  REQUIRE(view.baseline_record.has_value());
+  CHECK(view.baseline_record->source == baseline_kind::accepted);
+  auto run = pages::to_json(view);
   const auto& record = run.at("baseline_record").as_object();
   CHECK(record.at("source").as_string() == "accepted");
   CHECK(record.at("accepted_by").as_string() == "maintainer");
-  auto html = pages::render_page(pages::run_page(run, pages::link_style{}));
+  auto html = pages::render_page(pages::run_page(view, pages::link_style{}));
   CHECK(html.find("<strong>Accepted</strong> as the baseline of main by maintainer") != std::string::npos);
   CHECK(html.find("intended &lt;b&gt;trade&lt;/b&gt;") != std::string::npos);
   const auto& configs = run.at("configs").as_array();
@@ -369,10 +381,10 @@ TEST_CASE("pages: an accepted run shows who accepted it; the accept marker is on
     // The renamed kernel is new in this run: accepting the run accepted no slowdown of it.
     auto key = pages::parse_config(std::string(o.at("config").as_string()));
     auto history = pages::history_data(f.db, project, key, {});
-    CHECK(history.at("accepted").as_array().size() == (is_slower ? 1u : 0u));
+    CHECK(history.accepted.size() == (is_slower ? 1u : 0u));
     std::size_t marked = 0;
-    for (const auto& s : history.at("series").as_array()) {
-      for (const auto& p : s.at("points").as_array()) marked += p.at("accepted_slowdown").as_bool() ? 1 : 0;
+    for (const auto& s : history.series) {
+      for (const auto& p : s.points) marked += p.accepted_slowdown ? 1 : 0;
     }
     CHECK(marked == (is_slower ? 1u : 0u));
   }
@@ -414,4 +426,225 @@ TEST_CASE("trend names round trip and refuse unknown ones; page kinds keep their
     CHECK(names.insert(std::string(to_string(k))).second);
   }
   CHECK(names == std::set<std::string>{"landing", "overview", "history", "run", "compare", "error"});
+}
+
+namespace {
+
+// A run in environment env-c with one configuration (kernel0/eager/float32/b1) measured in three processes whose
+// medians are `medians` (20 samples each, 0.1% apart), unstable with `reason` when given.
+run_document three_process_run(const std::string& commit, const std::vector<double>& medians,
+                               const std::string& reason = "") {
+  run_spec s;
+  s.commit = commit;
+  s.env_id = "env-c";
+  s.kernels = 1;
+  s.batches = 1;
+  auto doc = make_run(s);
+  auto& r = doc.results.front();
+  r.samples_ms.clear();
+  r.groups.clear();
+  for (double m : medians) {
+    for (int i = 0; i < 20; ++i) r.samples_ms.push_back(m * (1.0 + 0.001 * (i - 10)));
+    r.groups.push_back(20);
+  }
+  r.unstable = !reason.empty();
+  r.message = reason;
+  return doc;
+}
+
+// The number a page shows, as the gate's terminal prints it (4 significant digits).
+std::string printed(double ms) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.4g ms", ms);
+  return buffer;
+}
+
+}  // namespace
+
+TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run page, overview, history and compare") {
+  fixture f;
+  auto project = *f.db.find_project("demo");
+  store::upload_run(f.db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
+  const std::string reason = "process medians differ by 300x (0.079 to 23.99 ms)";
+  auto unstable_id =
+      store::upload_run(f.db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, reason)).run.id;
+  auto judged = store::judge_stored_run(f.db, unstable_id, gate_policy{});
+  REQUIRE(judged.verdict.configs.size() == 1);
+  const double gate_ms = judged.verdict.configs[0].head_ms.value();
+  // The gate's statistic: each process's median, geometric mean over the processes (not the pooled median 0.08).
+  CHECK(gate_ms == doctest::Approx(std::cbrt(0.080 * 23.99 * 0.079)).epsilon(0.002));
+  const std::string id = std::to_string(unstable_id);
+
+  // The run page and its JSON.
+  auto run = pages::run_data(f.db, unstable_id);
+  REQUIRE(run.configs.size() == 1);
+  REQUIRE(run.configs[0].head.has_value());
+  CHECK(run.configs[0].head->number.ms == gate_ms);
+  CHECK(run.configs[0].head->number.unstable);
+  CHECK(run.configs[0].head->number.unstable_reason == reason);
+  auto run_html = f.get("/runs/" + id, f.token).body();
+  CHECK(run_html.find("head " + printed(gate_ms)) != std::string::npos);
+  CHECK(run_html.find("measured unstable") != std::string::npos);
+  CHECK(run_html.find(reason) != std::string::npos);
+  auto evidence = json::parse(f.get("/api/v1/runs/" + id + "/evidence", f.token).body(), "e");
+  CHECK(evidence.at("configs").as_array()[0].at("head").at("stat_ms").as_double() == gate_ms);
+  CHECK(evidence.at("configs").as_array()[0].at("head").at("unstable") == true);
+  CHECK(!evidence.at("statistic").as_string().empty());
+
+  // The overview: the baseline number of env-c is the gate's, flagged.
+  auto overview = json::parse(f.get("/api/v1/projects/demo/overview", f.token).body(), "o");
+  bool seen = false;
+  for (const auto& c : overview.at("configs").as_array()) {
+    if (c.at("config") != "kernel0/eager/float32/b1") continue;
+    for (const auto& s : c.at("series").as_array()) {
+      if (s.at("env_id") != "env-c") continue;
+      seen = true;
+      CHECK(s.at("baseline").at("stat_ms").as_double() == gate_ms);
+      CHECK(s.at("baseline").at("unstable") == true);
+      CHECK(s.at("baseline").at("unstable_reason").as_string() == reason);
+    }
+  }
+  CHECK(seen);
+  auto overview_html = f.get("/projects/demo", f.token).body();
+  CHECK(overview_html.find(printed(gate_ms)) != std::string::npos);
+  CHECK(overview_html.find("unstable") != std::string::npos);
+
+  // The history: its point is the gate's number, flagged.
+  auto history = json::parse(
+      f.get("/api/v1/projects/demo/configs/kernel0%2Feager%2Ffloat32%2Fb1/history?env_id=env-c", f.token).body(), "h");
+  const auto& points = history.at("series").as_array()[0].at("points").as_array();
+  REQUIRE(points.size() == 2);
+  CHECK(points[1].at("run_id").as_string() == id);
+  CHECK(points[1].at("stat_ms").as_double() == gate_ms);
+  CHECK(points[1].at("unstable") == true);
+  CHECK(points[0].at("unstable") == false);
+
+  // The comparison: the gate's number, a warning in place of an interval.
+  auto compare_json =
+      json::parse(f.get("/api/v1/compare?runs=" + std::to_string(f.runs[0]) + "," + id, f.token).body(), "c");
+  for (const auto& c : compare_json.at("configs").as_array()) {
+    if (c.at("config") != "kernel0/eager/float32/b1") continue;
+    const auto& cell = c.at("cells").as_array()[1];
+    CHECK(cell.at("stat_ms").as_double() == gate_ms);
+    CHECK(cell.at("unstable") == true);
+    CHECK(cell.at("ratio_lo").is_null());
+  }
+  auto compare_html = f.get("/compare?runs=" + std::to_string(f.runs[0]) + "," + id, f.token).body();
+  CHECK(compare_html.find("unstable: no interval") != std::string::npos);
+  CHECK(compare_html.find(reason) != std::string::npos);
+  CHECK(compare_html.find(printed(gate_ms).substr(0, 6)) != std::string::npos);
+}
+
+TEST_CASE("pages: the band chart's axis is a log axis clamped to what a ratio can be") {
+  // A 4x slowdown with a wide interval: the axis reaches beyond it, never below -100%.
+  auto svg = pages::ratio_band_svg(4.0, 3.5, 4.6, 0.02, "slower");
+  CHECK(svg.find("-445") == std::string::npos);
+  CHECK(svg.find(">-8") != std::string::npos);  // the left end: 1 / 4.6^1.15 is about -83% to -85%
+  CHECK(svg.find("class=\"clipped\"") == std::string::npos);
+  // An interval past 10x either way is clipped at the axis and marked with an arrow.
+  auto wide = pages::ratio_band_svg(1.0, 0.01, 50.0, 0.02, "abstain");
+  CHECK(wide.find("class=\"clipped\"") != std::string::npos);
+  CHECK(wide.find(">-90.0%<") != std::string::npos);
+  CHECK(wide.find(">+900.0%<") != std::string::npos);
+}
+
+namespace {
+
+// Ends the grace period of every rotated token in the store at `db_path`: as if its end had passed.
+void end_grace_periods(const std::string& db_path) {
+  sqlite3* raw = nullptr;
+  REQUIRE(sqlite3_open(db_path.c_str(), &raw) == SQLITE_OK);
+  REQUIRE(sqlite3_exec(raw, "UPDATE tokens SET expires_at = '2026-01-02T03:04:05Z' WHERE expires_at IS NOT NULL",
+                       nullptr, nullptr, nullptr) == SQLITE_OK);
+  sqlite3_close(raw);
+}
+
+}  // namespace
+
+TEST_CASE("an expired token is told when it ended and how to make one for its project, only to its holder") {
+  fixture f;
+  auto rotated = f.db.rotate_token(f.token, std::chrono::seconds(3600));
+  end_grace_periods(f.db_path);
+  const std::string said =
+      "expired at 2026-01-02T03:04:05Z (it was rotated and its grace period ended); make a new "
+      "one for project demo with `rnx-server admin token create --project demo`";
+  // The API: the holder of the expired token.
+  auto api = f.get("/api/v1/projects/demo/runs", f.token);
+  CHECK(api.result_int() == 401);
+  CHECK(api.body().find("the bearer token " + said) != std::string::npos);
+  // Another malformed or unknown token learns nothing about any project.
+  auto unknown = f.get("/api/v1/projects/demo/runs", "rnx_0123456789ab_" + std::string(48, '0'));
+  CHECK(unknown.result_int() == 401);
+  CHECK(unknown.body().find("not valid (unknown, revoked or mistyped)") != std::string::npos);
+  CHECK(unknown.body().find("demo") == std::string::npos);
+  // The same public id with another secret is not the holder: no project named.
+  std::string forged = f.token.substr(0, f.token.size() - 4) + "ffff";
+  if (forged == f.token) forged = f.token.substr(0, f.token.size() - 4) + "eeee";
+  auto wrong_secret = f.get("/api/v1/projects/demo/runs", forged);
+  CHECK(wrong_secret.body().find("expired") == std::string::npos);
+  CHECK(wrong_secret.body().find("project demo") == std::string::npos);
+  // The pages: the expired cookie is told why it no longer reads its own project.
+  auto mine = f.get("/projects/demo", "", "rnx_token=" + f.token);
+  CHECK(mine.result_int() == 404);
+  CHECK(mine.body().find("The token this request carries " + pages::escape_html(said)) != std::string::npos);
+  // Another private project and an unknown one still answer alike (404; the only project named is the token's own).
+  auto other = f.get("/projects/other", "", "rnx_token=" + f.token);
+  auto nobody = f.get("/projects/nope", "", "rnx_token=" + f.token);
+  CHECK(other.result_int() == 404);
+  CHECK(answer_without(other, {"other"}) == answer_without(nobody, {"nope"}));
+  // An anonymous caller is never told of the expired token's project.
+  auto anonymous = f.get("/projects/nope");
+  CHECK(anonymous.body().find("expired") == std::string::npos);
+  // Signing in with it says the same.
+  service::request login{http::verb::post, "/login", 11};
+  login.set(http::field::content_type, "application/x-www-form-urlencoded");
+  login.body() = "token=" + f.token;
+  login.prepare_payload();
+  auto refused = f.api.handle_request(login);
+  CHECK(refused.result_int() == 401);
+  CHECK(refused.body().find("that token " + pages::escape_html(said)) != std::string::npos);
+  // The new token works.
+  CHECK(f.get("/projects/demo", rotated.replacement.token).result_int() == 200);
+}
+
+TEST_CASE("schema 7 -> 8: results stored before keep their run statistic and get their unstable flag back") {
+  test::temp_dir dir;
+  std::string path = dir.file("rnx.sqlite");
+  std::int64_t noisy = 0;
+  {
+    store::database db(path);
+    auto project = db.ensure_project("demo");
+    store::upload_run(db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
+    noisy = store::upload_run(db, project.id, three_process_run("noisy", {0.080, 23.99, 0.079}, "bimodal")).run.id;
+  }
+  {
+    // Back to the version 7 layout: no interval of the run statistic, no unstable flag; version 8 not recorded.
+    sqlite3* raw = nullptr;
+    REQUIRE(sqlite3_open(path.c_str(), &raw) == SQLITE_OK);
+    REQUIRE(sqlite3_exec(raw,
+                         (std::string(test::undo_schema_8) + "DELETE FROM schema_version WHERE version >= 8").c_str(),
+                         nullptr, nullptr, nullptr) == SQLITE_OK);
+    sqlite3_close(raw);
+  }
+  store::database db(path);
+  CHECK(db.schema_version() == store::current_schema_version);
+  auto project = *db.find_project("demo");
+  auto points = db.config_history(project.id, {"kernel0", "eager", "float32", 1}, {});
+  REQUIRE(points.size() == 2);
+  CHECK_FALSE(points[0].number.unstable);
+  CHECK(points[1].run_id == noisy);
+  CHECK(points[1].number.unstable);
+  CHECK(points[1].number.unstable_reason == "bimodal");
+  // The statistic the verdict compares, kept since version 5; its interval was not, so none is drawn.
+  CHECK(points[1].number.ms == doctest::Approx(std::cbrt(0.080 * 23.99 * 0.079)).epsilon(0.002));
+  CHECK_FALSE(points[1].number.lo_ms.has_value());
+}
+
+TEST_CASE("pages: a run view read back from its JSON renders the same page (rnx gate renders the service's JSON)") {
+  fixture f;
+  auto view = pages::run_data(f.db, f.runs.back());
+  const auto json_text = json::serialize(pages::to_json(view));
+  auto read = pages::run_view_from_json(json::parse(json_text, "evidence").as_object());
+  CHECK(json::serialize(pages::to_json(read)) == json_text);
+  CHECK(pages::run_page(read, pages::link_style{}).body == pages::run_page(view, pages::link_style{}).body);
 }

@@ -11,6 +11,7 @@
 
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/verdict_document.hpp"
+#include "rnx/service/page_views.hpp"
 #include "rnx/service/store.hpp"
 
 #include <boost/json/object.hpp>
@@ -56,15 +57,17 @@ void validate(const history_query& q);
 
 // --- data: the JSON behind each page (also served under /api/v1/...) ---
 // not_found (naming the thing) for an unknown environment, configuration or run.
-bj::object overview_data(store::database& db, const store::project_info& project);
-bj::object history_data(store::database& db, const store::project_info& project, const config_key& key,
-                        const history_query& q);
-bj::object run_data(store::database& db, std::int64_t run_id);
+overview_view overview_data(store::database& db, const store::project_info& project);
+history_view history_data(store::database& db, const store::project_info& project, const config_key& key,
+                          const history_query& q);
+// Every run's number on every page is the run statistic the verdict compares (stats::run_statistic; a run page's
+// judged sides carry the verdict's own base_ms / head_ms), with the run's unstable flag and reason beside it.
+run_view run_data(store::database& db, std::int64_t run_id);
 // From documents alone (rnx report with files, the gate's report.html): base and verdict may be null.
-bj::object run_data(const run_document& head, const std::string& head_id, const run_document* base,
-                    const std::string& base_id, const verdict_document* verdict);
-bj::object compare_data(store::database& db, const std::vector<std::int64_t>& run_ids,
-                        const std::map<std::string, double>& prices);
+run_view run_data(const run_document& head, const std::string& head_id, const run_document* base,
+                  const std::string& base_id, const verdict_document* verdict);
+compare_view compare_data(store::database& db, const std::vector<std::int64_t>& run_ids,
+                          const std::map<std::string, double>& prices);
 // The landing page's projects: every public one, plus the project of `token_project` (the caller's token), by name.
 bj::object landing_data(store::database& db, const std::optional<std::string>& token_project);
 
@@ -87,11 +90,6 @@ struct link_style {
 enum class page_kind { landing, overview, history, run, compare, error };
 std::string_view to_string(page_kind k);
 
-// How a configuration's newest baseline compares with the one before it, against the rope (the overview's trend).
-enum class trend_kind { slower, faster, flat };
-std::string_view to_string(trend_kind t);
-std::optional<trend_kind> trend_kind_from_string(std::string_view name);
-
 struct page {
   page_kind kind = page_kind::error;
   std::string title;
@@ -100,10 +98,12 @@ struct page {
   bj::object data;     // drawn by rnx-pages.js
 };
 
-page overview_page(const bj::object& data, const link_style& links);
-page history_page(const bj::object& data, const link_style& links, bool log_scale);
+page overview_page(const overview_view& data, const link_style& links);
+page history_page(const history_view& data, const link_style& links, bool log_scale);
+page run_page(const run_view& data, const link_style& links);
+// From an rnx-server's JSON (GET /api/v1/runs/{id}/evidence), as `rnx gate` renders a stored run's page.
 page run_page(const bj::object& data, const link_style& links);
-page compare_page(const bj::object& data, const link_style& links);
+page compare_page(const compare_view& data, const link_style& links);
 // A place an error page sends people back to: an href on this server and its text (both escaped when written).
 struct way_back {
   std::string href;
@@ -122,7 +122,9 @@ std::string signed_percent(double ratio);
 // "+12.3% (95%: +10.1% to +14.6%)", or without the interval when there is none; "" without a ratio.
 std::string change_text(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi);
 // A small inline SVG: the band 1 ± rope shaded, a line at 1.0, the 95% interval as a bar and the ratio as a dot,
-// on an axis that always holds the band and the interval. "" without a ratio. Every text in it is escaped.
+// on a log axis of the ratio symmetric around 1.0 that holds the band and the interval, at most 10x either way (a
+// change cannot go below -100%); an interval clipped by it ends in an arrow. "" without a ratio. Every text in it
+// is escaped.
 std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi,
                            double rope, std::string_view decision);
 

@@ -31,7 +31,7 @@ struct sqlite3_stmt;
 namespace rnx::store {
 
 // The schema version this build writes; older files are migrated forward on open.
-inline constexpr int current_schema_version = 7;
+inline constexpr int current_schema_version = 8;
 
 struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
@@ -106,6 +106,12 @@ struct auth_result {
   token_scope scope = token_scope::upload;
 };
 
+// A token that worked once and has expired: it was rotated with a grace period that has ended.
+struct expired_token {
+  std::string project;
+  std::string expired_at;  // RFC 3339 UTC
+};
+
 struct run_summary {
   std::int64_t id = 0;
   std::string project;
@@ -143,13 +149,26 @@ struct run_filter {
   int limit = 50;
 };
 
+// One run's number for one configuration, as every page shows it: the run statistic the verdict compares (each
+// process's median, geometric mean over processes; rnx::stats::run_statistic), its 95% interval, and whether the
+// run marked the configuration unstable, with its reason. A result stored before the statistic was kept gives its
+// pooled median and that median's interval instead (alike for runs of one process).
+struct run_number {
+  std::optional<double> ms;
+  std::optional<double> lo_ms;
+  std::optional<double> hi_ms;
+  bool unstable = false;
+  std::string unstable_reason;
+};
+
 struct history_point {
   std::int64_t run_id = 0;
   std::string commit;
   std::string branch;
   std::string created_at;
   std::string status;
-  std::optional<double> median_ms;
+  std::optional<double> median_ms;  // the pooled median of all samples (kept for the API's readers)
+  run_number number;                // what the verdict compares, and the pages show
   std::int64_t n = 0;
 };
 
@@ -172,9 +191,7 @@ struct config_point {
   std::string created_at;
   std::string env_id;
   std::string status;
-  std::optional<double> median_ms;
-  std::optional<double> lo_ms;  // 95% distribution-free interval of the median (order statistics)
-  std::optional<double> hi_ms;
+  run_number number;
   std::int64_t n = 0;
   baseline_kind baseline_source = baseline_kind::unknown;  // push, accepted, or unknown: not a baseline
 };
@@ -198,13 +215,12 @@ struct environment_summary {
 // One configuration's result in a baseline run (newest baselines first).
 struct baseline_result {
   config_key key;
+  std::string branch;  // the branch it is a baseline of
   std::string env_id;
   std::int64_t run_id = 0;
   baseline_kind source = baseline_kind::push;
   std::string created_at;
-  std::optional<double> median_ms;
-  std::optional<double> lo_ms;  // 95% interval of that median
-  std::optional<double> hi_ms;
+  run_number number;
 };
 
 // A project as the landing page lists it.
@@ -268,7 +284,8 @@ struct stored_verdict_row {
   verdict_kind kind = verdict_kind::request;
   std::string document;  // rnx.verdict/v1 JSON text
   std::string created_at;
-  run_summary run;  // id, commit, branch, pull_request, env_id, created_at filled
+  run_summary run;                              // id, commit, branch, pull_request, env_id, created_at filled
+  std::optional<std::int64_t> baseline_run_id;  // the stored run it compared with (a paired verdict's base side too)
 };
 
 struct webhook {
@@ -323,6 +340,10 @@ class database {
   token_grant create_token(std::string_view project, std::string_view label, token_scope scope = token_scope::upload);
   // nullopt for an unknown, malformed, revoked or expired token; the digest comparison is constant-time.
   std::optional<auth_result> authenticate(std::string_view token);
+  // For a token that authenticate() refused because its grace period ended: its project and when it ended. Only the
+  // whole token matches (its digest, compared in constant time), so only whoever holds it learns either; nullopt
+  // for any other token (unknown, malformed, revoked, or still valid).
+  std::optional<expired_token> find_expired(std::string_view token);
   // Every token (of one project when given), oldest first; never a secret.
   std::vector<token_record> list_tokens(std::optional<std::string_view> project = std::nullopt);
   // `which` names one token: its public id, "rnx_<public id>" or the whole token. The token stops
@@ -380,8 +401,6 @@ class database {
   std::vector<baseline_result> recent_baseline_results(std::int64_t project_id, int baselines);
   // The public projects, plus `also` (the caller's token's project) when given, by name.
   std::vector<project_listing> readable_projects(std::optional<std::string_view> also);
-  // Medians of the newest `runs` runs, as points with run fields filled, oldest first.
-  std::vector<std::pair<config_key, config_point>> recent_results(std::int64_t project_id, int runs);
   // Newest stored verdicts of the project's runs ("request" and "paired" kinds), newest first.
   std::vector<stored_verdict_row> recent_verdicts(std::int64_t project_id, int limit);
   // The newest stored verdict of a run: a "paired" verdict (what the pull request's gate decided) before a
@@ -424,7 +443,8 @@ class database {
   void migrate();
   run_summary summary_from_row(statement& st);
   token_record token_from_row(statement& st);
-  static project_info project_from_row(statement& st);  // columns: id, name, created_at, public
+  static project_info project_from_row(statement& st);          // columns: id, name, created_at, public
+  static run_number number_from_row(statement& st, int first);  // RNX_NUMBER_COLUMNS from column `first`
   // These two expect mutex_ held. find_token_locked refuses (conflict) a revoked token.
   token_grant insert_token(const project_info& project, std::string_view label, token_scope scope);
   token_record find_token_locked(std::string_view which);
