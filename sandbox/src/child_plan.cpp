@@ -93,8 +93,10 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
   uid_map = std::to_string(uid) + " " + std::to_string(uid) + " 1\n";
   gid_map = std::to_string(gid) + " " + std::to_string(gid) + " 1\n";
   dir = workdir.string();
-  scratch_options = "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" +
-                    (root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string());
+  const std::string owner = root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string();
+  scratch_options = "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" + owner;
+  compiled_dir = compiled_folder(workdir).string();
+  compiled_options = "mode=0700,size=" + std::to_string(limits.compiled_mb) + "m" + owner;
   shm_options = "mode=1777,size=" + std::to_string(limits.shm_mb) + "m";
   cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
   root_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"network namespace\"}\n";
@@ -139,8 +141,11 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
                       "/dev could not be reduced (the host's devices and /dev/shm are reachable)");
   scratch_lines = layer_line_pair(
       layer::scratch,
-      "its scratch folder is a tmpfs of " + std::to_string(limits.scratch_mb) + " MiB, gone when it ends",
-      "its scratch folder is on the host's disk, without a size limit");
+      "its scratch folder is a noexec tmpfs of " + std::to_string(limits.scratch_mb) +
+          " MiB, gone when it ends; compiled code is mapped only from its .compiled folder, a tmpfs of " +
+          std::to_string(limits.compiled_mb) + " MiB",
+      "its scratch folder is on the host's disk, without a size limit, and files written there may be mapped as "
+      "code");
   tasks_lines = layer_line_pair(
       layer::tasks, "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
       "no process limit holds (RLIMIT_NPROC does not bind root)");

@@ -34,6 +34,8 @@ struct child_plan {
   std::string gid_map;
   std::string dir;
   std::string scratch_options;
+  std::string compiled_dir;  // compiled_folder(dir)
+  std::string compiled_options;
   std::string shm_options;
   std::string cpu_line;
   std::string root_line;

@@ -78,8 +78,11 @@ int restrict_files(const file_rules& rules);
 bool reduce_dev(const char* shm_options);
 // /proc/sys read-only.
 bool proc_sys_read_only();
-// The scratch folder a tmpfs of `options`, with the caller's files copied in (owned by uid/gid unless -1).
+// The scratch folder a noexec tmpfs of `options`, with the caller's files copied in (owned by uid/gid unless -1).
 bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t gid);
+// compiled_folder() made inside the scratch tmpfs and covered by a tmpfs of `options` whose files may be mapped
+// as code (no noexec).
+bool compiled_on_tmpfs(const char* compiled, const char* options);
 // The scratch folder handed to uid/gid where no tmpfs can be mounted.
 void hand_over_scratch(const char* scratch, uid_t uid, gid_t gid);
 

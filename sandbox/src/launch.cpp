@@ -170,7 +170,8 @@ void blank_command_line(const child_plan& plan) {
   report_layer(
       fd, plan.scratch_lines,
       scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(), got.as_root ? plan.uid : static_cast<uid_t>(-1),
-                       got.as_root ? plan.gid : static_cast<gid_t>(-1)));
+                       got.as_root ? plan.gid : static_cast<gid_t>(-1)) &&
+          compiled_on_tmpfs(plan.compiled_dir.c_str(), plan.compiled_options.c_str()));
   if (got.as_root) got.unprivileged = leave_root(plan.uid, plan.gid);
   report_layer(fd, plan.user_lines, got.unprivileged);
   report_layer(fd, plan.tasks_lines, got.unprivileged);

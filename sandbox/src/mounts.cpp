@@ -153,12 +153,14 @@ bool proc_sys_read_only() {
 }
 
 // The scratch folder becomes a tmpfs of `options` (its size limit): what the candidate writes never reaches the
-// disk and is gone when the namespace ends, whatever modes it set. The regular files the caller put there (the
-// job) are copied in first, owned by `uid`/`gid` when those are not -1.
+// disk and is gone when the namespace ends, whatever modes it set. It is noexec: no file there can be mapped as
+// code, which is what the dynamic loader started on a copied program (`ld.so ./copy`) needs and Landlock's
+// execute right does not see. The regular files the caller put there (the job) are copied in first, owned by
+// `uid`/`gid` when those are not -1.
 bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t gid) {
   const int old = ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (old < 0) return false;
-  bool ok = ::mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV, options) == 0;
+  bool ok = ::mount("tmpfs", scratch, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, options) == 0;
   const int fresh = ok ? ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC) : -1;
   ok = ok && fresh >= 0;
   if (ok) {
@@ -180,6 +182,12 @@ bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t
   if (fresh >= 0) ::close(fresh);
   ::close(old);
   return ok;
+}
+
+// The folder compiled code is loaded from (compiled_folder): a tmpfs of its own, without noexec, inside scratch.
+// The candidate cannot remove or rename it (a mount point) nor mount anything (Landlock refuses mount).
+bool compiled_on_tmpfs(const char* compiled, const char* options) {
+  return ::mkdir(compiled, 0700) == 0 && ::mount("tmpfs", compiled, "tmpfs", MS_NOSUID | MS_NODEV, options) == 0;
 }
 
 // Where no tmpfs can be mounted, a caller that was root hands the scratch folder (and what it put there) to the

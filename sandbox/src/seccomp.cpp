@@ -91,6 +91,7 @@ std::string refused_name(std::uint32_t arch, std::uint32_t nr) {
     case SYS_process_vm_writev: return "process_vm_writev";
     case SYS_pidfd_getfd: return "pidfd_getfd";
     case SYS_open_by_handle_at: return "open_by_handle_at";
+    case SYS_memfd_create: return "memfd_create";
     case SYS_ioctl: return "ioctl(TIOCSTI)";
     default: return "system call " + std::to_string(nr);
   }
@@ -169,9 +170,11 @@ bool install_filter(int phase, std::string& why) {
   // io_uring (it could open sockets behind seccomp's back); another process's memory and descriptors (the
   // judge's, above all: already out of reach, since the judge is not dumpable and nothing here has
   // CAP_SYS_PTRACE); open_by_handle_at (with CAP_DAC_READ_SEARCH it opens files by handle, past the mount
-  // namespace).
+  // namespace); memfd_create: its file lies on no mount the sandbox made, so neither noexec nor Landlock's execute
+  // rule covers it, and a program copied into it could be started (execve of /proc/self/fd/N, execveat) or mapped
+  // by the dynamic loader. Neither torch, torch.compile nor Triton needs it.
   for (long nr : {SYS_io_uring_setup, SYS_ptrace, SYS_process_vm_readv, SYS_process_vm_writev, SYS_pidfd_getfd,
-                  SYS_open_by_handle_at}) {
+                  SYS_open_by_handle_at, SYS_memfd_create}) {
     jump(BPF_JMP | BPF_JEQ | BPF_K, static_cast<std::uint32_t>(nr), 0, 1);
     stmt(BPF_RET | BPF_K, trap);
   }

@@ -61,6 +61,7 @@ TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need
   ::setenv("TORCH_SECRET_KEY", "hidden", 1);  // a secret under an allowed prefix is still withheld
   ::setenv("CUDA_VISIBLE_DEVICES", "0", 1);
   ::setenv("RNX_TEST_KEEP", "kept", 1);
+  ::setenv("TORCH_EXTENSIONS_DIR", "/elsewhere", 1);  // a folder outside the one where code may be mapped
   rv::sandbox_limits limits;
   limits.keep_env = {"RNX_TEST_KEEP"};
   std::vector<std::string> withheld;
@@ -77,6 +78,20 @@ TEST_CASE("the sandbox environment withholds secrets and keeps what kernels need
   CHECK(has(env, "TMPDIR=/tmp/rnx-x"));
   CHECK(has(env, "MALLOC_PERTURB_=255"));
   CHECK(has_prefix(env, "PATH="));
+  // The name of the user it runs as, so that getpass.getuser() needs no NSS lookup (a Unix socket, refused).
+  if (::geteuid() == 0) {
+    CHECK(has(env, "USER=nobody"));
+    CHECK(has(env, "LOGNAME=nobody"));
+  } else {
+    CHECK(has_prefix(env, "USER="));
+  }
+  // What the compilers build and load goes to the one folder whose files may be mapped as code.
+  CHECK(rnx::sandbox::compiled_folder("/tmp/rnx-x") == "/tmp/rnx-x/.compiled");
+  CHECK(has(env, "TRITON_CACHE_DIR=/tmp/rnx-x/.compiled/triton"));
+  CHECK(has(env, "TORCHINDUCTOR_CACHE_DIR=/tmp/rnx-x/.compiled/inductor"));
+  CHECK(has(env, "TORCH_EXTENSIONS_DIR=/tmp/rnx-x/.compiled/torch_extensions"));
+  CHECK_FALSE(has(env, "TORCH_EXTENSIONS_DIR=/elsewhere"));
+  ::unsetenv("TORCH_EXTENSIONS_DIR");
 }
 
 TEST_CASE("a sandboxed process has no network interfaces but loopback, its own folder, and closed descriptors") {
@@ -134,6 +149,29 @@ TEST_CASE("never host root: unprivileged uid, read-only /proc/sys, a reduced /de
   for (auto l : rnx::sandbox::all_layers()) {
     CHECK(out.find("\"layer\":\"" + std::string(rnx::sandbox::to_string(l)) + "\",\"ok\":true") != std::string::npos);
   }
+}
+
+TEST_CASE("a copied program never starts: not from scratch, /dev/shm or .compiled, nor through the loader") {
+  std::vector<std::string> env = {"PATH=/usr/bin:/bin"};
+  // Each copy started directly (Landlock's execute rule: not an installed folder) and through the dynamic loader,
+  // which maps the file itself (refused by the noexec mounts); .compiled, whose files may be mapped as code, is the
+  // one place the loader can run one.
+  std::string out = run_sandboxed(
+      "loader=$(ls /lib64/ld-linux-x86-64.so.2 /lib/ld-linux-aarch64.so.1 2>/dev/null | head -n 1);"
+      " for d in . /dev/shm .compiled; do cp /bin/true $d/copy && chmod 755 $d/copy;"
+      " $d/copy 2>/dev/null && echo $d:direct=ran >&3 || echo $d:direct=refused >&3;"
+      " $loader $d/copy 2>/dev/null && echo $d:loader=ran >&3 || echo $d:loader=refused >&3; done;"
+      " echo mounts=$(grep -c \" $PWD/.compiled tmpfs \" /proc/self/mounts)"
+      ",$(grep \" $PWD/.compiled tmpfs \" /proc/self/mounts | grep -c noexec)"
+      ",$(grep \" $PWD tmpfs \" /proc/self/mounts | grep -c noexec) >&3",
+      env);
+  INFO(out);
+  for (const char* refused : {"\n.:direct=refused\n", "\n.:loader=refused\n", "\n/dev/shm:direct=refused\n",
+                              "\n/dev/shm:loader=refused\n", "\n.compiled:direct=refused\n"}) {
+    CHECK(out.find(refused) != std::string::npos);
+  }
+  CHECK(out.find("\n.compiled:loader=ran\n") != std::string::npos);
+  CHECK(out.find("mounts=1,0,1\n") != std::string::npos);  // .compiled a tmpfs of its own, not noexec; scratch noexec
 }
 
 TEST_CASE("restrict_execute: installed programs run, a program copied into scratch does not") {
@@ -301,7 +339,7 @@ int in_filtered_child(Body body) {
 
 }  // namespace
 
-TEST_CASE("the seccomp filter refuses network sockets, ptrace, TIOCSTI and x32 calls, and names each") {
+TEST_CASE("the seccomp filter refuses network sockets, ptrace, TIOCSTI, memfd_create and x32 calls, naming each") {
   // socket(AF_INET) and socket(AF_UNIX): EPERM from the trap handler, counted (a Unix socket on disk, such as
   // the Docker daemon's, would reach what the network namespace takes away); netlink still works.
   const int inet = in_filtered_child([] {
@@ -354,6 +392,15 @@ TEST_CASE("the seccomp filter refuses network sockets, ptrace, TIOCSTI and x32 c
   });
   REQUIRE(WIFEXITED(peek));
   CHECK(WEXITSTATUS(peek) == 0);
+
+  // memfd_create: a file on no mount, which neither noexec nor Landlock's execute rule covers.
+  const int memfd = in_filtered_child([] {
+    errno = 0;
+    if (::syscall(SYS_memfd_create, "copy", 0) >= 0 || errno != EPERM) return 1;
+    return rnx::sandbox::blocked().calls.find("memfd_create x1") == std::string::npos ? 2 : 0;
+  });
+  REQUIRE(WIFEXITED(memfd));
+  CHECK(WEXITSTATUS(memfd) == 0);
 
 #if defined(__x86_64__)
   // The same socket() through the x32 ABI (__X32_SYSCALL_BIT | nr): the filter sees the number before the kernel

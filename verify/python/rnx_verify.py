@@ -159,7 +159,8 @@ def import_compiler_stack():
     they were reported as the candidate patching globals. Inductor compiles in this process, one file at a time
     (compile_threads = 1): its pool of compile workers would be threads and processes left running after the
     call, which extra_threads rightly reports. Triton, where installed, is imported here for the same reason.
-    Its caches (inductor's under TMPDIR, Triton's under TRITON_CACHE_DIR) are in the scratch folder already.
+    Its caches (TORCHINDUCTOR_CACHE_DIR, TRITON_CACHE_DIR) are in the scratch folder's .compiled folder already,
+    the one place the sandbox lets compiled code be loaded from.
     Returns the seconds spent, which the report shows apart from the candidate's own time."""
     import importlib.util
     import time as _time

@@ -56,10 +56,11 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   fs::path job = dir / "job.json";
   {
     std::ofstream out(job);
-    // The worker may write only inside its scratch folder (Landlock), so compiled kernels are cached there: a
-    // candidate must not be able to plant a library in the shared cache that a later run would load unsandboxed.
+    // The worker may write only inside its scratch folder (Landlock), so compiled kernels are cached there, in the
+    // one folder whose files may be loaded as code: a candidate must not be able to plant a library in the shared
+    // cache that a later run would load unsandboxed.
     verify_options with_cache = o;
-    if (with_cache.cache_dir.empty()) with_cache.cache_dir = dir / "kernel-cache";
+    if (with_cache.cache_dir.empty()) with_cache.cache_dir = sandbox::compiled_folder(dir);
     out << json::serialize(job_json(with_cache));
     if (!out) throw error(errc::internal, job.string() + ": cannot write the verify job");
   }

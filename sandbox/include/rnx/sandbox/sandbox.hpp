@@ -33,7 +33,8 @@ struct sandbox_limits {
   std::int64_t memory_mb = 12288;     // resident memory (watched) and address space (CPU devices)
   std::int64_t file_mb = 256;         // RLIMIT_FSIZE
   int processes = 512;                // RLIMIT_NPROC of the worker's uid (threads count); never root, so it holds
-  std::int64_t scratch_mb = 1024;     // size of the scratch tmpfs (its cwd, HOME, TMPDIR)
+  std::int64_t scratch_mb = 1024;     // size of the scratch tmpfs (its cwd, HOME, TMPDIR), mounted noexec
+  std::int64_t compiled_mb = 256;     // size of its compiled-code folder (compiled_folder), a tmpfs of its own
   std::int64_t shm_mb = 256;          // size of its private /dev/shm
   std::vector<std::string> keep_env;  // extra variable names passed through to the worker
   // Reads confined (Landlock) to the system's folders (/usr, /bin, /sbin, /lib*, /opt, /etc, /sys, /proc, /dev),
@@ -56,6 +57,15 @@ const std::vector<std::string>& secret_words();  // the words looks_secret looks
 std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
                                              std::vector<std::string>* withheld);
 
+// The one folder of a sandbox whose files may be mapped as code (dlopen: Triton's launcher, inductor's CPU library,
+// a cpp extension, a compiled kernel), `workdir`/.compiled: in the mount namespace a tmpfs of compiled_mb mounted
+// without noexec inside the scratch tmpfs, which is noexec. Nothing in it may be started as a program (execve is
+// confined by Landlock to installed folders); only mapping is allowed, so the dynamic loader started on a file
+// (`ld.so ./copy`) runs it here and nowhere else the candidate can write. The compilers' caches point here
+// (TRITON_CACHE_DIR, TORCHINDUCTOR_CACHE_DIR, TORCH_EXTENSIONS_DIR in sandbox_environment), and so must a caller's
+// cache of compiled kernels.
+std::filesystem::path compiled_folder(const std::filesystem::path& workdir);
+
 // The uid (and gid) the untrusted code runs as when the caller is root: nobody.
 constexpr unsigned unprivileged_uid = 65534;
 
@@ -68,7 +78,7 @@ enum class layer {
   session,     // a new session without a controlling terminal; stdin, stdout, stderr on /dev/null
   proc_sys,    // /proc/sys read-only
   dev,         // /dev reduced to null, zero, full, random, urandom and the GPU's nodes; a private /dev/shm
-  scratch,     // the scratch folder a tmpfs of scratch_mb, gone when the sandbox ends
+  scratch,     // the scratch folder a noexec tmpfs of scratch_mb, compiled_folder a tmpfs of compiled_mb in it
   tasks,       // a process limit that holds (RLIMIT_NPROC of a uid that is not root)
 };
 std::string_view to_string(layer l);
@@ -122,8 +132,10 @@ struct sandboxed_process {
 // unless the caller is root), never as host root, with rlimits, `workdir` as cwd/HOME/TMPDIR and `env` as
 // environment. `workdir` becomes a tmpfs of limits.scratch_mb in the mount namespace: the regular files the
 // caller put at its top level are copied in, and nothing written there is seen outside or survives the worker
-// (results travel on the pipe). The first lines on the pipe say which layers were applied (see layer_report).
-// The worker gets the pipe's write end as --result-fd. Throws rnx::error(internal) when fork or pipe fail.
+// (results travel on the pipe). It is mounted noexec, and so are /dev and /dev/shm: compiled_folder(workdir) is
+// the one place the worker can write whose files may be mapped as code. The first lines on the pipe say which layers
+// were applied (see layer_report). The worker gets the pipe's write end as --result-fd. Throws rnx::error(internal)
+// when fork or pipe fail.
 sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                   const std::filesystem::path& workdir, const sandbox_limits& limits,
                                   bool limit_address_space);
@@ -146,18 +158,19 @@ struct blocked_counts {
   int processes = 0;    // processes the untrusted code left running (counted by the caller; see install_filter)
   int io_uring = 0;     // io_uring_setup (it could open sockets behind seccomp's back)
   int foreign_abi = 0;  // system calls through the x32 or i386 ABI, or numbers past the native table
-  int other = 0;        // ptrace and process_vm_*, pidfd_getfd, open_by_handle_at, TIOCSTI
+  int other = 0;        // ptrace and process_vm_*, pidfd_getfd, open_by_handle_at, memfd_create, TIOCSTI
   std::string calls;    // every refused call by name and count, "socket x2, ioctl(TIOCSTI) x1"
 };
 
 // The seccomp filter, installed before the untrusted code is imported (phase 1): network sockets (every family
 // but netlink), io_uring, another process's memory (ptrace, process_vm_*, pidfd_getfd), open_by_handle_at,
-// TIOCSTI/TIOCLINUX, and every call through a foreign ABI (x32, i386) or with a number past the native table are
-// refused (EPERM, ENOSYS for the foreign ones) through a SIGSYS handler that records each (blocked()), however
-// the call was made; replacing that handler is refused with a plain EPERM (not recorded: Python's vfork child
-// tries it with every signal blocked, where a trap would kill it). Phase 2 (before the first call) adds nothing:
-// process creation stays allowed, for compilers a kernel starts at its first call (Triton); see restrict_execute.
-// Returns false with `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
+// memfd_create (a file on no mount: Landlock's execute rule does not cover it, so a program written there could be
+// started), TIOCSTI/TIOCLINUX, and every call through a foreign ABI (x32, i386) or with a number past the native table
+// are refused (EPERM, ENOSYS for the foreign ones) through a SIGSYS handler that records each (blocked()), however the
+// call was made; replacing that handler is refused with a plain EPERM (not recorded: Python's vfork child tries it with
+// every signal blocked, where a trap would kill it). Phase 2 (before the first call) adds nothing: process creation
+// stays allowed, for compilers a kernel starts at its first call (Triton); see restrict_execute. Returns false with
+// `why` where seccomp is unavailable (non-x86-64/aarch64, or the kernel refuses).
 bool install_filter(int phase, std::string& why);
 
 // Landlock: from now on this process and its children may execute (execve) only files beneath `beneath`
