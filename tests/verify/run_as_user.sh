@@ -44,7 +44,7 @@ fi
 status=0
 for c in "$@"; do
   echo "== $(basename "$c") as $user ($(id -u "$user"))"
-  runuser -u "$user" -- env -i PATH="$prefix/bin:/usr/bin:/bin" HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8 \
+  runuser -u "$user" -- env -i PATH="$prefix/bin:/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin" HOME=/tmp TMPDIR=/tmp LANG=C.UTF-8 \
     RNX_VERIFY_WORKER="$build/bin/rnx-verify-worker" "$prefix/bin/python3" "$run_case" "$build/bin/rnx" "$c" ||
     status=1
 done
