@@ -86,6 +86,21 @@ namespace {
 
 constexpr std::size_t public_id_length = 12;
 
+// The public id of a token of the shape rnx_<12 hex>_<48 hex>; nothing for any other text.
+std::optional<std::string_view> token_public_id(std::string_view token) {
+  if (token.size() != 4 + public_id_length + 1 + 48 || token.substr(0, 4) != "rnx_" ||
+      token[4 + public_id_length] != '_') {
+    return std::nullopt;
+  }
+  return token.substr(4, public_id_length);
+}
+
+// A stored digest against a token's, in constant time.
+template <typename Digest>
+bool same_digest(const std::string& stored, const Digest& digest) {
+  return stored.size() == digest.size() && CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) == 0;
+}
+
 void require_creatable(token_scope scope) {
   if (scope == token_scope::legacy) {
     throw error(errc::usage, std::string("a new token cannot have the legacy scope (it marks tokens made before "
@@ -166,12 +181,8 @@ token_grant database::create_token(std::string_view project, std::string_view la
 }
 
 std::optional<auth_result> database::authenticate(std::string_view token) {
-  // Shape: rnx_<12 hex>_<48 hex>.
-  if (token.size() != 4 + public_id_length + 1 + 48 || token.substr(0, 4) != "rnx_" ||
-      token[4 + public_id_length] != '_') {
-    return std::nullopt;
-  }
-  std::string_view public_id = token.substr(4, public_id_length);
+  const std::optional<std::string_view> public_id = token_public_id(token);
+  if (!public_id) return std::nullopt;
   auto digest = sha256_raw(token);
   std::string now = utc_now_rfc3339();
   std::lock_guard lock(mutex_);
@@ -181,37 +192,30 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
       "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = "
       "t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0 AND (t.expires_at IS NULL OR t.expires_at > ?2)");
-  st.bind(1, public_id).bind(2, std::string_view(now));
+  st.bind(1, *public_id).bind(2, std::string_view(now));
   if (!st.step()) return std::nullopt;
   std::string stored = st.blob(4);
   auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), parse_token_scope(st.text(5))};
   st.restart();
-  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
-    return std::nullopt;
-  }
+  if (!same_digest(stored, digest)) return std::nullopt;
   return result;
 }
 
 std::optional<expired_token> database::find_expired(std::string_view token) {
-  if (token.size() != 4 + public_id_length + 1 + 48 || token.substr(0, 4) != "rnx_" ||
-      token[4 + public_id_length] != '_') {
-    return std::nullopt;
-  }
-  std::string_view public_id = token.substr(4, public_id_length);
+  const std::optional<std::string_view> public_id = token_public_id(token);
+  if (!public_id) return std::nullopt;
   auto digest = sha256_raw(token);
   std::string now = utc_now_rfc3339();
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT p.name, t.expires_at, t.digest FROM tokens t JOIN projects p ON p.id = t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0 AND t.expires_at IS NOT NULL AND t.expires_at <= ?2");
-  st.bind(1, public_id).bind(2, std::string_view(now));
+  st.bind(1, *public_id).bind(2, std::string_view(now));
   if (!st.step()) return std::nullopt;
   expired_token out{st.text(0), st.text(1)};
   std::string stored = st.blob(2);
   st.restart();
-  if (stored.size() != digest.size() || CRYPTO_memcmp(stored.data(), digest.data(), digest.size()) != 0) {
-    return std::nullopt;
-  }
+  if (!same_digest(stored, digest)) return std::nullopt;
   return out;
 }
 

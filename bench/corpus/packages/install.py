@@ -11,6 +11,7 @@ whose files match the sources is left alone. --check only says whether it is ins
 """
 import argparse
 import base64
+import fcntl
 import hashlib
 import os
 import subprocess
@@ -89,6 +90,13 @@ def main():
     parser.add_argument("--python", default=sys.executable, help="the interpreter to install into")
     parser.add_argument("--check", action="store_true", help="only report whether it is installed and current")
     args = parser.parse_args()
+    # Tests that run at once (ctest -j) may each install it: one at a time, the others then find it current.
+    with open(os.path.join(tempfile.gettempdir(), "rnx-corpus-kernels-install.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return install(args)
+
+
+def install(args):
     if installed_is_current(args.python):
         print("rnx_corpus_kernels: installed and current")
         return 0
