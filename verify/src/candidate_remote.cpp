@@ -131,14 +131,6 @@ remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::De
   costs_.compiler_stack_s = number_field(ready.header, "compiler_stack_s");
 }
 
-remote_candidate::frozen::frozen(pid_t pid) : pid_(pid) {
-  if (pid_ > 0 && ::kill(pid_, SIGSTOP) != 0) pid_ = -1;
-}
-
-remote_candidate::frozen::~frozen() {
-  if (pid_ > 0) ::kill(pid_, SIGCONT);
-}
-
 remote_candidate::~remote_candidate() {
   if (to_host_ >= 0) ::close(to_host_);
   if (from_host_ >= 0) ::close(from_host_);

@@ -71,22 +71,6 @@ class remote_candidate final : public verify_kernel {
     std::vector<double> ms;
     std::vector<std::vector<at::Tensor>> outputs;
   };
-  // Freezes the candidate's process (SIGSTOP) until the returned guard ends (SIGCONT), while this process times the
-  // reference: threads the candidate left spinning (an OpenMP pool of a compiled kernel waits actively after each
-  // call; on a 2-core machine torch.compile's made the reference 2000x slower) or a thread it started on purpose
-  // cannot take the cores the reference is timed on.
-  class frozen {
-   public:
-    explicit frozen(pid_t pid);
-    ~frozen();
-    frozen(const frozen&) = delete;
-    frozen& operator=(const frozen&) = delete;
-
-   private:
-    pid_t pid_;
-  };
-  frozen freeze() const { return frozen(gone_.empty() ? pid_ : -1); }
-
   fresh_timing time_fresh(const std::vector<std::vector<at::Tensor>>& sets, at::ScalarType dtype,
                           const shape_variant& shape);
 

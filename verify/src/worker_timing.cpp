@@ -99,14 +99,11 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
         for_reference.push_back(std::move(r));
         for_candidate.push_back(std::move(c));
       }
-      {
-        const remote_candidate::frozen candidate_stopped = candidate_.freeze();
-        pair_.reference().call(for_reference[0], dtype, sh);
-        for (int k = 1; k <= timed; ++k) {
-          const std::vector<at::Tensor>& in = for_reference[static_cast<std::size_t>(k)];
-          for (int r = 0; r < reference_repeats; ++r) {
-            ref_ms = std::min(ref_ms, time_call_ms([&] { pair_.reference().call(in, dtype, sh); }, pair_.device()));
-          }
+      pair_.reference().call(for_reference[0], dtype, sh);
+      for (int k = 1; k <= timed; ++k) {
+        const std::vector<at::Tensor>& in = for_reference[static_cast<std::size_t>(k)];
+        for (int r = 0; r < reference_repeats; ++r) {
+          ref_ms = std::min(ref_ms, time_call_ms([&] { pair_.reference().call(in, dtype, sh); }, pair_.device()));
         }
       }
       for_reference.clear();
