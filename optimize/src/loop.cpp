@@ -42,6 +42,11 @@ void write_text(const fs::path& path, const std::string& text) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out << text;
   if (!out) throw error(errc::internal, path.string() + ": cannot write it");
+  out.close();
+  // Readable to others whatever the umask: the sandboxed verifier reads the candidate as nobody when rnx is root.
+  std::error_code ec;
+  fs::permissions(path, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read | fs::perms::others_read,
+                  ec);
 }
 
 // Byte offset of a toml++ (line, column) position, both 1-based.

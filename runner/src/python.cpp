@@ -4,7 +4,10 @@
 #include "rnx/runner/python.hpp"
 
 #include "rnx/common/error.hpp"
+#include "build_config.hpp"
 #include "rnx_support_source.hpp"
+
+#include <unistd.h>
 
 namespace rnx::runner {
 
@@ -39,6 +42,22 @@ std::string to_utf8(PyObject* o) {
   return text;
 }
 
+// Which interpreter started and where it looks for modules: sys.prefix, sys.executable and sys.path, so that a
+// failed import names the install it searched (a prefix found through PATH's python3, say, that lacks torch).
+std::string interpreter_whereabouts() {
+  PyObject* sys = PyImport_AddModule("sys");  // borrowed
+  if (!sys) {
+    PyErr_Clear();
+    return "sys unavailable";
+  }
+  auto attribute = [&](const char* name) {
+    py_ref value = py_ref::steal(PyObject_GetAttrString(sys, name));
+    if (!value) PyErr_Clear();
+    return to_utf8(value.get());
+  };
+  return "prefix " + attribute("prefix") + ", executable " + attribute("executable") + ", path " + attribute("path");
+}
+
 }  // namespace
 
 void ensure_python() {
@@ -48,7 +67,14 @@ void ensure_python() {
     PyConfig_InitPythonConfig(&config);
     config.install_signal_handlers = 0;  // the orchestrator owns SIGINT/SIGTERM handling of workers
     config.parse_argv = 0;
-    PyStatus status = Py_InitializeFromConfig(&config);
+    // Started as the interpreter rnx was built against, where it still exists: otherwise Python takes the first
+    // python3 on PATH as its program, and a system python3 there gives the system's stdlib and site-packages,
+    // without torch.
+    PyStatus status = PyStatus_Ok();
+    if (::access(RNX_PYTHON_EXECUTABLE, X_OK) == 0) {
+      status = PyConfig_SetBytesString(&config, &config.executable, RNX_PYTHON_EXECUTABLE);
+    }
+    if (!PyStatus_Exception(status)) status = Py_InitializeFromConfig(&config);
     PyConfig_Clear(&config);
     if (PyStatus_Exception(status)) {
       throw error(errc::internal, std::string("cannot start the embedded Python interpreter: ") +
@@ -57,7 +83,8 @@ void ensure_python() {
   }
   py_ref torch = py_ref::steal(PyImport_ImportModule("torch"));
   if (!torch) {
-    throw error(errc::internal, "the embedded Python cannot import torch (" + take_python_error() +
+    const std::string why = take_python_error();
+    throw error(errc::internal, "the embedded Python (" + interpreter_whereabouts() + ") cannot import torch (" + why +
                                     "); install the pinned torch from requirements.txt into this Python");
   }
   py_ref code = py_ref::steal(Py_CompileString(rnx_support_source, "rnx_support.py", Py_file_input));

@@ -12,6 +12,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -210,6 +211,9 @@ void blank_command_line(const child_plan& plan) {
   // A session and process group of its own, without the caller's controlling terminal: nothing in it can type
   // into the user's shell (TIOCSTI) or be stopped by the terminal.
   const bool own_session = ::setsid() >= 0;
+  // The folders and files this child makes for the worker (the skeleton under a cover, /dev's nodes) are opened to
+  // it by their modes, whatever umask the caller runs with (077 would close them to the worker's uid).
+  ::umask(022);
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);  // the worker never outlives the verifier
   ::prctl(PR_SET_DUMPABLE, 1);         // the parent is not; this child must still own its /proc/self/uid_map
   const bool quiet = isolate_descriptors(pipe_write_end);

@@ -41,6 +41,16 @@ def main():
                                          "--reference-entry", "nothere", "--candidate", GOOD],
              ["nothere", "is not defined"]),
         ]
+        if os.geteuid() == 0:
+            # Started as root the sandbox runs the kernels as nobody: a mode-600 kernel (umask 077) is refused up
+            # front with the fix, never left to a bare PermissionError inside the worker.
+            closed_ref = os.path.join(tmp, "closed_ref.py")
+            with open(os.path.join(HERE, "refs", "softmax.py")) as src, open(closed_ref, "w") as f:
+                f.write(src.read())
+            os.chmod(closed_ref, 0o600)
+            cases.append(("reference unreadable by the sandbox's user",
+                          ["--reference", closed_ref, "--inputs", "x=B,8", "--candidate", GOOD],
+                          ["(mode 600) cannot be read by the sandbox's user nobody", "chmod o+r"]))
         failures = []
         for name, args, needles in cases:
             proc = subprocess.run([rnx, "verify"] + args, capture_output=True, text=True)

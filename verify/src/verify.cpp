@@ -7,9 +7,13 @@
 #include "rnx/common/text.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <cstdio>
 #include <sstream>
 
 namespace fs = std::filesystem;
@@ -121,6 +125,18 @@ fs::path default_worker_path() { return helper_program_path("RNX_VERIFY_WORKER",
 
 namespace {
 
+// Started as root, the sandbox runs the kernels as nobody, who reads a file only through its mode's last digit: a
+// kernel written under umask 077 (mode 600) would fail in the worker as a bare PermissionError.
+void require_readable_by_worker(const fs::path& file, const std::string& role) {
+  struct stat st {};
+  if (::geteuid() != 0 || ::stat(file.c_str(), &st) != 0 || (st.st_mode & S_IROTH)) return;
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
+  throw error(errc::bad_input, role + " " + file.string() + " (mode " + mode + ") cannot be read by the sandbox's user " +
+                                   "nobody; make it readable to others (chmod o+r " + file.string() +
+                                   ") or run rnx as an ordinary user");
+}
+
 void validate(const verify_options& o) {
   if (o.reference.path.empty()) throw error(errc::usage, "no reference: pass --config and --kernel, or --reference");
   if (!fs::exists(o.reference.path)) {
@@ -131,6 +147,8 @@ void validate(const verify_options& o) {
     throw error(errc::not_found,
                 "candidate " + o.candidate.string() + " does not exist; pass the rewritten kernel file");
   }
+  require_readable_by_worker(o.reference.path, "reference");
+  require_readable_by_worker(o.candidate, "candidate");
   for (const auto& b : o.reference.batches) {
     if (b < 1) throw error(errc::usage, "batch sizes must be at least 1 (got " + std::to_string(b) + ")");
   }
