@@ -17,7 +17,8 @@ slowdown  the same, the second commit wrapping every selected kernel in bench/co
           variant by the ratio it measured; only the --reps after them count.
 verify    `rnx verify --config bench/corpus/rnx.toml --kernel K --candidate FILE` for every file of
           bench/corpus/honest/ (must be accepted) and bench/corpus/cheats/ (must be rejected, with the check its
-          header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda.
+          header names failing). Candidates marked gpu=yes, and kernels declared device = "cuda", need --device cuda;
+          those marked cpu=only (a CPU extension) are judged on the CPU whatever --device says.
 sizes     each kernel's time per call at every batch of its manifest, timed in this process by a plain loop
           (glibc's malloc thresholds fixed as the runner's worker fixes them, three warm-up calls, then calls for
           0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
@@ -347,12 +348,14 @@ def case_header(path):
     prefix = "# rnx-corpus-case:"
     if not first.startswith(prefix):
         fail(f"{path}: the first line must be '{prefix} kernel=NAME expect=accept|review|reject [check=ROW] "
-             f"[check_cuda=ROW] [gpu=yes] [package=NAME]'")
+             f"[check_cuda=ROW] [gpu=yes] [cpu=only] [package=NAME]'")
     fields = dict(item.partition("=")[::2] for item in first[len(prefix):].split())
     if fields.get("expect") not in ("accept", "review", "reject") or "kernel" not in fields:
         fail(f"{path}: its header needs kernel=NAME and expect=accept, expect=review or expect=reject")
     if fields["expect"] in ("reject", "review") and "check" not in fields:
         fail(f"{path}: a cheat's or a narrowing's header names the row that must fail or ask for review (check=ROW)")
+    if fields.get("gpu") == "yes" and fields.get("cpu") == "only":
+        fail(f"{path}: gpu=yes and cpu=only contradict each other")
     if fields.get("package") not in (None, "rnx_corpus_kernels"):
         fail(f"{path}: package={fields['package']} is not one of bench/corpus/packages/")
     return fields
@@ -382,8 +385,11 @@ def verify_one(args, kernels, folder, path, h):
     needs_gpu = h.get("gpu") == "yes" or kernels[h["kernel"]].get("device", "").startswith("cuda")
     if needs_gpu and args.device != "cuda":
         return {**row, "outcome": "skipped", "ok": None, "detail": "needs CUDA (run with --device cuda on a GPU)"}
+    # cpu=only: a CPU extension (load_inline without CUDA sources) is judged on the CPU whatever --device says.
+    device = "cpu" if h.get("cpu") == "only" else args.device
+    row["device"] = device
     cmd = [args.rnx, "verify", "--config", os.path.join(CORPUS, "rnx.toml"), "--kernel", h["kernel"],
-           "--candidate", path, "--format", "json", "--device", args.device, "--timeout", str(args.case_timeout_s)]
+           "--candidate", path, "--format", "json", "--device", device, "--timeout", str(args.case_timeout_s)]
     started = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     row["wall_s"] = round(time.monotonic() - started, 1)
@@ -394,6 +400,10 @@ def verify_one(args, kernels, folder, path, h):
                 "detail": (p.stderr.strip() or p.stdout.strip())[-600:]}
     rows = {c["name"]: c for c in report["checks"]}
     failed = [c for c in report["checks"] if c["result"] == "fail"]
+    # Where the candidate's own time went (import, first call with any compilation, later calls), for the
+    # verifier's cost per candidate and its compile share.
+    if report.get("candidate_costs"):
+        row["costs"] = report["candidate_costs"]
     row["outcome"] = report["verdict"]
     row["failed"] = [c["name"] for c in failed]
     if h["expect"] == "accept":
@@ -454,9 +464,16 @@ def print_case(r):
 def summarize_verify(results):
     def count(folder, ok):
         return sum(1 for r in results if r["case"].startswith(folder) and r["ok"] is ok)
+    walls = sorted(r["wall_s"] for r in results if "wall_s" in r)
+    # The compile share: the candidate's first call (where torch.compile, Triton's JIT and load_inline compile)
+    # and its import (load_inline at module level) against the whole verification's wall time.
+    shares = sorted((r["costs"].get("import_s", 0) + r["costs"].get("first_call_s", 0)) / r["wall_s"]
+                    for r in results if r.get("costs") and r.get("wall_s"))
     return {"honest_accepted": count("honest", True), "honest_rejected": count("honest", False),
             "honest_skipped": count("honest", None), "cheats_rejected": count("cheats", True),
-            "cheats_missed": count("cheats", False), "cheats_skipped": count("cheats", None)}
+            "cheats_missed": count("cheats", False), "cheats_skipped": count("cheats", None),
+            "wall_s": {"median": statistics.median(walls), "min": walls[0], "max": walls[-1]} if walls else None,
+            "compile_share": {"median": statistics.median(shares), "max": shares[-1]} if shares else None}
 
 
 # ---------------------------------------------------------------------------------------------------- sizes
@@ -579,6 +596,12 @@ def main():
         print(f"\nhonest rewrites: {s['honest_accepted']} accepted, {s['honest_rejected']} rejected, "
               f"{s['honest_skipped']} skipped; cheats: {s['cheats_rejected']} rejected as their header says, "
               f"{s['cheats_missed']} not, {s['cheats_skipped']} skipped")
+        if s["wall_s"]:
+            print(f"wall time per candidate ({args.jobs} at once): median {s['wall_s']['median']:.1f} s, "
+                  f"{s['wall_s']['min']:.1f}-{s['wall_s']['max']:.1f} s"
+                  + (f"; the candidate's import and first call (compilation): median "
+                     f"{100 * s['compile_share']['median']:.0f}%, at most {100 * s['compile_share']['max']:.0f}%"
+                     if s["compile_share"] else ""))
         bad = s["honest_rejected"] + s["cheats_missed"]
     else:
         kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))

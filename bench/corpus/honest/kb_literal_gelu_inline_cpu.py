@@ -1,4 +1,4 @@
-# rnx-corpus-case: kernel=kb_literal_gelu expect=review check=edge_cases
+# rnx-corpus-case: kernel=kb_literal_gelu expect=review check=edge_cases cpu=only
 # Honest, narrower contract (CPU): a load_inline C++ tanh GELU over the raw buffer, which refuses non-contiguous
 # inputs with a clear error (the reference's own inputs are always contiguous: a stated narrowing, review).
 import torch
