@@ -132,7 +132,8 @@ void require_readable_by_worker(const fs::path& file, const std::string& role) {
   if (::geteuid() != 0 || ::stat(file.c_str(), &st) != 0 || (st.st_mode & S_IROTH)) return;
   char mode[8];
   std::snprintf(mode, sizeof mode, "%03o", static_cast<unsigned>(st.st_mode & 0777));
-  throw error(errc::bad_input, role + " " + file.string() + " (mode " + mode + ") cannot be read by the sandbox's user " +
+  throw error(errc::bad_input, role + " " + file.string() + " (mode " + mode +
+                                   ") cannot be read by the sandbox's user " +
                                    "nobody; make it readable to others (chmod o+r " + file.string() +
                                    ") or run rnx as an ordinary user");
 }
