@@ -386,6 +386,12 @@ void benchmark_attempt(attempt& a, const manifest& m, const kernel_spec& spec, c
   runner::bench_options paired = bench;
   paired.manifests = {candidate_manifest, files.original_manifest};
   paired.contain = benchmark_containment(options.verify_limits);
+  // What the workers read beyond the installed files, shown to them where it lies under a folder nobody may enter
+  // (a work folder made by mkdtemp, mode 700): the two manifests and kernels, and their folders (helper modules).
+  for (const fs::path& file : {candidate_manifest, files.original_manifest, a.file, spec.resolved_path}) {
+    paired.contain->readable.push_back(fs::absolute(file));
+    paired.contain->readable.push_back(fs::absolute(file).parent_path());
+  }
   paired.in_process_pairing = !options.isolated_benchmark;
   std::vector<runner::bench_side> sides = runner::run_bench(paired);
   run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(a.index), "", "", {});

@@ -77,6 +77,9 @@ struct repo {
     dir = root / "work";
     remote = root / "origin.git";
     fs::create_directories(dir);
+    // Mode 700, as mkdtemp makes it: started as root, the sandboxed verifier and benchmark workers (nobody) read
+    // the kernels and manifests under it only because they are shown to them.
+    fs::permissions(root, fs::perms::owner_all, fs::perm_options::replace);
     git_ok(root, {"init", "--quiet", "--bare", remote.string()});
     git_ok(dir, {"init", "--quiet", "-b", "main"});
     git_ok(dir, {"config", "user.email", "test@example.com"});
