@@ -40,8 +40,9 @@ std::string program_path(const std::string& name) {
   for (std::size_t begin = 0; begin <= folders.size();) {
     std::size_t end = folders.find(':', begin);
     if (end == std::string::npos) end = folders.size();
-    const std::string folder = end == begin ? "." : folders.substr(begin, end - begin);
-    const std::string candidate = folder + "/" + name;
+    std::string candidate = end == begin ? std::string(".") : folders.substr(begin, end - begin);
+    candidate += '/';
+    candidate += name;
     struct stat st {};
     if (::stat(candidate.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
       if (::access(candidate.c_str(), X_OK) == 0) return candidate;
@@ -60,7 +61,12 @@ std::vector<std::string> merged_environment(const std::map<std::string, std::str
     std::string key = kv.substr(0, kv.find('='));
     if (!set.count(key)) env.push_back(std::move(kv));
   }
-  for (const auto& [k, v] : set) env.push_back(k + "=" + v);
+  for (const auto& [k, v] : set) {
+    std::string kv = k;
+    kv += '=';
+    kv += v;
+    env.push_back(std::move(kv));
+  }
   return env;
 }
 

@@ -134,7 +134,8 @@ bool worker_run::admit(const std::string& line) {
   if (line_kind == worker_line::log) {
     // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
     const bj::value* text = o.if_contains("line");
-    if (text && text->is_string() && log_.size() < 64 * 1024) log_ += std::string(text->as_string()) + "\n";
+    if (text && text->is_string() && log_.size() < std::size_t{64} * 1024)
+      log_ += std::string(text->as_string()) + "\n";
     return false;
   }
   if (line_kind == worker_line::ready) {
@@ -163,7 +164,7 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
     ssize_t got = ::read(log_fd_, buffer, sizeof buffer);
     if (got > 0) {
       log_.append(buffer, static_cast<std::size_t>(got));
-      if (log_.size() > 256 * 1024) log_.erase(0, log_.size() - 128 * 1024);
+      if (log_.size() > std::size_t{256} * 1024) log_.erase(0, log_.size() - std::size_t{128} * 1024);
     } else if (got == 0) {
       ::close(log_fd_);
       log_fd_ = -1;
@@ -197,7 +198,7 @@ void worker_run::read_contained_log() {
   if (!in) return;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - 128 * 1024));
+  in.seekg(std::max<std::streamoff>(0, size - std::streamoff{128} * 1024));
   std::ostringstream text;
   text << in.rdbuf();
   log_ = text.str();

@@ -128,6 +128,7 @@ ratio_spread spread_of(const sample_view& ratios) {
     // Upper medians (always one of the values), as this advice has been computed from the start.
     const double m = upper_median(logs);
     std::vector<double> deviations;
+    deviations.reserve(logs.size());
     for (double l : logs) deviations.push_back(std::fabs(l - m));
     medians.push_back(m);
     // 1.2533 = sqrt(pi / 2): a normal sample's median is that much less certain than its mean.

@@ -59,6 +59,7 @@ TEST_CASE("start_program: 1,000 starts from 8 threads while 2 threads allocate; 
   constexpr int starts_each = 125;
   std::atomic<bool> starting{true};
   std::vector<std::thread> allocators;
+  allocators.reserve(2);
   for (int a = 0; a < 2; ++a) {
     allocators.emplace_back([&starting, a] {
       std::vector<std::unique_ptr<char[]>> held(64);
@@ -74,6 +75,7 @@ TEST_CASE("start_program: 1,000 starts from 8 threads while 2 threads allocate; 
   std::atomic<int> clean{0};
   std::atomic<int> failed{0};
   std::vector<std::thread> lanes;
+  lanes.reserve(threads);
   for (int t = 0; t < threads; ++t) {
     lanes.emplace_back([&] {
       program_start plan;

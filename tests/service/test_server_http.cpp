@@ -22,7 +22,7 @@ struct client {
   std::string token;
 
   http::response call(const std::string& method, const std::string& path, const std::string& body = "",
-                      std::optional<std::string> bearer = std::nullopt) const {
+                      const std::optional<std::string>& bearer = std::nullopt) const {
     http::header_list headers{{"Content-Type", "application/json"}};
     std::string t = bearer.value_or(token);
     if (!t.empty()) headers.emplace_back("Authorization", "Bearer " + t);
@@ -460,7 +460,7 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
   std::string other_token = test::make_token(db, "other");
   test::server_process server(db);
   client c{server.url(), upload};
-  auto paired_doc = [](run_spec s, const std::string& side) {
+  auto paired_doc = [](const run_spec& s, const std::string& side) {
     run_document run = test::make_run(s);
     run.env.env_id = compute_env_id(run.env);
     run.pairing = pairing_info{"pair-7", *pair_side_from_string(side), ""};
