@@ -16,16 +16,12 @@ namespace {
 // One group is formed once: two last shards arriving together must not both store the run.
 std::mutex forming;
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-group_state state_of(run_group_record record, std::chrono::seconds timeout) {
+group_state state_of(run_group_record record, const group_timeout& timeout) {
   group_state out;
   for (std::int64_t k = 1; k <= record.count; ++k) {
     if (!std::binary_search(record.arrived.begin(), record.arrived.end(), k)) out.missing.push_back(k);
   }
-  out.seconds_left = std::max<std::int64_t>(0, record.first_received + timeout.count() - unix_now());
+  out.seconds_left = std::max<std::int64_t>(0, record.first_received + timeout.after.count() - timeout.now());
   out.record = std::move(record);
   return out;
 }
@@ -46,8 +42,13 @@ std::int64_t form_group(database& db, std::int64_t project_id, std::string_view 
 
 }  // namespace
 
+std::int64_t group_timeout::now() const {
+  if (clock) return clock();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 group_state receive_shard(database& db, std::int64_t project_id, const run_document& shard,
-                          std::chrono::seconds timeout) {
+                          const group_timeout& timeout) {
   if (!shard.shard) throw error(errc::internal, "receive_shard: the run document is not a shard");
   // The checks upload_run makes of a run, before the shard is held: a shard that could never be filed is refused now.
   if (shard.branch.empty()) {
@@ -66,7 +67,7 @@ group_state receive_shard(database& db, std::int64_t project_id, const run_docum
 }
 
 group_state run_group_state(database& db, std::int64_t project_id, std::string_view group,
-                            std::chrono::seconds timeout) {
+                            const group_timeout& timeout) {
   auto record = db.find_run_group(project_id, group);
   if (!record) {
     throw error(errc::not_found, "run group " + std::string(group) +
@@ -77,7 +78,7 @@ group_state run_group_state(database& db, std::int64_t project_id, std::string_v
 }
 
 group_verdict judge_run_group(database& db, std::int64_t project_id, std::string_view group, const gate_policy& policy,
-                              std::chrono::seconds timeout, const advice_route& route) {
+                              const group_timeout& timeout, const advice_route& route) {
   group_verdict out;
   out.state = run_group_state(db, project_id, group, timeout);
   if (!out.state.complete() && !out.state.formed() && out.state.seconds_left > 0) return out;

@@ -1,4 +1,4 @@
-// POSIX process helpers: start a child with posix_spawnp, feed its stdin and drain its output with poll(); describe
+// POSIX process helpers: start a child (start_program), feed its stdin and drain its output with poll(); describe
 // signals.
 #include "rnx/common/process.hpp"
 
@@ -12,11 +12,8 @@
 #include <fcntl.h>
 #include <mutex>
 #include <poll.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace rnx {
 
@@ -49,62 +46,20 @@ struct child_pipes {
   explicit child_pipes(capture what) : out(what != capture::inherit), err(what == capture::separately) {}
 };
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& set) {
-  std::vector<std::string> env;
-  for (char** e = environ; e && *e; ++e) {
-    std::string kv(*e);
-    std::string key = kv.substr(0, kv.find('='));
-    if (!set.count(key)) env.push_back(std::move(kv));
-  }
-  for (const auto& [k, v] : set) {
-    std::string kv = k;
-    kv += '=';
-    kv += v;
-    env.push_back(std::move(kv));
-  }
-  return env;
-}
-
 // Wires the child's stdin, stdout and stderr as options.what asks; its folder and process group.
-pid_t spawn_child(const std::vector<std::string>& argv, const process_options& options, child_pipes& pipes) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipes.in.fd[0], 0);
-  if (options.what != capture::inherit) posix_spawn_file_actions_adddup2(&actions, pipes.out.fd[1], 1);
-  if (options.what == capture::separately) posix_spawn_file_actions_adddup2(&actions, pipes.err.fd[1], 2);
-  if (options.what == capture::stdout_and_stderr) posix_spawn_file_actions_adddup2(&actions, pipes.out.fd[1], 2);
-  if (options.what == capture::stdout_only) posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  if (!options.cwd.empty()) posix_spawn_file_actions_addchdir_np(&actions, options.cwd.c_str());
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  if (options.timeout) {
-    // Its own process group, so the deadline can end the child's children too (a shell script's python).
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-    posix_spawnattr_setpgroup(&attr, 0);
-  }
-
-  std::vector<char*> args;
-  args.reserve(argv.size() + 1);
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  std::vector<char*> envp;
-  if (!options.env_set.empty()) {
-    env_strings = merged_environment(options.env_set);
-    for (auto& e : env_strings) envp.push_back(e.data());
-    envp.push_back(nullptr);
-  }
-
-  pid_t pid = 0;
-  const int rc = ::posix_spawnp(&pid, argv[0].c_str(), &actions, &attr, args.data(),
-                                options.env_set.empty() ? environ : envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attr);
-  if (rc != 0) {
-    throw error(errc::not_found, "cannot start '" + argv[0] + "': " + std::strerror(rc) +
-                                     " (check the path and that the file is executable)");
-  }
-  return pid;
+pid_t spawn_child(const std::vector<std::string>& argv, const process_options& options, const child_pipes& pipes) {
+  program_start start;
+  start.argv = argv;
+  start.env_set = options.env_set;
+  start.cwd = options.cwd;
+  start.descriptors.emplace_back(pipes.in.fd[0], 0);
+  if (options.what != capture::inherit) start.descriptors.emplace_back(pipes.out.fd[1], 1);
+  if (options.what == capture::separately) start.descriptors.emplace_back(pipes.err.fd[1], 2);
+  if (options.what == capture::stdout_and_stderr) start.descriptors.emplace_back(pipes.out.fd[1], 2);
+  if (options.what == capture::stdout_only) start.to_null.push_back(2);
+  // Its own process group, so the deadline can end the child's children too (a shell script's python).
+  start.own_group = options.timeout.has_value();
+  return start_program(start);
 }
 
 // Feeds options.input to the child's stdin and reads its stdout and stderr until both close or the deadline

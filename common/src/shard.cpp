@@ -3,6 +3,7 @@
 
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/order_statistics.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -80,8 +81,7 @@ shard_split split_shards(const std::vector<config_key>& keys, const std::map<con
   double unknown_cost = 1;
   if (!known.empty()) {
     out.balanced_by = shard_balance::cost;
-    std::sort(known.begin(), known.end());
-    unknown_cost = known[known.size() / 2];
+    unknown_cost = upper_median(std::move(known));
   }
   std::vector<double> cost(keys.size(), unknown_cost);
   for (std::size_t i = 0; i < keys.size(); ++i) {

@@ -11,6 +11,7 @@
 #include "rnx/optimize/profile_worker.hpp"
 #include "rnx/optimize/rewriter.hpp"
 #include "rnx/runner/bench.hpp"
+#include "rnx/stats/summary.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <boost/json.hpp>
@@ -124,17 +125,15 @@ optimize_result published(const optimize_result& r) {
 bj::value results_json(const std::vector<run_result>& results) {
   bj::array out;
   for (const auto& r : results) {
-    std::vector<double> s = r.samples_ms;
-    std::sort(s.begin(), s.end());
     bj::object o{{"runtime", r.runtime},
                  {"dtype", r.dtype},
                  {"batch", r.batch},
                  {"device", r.device},
                  {"status", std::string(to_string(r.status))},
-                 {"samples", static_cast<std::int64_t>(s.size())}};
-    if (!s.empty()) {
-      o["median_ms"] = s.size() % 2 ? s[s.size() / 2] : (s[s.size() / 2 - 1] + s[s.size() / 2]) / 2;
-      o["min_ms"] = s.front();
+                 {"samples", static_cast<std::int64_t>(r.samples_ms.size())}};
+    if (!r.samples_ms.empty()) {
+      o["median_ms"] = stats::median(r.samples_ms);
+      o["min_ms"] = *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
     }
     if (!r.message.empty()) o["message"] = r.message;
     out.push_back(std::move(o));

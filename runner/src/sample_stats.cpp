@@ -22,7 +22,7 @@ double relative_mad(const std::vector<double>& values) {
   std::vector<double> dev;
   dev.reserve(values.size());
   for (double v : values) dev.push_back(std::fabs(v - m));
-  return m > 0 ? 1.4826 * median(dev) / m : 0;
+  return m > 0 ? stats::mad_to_sd * median(dev) / m : 0;
 }
 
 namespace {

@@ -13,7 +13,6 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -59,9 +58,6 @@ void worker_run::release(const fs::path& job_path) {
 }
 
 void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores) {
-  cpu_set_t lane;  // filled before fork: the child only calls async-signal-safe functions
-  CPU_ZERO(&lane);
-  for (int c : cores) CPU_SET(c, &lane);
   int result_pipe[2];
   int log_pipe[2];
   int job_pipe[2] = {-1, -1};
@@ -69,30 +65,28 @@ void worker_run::start(const fs::path& worker, const std::string& job_arg, bool 
       (held && ::pipe2(job_pipe, O_CLOEXEC) != 0)) {
     throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
   }
-  pid_ = ::fork();
-  if (pid_ < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    ::setpgid(0, 0);  // its own process group: a timeout kills compiler helpers it started too
-    // A refusal here is not fatal: the worker binds itself again when it reads its job, and says why it cannot.
-    if (!cores.empty()) (void)::sched_setaffinity(0, sizeof lane, &lane);
-    ::dup2(result_pipe[1], 3);
-    ::dup2(log_pipe[1], 1);
-    ::dup2(log_pipe[1], 2);
-    if (held) {
-      ::dup2(job_pipe[0], 0);
-    } else if (int devnull = ::open("/dev/null", O_RDONLY); devnull >= 0) {
-      ::dup2(devnull, 0);
-    }
-    std::string w = worker.string();
-    const std::string& j = job_arg;
-    const char* argv[] = {w.c_str(), "--job", j.c_str(), "--result-fd", "3", nullptr};
-    ::execv(w.c_str(), const_cast<char* const*>(argv));
-    ::execvp(w.c_str(), const_cast<char* const*>(argv));
-    std::string msg = "cannot start the worker " + w + ": " + std::strerror(errno) + "\n";
-    (void)!::write(2, msg.data(), msg.size());
-    ::_exit(127);
+  // Lanes start workers from several threads at once: start_program builds everything before it forks.
+  program_start plan;
+  plan.argv = {worker.string(), "--job", job_arg, "--result-fd", "3"};
+  plan.descriptors = {{result_pipe[1], 3}, {log_pipe[1], 1}, {log_pipe[1], 2}};
+  if (held) {
+    plan.descriptors.emplace_back(job_pipe[0], 0);
+  } else {
+    plan.to_null.push_back(0);
   }
-  ::setpgid(pid_, pid_);
+  plan.own_group = true;  // a timeout kills compiler helpers it started too
+  // Bound before it execs: its start (the embedded Python, `import torch`) runs on its own lane. The worker binds
+  // itself again when it reads its job, and says why it cannot.
+  plan.cores = cores;
+  plan.close_others = true;  // no other lane's pipe, no descriptor a library left open
+  try {
+    pid_ = start_program(plan);
+  } catch (...) {
+    for (int fd : {result_pipe[0], result_pipe[1], log_pipe[0], log_pipe[1], job_pipe[0], job_pipe[1]}) {
+      if (fd >= 0) ::close(fd);
+    }
+    throw;
+  }
   ::close(result_pipe[1]);
   ::close(log_pipe[1]);
   result_fd_ = result_pipe[0];
@@ -140,7 +134,8 @@ bool worker_run::admit(const std::string& line) {
   if (line_kind == worker_line::log) {
     // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
     const bj::value* text = o.if_contains("line");
-    if (text && text->is_string() && log_.size() < 64 * 1024) log_ += std::string(text->as_string()) + "\n";
+    if (text && text->is_string() && log_.size() < std::size_t{64} * 1024)
+      log_ += std::string(text->as_string()) + "\n";
     return false;
   }
   if (line_kind == worker_line::ready) {
@@ -169,7 +164,7 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
     ssize_t got = ::read(log_fd_, buffer, sizeof buffer);
     if (got > 0) {
       log_.append(buffer, static_cast<std::size_t>(got));
-      if (log_.size() > 256 * 1024) log_.erase(0, log_.size() - 128 * 1024);
+      if (log_.size() > std::size_t{256} * 1024) log_.erase(0, log_.size() - std::size_t{128} * 1024);
     } else if (got == 0) {
       ::close(log_fd_);
       log_fd_ = -1;
@@ -203,7 +198,7 @@ void worker_run::read_contained_log() {
   if (!in) return;
   in.seekg(0, std::ios::end);
   const std::streamoff size = in.tellg();
-  in.seekg(std::max<std::streamoff>(0, size - 128 * 1024));
+  in.seekg(std::max<std::streamoff>(0, size - std::streamoff{128} * 1024));
   std::ostringstream text;
   text << in.rdbuf();
   log_ = text.str();

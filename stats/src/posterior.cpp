@@ -106,16 +106,6 @@ std::string sides_problem(const sample_view& base, const sample_view& head, cons
   return {};
 }
 
-// Plain quantile of unsorted values (linear interpolation), for the instability check.
-double quantile_of(std::span<const double> values, double q) {
-  std::vector<double> v(values.begin(), values.end());
-  std::sort(v.begin(), v.end());
-  const double position = q * static_cast<double>(v.size() - 1);
-  const auto lower = static_cast<std::size_t>(position);
-  const double fraction = position - static_cast<double>(lower);
-  return lower + 1 < v.size() ? v[lower] + fraction * (v[lower + 1] - v[lower]) : v[lower];
-}
-
 // Median and spread of the per-process statistics of paired log ratios, for the advice of an abstain: whether
 // processes disagree (more processes help) or each process is noisy (a longer budget helps).
 struct ratio_spread {
@@ -135,13 +125,15 @@ ratio_spread spread_of(const sample_view& ratios) {
     std::vector<double> logs;
     for (std::int64_t i = 0; i < count; ++i) logs.push_back(std::log(std::max(ratios.samples[offset + i], 1e-300)));
     offset += static_cast<std::size_t>(count);
-    std::sort(logs.begin(), logs.end());
-    const double m = logs[logs.size() / 2];
+    // Upper medians (always one of the values), as this advice has been computed from the start.
+    const double m = upper_median(logs);
     std::vector<double> deviations;
+    deviations.reserve(logs.size());
     for (double l : logs) deviations.push_back(std::fabs(l - m));
-    std::sort(deviations.begin(), deviations.end());
     medians.push_back(m);
-    errors.push_back(1.2533 * 1.4826 * deviations[deviations.size() / 2] / std::sqrt(static_cast<double>(logs.size())));
+    // 1.2533 = sqrt(pi / 2): a normal sample's median is that much less certain than its mean.
+    errors.push_back(1.2533 * mad_to_sd * upper_median(std::move(deviations)) /
+                     std::sqrt(static_cast<double>(logs.size())));
   }
   out.processes = static_cast<int>(medians.size());
   if (medians.size() > 1) {
@@ -150,8 +142,7 @@ ratio_spread spread_of(const sample_view& ratios) {
     for (double m : medians) squares += (m - mean) * (m - mean);
     out.between = std::sqrt(squares / static_cast<double>(medians.size() - 1));
   }
-  std::sort(errors.begin(), errors.end());
-  out.within = errors[errors.size() / 2];
+  out.within = upper_median(std::move(errors));
   return out;
 }
 
@@ -160,26 +151,12 @@ std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
   return detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
 }
 
-// Linear-interpolated quantile of values[first, end) at position `position` counted from values.begin(), by
-// partial selection (values is reordered: every element before the position ends up no greater than it).
-double quantile_from(std::vector<double>& values, std::size_t first, double position) {
-  const auto lower = static_cast<std::size_t>(std::floor(position));
-  const double fraction = position - static_cast<double>(lower);
-  const auto begin = values.begin();
-  std::nth_element(begin + static_cast<std::ptrdiff_t>(first), begin + static_cast<std::ptrdiff_t>(lower),
-                   values.end());
-  const double low = values[lower];
-  if (fraction == 0 || lower + 1 >= values.size()) return low;
-  const double high = *std::min_element(begin + static_cast<std::ptrdiff_t>(lower) + 1, values.end());
-  return low + fraction * (high - low);
-}
-
 // Both ends by selection over all values: the upper end only among those the lower end's selection left
 // above it.
 std::pair<double, double> interval_by_selection(std::vector<double>& values, double position_low,
                                                 double position_high) {
-  const double low = quantile_from(values, 0, position_low);
-  const double high = quantile_from(values, static_cast<std::size_t>(std::floor(position_low)), position_high);
+  const double low = value_at_rank(values, position_low);
+  const double high = value_at_rank(values, position_high, static_cast<std::size_t>(std::floor(position_low)));
   return {low, high};
 }
 
@@ -284,8 +261,8 @@ std::pair<double, double> central_interval(std::vector<double>& values, double q
   }
   // Every value of rank below need_low is in low_end at the same rank; every value of rank rank_high or above
   // is in high_end, shifted down by the n - high_end.size() values left out below it.
-  const double low = quantile_from(low_end, 0, position_low);
-  const double high = quantile_from(high_end, 0, position_high - static_cast<double>(n - high_end.size()));
+  const double low = value_at_rank(low_end, position_low);
+  const double high = value_at_rank(high_end, position_high - static_cast<double>(n - high_end.size()));
   return {low, high};
 }
 
@@ -485,8 +462,10 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
     // the head's 5-95% range must lie wholly beyond the base's, by more than the rope.
     const char* name = base.unstable ? "base" : "head";
     const std::string& why = base.unstable ? base.unstable_reason : head.unstable_reason;
-    const double head_low = quantile_of(head.samples, 0.05), head_high = quantile_of(head.samples, 0.95);
-    const double base_low = quantile_of(base.samples, 0.05), base_high = quantile_of(base.samples, 0.95);
+    const std::vector<double> head_values(head.samples.begin(), head.samples.end());
+    const std::vector<double> base_values(base.samples.begin(), base.samples.end());
+    const double head_low = quantile(head_values, 0.05), head_high = quantile(head_values, 0.95);
+    const double base_low = quantile(base_values, 0.05), base_high = quantile(base_values, 0.95);
     const bool beyond = (out.result == decision::slower && head_low > base_high * (1 + opt.rope)) ||
                         (out.result == decision::faster && head_high < base_low * (1 - opt.rope));
     std::ostringstream note;

@@ -1,4 +1,4 @@
-// The median and its order-statistic interval (see summary.hpp).
+// The median's order-statistic interval (see summary.hpp).
 #include "rnx/stats/summary.hpp"
 
 #include <algorithm>
@@ -7,17 +7,6 @@
 #include <limits>
 
 namespace rnx::stats {
-
-double median_of_sorted(const std::vector<double>& sorted) {
-  const std::size_t n = sorted.size();
-  if (n == 0) return std::numeric_limits<double>::quiet_NaN();
-  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-}
-
-double median(std::vector<double> values) {
-  std::sort(values.begin(), values.end());
-  return median_of_sorted(values);
-}
 
 median_interval median_with_interval(std::vector<double> values) {
   constexpr double nan = std::numeric_limits<double>::quiet_NaN();

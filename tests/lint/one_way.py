@@ -6,7 +6,8 @@
 * JSON text is read by rnx::json::parse (common/src/json.cpp) only. Boost.JSON 1.81's own parser reads about one
   double in six one unit in the last place off; a service reply read that way made the gate's verdict.json differ
   from the verdict the service stored (gate.e2e_runner.paired_service, "to the bit").
-* A program is run through rnx::run_process (common/src/process.cpp) or a worker's own fork; never popen() or
+* A program is started through rnx::start_program (common/src/program_start.cpp; run_process starts its child there)
+  or by the sandbox's or candidate host's own fork; never popen() or
   system(), which hand the arguments to a shell.
 
 Exit 1 with FILE:LINE: RULE for every break, 0 when there is none. tests/ is exempt.

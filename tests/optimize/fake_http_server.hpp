@@ -7,6 +7,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <deque>
 #include <map>
 #include <mutex>
@@ -31,7 +32,10 @@ struct scripted_response {
   int status = 200;
   std::string body;
   std::map<std::string, std::string> headers;
-  std::chrono::milliseconds delay{0};  // before answering: longer than the client's timeout tests the timeout path
+  std::chrono::milliseconds delay{0};  // before answering
+  // No answer until the server is destroyed: the client's own timeout is then the only way out, so a timeout
+  // test holds however slowly the machine runs.
+  bool hold = false;
 };
 
 // Serves one connection at a time until destroyed; when the script runs out it repeats `fallback`.
@@ -41,7 +45,11 @@ class fake_http_server {
     thread_ = std::thread([this] { serve(); });
   }
   ~fake_http_server() {
-    stopping_ = true;
+    {
+      std::lock_guard lock(mutex_);
+      stopping_ = true;
+    }
+    released_.notify_all();
     boost::system::error_code ec;
     // Wake the blocking accept with one connection of our own.
     boost::asio::io_context io;
@@ -102,7 +110,12 @@ class fake_http_server {
             answer = fallback_;
           }
         }
-        if (answer.delay.count() > 0) std::this_thread::sleep_for(answer.delay);
+        if (answer.hold) {
+          std::unique_lock lock(mutex_);
+          released_.wait(lock, [this] { return stopping_.load(); });
+        } else if (answer.delay.count() > 0) {
+          std::this_thread::sleep_for(answer.delay);
+        }
         http::response<http::string_body> res{static_cast<http::status>(answer.status), req.version()};
         res.set(http::field::content_type, "application/json");
         for (const auto& [k, v] : answer.headers) res.set(k, v);
@@ -121,6 +134,7 @@ class fake_http_server {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
+  std::condition_variable released_;  // a held answer waits here until the server stops
   std::deque<scripted_response> script_;
   scripted_response fallback_{500, R"({"error":{"message":"script exhausted"}})", {}, {}};
   std::vector<recorded_request> requests_;

@@ -11,7 +11,6 @@
 
 #include <boost/json.hpp>
 
-#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -172,14 +171,13 @@ TEST_CASE("anthropic: a rejected key is unauthorized at once, never retried") {
 
 TEST_CASE("anthropic: timeouts are retried, then reported as unavailable naming the URL") {
   fake_http_server server;
-  server.set_fallback({200, anthropic_reply(), {}, std::chrono::milliseconds(700)});
+  server.set_fallback({200, anthropic_reply(), {}, {}, /*hold=*/true});
   scoped_env key("RNX_TEST_ANTHROPIC_KEY", "k");
   auto config = http_config(rewriter_kind::anthropic, "RNX_TEST_ANTHROPIC_KEY");
   config.base_url = server.url();
   config.timeout_s = 0.2;
   config.retries = 1;
   auto provider = make_rewriter(config, ".");
-  auto t0 = std::chrono::steady_clock::now();
   try {
     provider->propose(sample_request());
     FAIL("expected an error");
@@ -191,7 +189,6 @@ TEST_CASE("anthropic: timeouts are retried, then reported as unavailable naming 
     CHECK(what.find("timed out") != std::string::npos);
     CHECK(what.find(server.url() + "/v1/messages") != std::string::npos);
   }
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
 }
 
 TEST_CASE("anthropic: a missing key is a usage error before any request") {
@@ -291,7 +288,7 @@ TEST_CASE("command: the request arrives on stdin as JSON; stdout is the candidat
   }
   {
     std::ofstream s(dir / "slow.sh");
-    s << "#!/bin/sh\nexec sleep 5\n";
+    s << "#!/bin/sh\nexec sleep 600\n";  // only the provider's timeout ends it
   }
   for (const char* f : {"rw.sh", "fail.sh", "slow.sh"}) fs::permissions(dir / f, fs::perms::owner_all);
 
@@ -318,10 +315,8 @@ TEST_CASE("command: the request arrives on stdin as JSON; stdout is the candidat
   }
   apply_rewriter_flag(config, "command:./slow.sh");
   config.timeout_s = 0.3;
-  auto t0 = std::chrono::steady_clock::now();
   CHECK_THROWS_WITH_AS(make_rewriter(config, dir)->propose(sample_request()), doctest::Contains("did not answer"),
                        rnx::error);
-  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(3));
   fs::remove_all(dir);
 }
 

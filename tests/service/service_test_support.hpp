@@ -15,6 +15,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -289,6 +290,10 @@ class recording_server {
     std::string host;
   };
 
+  // A delay of `no_answer`: no reply until the server is destroyed, so that a client's own timeout is the only way
+  // out, however slowly the machine runs.
+  static constexpr std::chrono::milliseconds no_answer = std::chrono::milliseconds::max();
+
   explicit recording_server(std::deque<int> statuses = {}, std::chrono::milliseconds delay = {})
       : acceptor_(ioc_), statuses_(std::move(statuses)), delay_(delay) {
     namespace asio = boost::asio;
@@ -301,7 +306,11 @@ class recording_server {
     thread_ = std::thread([this] { serve(); });
   }
   ~recording_server() {
-    stop_ = true;
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    stopped_.notify_all();
     thread_.join();
   }
 
@@ -313,14 +322,11 @@ class recording_server {
     std::lock_guard lock(mutex_);
     return requests_;
   }
-  // Waits until at least n requests arrived or the timeout passed.
-  std::vector<received> wait_for(std::size_t n, std::chrono::milliseconds timeout = std::chrono::seconds(20)) {
-    auto deadline = std::chrono::steady_clock::now() + timeout;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (requests().size() >= n) break;
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return requests();
+  // Waits until at least n requests arrived, however long that takes (the test's ctest TIMEOUT bounds it).
+  std::vector<received> wait_for(std::size_t n) {
+    std::unique_lock lock(mutex_);
+    arrived_.wait(lock, [&] { return requests_.size() >= n; });
+    return requests_;
   }
 
  private:
@@ -349,7 +355,13 @@ class recording_server {
           statuses_.pop_front();
         }
       }
-      if (delay_.count() > 0) std::this_thread::sleep_for(delay_);
+      arrived_.notify_all();
+      if (delay_ == no_answer) {
+        std::unique_lock lock(mutex_);
+        stopped_.wait(lock, [this] { return stop_.load(); });
+      } else if (delay_.count() > 0) {
+        std::this_thread::sleep_for(delay_);
+      }
       bhttp::response<bhttp::string_body> res{static_cast<bhttp::status>(status), 11};
       res.set(bhttp::field::content_type, "text/plain");
       res.set("X-Echo-Target", std::string(req.target()));
@@ -365,6 +377,8 @@ class recording_server {
   boost::asio::ip::tcp::acceptor acceptor_;
   unsigned short port_ = 0;
   std::mutex mutex_;
+  std::condition_variable stopped_;  // a no_answer reply waits here until the server stops
+  std::condition_variable arrived_;  // wait_for waits here for requests
   std::vector<received> requests_;
   std::deque<int> statuses_;
   std::chrono::milliseconds delay_;

@@ -1,5 +1,6 @@
 // Sharded runs in the store (run_groups.hpp): shards held by run group, the group formed once, its verdict over
-// every shard with a missing one's configurations named; the same verdicts as the unsharded run.
+// every shard with a missing one's configurations named; the same verdicts as the unsharded run. The timeout is
+// read on the test's own clock.
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
@@ -9,7 +10,7 @@
 #include <doctest/doctest.h>
 
 #include <chrono>
-#include <thread>
+#include <cstdint>
 
 using namespace rnx;
 using rnx::test::make_run;
@@ -78,9 +79,15 @@ TEST_CASE("run groups: held until complete or due, formed once, judged with the 
   }
 
   SUBCASE("one shard missing: due after the timeout, WARN naming its configurations, a late one refused") {
-    const std::chrono::seconds timeout(1);
-    for (std::int64_t k : {1, 2, 3}) store::receive_shard(db, project.id, shard_of(other_whole, k), timeout);
-    std::this_thread::sleep_for(std::chrono::milliseconds(2100));
+    std::int64_t now = 0;  // seconds since the epoch, as the group's clock reads them
+    const store::group_timeout timeout(std::chrono::seconds(1), [&now] { return now; });
+    const auto first = store::receive_shard(db, project.id, shard_of(other_whole, 1), timeout);
+    now = first.record.first_received;  // the store wrote down its first shard's arrival at this second
+    for (std::int64_t k : {2, 3}) store::receive_shard(db, project.id, shard_of(other_whole, k), timeout);
+    CHECK(store::run_group_state(db, project.id, "c0ffee-9-1", timeout).seconds_left == 1);
+    CHECK_FALSE(store::judge_run_group(db, project.id, "c0ffee-9-1", policy, timeout).judged);
+    now += 1;  // the timeout has passed
+    CHECK(store::run_group_state(db, project.id, "c0ffee-9-1", timeout).seconds_left == 0);
     auto judged = store::judge_run_group(db, project.id, "c0ffee-9-1", policy, timeout);
     REQUIRE(judged.judged);
     const verdict_document& v = judged.judged->verdict;

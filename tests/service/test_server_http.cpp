@@ -22,7 +22,7 @@ struct client {
   std::string token;
 
   http::response call(const std::string& method, const std::string& path, const std::string& body = "",
-                      std::optional<std::string> bearer = std::nullopt) const {
+                      const std::optional<std::string>& bearer = std::nullopt) const {
     http::header_list headers{{"Content-Type", "application/json"}};
     std::string t = bearer.value_or(token);
     if (!t.empty()) headers.emplace_back("Authorization", "Bearer " + t);
@@ -283,13 +283,11 @@ TEST_CASE("server: hostile input leaves it serving") {
     asio::write(slow,
                 asio::buffer(std::string("POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n{")));
     CHECK(c.call("GET", "/healthz").status == 200);
-    auto start = std::chrono::steady_clock::now();
     char byte = 0;
     boost::system::error_code ec;
-    slow.read_some(asio::buffer(&byte, 1), ec);  // returns when the server closes the stalled connection
-    auto waited = std::chrono::steady_clock::now() - start;
+    // Returns only when the server closes the stalled connection (the test's ctest TIMEOUT bounds the wait).
+    slow.read_some(asio::buffer(&byte, 1), ec);
     CHECK(ec);
-    CHECK(waited < std::chrono::seconds(10));
   }
   CHECK(c.call("GET", "/healthz").status == 200);
   CHECK(server.alive());
@@ -306,11 +304,21 @@ TEST_CASE("server: a flood of idle connections beyond --max-connections does not
     idle.emplace_back(ioc);
     idle.back().connect({asio::ip::make_address("127.0.0.1"), server.port()});
   }
-  // All slots are taken by idle sockets; they time out after 1 s and the next client gets through.
-  std::this_thread::sleep_for(std::chrono::milliseconds(1600));
-  auto r = http::request("GET", server.url("/metrics"));
-  CHECK(r.status == 200);
-  CHECK(r.body.find("rnx_open_connections 1") != std::string::npos);
+  // All slots are taken by idle sockets; the server closes each once its header timeout passes (each is read here
+  // until it is closed, however long that takes: the test's ctest TIMEOUT bounds it).
+  for (auto& socket : idle) {
+    char byte = 0;
+    boost::system::error_code ec;
+    socket.read_some(asio::buffer(&byte, 1), ec);
+    CHECK(ec);
+  }
+  // The next client gets through, and once the closed sessions have ended it is the only connection open.
+  while (true) {
+    auto r = http::request("GET", server.url("/metrics"));
+    REQUIRE(r.status == 200);
+    if (r.body.find("rnx_open_connections 1\n") != std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look, not how long to wait
+  }
 }
 
 TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push uploads, verdicts and accepts") {
@@ -452,7 +460,7 @@ TEST_CASE("server: a paired verdict is stored only when it follows from two runs
   std::string other_token = test::make_token(db, "other");
   test::server_process server(db);
   client c{server.url(), upload};
-  auto paired_doc = [](run_spec s, const std::string& side) {
+  auto paired_doc = [](const run_spec& s, const std::string& side) {
     run_document run = test::make_run(s);
     run.env.env_id = compute_env_id(run.env);
     run.pairing = pairing_info{"pair-7", *pair_side_from_string(side), ""};

@@ -27,6 +27,18 @@ unsigned short closed_port() {
   return a.local_endpoint().port();
 }
 
+// A webhook's delivery log once it holds `n` attempts: the server logs each after its answer, on its own thread, so
+// the log is read until they are all there, however long the retries take (the test's ctest TIMEOUT bounds it).
+std::vector<store::delivery_record> deliveries_once_there(const std::string& db_path, std::int64_t webhook_id,
+                                                          std::size_t n) {
+  while (true) {
+    store::database db(db_path);
+    auto log = db.deliveries(webhook_id);
+    if (log.size() >= n) return log;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look, not how long to wait
+  }
+}
+
 }  // namespace
 
 TEST_CASE("webhooks: a slower baseline push notifies every format, retries failures, never fails the upload") {
@@ -72,21 +84,15 @@ TEST_CASE("webhooks: a slower baseline push notifies every format, retries failu
   CHECK(std::string(sbody.at("text").as_string()).find("regression") != std::string::npos);
   CHECK(sbody.at("blocks").as_array()[0].at("text").at("type").as_string() == "mrkdwn");
 
-  // The unreachable Teams hook was tried three times and logged; give the retries time to finish.
-  std::vector<store::delivery_record> dead_log;
-  for (int i = 0; i < 200 && dead_log.size() < 3; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    store::database db(db_path);
-    dead_log = db.deliveries(dead_id);
-  }
+  // The unreachable Teams hook was tried three times and logged.
+  const auto dead_log = deliveries_once_there(db_path, dead_id, 3);
   REQUIRE(dead_log.size() == 3);
   for (const auto& d : dead_log) {
     CHECK_FALSE(d.ok);
     CHECK(d.http_status == 0);
     CHECK(d.error.find(dead_url) != std::string::npos);
   }
-  store::database db(db_path);
-  auto generic_log = db.deliveries(generic_id);
+  const auto generic_log = deliveries_once_there(db_path, generic_id, 2);
   REQUIRE(generic_log.size() == 2);
   CHECK_FALSE(generic_log[0].ok);
   CHECK(generic_log[0].http_status == 500);
@@ -152,8 +158,7 @@ TEST_CASE("http client: request and response round trip, errors name the URL") {
 }
 
 TEST_CASE("http client: a server slower than the timeout is an unavailable error, not a hang") {
-  test::recording_server slow({}, std::chrono::milliseconds(1500));
-  auto start = std::chrono::steady_clock::now();
+  test::recording_server slow({}, test::recording_server::no_answer);  // only the client's timeout ends the wait
   try {
     http::request("GET", slow.url("/slow"), {}, {}, std::chrono::milliseconds(300));
     FAIL("no timeout");
@@ -161,7 +166,6 @@ TEST_CASE("http client: a server slower than the timeout is an unavailable error
     CHECK(e.code() == errc::unavailable);
     CHECK(std::string(e.what()).find("timed out") != std::string::npos);
   }
-  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(1));
 }
 
 TEST_CASE("TLS: rnx-server over HTTPS; the client verifies the peer unless told which CA to trust") {

@@ -13,11 +13,25 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace rnx::store {
+
+// How long a group waits for its missing shards after its first arrived, and the clock that is read on (seconds
+// since the epoch; the system clock unless a test gives its own). A duration converts to one on the system clock.
+struct group_timeout {
+  std::chrono::seconds after{0};
+  std::function<std::int64_t()> clock;  // empty: the system clock
+
+  // Not explicit: every caller but a test passes the duration alone.
+  group_timeout(std::chrono::seconds after_first_shard, std::function<std::int64_t()> now_clock = {})
+      : after(after_first_shard), clock(std::move(now_clock)) {}
+  std::int64_t now() const;
+};
 
 struct group_state {
   run_group_record record;
@@ -31,11 +45,11 @@ struct group_state {
 // the group's run when this was its last missing shard (a push group's run becomes the branch's baseline, as an
 // unsharded push run does). Conflicts: see database::store_shard.
 group_state receive_shard(database& db, std::int64_t project_id, const run_document& shard,
-                          std::chrono::seconds timeout);
+                          const group_timeout& timeout);
 
 // not_found for a group that no shard has named.
 group_state run_group_state(database& db, std::int64_t project_id, std::string_view group,
-                            std::chrono::seconds timeout);
+                            const group_timeout& timeout);
 
 struct group_verdict {
   group_state state;
@@ -46,7 +60,7 @@ struct group_verdict {
 // (judge_stored_run) and names every configuration of a missing shard (decision missing, the answer WARN at
 // least, never PASS). An incomplete group before its timeout: nothing is formed, `judged` is unset.
 group_verdict judge_run_group(database& db, std::int64_t project_id, std::string_view group, const gate_policy& policy,
-                              std::chrono::seconds timeout, const advice_route& route = {});
+                              const group_timeout& timeout, const advice_route& route = {});
 
 // {"group", "count", "arrived", "missing", "seconds_left", "first_received_at", "run_id" (null while open),
 // "formed_at"}: the API's answer (docs/api/openapi.yaml, RunGroup), read back by the gate.

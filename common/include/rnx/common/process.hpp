@@ -6,10 +6,11 @@
 //   std::string out;
 //   int status = rnx::run_capture({"git", "-C", repo, "rev-parse", ref}, out, rnx::capture::stdout_only);
 //
-// Three places fork() themselves instead, because their child needs set-up between fork and exec that this helper
-// does not offer: the runner's worker (runner/src/worker_run.cpp: a result pipe on fd 3, a job pipe on stdin), the
-// verifier's candidate host (verify/src/candidate_remote.cpp: a parent-death signal, the channel on fixed fds, every
-// other fd closed) and the sandbox (sandbox/src/launch.cpp: namespaces, mounts, seccomp, dropped privileges).
+// Both start their child with start_program, which a caller that wires the child's descriptors itself uses
+// directly (the runner's worker: a result pipe on fd 3, a job pipe on stdin, its lane's cores). Two places fork
+// themselves, because their child needs set-up no plan here offers: the verifier's candidate host
+// (verify/src/candidate_remote.cpp: a parent-death signal) and the sandbox (sandbox/src/launch.cpp: namespaces,
+// mounts, seccomp, dropped privileges).
 #pragma once
 
 #include <chrono>
@@ -17,6 +18,8 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <sys/types.h>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -48,6 +51,24 @@ struct process_result {
   std::string out;
   std::string err;
 };
+
+// How one child program starts. start_program builds everything the child needs (the program's path, argv and
+// environment as C arrays, the descriptor moves) before it forks, so that the child, forked perhaps from one of
+// several threads while another holds the allocator's lock, makes only async-signal-safe calls until execve.
+struct program_start {
+  std::vector<std::string> argv;                 // argv[0] is looked up on PATH when it has no '/'
+  std::map<std::string, std::string> env_set;    // added to / replacing the inherited environment
+  std::filesystem::path cwd;                     // empty = rnx's current folder
+  std::vector<std::pair<int, int>> descriptors;  // {our descriptor, its number in the child}
+  std::vector<int> to_null;                      // the child's descriptors opened on /dev/null
+  bool own_group = false;                        // its own process group (a kill of the group ends its children)
+  std::vector<int> cores;                        // CPUs the child is bound to before it execs; empty = ours
+  bool close_others = false;                     // every descriptor but 0-2 and the ones above closed in the child
+};
+
+// Starts the program and returns its pid, once the child has exec'd. A program that cannot start (missing, not
+// executable, a folder that is not there) throws rnx::error(not_found) naming it, and leaves no child behind.
+pid_t start_program(const program_start& start);
 
 // argv[0] is looked up on PATH when it has no '/'. A program that cannot start throws rnx::error(not_found) naming
 // it; a non-zero exit is reported in the result, not thrown.

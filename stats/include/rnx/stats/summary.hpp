@@ -1,4 +1,5 @@
-// Plain sample summaries every component shares: the median and its distribution-free 95% interval.
+// Plain sample summaries every component shares: the median, quantiles and the median's distribution-free 95%
+// interval.
 //
 //   std::vector<double> ms = {3.1, 3.0, 3.2, 3.05, 3.15, 3.1, 3.08, 3.12};
 //   double m = rnx::stats::median(ms);                       // 3.1
@@ -6,15 +7,21 @@
 //   // ci.lo <= ci.median <= ci.hi, from order statistics; no assumption about the shape of the times
 #pragma once
 
+#include "rnx/common/order_statistics.hpp"
+
 #include <vector>
 
 namespace rnx::stats {
 
-// Median of already sorted values; NaN when empty.
-double median_of_sorted(const std::vector<double>& sorted);
-
-// Median of the values (NaN when empty); the argument is copied because it is sorted.
-double median(std::vector<double> values);
+// The one median, upper median, quantile and MAD scale (common/include/rnx/common/order_statistics.hpp, below
+// rnx::stats because common's shard split needs a median too).
+using rnx::mad_to_sd;
+using rnx::median;
+using rnx::median_of_sorted;
+using rnx::quantile;
+using rnx::upper_median;
+using rnx::upper_median_of_sorted;
+using rnx::value_at_rank;
 
 struct median_interval {
   double median;  // NaN when there are no values
