@@ -191,6 +191,14 @@ std::pair<std::string, std::string> commit_status(const verdict_document& verdic
   return {state, std::string(to_string(verdict.verdict)) + ": " + terminal_safe(verdict.reason, false)};
 }
 
+void write_report_file(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error(errc::usage, "cannot write " + path.string() + "; pass --out-dir with a writable folder");
+}
+
 void append_file(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::app | std::ios::binary);
   if (out) out << text;
