@@ -107,7 +107,7 @@ int run_gate(const gate_flags& flags) {
 
 }  // namespace
 
-void add_gate_command(CLI::App& app) {
+command_run add_gate_command(CLI::App& app) {
   auto o = std::make_shared<gate_flags>();
   auto* cmd = app.add_subcommand(
       "gate", "CI gate: benchmark, upload, verdict, report to GitHub (exit 0 PASS/WARN, 1 BLOCK, 2 bad config)");
@@ -133,12 +133,12 @@ void add_gate_command(CLI::App& app) {
                   "Distinguishes the PR comments of several gate jobs (default: the job id)");
   cmd->add_option("--status-context", o->status_context, "Commit status context")->capture_default_str();
   cmd->add_flag("--no-github", o->no_github, "Do not comment or post a status through the GitHub API");
-  cmd->callback([o, config] {
-    gate_flags flags = *o;
-    flags.config_given = config->count() > 0 && !flags.config.empty();
-    if (flags.config.empty()) flags.config = "rnx.toml";
-    exit_code() = run_gate(flags);
-  });
+  return {cmd, [o, config] {
+            gate_flags flags = *o;
+            flags.config_given = config->count() > 0 && !flags.config.empty();
+            if (flags.config.empty()) flags.config = "rnx.toml";
+            return run_gate(flags);
+          }};
 }
 
 }  // namespace rnx::cli
