@@ -34,8 +34,9 @@ std::optional<int> answer_non_gating_event(const github_context& ctx, const gate
               << " event (it gates pull_request, push and /rnx accept comments)\n";
     return 0;
   }
-  if (ctx.event == event_kind::issue_comment)
+  if (ctx.event == event_kind::issue_comment) {
     return accept_from_comment(ctx, comment_accept_settings::from_flags(flags));
+  }
   return std::nullopt;
 }
 

@@ -219,7 +219,7 @@ std::string format_outputs(const std::vector<std::pair<std::string, std::string>
       std::snprintf(buffer, sizeof buffer, "rnx_%016llx", static_cast<unsigned long long>(generator()));
       delimiter = buffer;
     } while (value.find(delimiter) != std::string::npos);
-    text += name + "<<" + delimiter + "\n" + value;
+    text.append(name).append("<<").append(delimiter).append("\n").append(value);
     if (value.empty() || value.back() != '\n') text += "\n";
     text += delimiter + "\n";
   }

@@ -16,7 +16,7 @@ namespace {
 using namespace rnx;
 using namespace rnx::gate;
 
-commit_lookup commits(std::set<std::string> refs) {
+commit_lookup commits(const std::set<std::string>& refs) {
   return [refs](const std::string& ref) { return refs.count(ref) > 0; };
 }
 
