@@ -191,6 +191,14 @@ std::pair<std::string, std::string> commit_status(const verdict_document& verdic
   return {state, std::string(to_string(verdict.verdict)) + ": " + terminal_safe(verdict.reason, false)};
 }
 
+void write_report_file(const std::filesystem::path& path, const std::string& text) {
+  std::error_code ec;
+  if (path.has_parent_path()) std::filesystem::create_directories(path.parent_path(), ec);
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  if (!out) throw error(errc::usage, "cannot write " + path.string() + "; pass --out-dir with a writable folder");
+}
+
 void append_file(const std::string& path, std::string_view text) {
   std::ofstream out(path, std::ios::app | std::ios::binary);
   if (out) out << text;
@@ -211,7 +219,7 @@ std::string format_outputs(const std::vector<std::pair<std::string, std::string>
       std::snprintf(buffer, sizeof buffer, "rnx_%016llx", static_cast<unsigned long long>(generator()));
       delimiter = buffer;
     } while (value.find(delimiter) != std::string::npos);
-    text += name + "<<" + delimiter + "\n" + value;
+    text.append(name).append("<<").append(delimiter).append("\n").append(value);
     if (value.empty() || value.back() != '\n') text += "\n";
     text += delimiter + "\n";
   }

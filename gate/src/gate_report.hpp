@@ -4,6 +4,7 @@
 
 #include "rnx/common/verdict_document.hpp"
 
+#include <filesystem>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -58,6 +59,9 @@ std::string escape_command_property(std::string_view text);
 // GitHub commit status state and description (<= 140 characters) for a verdict.
 std::pair<std::string, std::string> commit_status(const verdict_document& verdict);
 
+// Writes `text` to `path` (an --out-dir file: verdict.json, report.md, report.html), creating its folder; throws
+// rnx::error(usage) naming the file and --out-dir when it cannot.
+void write_report_file(const std::filesystem::path& path, const std::string& text);
 // Appends to a GITHUB_STEP_SUMMARY file; throws rnx::error(usage) naming the file when it cannot.
 void append_file(const std::string& path, std::string_view text);
 // Appends `name<<DELIMITER ... DELIMITER` entries to a GITHUB_OUTPUT file; the delimiter is random and

@@ -38,7 +38,7 @@ int main(int argc, char** argv) {
   rnx::cli::add_compare_command(app);
   rnx::cli::add_import_command(app);
 #ifdef RNX_HAVE_GATE
-  rnx::cli::add_gate_command(app);
+  const rnx::cli::command_run gate = rnx::cli::add_gate_command(app);
   rnx::cli::add_accept_command(app);
   rnx::cli::add_report_command(app);
   rnx::cli::add_init_command(app);
@@ -55,6 +55,9 @@ int main(int argc, char** argv) {
 #endif
   try {
     app.parse(argc, argv);
+#ifdef RNX_HAVE_GATE
+    if (gate.cmd->parsed()) return gate.run();
+#endif
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? 0 : 2;
