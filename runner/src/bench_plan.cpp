@@ -1,6 +1,8 @@
 // Planning a bench: filters, batch sweeps that would repeat a measurement, and in-process pairing.
 #include "bench_plan.hpp"
 
+#include "work.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/files.hpp"
 
@@ -95,6 +97,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
             p.result.dtype = dtype;
             p.result.batch = batch;
             p.result.device = o.device.empty() ? k.device : o.device;
+            p.result.work = declared_work(k, batch, m.source);
             p.processes = o.processes.value_or(k.bench.processes);
             p.max_processes = std::max(p.processes, o.max_processes.value_or(k.bench.max_processes));
             if (sides.size() < 2) p.max_processes = p.processes;  // nothing to decide between, so no looks
@@ -139,6 +142,8 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
   }
   return out;
 }
+
+void add_note(planned& p, const std::string& note) { p.note += (p.note.empty() ? "" : "; ") + note; }
 
 void set_failed(planned& p, result_status status, std::string message) {
   p.failed = true;
