@@ -49,6 +49,13 @@ std::string in_process_obstacle(const kernel_spec& head, const kernel_spec& base
   return {};
 }
 
+// `--kernel NAME` for a kernel the manifest does not have: a usage error naming the ones it has.
+error unknown_kernel(const manifest& m, const std::string& name) {
+  std::string names;
+  for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  return error(errc::usage, "--kernel " + name + ": no such kernel in " + m.source + " (kernels: " + names + ")");
+}
+
 }  // namespace
 
 std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o) {
@@ -56,11 +63,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
   for (std::size_t s = 0; s < sides.size(); ++s) {
     const manifest& m = sides[s].m;
     for (const auto& name : o.filters.kernels) {
-      if (s == 0 && !m.find_kernel(name)) {
-        std::string names;
-        for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
-        throw error(errc::usage, "--kernel " + name + ": no such kernel in " + m.source + " (kernels: " + names + ")");
-      }
+      if (s == 0 && !m.find_kernel(name)) throw unknown_kernel(m, name);
     }
     for (const auto& k : m.kernels) {
       if (!selected(o.filters.kernels, k.name)) continue;

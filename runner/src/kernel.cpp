@@ -184,6 +184,7 @@ std::string device_text(at::Device d) { return d.str(); }
 
 std::vector<at::Tensor> to_float64(const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> out;
+  out.reserve(inputs.size());
   for (const auto& t : inputs) out.push_back(t.is_floating_point() ? t.to(at::kDouble) : t);
   return out;
 }

@@ -417,6 +417,7 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   CHECK_FALSE(rnx::runner::instability(steady, {10, 10, 10}).has_value());
 
   std::vector<double> split;
+  split.reserve(20);
   for (int i = 0; i < 10; ++i) split.push_back(0.73 + 0.001 * (i % 3));
   for (int i = 0; i < 10; ++i) split.push_back(18.0 + 0.01 * (i % 3));
   auto why = rnx::runner::instability(split, {10, 10});
@@ -424,6 +425,7 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   CHECK(why->rfind("process medians disagree: 0.731, 18.01 ms (max/min 24.6x)", 0) == 0);
 
   std::vector<double> bimodal;
+  bimodal.reserve(20);
   for (int i = 0; i < 20; ++i) bimodal.push_back(i % 2 ? 2.0 + 0.001 * i : 1.0 + 0.001 * i);
   auto why2 = rnx::runner::instability(bimodal, {});
   REQUIRE(why2.has_value());

@@ -320,7 +320,8 @@ TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, r
     CHECK_MESSAGE(row->second.default_text == std::string(key.default_text), path, ": the docs say default '",
                   row->second.default_text, "', the parser '", std::string(key.default_text), "'");
   }
-  for (const auto& [path, row] : documented) {
+  for (const auto& row : documented) {
+    const std::string& path = row.first;
     CHECK_MESSAGE(known.count(path), "docs/manifest.md lists ", path, ", which the parser does not accept");
   }
 }

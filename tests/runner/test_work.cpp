@@ -78,7 +78,7 @@ TEST_CASE("conv2d counts 2 * output elements * Cin*kh*kw") {
 TEST_CASE("attention counts its two products, 4*B*H*L*S*E, and nothing for scaling and softmax") {
   // B = 2, H = 4, L = 8 queries, S = 10 keys, E = 16.
   const std::vector<std::string> shapes = {"B,4,8,16", "B,4,10,16", "B,4,10,16"};
-  const std::int64_t products = 4 * 2 * 4 * 8 * 10 * 16;
+  const std::int64_t products = std::int64_t{4} * 2 * 4 * 8 * 10 * 16;
   CHECK(*counted(work_spec("attention_explicit", shapes), 2).flops == products);
   // scaled_dot_product_attention's CPU kernel is not in torch's table; rnx counts it with the counter's own formula.
   CHECK(*counted(work_spec("attention_sdpa", shapes), 2).flops == products);
