@@ -11,7 +11,6 @@ import sys
 import tempfile
 
 import torch
-from torch.utils.flop_counter import FlopCounterMode, sdpa_flop_count
 
 
 class Unavailable(Exception):
@@ -308,13 +307,17 @@ def state_tensors(call):
     return tensors if len(set(storages)) == len(storages) else []
 
 
-def _cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs):
-    """The counter's own attention formula (two products, 4*B*H*L*S*E) for the CPU kernel of
-    scaled_dot_product_attention, which its table lacks (torch 2.11 counts its CUDA kernels only)."""
-    return sdpa_flop_count(query, key, value)
+def _flop_formulas():
+    """What rnx adds to the FLOP counter's table: the counter's own attention formula (two products, 4*B*H*L*S*E)
+    for the CPU kernel of scaled_dot_product_attention, which the table lacks (torch 2.11 counts its CUDA kernels
+    only)."""
+    from torch.utils.flop_counter import sdpa_flop_count
 
+    def cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs):
+        return sdpa_flop_count(query, key, value)
 
-_FLOP_FORMULAS = {torch.ops.aten._scaled_dot_product_flash_attention_for_cpu: _cpu_attention_flops}
+    cpu_attention = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    return {cpu_attention: cpu_attention_flops} if cpu_attention is not None else {}
 
 
 def _span(t):
@@ -345,8 +348,11 @@ def count_work(loaded, inputs, dtype, device, seed):
     """The work of one call of the eager reference in `dtype` (a KernelBench file's Model, never its ModelNew: a
     rewrite does the reference's work): (FLOPs as torch's FLOP counter counts them, the distinct bytes of the
     inputs, the module's parameters and buffers, and the outputs)."""
+    # Imported here: a torch without the counter fails this count (the result says why), not every kernel's load.
+    from torch.utils.flop_counter import FlopCounterMode
+
     target = loaded.fn if loaded.kind == FUNCTION else _model(loaded, loaded.ref_cls, _DTYPES[dtype], device, seed)
-    with FlopCounterMode(display=False, custom_mapping=_FLOP_FORMULAS) as counter:
+    with FlopCounterMode(display=False, custom_mapping=_flop_formulas()) as counter:
         outputs = tensors_of(target(*inputs))
     weights = list(target.parameters()) + list(target.buffers()) if isinstance(target, torch.nn.Module) else []
     return counter.get_total_flops(), distinct_bytes(list(inputs) + weights + outputs)
