@@ -168,6 +168,12 @@ class walker {
     fail(&n, key, std::string("expected a string, got ") + type_name(n));
   }
 
+  // A string of arithmetic over the shape symbols (a kernel's declared flops or bytes).
+  shape_expression expression(const toml::node& n, const std::string& key) const {
+    const std::string text = string(n, key);
+    return shape_expression::parse(text, source_ + ":" + std::to_string(n.source().begin.line) + ": key '" + key + "'");
+  }
+
   std::int64_t integer(const toml::node& n, std::string_view key, const key_range& r) const {
     return integer(n, key, static_cast<std::int64_t>(r.lo), static_cast<std::int64_t>(r.hi));
   }
@@ -518,6 +524,8 @@ kernel_spec read_kernel(const walker& w, const toml::array& kernels, std::size_t
   if (auto v = t.get("batch")) k.batch = w.batches(*v, key("batch"));
   if (auto v = t.get("device")) k.device = w.device(*v, key("device"));
   if (auto v = t.get("tolerance")) w.tolerances(*v, key("tolerance"), k.dtypes, k.tolerances);
+  if (auto v = t.get("flops")) k.flops = w.expression(*v, prefix + ".flops");
+  if (auto v = t.get("bytes")) k.bytes = w.expression(*v, prefix + ".bytes");
   w.bench(t, prefix + ".", k.bench);
   check_kernel_inputs(w, k, t, kernels.get(i), key("inputs"));
   return k;

@@ -65,6 +65,8 @@ const std::vector<manifest_key> all_keys = {
     {"kernel", "batch", "integer or array of integers", between(1, 1 << 20), "the [defaults] value"},
     {"kernel", "device", "string", std::nullopt, "the [defaults] value"},
     {"kernel", "tolerance", "table", std::nullopt, "the [defaults] value"},
+    {"kernel", "flops", "string", std::nullopt, "counted from the eager reference"},
+    {"kernel", "bytes", "string", std::nullopt, "counted from the eager reference"},
 
     RNX_GATE_KEY("rope", "number", strictly_between(0, 1), "0.02"),
     RNX_GATE_KEY("probability", "number", strictly_between(0.5, 1), "0.95"),

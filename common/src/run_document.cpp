@@ -110,6 +110,12 @@ std::optional<pairing_mode> pairing_mode_from_string(std::string_view text) {
   return enum_from_name(text, {pairing_mode::process, pairing_mode::in_process});
 }
 
+std::string_view to_string(work_source s) { return s == work_source::declared ? "declared" : "counted"; }
+
+std::optional<work_source> work_source_from_string(std::string_view text) {
+  return enum_from_name(text, {work_source::counted, work_source::declared});
+}
+
 std::string_view to_string(timed_inputs t) { return t == timed_inputs::fresh ? "fresh" : "same"; }
 
 std::optional<timed_inputs> timed_inputs_from_string(std::string_view text) {
@@ -225,10 +231,31 @@ environment environment_from(const json::reader& r) {
   return env;
 }
 
+// A result's work: flops and bytes (non-negative counts, at least one of them) and where they came from.
+work_info work_from(const json::reader& r) {
+  r.only_keys({"flops", "bytes", "source"});
+  work_info w;
+  auto source = r.at("source");
+  const std::optional<work_source> from = work_source_from_string(source.string());
+  if (!from) source.fail("\"counted\" or \"declared\"");
+  w.source = *from;
+  auto count = [&](std::string_view key) -> std::optional<std::int64_t> {
+    auto member = r.maybe(key);
+    if (!member) return std::nullopt;
+    const std::int64_t n = member->integer();
+    if (n < 0) member->fail("a non-negative count");
+    return n;
+  };
+  w.flops = count("flops");
+  w.bytes = count("bytes");
+  if (!w.flops && !w.bytes) r.fail("flops, bytes or both (a result whose work is unknown has no work)");
+  return w;
+}
+
 run_result result_from(const json::reader& r, kernel_names names) {
-  r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",      "samples_ms",
-               "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",     "pairing",
-               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs"});
+  r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",       "samples_ms",
+               "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",      "pairing",
+               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs", "work"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -303,6 +330,7 @@ run_result result_from(const json::reader& r, kernel_names names) {
       r.at("kernel").fail(problem);
     }
   }
+  if (auto w = r.maybe("work")) res.work = work_from(*w);
   if (auto a = r.maybe("aggregates")) {
     a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
     aggregate_summary summary;
@@ -449,6 +477,12 @@ bj::value to_json(const run_document& run) {
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
     if (res.inputs != timed_inputs::same) o["timed_inputs"] = to_string(res.inputs);
     if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
+    if (res.work) {
+      bj::object w{{"source", to_string(res.work->source)}};
+      if (res.work->flops) w["flops"] = *res.work->flops;
+      if (res.work->bytes) w["bytes"] = *res.work->bytes;
+      o["work"] = std::move(w);
+    }
     if (!res.params.empty()) {
       bj::object params;
       for (const auto& [name, value] : res.params) params[name] = value;

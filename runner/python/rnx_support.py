@@ -307,6 +307,57 @@ def state_tensors(call):
     return tensors if len(set(storages)) == len(storages) else []
 
 
+def _flop_formulas():
+    """What rnx adds to the FLOP counter's table: the counter's own attention formula (two products, 4*B*H*L*S*E)
+    for the CPU kernel of scaled_dot_product_attention, which the table lacks (torch 2.11 counts its CUDA kernels
+    only)."""
+    from torch.utils.flop_counter import sdpa_flop_count
+
+    def cpu_attention_flops(query, key, value, *args, out_shape=None, **kwargs):
+        return sdpa_flop_count(query, key, value)
+
+    cpu_attention = getattr(torch.ops.aten, "_scaled_dot_product_flash_attention_for_cpu", None)
+    return {cpu_attention: cpu_attention_flops} if cpu_attention is not None else {}
+
+
+def _span(t):
+    """The bytes of t's storage that t covers, from its first element to one past its last, as (start, end)."""
+    if t.numel() == 0:
+        return 0, 0
+    last = sum((n - 1) * s for n, s in zip(t.shape, t.stride()))
+    start = t.storage_offset() * t.element_size()
+    return start, start + (last + 1) * t.element_size()
+
+
+def distinct_bytes(tensors):
+    """The bytes of `tensors` with each distinct storage counted once: per storage, the union of what its tensors
+    cover (a weight passed twice, an output that is an input changed in place or a view of it, count once)."""
+    spans = {}
+    for t in tensors:
+        spans.setdefault((t.device, t.untyped_storage().data_ptr()), []).append(_span(t))
+    total = 0
+    for covered in spans.values():
+        end = 0
+        for start, stop in sorted(covered):
+            total += max(0, stop - max(start, end))
+            end = max(end, stop)
+    return total
+
+
+def count_work(loaded, inputs, dtype, device, seed):
+    """The work of one call of the eager reference in `dtype` (a KernelBench file's Model, never its ModelNew: a
+    rewrite does the reference's work): (FLOPs as torch's FLOP counter counts them, the distinct bytes of the
+    inputs, the module's parameters and buffers, and the outputs)."""
+    # Imported here: a torch without the counter fails this count (the result says why), not every kernel's load.
+    from torch.utils.flop_counter import FlopCounterMode
+
+    target = loaded.fn if loaded.kind == FUNCTION else _model(loaded, loaded.ref_cls, _DTYPES[dtype], device, seed)
+    with FlopCounterMode(display=False, custom_mapping=_flop_formulas()) as counter:
+        outputs = tensors_of(target(*inputs))
+    weights = list(target.parameters()) + list(target.buffers()) if isinstance(target, torch.nn.Module) else []
+    return counter.get_total_flops(), distinct_bytes(list(inputs) + weights + outputs)
+
+
 def versions():
     return {"torch": torch.__version__.split("+")[0], "torch_full": torch.__version__,
             "python": ".".join(str(v) for v in sys.version_info[:3]),

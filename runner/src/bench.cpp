@@ -13,6 +13,7 @@
 #include "rnx/stats/verdict.hpp"
 #include "bench_plan.hpp"
 #include "orchestrator.hpp"
+#include "work.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -224,12 +225,27 @@ run_document make_run_document(const bench_side& side, std::string commit, std::
   return doc;
 }
 
+namespace {
+
+// The achieved FLOP and byte rates of a result's work at the median per call, each "-" where unknown; a rate from
+// declared work is marked with a *.
+void print_rates(std::ostream& os, const run_result& r, const std::optional<double>& median_ms) {
+  detail::achieved_rates rates;
+  if (r.work && median_ms) rates = detail::achieved(*r.work, *median_ms);
+  const std::string mark = r.work && r.work->source == work_source::declared ? "*" : "";
+  auto cell = [&](const std::optional<double>& rate) { return detail::rate_text(rate) + (rate ? mark : ""); };
+  os << std::setw(10) << cell(rates.gflop_per_s) << std::setw(10) << cell(rates.gb_per_s);
+}
+
+}  // namespace
+
 void print_summary(std::ostream& os, const run_document& run) {
   // The note column holds one short line; a message that does not fit is printed whole below the table, so an
   // error's fix (often at its end) is never cut off.
   constexpr std::size_t note_width = 110;
   os << std::left << std::setw(44) << "configuration" << std::setw(10) << "status" << std::right << std::setw(12)
      << "median ms" << std::setw(10) << "spread" << std::setw(10) << "samples" << std::setw(11) << "processes"
+     << std::setw(10) << "GFLOP/s" << std::setw(10) << "GB/s"
      << "  note\n";
   std::vector<const run_result*> cut;
   for (const auto& r : run.results) {
@@ -242,8 +258,10 @@ void print_summary(std::ostream& os, const run_document& run) {
       // Each number in its own column, right-aligned under its header (the per-process counts are in the run file).
       os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
          << std::setw(10) << r.samples_ms.size() << std::setw(11) << std::max<std::size_t>(r.groups.size(), 1);
+      print_rates(os, r, centre);
     } else {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
+      print_rates(os, r, std::nullopt);
     }
     std::string note = r.message.substr(0, r.message.find('\n'));
     if (note.size() > note_width || note.size() < r.message.size()) {
@@ -253,7 +271,8 @@ void print_summary(std::ostream& os, const run_document& run) {
     os << "  " << note << "\n";
   }
   os << "median ms: the median of each worker process's samples, geometric mean over the processes (the statistic "
-        "the verdict compares); spread: MAD / median of all samples; samples: all processes together\n";
+        "the verdict compares); spread: MAD / median of all samples; samples: all processes together; GFLOP/s, GB/s: "
+        "the work of one call of the eager reference over that median (* declared in rnx.toml, not counted)\n";
   for (const auto* r : cut) {
     os << r->key().label() << " " << to_string(r->status) << ":\n";
     std::istringstream lines(r->message);

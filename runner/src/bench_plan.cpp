@@ -1,6 +1,8 @@
 // Planning a bench: filters, batch sweeps that would repeat a measurement, and in-process pairing.
 #include "bench_plan.hpp"
 
+#include "work.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/files.hpp"
 
@@ -47,6 +49,13 @@ std::string in_process_obstacle(const kernel_spec& head, const kernel_spec& base
   return {};
 }
 
+// `--kernel NAME` for a kernel the manifest does not have: a usage error naming the ones it has.
+error unknown_kernel(const manifest& m, const std::string& name) {
+  std::string names;
+  for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
+  return error(errc::usage, "--kernel " + name + ": no such kernel in " + m.source + " (kernels: " + names + ")");
+}
+
 }  // namespace
 
 std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o) {
@@ -54,11 +63,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
   for (std::size_t s = 0; s < sides.size(); ++s) {
     const manifest& m = sides[s].m;
     for (const auto& name : o.filters.kernels) {
-      if (s == 0 && !m.find_kernel(name)) {
-        std::string names;
-        for (const auto& k : m.kernels) names += (names.empty() ? "" : ", ") + k.name;
-        throw error(errc::usage, "--kernel " + name + ": no such kernel in " + m.source + " (kernels: " + names + ")");
-      }
+      if (s == 0 && !m.find_kernel(name)) throw unknown_kernel(m, name);
     }
     for (const auto& k : m.kernels) {
       if (!selected(o.filters.kernels, k.name)) continue;
@@ -95,6 +100,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
             p.result.dtype = dtype;
             p.result.batch = batch;
             p.result.device = o.device.empty() ? k.device : o.device;
+            p.result.work = declared_work(k, batch, m.source);
             p.processes = o.processes.value_or(k.bench.processes);
             p.max_processes = std::max(p.processes, o.max_processes.value_or(k.bench.max_processes));
             if (sides.size() < 2) p.max_processes = p.processes;  // nothing to decide between, so no looks
@@ -139,6 +145,8 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
   }
   return out;
 }
+
+void add_note(planned& p, const std::string& note) { p.note += (p.note.empty() ? "" : "; ") + note; }
 
 void set_failed(planned& p, result_status status, std::string message) {
   p.failed = true;

@@ -42,6 +42,9 @@ struct side_state {
 // whether they can share worker processes. Throws rnx::error(usage) naming the manifest's kernels.
 std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o);
 
+// Adds a line to what goes first in the configuration's message.
+void add_note(planned& p, const std::string& note);
+
 // Settles a configuration as failed (error, diverged, skipped): it is not run again.
 void set_failed(planned& p, result_status status, std::string message);
 

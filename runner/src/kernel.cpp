@@ -184,6 +184,7 @@ std::string device_text(at::Device d) { return d.str(); }
 
 std::vector<at::Tensor> to_float64(const std::vector<at::Tensor>& inputs) {
   std::vector<at::Tensor> out;
+  out.reserve(inputs.size());
   for (const auto& t : inputs) out.push_back(t.is_floating_point() ? t.to(at::kDouble) : t);
   return out;
 }
@@ -327,6 +328,19 @@ class python_kernel final : public kernel {
     py_ref tensors = py_ref::steal(PyObject_CallOneArg(to_list.get(), result.get()));
     if (!tensors) kernel_call_failed(spec_, "float64 reference: " + take_python_error(), wide);
     return tensors_from_list(tensors.get(), "the float64 reference of \"" + spec_.name + "\"");
+  }
+
+  std::optional<work_info> count_work(const std::vector<at::Tensor>& inputs, at::ScalarType dtype, at::Device device,
+                                      std::uint64_t seed) override {
+    py_ref list = tensors_to_python(inputs);
+    py_ref args =
+        py_ref::steal(Py_BuildValue("(OOssK)", loaded_.get(), list.get(), std::string(dtype_name(dtype)).c_str(),
+                                    device_text(device).c_str(), static_cast<unsigned long long>(seed)));
+    py_ref counts = call_support("count_work", args.get());
+    long long flops = 0;
+    long long bytes = 0;
+    if (!PyArg_ParseTuple(counts.get(), "LL", &flops, &bytes)) kernel_call_failed(spec_, take_python_error(), inputs);
+    return work_info{flops, bytes, work_source::counted};
   }
 
   std::vector<std::string> local_modules() const override {

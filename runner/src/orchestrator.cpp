@@ -2,6 +2,8 @@
 // in-process pairs, and each side's workers; each worker's events are read as typed events (worker_protocol.hpp).
 #include "orchestrator.hpp"
 
+#include "work.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
@@ -444,6 +446,8 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
     p.result.rel_err = outcome.check->rel_err;
     p.result.tol = outcome.check->tol;
   }
+  if (outcome.work) p.result.work = with_counted(p.result.work, *outcome.work);
+  if (!outcome.work_error.empty()) add_note(p, "work not counted: " + outcome.work_error);
   if (outcome.status == result_status::ok) {
     const auto& samples = outcome.samples_ms;
     p.result.samples_ms.insert(p.result.samples_ms.end(), samples.begin(), samples.end());

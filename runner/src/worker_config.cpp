@@ -157,6 +157,21 @@ void bind_side(side& s, const std::string& runtime, bool check) {
   });
 }
 
+// The work of one call, counted once per configuration and side (in the process that runs the reference check)
+// over the eager reference on this side's inputs. A count that fails leaves the work unknown and says why; the
+// measurement goes on.
+void put_work(side& s) {
+  try {
+    if (auto w = s.entry->kernel->count_work(s.inputs, s.dtype, s.device, s.seed)) {
+      s.out["work"] = bj::object{{"flops", *w->flops}, {"bytes", *w->bytes}};
+    }
+  } catch (const c10::Error& e) {
+    s.out["work_error"] = e.what_without_backtrace();
+  } catch (const std::exception& e) {
+    s.out["work_error"] = e.what();
+  }
+}
+
 timing_options timing_of(const bench_settings& b) {
   timing_options t;
   t.warmup_ms = b.warmup_ms;
@@ -244,6 +259,7 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
   clock.mark("inputs");
   if (s.failed()) return s.out;
   bind_side(s, c.runtime, c.check);
+  if (c.check && !s.failed()) put_work(s);
   clock.mark("bind");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] {
@@ -306,7 +322,9 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     shared_inputs = true;
   }
   for (side* s : {first, second}) {
-    if (!s->failed()) bind_side(*s, c.runtime, s == &base ? c.check_base : c.check);
+    const bool check = s == &base ? c.check_base : c.check;
+    if (!s->failed()) bind_side(*s, c.runtime, check);
+    if (!s->failed() && check) put_work(*s);
   }
   clock.mark("bind");
   for (side* s : {&base, &head}) {

@@ -132,6 +132,8 @@ side_outcome outcome_from(const json::reader& r) {
     out.check = side_outcome::reference_check{bounded(r.at("max_abs_err")), bounded(r.at("rel_err")),
                                               tolerance{r.number("rtol"), r.number("atol")}};
   }
+  if (auto w = r.maybe("work")) out.work = work_info{w->integer("flops"), w->integer("bytes"), work_source::counted};
+  out.work_error = r.string_or("work_error", "");
   if (out.status != result_status::ok) return out;
   auto samples = r.at("samples_ms");
   for (const auto& s : samples.array()) out.samples_ms.push_back(s.to_number<double>());

@@ -103,6 +103,10 @@ struct side_outcome {
   };
   std::optional<disturbances> disturbed;
   std::vector<double> sm_mhz;  // GPU: the SM clock read while sampling
+  // The process that ran the reference check: the work of one call of the eager reference (source counted), or
+  // why it could not be counted.
+  std::optional<work_info> work;
+  std::string work_error;
 };
 
 // The worker finished the configuration at `index`: measured (one side, or both of an in-process pair), or found

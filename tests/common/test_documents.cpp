@@ -65,6 +65,34 @@ TEST_CASE("a run document survives a JSON round trip") {
   CHECK(back.results[0].tol->rtol == doctest::Approx(1.6e-2));
 }
 
+TEST_CASE("a result's work survives a round trip and is checked: counts, at least one of them, and a source") {
+  run_document run = sample_run();
+  run.results[0].work = work_info{2'000'000'000'000, 48, work_source::declared};
+  run.results.push_back(run.results[0]);
+  run.results[1].batch = 1;
+  run.results[1].work = work_info{std::nullopt, 1024, work_source::counted};
+  const std::string text = json::serialize(to_json(run));
+  CHECK(text.find(R"("work":{"source":"declared","flops":2000000000000,"bytes":48})") != std::string::npos);
+  const run_document back = run_from_json(json::parse(text, "x"), "x");
+  REQUIRE(back.results[0].work);
+  CHECK(*back.results[0].work->flops == 2'000'000'000'000);
+  CHECK(back.results[0].work->source == work_source::declared);
+  CHECK_FALSE(back.results[1].work->flops);
+  CHECK(*back.results[1].work->bytes == 1024);
+  CHECK(back.results[1].work->source == work_source::counted);
+
+  const std::string head = R"({"schema": "rnx.run/v1", "project": "p", "environment": {"env_id": "e", "device": "cpu"},
+    "results": [{"kernel": "k", "runtime": "eager", "dtype": "float32", "batch": 1, "status": "ok", "work": )";
+  CHECK(error_of(head + R"({"flops": 1}}]})") == "doc.json: $.results[0].work: missing required member \"source\"");
+  CHECK(error_of(head + R"({"source": "guessed", "flops": 1}}]})") ==
+        "doc.json: $.results[0].work.source: expected \"counted\" or \"declared\", got \"guessed\"");
+  CHECK(error_of(head + R"({"source": "counted"}}]})") ==
+        "doc.json: $.results[0].work: expected flops, bytes or both (a result whose work is unknown has no work), got "
+        "an object");
+  CHECK(error_of(head + R"({"source": "counted", "bytes": -1}}]})") ==
+        "doc.json: $.results[0].work.bytes: expected a non-negative count, got -1");
+}
+
 TEST_CASE("env_id ignores clocks and changes with the software stack") {
   run_document run = sample_run();
   const std::string id = compute_env_id(run.env);

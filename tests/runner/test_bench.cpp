@@ -62,7 +62,7 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   body += kernel("kernelbench", d / "kb_relu.py", "batch = [4]");
   body += kernel("scripted", examples / "scaled_tanh.pt",
                  "inputs = { x = \"B,64\" }\nruntimes = [\"torchscript\", \"eager\"]");
-  body += kernel("native", d / "add.cpp", "inputs = { a = \"B,32\", b = \"B,32\" }");
+  body += kernel("native", d / "add.cpp", "inputs = { a = \"B,32\", b = \"B,32\" }\nbytes = \"3*4*B*32\"");
   body += kernel("missing_entry", d / "double.py", "inputs = { x = \"B,16\" }\nentry = \"nope\"");
   body += kernel("arity", d / "two_args.py", "inputs = { x = \"B,16\" }");
   body += kernel("mismatch", d / "matmul.py", "inputs = { a = \"B,16\", b = \"8,4\" }");
@@ -103,6 +103,26 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     CHECK(sides[0].env.threads == 1);
     CHECK_FALSE(sides[0].env.torch.empty());
     CHECK_FALSE(sides[0].env.python.empty());
+  }
+
+  SUBCASE("every runtime carries the eager reference's work; a native kernel only what it declares") {
+    for (const char* label : {"double/eager/float32/b2", "double/torchscript/float32/b2"}) {
+      CAPTURE(label);
+      REQUIRE(r.at(label).work);
+      CHECK(r.at(label).work->source == rnx::work_source::counted);
+      CHECK(*r.at(label).work->flops == 0);               // x * 2: the counter counts no elementwise work
+      CHECK(*r.at(label).work->bytes == 2 * 4 * 2 * 16);  // read and written once
+    }
+    const auto& kb = r.at("kernelbench/eager/float32/b4").work;
+    REQUIRE(kb);
+    CHECK(*kb->flops == 2 * 4 * 32 * 32);                       // Linear(32, 32) at batch 4
+    CHECK(*kb->bytes == 4 * (4 * 32 + 32 * 32 + 32 + 4 * 32));  // input, weight, bias, output
+    const auto& native = r.at("native/eager/float32/b2").work;
+    REQUIRE(native);
+    CHECK(native->source == rnx::work_source::declared);
+    CHECK_FALSE(native->flops);
+    CHECK(*native->bytes == 3 * 4 * 2 * 32);
+    CHECK_FALSE(r.at("scripted/torchscript/float32/b2").work);  // nothing counted, nothing declared
   }
 
   SUBCASE("a runtime that does not apply is skipped with the reason") {
@@ -397,6 +417,7 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   CHECK_FALSE(rnx::runner::instability(steady, {10, 10, 10}).has_value());
 
   std::vector<double> split;
+  split.reserve(20);
   for (int i = 0; i < 10; ++i) split.push_back(0.73 + 0.001 * (i % 3));
   for (int i = 0; i < 10; ++i) split.push_back(18.0 + 0.01 * (i % 3));
   auto why = rnx::runner::instability(split, {10, 10});
@@ -404,6 +425,7 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   CHECK(why->rfind("process medians disagree: 0.731, 18.01 ms (max/min 24.6x)", 0) == 0);
 
   std::vector<double> bimodal;
+  bimodal.reserve(20);
   for (int i = 0; i < 20; ++i) bimodal.push_back(i % 2 ? 2.0 + 0.001 * i : 1.0 + 0.001 * i);
   auto why2 = rnx::runner::instability(bimodal, {});
   REQUIRE(why2.has_value());

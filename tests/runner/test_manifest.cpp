@@ -320,7 +320,8 @@ TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, r
     CHECK_MESSAGE(row->second.default_text == std::string(key.default_text), path, ": the docs say default '",
                   row->second.default_text, "', the parser '", std::string(key.default_text), "'");
   }
-  for (const auto& [path, row] : documented) {
+  for (const auto& row : documented) {
+    const std::string& path = row.first;
     CHECK_MESSAGE(known.count(path), "docs/manifest.md lists ", path, ", which the parser does not accept");
   }
 }
@@ -423,4 +424,47 @@ TEST_CASE("kernel kind: each kind's text parses back to it; the unknown kind and
   CHECK(rnx::to_string(rnx::kernel_kind::cuda) == "cuda");
   CHECK_FALSE(rnx::kernel_kind_from_string("").has_value());
   CHECK_FALSE(rnx::kernel_kind_from_string("kernelbench").has_value());
+}
+
+// ---- declared work: flops / bytes as arithmetic of the shape symbols ----
+
+TEST_CASE("a kernel's declared flops and bytes are expressions of B, evaluated at each batch") {
+  rnx::manifest m = parse(project + R"toml(
+[[kernel]]
+name = "gemm"
+path = "gemm.py"
+inputs = { a = "B,256,512", b = "512,512" }
+flops = "2*B*256*512*512"
+bytes = "4 * (B*256*512 + 512*512 + B*256*512)"
+
+[[kernel]]
+name = "halves"
+path = "halves.py"
+inputs = { x = "B,7" }
+flops = "(B + 1) / 2 - 0.5"
+)toml");
+  const rnx::kernel_spec& gemm = *m.find_kernel("gemm");
+  REQUIRE(gemm.flops);
+  REQUIRE(gemm.bytes);
+  CHECK(gemm.flops->text() == "2*B*256*512*512");
+  CHECK(gemm.flops->evaluate(8) == 2.0 * 8 * 256 * 512 * 512);
+  CHECK(gemm.bytes->evaluate(1) == 4.0 * (256 * 512 + 512 * 512 + 256 * 512));
+  const rnx::kernel_spec& halves = *m.find_kernel("halves");
+  CHECK(halves.flops->evaluate(4) == 2.0);  // division is exact; precedence and parentheses as written
+  CHECK_FALSE(halves.bytes);
+}
+
+TEST_CASE("a bad work expression names the kernel, the key and the unknown symbol") {
+  const std::string kernel = project + "[[kernel]]\nname = \"gemm\"\npath = \"gemm.py\"\ninputs = { a = \"B,4\" }\n";
+  CHECK(error_of(kernel + "flops = \"2*B*M*N\"\n") ==
+        "rnx.toml:7: key 'kernel.gemm.flops': \"2*B*M*N\": unknown symbol 'M' (the one symbol shapes use is B, the "
+        "batch size; write other sizes as numbers, e.g. \"2*B*256*512*512\")");
+  CHECK(error_of(kernel + "bytes = \"4*(B+1\"\n") ==
+        "rnx.toml:7: key 'kernel.gemm.bytes': \"4*(B+1\": it ends too early (write arithmetic of numbers and B with "
+        "+ - * / and parentheses)");
+  CHECK(error_of(kernel + "flops = \"2^B\"\n") ==
+        "rnx.toml:7: key 'kernel.gemm.flops': \"2^B\": unexpected '^' at character 2 (write arithmetic of numbers and "
+        "B with + - * / and parentheses)");
+  CHECK(error_of(kernel + "flops = \"\"\n").find("\"\": it is empty") != std::string::npos);
+  CHECK(error_of(kernel + "flops = 12\n") == "rnx.toml:7: key 'kernel.gemm.flops': expected a string, got an integer");
 }

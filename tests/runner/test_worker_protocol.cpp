@@ -54,6 +54,16 @@ TEST_CASE("the orchestrator reads the events it knows, skips the others and name
   REQUIRE(read.has_value());
   CHECK(std::get<result_event>(*read).first_side == pair_side::base);
   CHECK(std::get<result_event>(*read).head.status == result_status::ok);
+  auto counted = event_from_line(result + R"(, "work": {"flops": 64, "bytes": 48}, "work_error": ""})");
+  REQUIRE(counted.has_value());
+  const side_outcome& head = std::get<result_event>(*counted).head;
+  REQUIRE(head.work);
+  CHECK(*head.work->flops == 64);
+  CHECK(*head.work->bytes == 48);
+  CHECK(head.work->source == work_source::counted);
+  auto uncounted = event_from_line(result + R"(, "work_error": "KernelError: no"})");
+  CHECK_FALSE(std::get<result_event>(*uncounted).head.work);
+  CHECK(std::get<result_event>(*uncounted).head.work_error == "KernelError: no");
   auto unknown_status = event_from_line(R"({"event": "result", "index": 0, "status": "odd", "device": "cpu"})");
   REQUIRE(unknown_status.has_value());
   CHECK(std::get<result_event>(*unknown_status).head.status == result_status::error);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/shape_expression.hpp"
 #include "rnx/common/verdict_document.hpp"
 
 #include <cstdint>
@@ -74,6 +75,10 @@ struct kernel_spec {
   std::string device;                           // auto | cpu | cuda | cuda:N
   std::map<std::string, tolerance> tolerances;  // per dtype overrides of torch.testing's defaults
   bench_settings bench;
+  // Declared work of one call (flops / bytes), for a kernel torch's FLOP counter cannot see into; where given,
+  // these win over what is counted from the eager reference (docs/manifest.md, work).
+  std::optional<shape_expression> flops;
+  std::optional<shape_expression> bytes;
   std::int64_t line = 0;  // where its [[kernel]] table starts, for messages
 
   kernel_kind kind() const;                                                                  // from the extension

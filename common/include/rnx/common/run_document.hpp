@@ -92,6 +92,21 @@ std::optional<dtype_kind> dtype_kind_from_string(std::string_view name);
 // The names rnx.toml's dtypes and --dtype accept: float32, float16, bfloat16, float64.
 const std::vector<std::string>& measured_dtype_names();
 
+// Where a result's work came from: counted over one call of the eager reference (torch's FLOP counter, the
+// tensors' storage), or declared in rnx.toml (a kernel's flops / bytes expressions, which win where given).
+enum class work_source { counted, declared };
+std::string_view to_string(work_source s);
+std::optional<work_source> work_source_from_string(std::string_view text);  // "counted" or "declared"
+
+// The work of one call of a configuration, the same for every runtime of it (docs/manifest.md, work): floating-point
+// operations, and the minimum bytes moved (each distinct storage of the inputs, weights and outputs once). Either
+// may be unknown, never both.
+struct work_info {
+  std::optional<std::int64_t> flops;
+  std::optional<std::int64_t> bytes;
+  work_source source = work_source::counted;
+};
+
 struct tolerance {
   double rtol = 0;
   double atol = 0;
@@ -147,6 +162,7 @@ struct run_result {
   std::vector<std::pair<std::string, std::string>> params;
   std::string origin;
   std::optional<aggregate_summary> aggregates;
+  std::optional<work_info> work;  // absent where neither count nor declaration is known (a native kernel)
 
   config_key key() const { return {kernel, runtime, dtype, batch}; }
 };

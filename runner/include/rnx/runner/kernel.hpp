@@ -109,6 +109,13 @@ class kernel {
                                               at::ScalarType dtype, at::Device device, std::uint64_t seed) = 0;
   // The float64 eager result on the same inputs (converted to float64); KernelBench files use Model.
   virtual std::vector<at::Tensor> reference(const std::vector<at::Tensor>& inputs, std::uint64_t seed) = 0;
+  // The work of one call of the eager reference on `inputs` in `dtype` (source counted; docs/manifest.md, work):
+  // torch's FLOP counter over the call, and the bytes of the inputs, weights and outputs with each distinct storage
+  // once. nullopt where there is no eager Python form to count (TorchScript, C++ and CUDA kernels).
+  virtual std::optional<work_info> count_work(const std::vector<at::Tensor>& /*inputs*/, at::ScalarType /*dtype*/,
+                                              at::Device /*device*/, std::uint64_t /*seed*/) {
+    return std::nullopt;
+  }
   // Python modules the kernel imported from beside its file (helpers); two revisions sharing a process would
   // share these under one name, so such kernels are not paired in-process.
   virtual std::vector<std::string> local_modules() const { return {}; }
