@@ -195,7 +195,10 @@ class host {
   // the judge takes as "before the candidate"; torch's compiler stack is imported before it for the same reason
   // (rnx_verify.import_compiler_stack: what torch patches and starts is the baseline, not the candidate's doing).
   void warm_up() {
-    py_ref seconds = call_verify("import_compiler_stack", py_ref::steal(PyTuple_New(0)).get());
+    const std::string device = device_.str();
+    py_ref seconds =
+        call_verify("import_compiler_stack",
+                    py_ref::steal(Py_BuildValue("(ss)", device.c_str(), job_.candidate.path.c_str())).get());
     compiler_stack_s_ = PyFloat_AsDouble(seconds.get());
     shape_variant sh{job_.batches.empty() ? 1 : job_.batches.front(), {}};
     std::vector<at::Tensor> in;
