@@ -31,16 +31,17 @@ REWRITER = os.path.join(ROOT, "tests", "optimize", "fixtures", "rewriter.py")
 RUNS = {"memo": ["memoizing.py", "honest.py"], "sabotage": ["sabotaging.py", "honest.py"]}
 
 
-def optimize(rnx, benchmark, run, processes):
-    """One `rnx optimize` over the run's two candidates; returns its record and wall seconds."""
-    work = tempfile.mkdtemp(prefix=f"rnx-optimize-cheats-{run}-")
+def optimize(rnx, benchmark, names, processes, extra=()):
+    """One `rnx optimize` of attention_heads over the candidates `names` (files of bench/corpus/optimize), in a
+    scratch copy of that folder; returns its record, its wall seconds and what it printed."""
+    work = tempfile.mkdtemp(prefix="rnx-optimize-bench-")
     repo = os.path.join(work, "repo")
     shutil.copytree(CASES, repo)
-    candidates = ",".join(os.path.join(CASES, name) for name in RUNS[run])
+    candidates = ",".join(os.path.join(CASES, name) for name in names)
     record = os.path.join(work, "record.json")
     cmd = [rnx, "optimize", "--config", os.path.join(repo, "rnx.toml"), "--kernel", "attention_heads",
-           "--budget", "2", "--rewriter", "command:" + REWRITER, "--no-profile", "--no-commit",
-           "--work-dir", os.path.join(work, "loop"), "--json-out", record, "--processes", str(processes)]
+           "--budget", str(len(names)), "--rewriter", "command:" + REWRITER, "--no-profile", "--no-commit",
+           "--work-dir", os.path.join(work, "loop"), "--json-out", record, "--processes", str(processes), *extra]
     if benchmark == "shared":
         cmd.append("--shared-process-benchmark")
     env = dict(os.environ, RNX_TEST_CANDIDATE_FILES=candidates)
@@ -53,7 +54,7 @@ def optimize(rnx, benchmark, run, processes):
     with open(record) as f:
         result = json.load(f)
     shutil.rmtree(work, ignore_errors=True)
-    return result, seconds
+    return result, seconds, done.stdout
 
 
 def rows_of(benchmark, run, record, seconds):
@@ -88,7 +89,7 @@ def main():
     rows = []
     for benchmark in benchmarks:
         for run in RUNS:
-            record, seconds = optimize(args.rnx, benchmark, run, args.processes)
+            record, seconds, _ = optimize(args.rnx, benchmark, RUNS[run], args.processes)
             rows.extend(rows_of(benchmark, run, record, seconds))
 
     print(f"{'benchmark':<10} {'run':<9} {'candidate':<11} {'status':<11} {'kept':<5} {'speedup':>8} "

@@ -14,15 +14,10 @@ proposal (`rnx optimize --format markdown`, what the commit and pull request car
 import argparse
 import json
 import os
-import shutil
-import subprocess
 import sys
-import tempfile
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CASES = os.path.join(ROOT, "bench", "corpus", "optimize")
-REWRITER = os.path.join(ROOT, "tests", "optimize", "fixtures", "rewriter.py")
+from optimize_cheats import ROOT, optimize  # bench/optimize_cheats.py: one `rnx optimize` of attention_heads
 
 
 def main():
@@ -32,26 +27,9 @@ def main():
     ap.add_argument("--out", default=os.path.join(ROOT, "bench", "results", "optimize_compile_cpu.json"))
     args = ap.parse_args()
 
-    work = tempfile.mkdtemp(prefix="rnx-optimize-compile-")
-    repo = os.path.join(work, "repo")
-    shutil.copytree(CASES, repo)
-    record_path = os.path.join(work, "record.json")
-    cmd = [args.rnx, "optimize", "--config", os.path.join(repo, "rnx.toml"), "--kernel", "attention_heads",
-           "--budget", "1", "--rewriter", "command:" + REWRITER, "--no-profile", "--no-commit", "--format", "markdown",
-           "--work-dir", os.path.join(work, "loop"), "--json-out", record_path, "--processes", str(args.processes)]
-    env = dict(os.environ, RNX_TEST_CANDIDATE_FILES=os.path.join(CASES, "compiled.py"))
-    print("$ RNX_TEST_CANDIDATE_FILES=compiled.py " + " ".join(cmd), file=sys.stderr, flush=True)
-    began = time.time()
-    done = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    seconds = time.time() - began
-    if done.returncode != 0:
-        sys.exit(f"rnx optimize failed ({done.returncode}):\n{done.stderr[-3000:]}")
-    with open(record_path) as f:
-        record = json.load(f)
-    shutil.rmtree(work, ignore_errors=True)
-
+    record, seconds, proposal = optimize(args.rnx, "isolated", ["compiled.py"], args.processes,
+                                         extra=("--format", "markdown"))
     attempt = record["attempts"][0]
-    proposal = done.stdout
     has_benchmark = "### Benchmark: candidate 1 against the original" in proposal
     has_audit = "### Correctness and anti-cheat audit" in proposal
     costs = (attempt.get("audit") or {}).get("candidate_costs")

@@ -4,6 +4,7 @@
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/timing.hpp"
 #include "rnx/runner/tolerance.hpp"
+#include "python_spec.hpp"
 
 #include <doctest/doctest.h>
 
@@ -11,25 +12,7 @@
 
 namespace fs = std::filesystem;
 
-namespace {
-
-rnx::kernel_spec python_spec(const std::string& name, const fs::path& path, const std::vector<std::string>& shapes) {
-  rnx::kernel_spec k;
-  k.name = name;
-  k.path = path.string();
-  k.resolved_path = path;
-  char input_name = 'a';
-  for (const auto& s : shapes) {
-    rnx::input_spec in;
-    in.name = std::string(1, input_name++);
-    in.text = s;
-    in.dims = rnx::parse_shape(s, "test");
-    k.inputs.push_back(in);
-  }
-  return k;
-}
-
-}  // namespace
+using rnx::test::python_spec;
 
 TEST_CASE("inputs are seeded, fresh, identical across dtypes, and shaped by the batch") {
   std::vector<rnx::input_spec> specs(2);

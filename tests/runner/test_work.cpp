@@ -3,6 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/kernel.hpp"
+#include "python_spec.hpp"
 #include "work.hpp"
 
 #include <c10/core/GradMode.h>
@@ -16,20 +17,7 @@ namespace {
 
 // An entry of tests/runner/data/kernels/work.py with inputs of these shapes.
 rnx::kernel_spec work_spec(const std::string& entry, const std::vector<std::string>& shapes) {
-  rnx::kernel_spec k;
-  k.name = entry;
-  k.path = "work.py";
-  k.resolved_path = fs::path(RNX_TEST_DATA_DIR) / "kernels" / "work.py";
-  k.entry = entry;
-  char input_name = 'a';
-  for (const auto& s : shapes) {
-    rnx::input_spec in;
-    in.name = std::string(1, input_name++);
-    in.text = s;
-    in.dims = rnx::parse_shape(s, "test");
-    k.inputs.push_back(in);
-  }
-  return k;
+  return rnx::test::python_spec(entry, fs::path(RNX_TEST_DATA_DIR) / "kernels" / "work.py", shapes, entry);
 }
 
 // The work the runner counts for `spec` at `batch` in `dtype` on its own inputs.
