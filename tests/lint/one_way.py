@@ -9,9 +9,16 @@
 * A program is started through rnx::start_program (common/src/program_start.cpp; run_process starts its child there)
   or by the sandbox's or candidate host's own fork; never popen() or
   system(), which hand the arguments to a shell.
+* fork() and vfork() are called only by the program starters: common/src/program_start.cpp, the sandbox's launch
+  (sandbox/src/*.cpp) and the verifier's candidate host (verify/src/candidate_remote.cpp). Each builds everything
+  before it forks; a child forked elsewhere from one of the runner's lane threads once built strings after fork()
+  and could wait forever on an allocator lock.
 
 Exit 1 with FILE:LINE: RULE for every break, 0 when there is none. tests/ is exempt.
+
+    python3 tests/lint/one_way.py ROOT --self-test   # each rule catches a break (ctest lint.one_way.self_test)
 """
+import fnmatch
 import re
 import subprocess
 import sys
@@ -21,6 +28,10 @@ RULES = [
      "JSON is read with rnx::json::parse (rnx/common/json.hpp), which reads every number to the nearest double"),
     (re.compile(r"(?<![\w.])(?:popen|system)\s*\("), set(),
      "run programs with rnx::run_process (rnx/common/process.hpp): no shell between rnx and its arguments"),
+    (re.compile(r"(?<![\w.>])v?fork\s*\("),
+     {"common/src/program_start.cpp", "sandbox/src/*.cpp", "verify/src/candidate_remote.cpp"},
+     "fork() outside the program starters: start the program with rnx::start_program "
+     "(rnx/common/process.hpp), which builds its whole plan before it forks"),
 ]
 
 
@@ -33,7 +44,52 @@ def code_lines(text):
     return out
 
 
+def allowed_in(path, allowed):
+    return any(fnmatch.fnmatchcase(path, pattern) for pattern in allowed)
+
+
+def problems_in(path, text):
+    """(line number, rule) for every break in the file at `path` (relative to the root) whose text is `text`."""
+    found = []
+    for number, line in enumerate(code_lines(text), 1):
+        for pattern, allowed, rule in RULES:
+            if not allowed_in(path, allowed) and pattern.search(line):
+                found.append((number, rule))
+    return found
+
+
+# (path, text, rules broken): each rule catches its break, and what it allows or ignores passes.
+SELF_TESTS = [
+    ("gate/src/a.cpp", "auto v = boost::json::parse(text);", 1),
+    ("common/src/json.cpp", "auto v = boost::json::parse(text);", 0),
+    ("gate/src/a.cpp", "int rc = std::system(command.c_str());", 1),
+    ("gate/src/a.cpp", "FILE* f = popen(command, \"r\");", 1),
+    ("runner/src/worker_run.cpp", "const pid_t pid = ::fork();", 1),
+    ("runner/src/worker_run.cpp", "pid_t pid = fork ();", 1),
+    ("gate/src/a.cpp", "if (vfork() == 0) _exit(0);", 1),
+    ("common/src/program_start.cpp", "const pid_t pid = ::fork();", 0),
+    ("sandbox/src/launch.cpp", "const pid_t init = ::fork();", 0),
+    ("verify/src/candidate_remote.cpp", "pid_ = ::fork();", 0),
+    ("runner/src/a.cpp", "// never fork() here", 0),
+    ("runner/src/a.cpp", "warn(\"a pull request from a fork()\");", 0),
+    ("runner/src/a.cpp", "pthread_atfork(nullptr, nullptr, child); tree.fork(); p->fork(); my_fork();", 0),
+]
+
+
+def self_test():
+    failures = 0
+    for path, text, expected in SELF_TESTS:
+        got = len(problems_in(path, text))
+        if got != expected:
+            print(f"self-test: {path}: `{text}` broke {got} rule(s), expected {expected}")
+            failures += 1
+    print(f"one_way self-test: {len(SELF_TESTS)} cases, {failures} failed")
+    return 1 if failures else 0
+
+
 def main():
+    if "--self-test" in sys.argv[1:]:
+        return self_test()
     root = sys.argv[1] if len(sys.argv) > 1 else "."
     files = subprocess.run(["git", "-C", root, "ls-files", "*.cpp", "*.hpp", "*.cu", "*.h"], check=True,
                            stdout=subprocess.PIPE, text=True).stdout.split()
@@ -42,12 +98,10 @@ def main():
         if path.startswith(("tests/", "bench/corpus/", "examples/")):
             continue
         with open(f"{root}/{path}", encoding="utf-8") as f:
-            lines = code_lines(f.read())
-        for number, line in enumerate(lines, 1):
-            for pattern, allowed, rule in RULES:
-                if path not in allowed and pattern.search(line):
-                    print(f"{path}:{number}: {rule}")
-                    problems += 1
+            text = f.read()
+        for number, rule in problems_in(path, text):
+            print(f"{path}:{number}: {rule}")
+            problems += 1
     print(f"one_way: {len(files)} files, {problems} problem{'s' if problems != 1 else ''}")
     return 1 if problems else 0
 
