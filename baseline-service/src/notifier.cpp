@@ -3,6 +3,7 @@
 #include "rnx/service/notifier.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/retry.hpp"
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 
@@ -220,30 +221,35 @@ void notifier::announce_changes(const store::upload_outcome& upload) {
 }
 
 void notifier::deliver(const store::webhook& hook, const store::run_summary& run, const std::string& body) {
-  auto backoff = options_.first_backoff;
-  for (int attempt = 1; attempt <= options_.attempts; ++attempt) {
-    store::delivery_record record;
-    record.webhook_id = hook.id;
-    record.run_id = run.id;
-    record.attempt = attempt;
-    try {
-      http::request_options ro;
-      ro.timeout = options_.timeout;
-      ro.verify_peer = options_.verify_peer;
-      auto r = http::request("POST", hook.url, {{"Content-Type", "application/json"}}, body, ro);
-      record.http_status = r.status;
-      record.ok = r.status >= 200 && r.status < 300;
-      if (!record.ok) record.error = "HTTP " + std::to_string(r.status) + ": " + r.body.substr(0, 200);
-    } catch (const std::exception& e) {
-      record.error = e.what();
-    }
-    db_.log_delivery(record);
-    metrics_.count_webhook_delivery(record.ok);
-    if (record.ok) return;
+  const retry_backoff backoff{options_.attempts, options_.first_backoff};
+  // Every failed delivery is worth another try; a server that is stopping ends the wait and the retries.
+  const retry_wait wait_unless_stopping = [this](std::chrono::milliseconds delay) {
     std::unique_lock lock(mutex_);
-    if (attempt < options_.attempts && wake_.wait_for(lock, backoff, [this] { return stopping_; })) return;
-    backoff *= 2;
-  }
+    return !wake_.wait_for(lock, delay, [this] { return stopping_; });
+  };
+  run_with_retries(
+      backoff,
+      [&](int attempt) {
+        store::delivery_record record;
+        record.webhook_id = hook.id;
+        record.run_id = run.id;
+        record.attempt = attempt;
+        try {
+          http::request_options ro;
+          ro.timeout = options_.timeout;
+          ro.verify_peer = options_.verify_peer;
+          auto r = http::request("POST", hook.url, {{"Content-Type", "application/json"}}, body, ro);
+          record.http_status = r.status;
+          record.ok = r.status >= 200 && r.status < 300;
+          if (!record.ok) record.error = "HTTP " + std::to_string(r.status) + ": " + r.body.substr(0, 200);
+        } catch (const std::exception& e) {
+          record.error = e.what();
+        }
+        db_.log_delivery(record);
+        metrics_.count_webhook_delivery(record.ok);
+        return record.ok ? attempt_outcome::success() : attempt_outcome::again();
+      },
+      wait_unless_stopping);
 }
 
 }  // namespace rnx::service

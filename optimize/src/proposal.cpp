@@ -6,13 +6,13 @@
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
+#include "rnx/common/retry.hpp"
 
 #include <boost/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <thread>
 #include <utility>
 #include <unistd.h>
 
@@ -193,18 +193,19 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
   http::request_options ro;
   ro.timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
   std::string last;
-  for (int attempt = 0; attempt <= options.retries; ++attempt) {
-    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(500 << (attempt - 1)));
+  pull_request pr;
+  // A 5xx, a 429 or a network failure is worth another try, after 0.5 s, then 1 s, 2 s, ...
+  const retry_backoff backoff{options.retries + 1, std::chrono::milliseconds(500)};
+  const bool opened = run_with_retries(backoff, [&](int) {
     try {
       http::response r = http::request("POST", url, headers, payload, ro);
       if (r.status == 201 || r.status == 200) {
         bj::value v = json::parse(r.body, "GitHub's reply to POST " + url);
-        pull_request pr;
         if (auto* o = v.if_object()) {
           if (auto* n = o->if_contains("number"); n && n->is_int64()) pr.number = n->as_int64();
           if (auto* h = o->if_contains("html_url"); h && h->is_string()) pr.html_url = std::string(h->as_string());
         }
-        return pr;
+        return attempt_outcome::success();
       }
       std::string message = github_message(r.body);
       if (r.status == 401) throw error(errc::unauthorized, "GitHub rejected $GITHUB_TOKEN (HTTP 401: " + message + ")");
@@ -223,7 +224,9 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
       if (e.code() != errc::unavailable) throw;
       last = e.what();
     }
-  }
+    return attempt_outcome::again();
+  });
+  if (opened) return pr;
   throw error(errc::unavailable, "POST " + url + " failed " + std::to_string(options.retries + 1) + " times; last: " +
                                      last + "; branch " + proposal.branch + " is pushed and can be opened by hand");
 }

@@ -6,12 +6,13 @@
 #include "rnx/http/client.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
+#include "rnx/common/retry.hpp"
 
 #include <boost/json.hpp>
 
 #include <algorithm>
 #include <cstdlib>
-#include <thread>
+#include <optional>
 
 namespace rnx::optimize {
 
@@ -162,8 +163,8 @@ std::string api_error_message(const std::string& body) {
   return body.size() > 300 ? body.substr(0, 300) + "..." : body;
 }
 
-std::chrono::milliseconds retry_after(const http::response& r, std::chrono::milliseconds fallback,
-                                      std::chrono::milliseconds cap) {
+// The wait a Retry-After header in seconds asks for, at most `cap`; none without one (the backoff's delay then).
+std::optional<std::chrono::milliseconds> retry_after(const http::response& r, std::chrono::milliseconds cap) {
   std::string h = r.header("retry-after");
   if (!h.empty()) {
     char* end = nullptr;
@@ -172,7 +173,7 @@ std::chrono::milliseconds retry_after(const http::response& r, std::chrono::mill
       return std::min(cap, std::chrono::milliseconds(static_cast<long long>(s * 1000)));
     }
   }
-  return std::min(cap, fallback);
+  return std::nullopt;
 }
 
 class http_rewriter : public rewriter {
@@ -194,16 +195,19 @@ class http_rewriter : public rewriter {
     const std::string body = json::serialize(request_body(request));
     http::request_options options;
     options.timeout = retry_.timeout;
-    std::chrono::milliseconds backoff = retry_.backoff;
     std::string last_failure;
-    for (int attempt = 0; attempt <= retry_.retries; ++attempt) {
-      if (attempt > 0 && log_)
-        *log_ << "rnx optimize: " << provider_ << ": " << last_failure << "; retry " << attempt << " of "
+    std::string reply;
+    const retry_backoff backoff{retry_.retries + 1, retry_.backoff, 2.0, retry_.max_backoff};
+    const bool answered = run_with_retries(backoff, [&](int attempt) {
+      if (attempt > 1 && log_)
+        *log_ << "rnx optimize: " << provider_ << ": " << last_failure << "; retry " << attempt - 1 << " of "
               << retry_.retries << "\n";
-      std::chrono::milliseconds wait = backoff;
       try {
         http::response r = http::request("POST", url_, headers(), body, options);
-        if (r.status / 100 == 2) return parse_reply(r.body);
+        if (r.status / 100 == 2) {
+          reply = parse_reply(r.body);
+          return attempt_outcome::success();
+        }
         std::string message = api_error_message(r.body);
         if (r.status == 401 || r.status == 403) {
           throw error(errc::unauthorized, provider_ + " rejected the key in $" + key_env_ + " (HTTP " +
@@ -216,16 +220,14 @@ class http_rewriter : public rewriter {
                                          "\") and base_url");
         }
         last_failure = "HTTP " + std::to_string(r.status) + " (" + message + ")";
-        wait = retry_after(r, backoff, retry_.max_backoff);
+        return attempt_outcome::again(retry_after(r, retry_.max_backoff));
       } catch (const error& e) {
         if (e.code() != errc::unavailable) throw;
         last_failure = e.what();
+        return attempt_outcome::again();
       }
-      if (attempt < retry_.retries) {
-        std::this_thread::sleep_for(wait);
-        backoff = std::min(retry_.max_backoff, backoff * 2);
-      }
-    }
+    });
+    if (answered) return reply;
     throw error(errc::unavailable, provider_ + " at " + url_ + " failed " + std::to_string(retry_.retries + 1) +
                                        " times; last: " + last_failure +
                                        " (check the network and [optimize] base_url, or raise [optimize] retries)");
@@ -271,8 +273,8 @@ class http_rewriter : public rewriter {
 
 class anthropic_rewriter final : public http_rewriter {
  public:
-  anthropic_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
-                     retry_policy retry, std::ostream* log)
+  anthropic_rewriter(const std::string& base, std::string model, std::string key_env, int max_tokens,
+                     double temperature, retry_policy retry, std::ostream* log)
       : http_rewriter("anthropic", base + "/v1/messages", std::move(model), std::move(key_env), max_tokens, temperature,
                       retry, log) {}
 
@@ -304,7 +306,7 @@ class anthropic_rewriter final : public http_rewriter {
 
 class openai_rewriter final : public http_rewriter {
  public:
-  openai_rewriter(std::string base, std::string model, std::string key_env, int max_tokens, double temperature,
+  openai_rewriter(const std::string& base, std::string model, std::string key_env, int max_tokens, double temperature,
                   retry_policy retry, std::ostream* log)
       : http_rewriter("openai", base + "/chat/completions", std::move(model), std::move(key_env), max_tokens,
                       temperature, retry, log) {}
@@ -337,7 +339,7 @@ class openai_rewriter final : public http_rewriter {
 
 std::string env_or(const char* name, std::string fallback) {
   const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
+  return v && *v ? std::string(v) : std::move(fallback);
 }
 
 std::string trim_slash(std::string url) {
