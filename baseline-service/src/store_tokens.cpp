@@ -4,6 +4,7 @@
 #include "rnx/common/text.hpp"
 #include "store_statement.hpp"
 
+#include <array>
 #include <ctime>
 
 namespace rnx::store {
@@ -95,6 +96,20 @@ std::optional<std::string_view> token_public_id(std::string_view token) {
   return token.substr(4, public_id_length);
 }
 
+// What a presented token is looked up by: its public id, the digest its stored one must equal, and the time its
+// expiry is judged at. Nothing for text not shaped like a token of ours.
+struct token_probe {
+  std::string_view public_id;
+  std::array<unsigned char, 32> digest;
+  std::string now;
+};
+
+std::optional<token_probe> probe_of(std::string_view token) {
+  const std::optional<std::string_view> public_id = token_public_id(token);
+  if (!public_id) return std::nullopt;
+  return token_probe{*public_id, sha256_raw(token), utc_now_rfc3339()};
+}
+
 // A stored digest against a token's, in constant time.
 template <typename Digest>
 bool same_digest(const std::string& stored, const Digest& digest) {
@@ -181,10 +196,8 @@ token_grant database::create_token(std::string_view project, std::string_view la
 }
 
 std::optional<auth_result> database::authenticate(std::string_view token) {
-  const std::optional<std::string_view> public_id = token_public_id(token);
-  if (!public_id) return std::nullopt;
-  auto digest = sha256_raw(token);
-  std::string now = utc_now_rfc3339();
+  const std::optional<token_probe> probe = probe_of(token);
+  if (!probe) return std::nullopt;
   std::lock_guard lock(mutex_);
   // Read on every request, never cached: a revocation by `rnx-server admin token revoke` (another process,
   // the same file) holds from the very next request.
@@ -192,30 +205,28 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
       "SELECT t.id, t.project_id, p.name, t.label, t.digest, t.scope FROM tokens t JOIN projects p ON p.id = "
       "t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0 AND (t.expires_at IS NULL OR t.expires_at > ?2)");
-  st.bind(1, *public_id).bind(2, std::string_view(now));
+  st.bind(1, probe->public_id).bind(2, std::string_view(probe->now));
   if (!st.step()) return std::nullopt;
   std::string stored = st.blob(4);
   auth_result result{st.integer(0), st.integer(1), st.text(2), st.text(3), parse_token_scope(st.text(5))};
   st.restart();
-  if (!same_digest(stored, digest)) return std::nullopt;
+  if (!same_digest(stored, probe->digest)) return std::nullopt;
   return result;
 }
 
 std::optional<expired_token> database::find_expired(std::string_view token) {
-  const std::optional<std::string_view> public_id = token_public_id(token);
-  if (!public_id) return std::nullopt;
-  auto digest = sha256_raw(token);
-  std::string now = utc_now_rfc3339();
+  const std::optional<token_probe> probe = probe_of(token);
+  if (!probe) return std::nullopt;
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "SELECT p.name, t.expires_at, t.digest FROM tokens t JOIN projects p ON p.id = t.project_id "
       "WHERE t.public_id = ?1 AND t.revoked = 0 AND t.expires_at IS NOT NULL AND t.expires_at <= ?2");
-  st.bind(1, *public_id).bind(2, std::string_view(now));
+  st.bind(1, probe->public_id).bind(2, std::string_view(probe->now));
   if (!st.step()) return std::nullopt;
   expired_token out{st.text(0), st.text(1)};
   std::string stored = st.blob(2);
   st.restart();
-  if (!same_digest(stored, digest)) return std::nullopt;
+  if (!same_digest(stored, probe->digest)) return std::nullopt;
   return out;
 }
 
