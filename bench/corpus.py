@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Judges rnx on the project's own kernel corpus (bench/corpus/): paired A/A, calibrated slowdowns, verify.
 
-    python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--kernel NAME]... [--rnx PATH]
+    python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--suite corpus|cost] [--kernel NAME]... [--rnx PATH]
     python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--calibrate 0] [--device cpu|cuda] [--kernel NAME]...
     python3 bench/corpus.py verify [--device cpu|cuda] [--kernel NAME]... [--jobs 1]
     python3 bench/corpus.py sizes [--device cpu|cuda] [--threads 1] [--kernel NAME]...
@@ -23,7 +23,9 @@ sizes     each kernel's time per call at every batch of its manifest, timed in t
           (glibc's malloc thresholds fixed as the runner's worker fixes them, three warm-up calls, then calls for
           0.3 s; CUDA synchronized): how the corpus is sized, not a verdict.
 
---device cpu uses bench/corpus/rnx.toml, --device cuda bench/corpus/rnx.gpu.toml (verify always uses rnx.toml's
+--device cpu uses bench/corpus/rnx.toml, --device cuda bench/corpus/rnx.gpu.toml (--suite cost: rnx.gpu_cost.toml,
+the 36 configurations of a GPU pull request's suite, 10 us kernels to millisecond GEMMs; each row then has its
+cost, `busy_s` from rnx bench --timings and `wall_s` with an equal share of the run's other time) (verify always uses rnx.toml's
 shapes, on the device asked for). The band is --rope (default 0.02 on CPU, 0.01 on CUDA), given to both `rnx
 bench` (its sequential looks) and `rnx compare`. rnx is build/bin/rnx of this repository unless --rnx says
 otherwise; rnx-runner-worker and rnx-verify-worker must sit beside it. Prints a table and writes
@@ -49,6 +51,9 @@ sys.path.insert(0, CORPUS)
 import slowdown  # noqa: E402  (bench/corpus/slowdown.py)
 
 MANIFESTS = {"cpu": "rnx.toml", "cuda": "rnx.gpu.toml"}
+# --suite cost: the suite of a GPU pull request (issue 34), sizes from 10 us up; on the CPU the corpus itself.
+SUITES = {"corpus": MANIFESTS, "cost": {"cpu": "rnx.toml", "cuda": "rnx.gpu_cost.toml"}}
+MANIFEST = dict(MANIFESTS)  # device -> the manifest of the suite asked for (set by main from --suite)
 DECISIONS = ("broken", "faster", "slower", "equivalent", "abstain", "new", "missing")
 TIME_LINE = re.compile(r"time: ([\d.]+) s in all")
 
@@ -98,8 +103,9 @@ def selected(kernels, wanted):
 def make_repo(work, device, scenario, names, fraction):
     """The corpus in a fresh git repository: commit 1 as it is, commit 2 a README (aa) or the slowed kernels."""
     repo = os.path.join(work, "corpus")
-    shutil.copytree(os.path.join(CORPUS, "kernels"), os.path.join(repo, "kernels"))
-    for manifest in MANIFESTS.values():
+    for folder in ("kernels", "pkg_kernels"):
+        shutil.copytree(os.path.join(CORPUS, folder), os.path.join(repo, folder))
+    for manifest in {m for suite in SUITES.values() for m in suite.values()}:
         shutil.copy(os.path.join(CORPUS, manifest), os.path.join(repo, manifest))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.name", "corpus bench")
@@ -119,7 +125,7 @@ def make_repo(work, device, scenario, names, fraction):
 def write_slowed(repo, device, names, fraction, scales, amend):
     """Commit 2 (or, amend=True, commit 2 again): each named kernel as commit 1 has it, wrapped in the slowdown with
     its calibrated scale (scales: kernel -> dtype -> factor)."""
-    kernels = manifest_kernels(os.path.join(repo, MANIFESTS[device]))
+    kernels = manifest_kernels(os.path.join(repo, MANIFEST[device]))
     for name in names:
         rel = kernels[name]["path"]
         original = subprocess.run(["git", "-C", repo, "show", f"{'HEAD~1' if amend else 'HEAD'}:{rel}"], check=True,
@@ -151,11 +157,13 @@ def calibrated_scales(rows, fraction, scales):
 
 
 def bench_pair(rnx, repo, device, names, all_names, rope, out_dir, rep, timeout_s):
-    """One `rnx bench --pair HEAD~1` with default settings; returns (head.json, base.json, wall s, log tail)."""
+    """One `rnx bench --pair HEAD~1` with default settings (and --timings, where the time went); returns
+    (head.json, base.json, wall s, log tail, the timings document or None)."""
     head = os.path.join(out_dir, f"head-{rep}.json")
     base = os.path.join(out_dir, f"base-{rep}.json")
-    cmd = [rnx, "bench", "--config", os.path.join(repo, MANIFESTS[device]), "--out", head, "--pair", "HEAD~1",
-           "--base-out", base, "--rope", str(rope)]
+    timings = os.path.join(out_dir, f"timings-{rep}.json")
+    cmd = [rnx, "bench", "--config", os.path.join(repo, MANIFEST[device]), "--out", head, "--pair", "HEAD~1",
+           "--base-out", base, "--rope", str(rope), "--timings", timings]
     if len(names) != len(all_names):
         for name in names:
             cmd += ["--kernel", name]
@@ -175,7 +183,11 @@ def bench_pair(rnx, repo, device, names, all_names, rope, out_dir, rep, timeout_
         f.write(" ".join(cmd) + "\n" + log)
     if p.returncode != 0 or not os.path.exists(head) or not os.path.exists(base):
         fail(f"{' '.join(cmd)} failed (exit {p.returncode}):\n{log[-3000:]}")
-    return head, base, wall, log
+    cost = None
+    if os.path.exists(timings):
+        with open(timings) as f:
+            cost = json.load(f)
+    return head, base, wall, log, cost
 
 
 def compare(rnx, base, head, rope):
@@ -233,20 +245,41 @@ def one_repetition(args, repo, work, chunks, all_names, rep, deadline):
             continue
         run_id = f"{rep}-{part}".replace(" ", "_")
         try:
-            head, base, wall, log = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope, work,
-                                               run_id, left)
+            head, base, wall, log, cost = bench_pair(args.rnx, repo, args.device, chunk, all_names, args.rope,
+                                                     work, run_id, left)
         except OutOfTime as e:
             runs.append({"rep": rep, "chunk": chunk, "error": str(e)})
             print(f"[{label}] {e}", flush=True)
             continue
         verdict = compare(args.rnx, base, head, args.rope)
-        rows += verdict_rows(verdict, rep, run_statuses(head), run_statuses(base))
+        got = verdict_rows(verdict, rep, run_statuses(head), run_statuses(base))
+        add_costs(got, cost, wall)
+        rows += got
         m = TIME_LINE.search(log)
         runs.append({"rep": rep, "chunk": chunk, "wall_s": round(wall, 1),
                      "rnx_time_s": float(m.group(1)) if m else None, "verdict": verdict["verdict"],
-                     "reason": verdict["reason"], "log_tail": log[-6000:]})
+                     "reason": verdict["reason"], "timings": cost, "log_tail": log[-6000:]})
         print(f"[{label}] {verdict['verdict']} in {wall:.0f} s", flush=True)
     return rows, runs
+
+
+def add_costs(rows, cost, wall):
+    """Each row's cost: `busy_s`, the time its processes spent on it (load, inputs, check, warm-up, sampling, from
+    rnx bench --timings), and `wall_s`, that plus an equal share of what the run spent on nothing in particular
+    (worker starts not hidden, the orchestrator, looks): the run's wall time split over its configurations."""
+    busy = {c["config"]: c["busy_s"] for c in (cost or {}).get("configs", [])}
+    judged = [r for r in rows if r["decision"] in DECISIONS]
+    found = {id(r): busy.get(config_label(r)) for r in judged}
+    overhead = max(0.0, wall - sum(b for b in found.values() if b is not None))
+    for r in judged:
+        b = found[id(r)]
+        r["busy_s"] = None if b is None else round(b, 3)
+        r["wall_s"] = None if b is None else round(b + overhead / len(judged), 3)
+
+
+def config_label(r):
+    """The configuration's label as rnx bench's timings name it (kernel/runtime/dtype/bN)."""
+    return f'{r["kernel"]}/{r["runtime"]}/{r["dtype"]}/b{r["batch"]}'
 
 
 def verdict_rows(verdict, rep, statuses, base_statuses):
@@ -303,7 +336,11 @@ def summarize_paired(rows, scenario, fraction):
         if r["decision"] not in DECISIONS:
             other[r["decision"]] = other.get(r["decision"], 0) + 1
     mdes = [r["mde"] for r in judged if r["mde"] is not None]
-    summary = {"configurations": len(judged), "counts": counts, "not_judged": other, "mde": quantiles(mdes)}
+    walls = [r["wall_s"] for r in judged if r.get("wall_s") is not None]
+    summary = {"configurations": len(judged), "counts": counts, "not_judged": other, "mde": quantiles(mdes),
+               "wall_s_per_config": quantiles(walls),
+               "busy_s_per_config": quantiles([r["busy_s"] for r in judged if r.get("busy_s") is not None]),
+               "over_8_s": sum(1 for w in walls if w > 8)}
     if judged:
         summary["equivalent_share"] = counts["equivalent"] / len(judged)
     if scenario == "slowdown":
@@ -323,6 +360,10 @@ def print_summary(summary, scenario):
                                                                        "abstain")))
     if summary["not_judged"]:
         print("not judged (the run's own status): " + ", ".join(f"{k} {v}" for k, v in summary["not_judged"].items()))
+    w = summary.get("wall_s_per_config")
+    if w:
+        print(f"wall time per configuration (its processes' busy time + an equal share of the rest): median "
+              f"{w['median']:.2f} s, p90 {w['p90']:.2f} s, max {w['max']:.2f} s; over 8 s: {summary['over_8_s']}")
     if summary.get("equivalent_share") is not None:
         print(f"equivalent: {100 * summary['equivalent_share']:.0f}%")
     m = summary["mde"]
@@ -548,6 +589,9 @@ def main():
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     ap.add_argument("mode", choices=["aa", "slowdown", "verify", "sizes"])
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--suite", choices=sorted(SUITES), default="corpus",
+                    help="aa/slowdown/sizes: the corpus (rnx.gpu.toml on cuda) or the cost suite of a GPU pull "
+                         "request (rnx.gpu_cost.toml on cuda; the corpus on cpu)")
     ap.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
     ap.add_argument("--fraction", type=float, default=0.05, help="slowdown: extra time per call (0.05 = 5%%)")
     ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
@@ -571,18 +615,19 @@ def main():
         fail(f"{args.rnx} is not an executable rnx; build it (ninja -C build rnx rnx-runner-worker "
              f"rnx-verify-worker) or pass --rnx PATH")
     args.rnx = os.path.abspath(args.rnx)
+    MANIFEST.update(SUITES[args.suite])
     if args.rope is None:
         args.rope = 0.02 if args.device == "cpu" else 0.01
     if args.reps < 1 or args.jobs < 1 or args.chunk < 0 or args.calibrate < 0:
         fail("--reps and --jobs must be 1 or more, --chunk and --calibrate 0 or more")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or os.path.join(ROOT, "bench", "results", f"corpus_{args.mode}_{args.device}_{stamp}.json")
-    doc = {"mode": args.mode, "device": args.device, "started": stamp, "rnx": args.rnx,
+    doc = {"mode": args.mode, "device": args.device, "suite": args.suite, "started": stamp, "rnx": args.rnx,
            "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg()}
     started = time.monotonic()
     args.deadline = started + args.timeout_s if args.mode == "verify" else None
     if args.mode == "sizes":
-        kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))
+        kernels = manifest_kernels(os.path.join(CORPUS, MANIFEST[args.device]))
         doc["threads"] = args.threads
         doc["sizes"] = run_sizes(args, kernels, selected(kernels, args.kernel))
         bad = 0
@@ -604,7 +649,7 @@ def main():
                      if s["compile_share"] else ""))
         bad = s["honest_rejected"] + s["cheats_missed"]
     else:
-        kernels = manifest_kernels(os.path.join(CORPUS, MANIFESTS[args.device]))
+        kernels = manifest_kernels(os.path.join(CORPUS, MANIFEST[args.device]))
         names = selected(kernels, args.kernel)
         if args.mode == "slowdown":
             doc["fraction"] = args.fraction
