@@ -272,10 +272,16 @@ class walker {
   void bench(const toml::table& t, std::string_view prefix, bench_settings& b) const {
     auto key = [&](std::string_view k) { return std::string(prefix) + std::string(k); };
     auto whole = [&](std::string_view k, int& field) {
-      if (auto n = t.get(k)) field = static_cast<int>(integer(*n, key(k), range_of("bench", k)));
+      if (auto n = t.get(k)) {
+        field = static_cast<int>(integer(*n, key(k), range_of("bench", k)));
+        b.given.emplace(k);
+      }
     };
     auto real = [&](std::string_view k, double& field) {
-      if (auto n = t.get(k)) field = number(*n, key(k), range_of("bench", k));
+      if (auto n = t.get(k)) {
+        field = number(*n, key(k), range_of("bench", k));
+        b.given.emplace(k);
+      }
     };
     whole("processes", b.processes);
     whole("max_processes", b.max_processes);
@@ -574,6 +580,18 @@ manifest load_manifest(const fs::path& path) {
     }
   }
   return m;
+}
+
+bench_settings settings_for(const bench_settings& b, bool cuda) {
+  bench_settings out = b;
+  if (!cuda) return out;
+  const auto put = [&](const char* key, double& field, double value) {
+    if (!b.given.count(key)) field = value;
+  };
+  put("budget_ms", out.budget_ms, cuda_bench_defaults::budget_ms);
+  put("total_budget_s", out.total_budget_s, cuda_bench_defaults::total_budget_s);
+  put("warmup_ms", out.warmup_ms, cuda_bench_defaults::warmup_ms);
+  return out;
 }
 
 }  // namespace rnx

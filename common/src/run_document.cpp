@@ -122,6 +122,13 @@ std::optional<timed_inputs> timed_inputs_from_string(std::string_view text) {
   return enum_from_name(text, {timed_inputs::same, timed_inputs::fresh});
 }
 
+std::string_view to_string(l2_state s) { return s == l2_state::flushed ? "flushed" : ""; }
+
+std::optional<l2_state> l2_state_from_string(std::string_view text) {
+  if (text == to_string(l2_state::flushed)) return l2_state::flushed;
+  return std::nullopt;
+}
+
 std::string_view to_string(env_origin o) {
   switch (o) {
     case env_origin::file: return "file";
@@ -255,7 +262,8 @@ work_info work_from(const json::reader& r) {
 run_result result_from(const json::reader& r, kernel_names names) {
   r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",       "samples_ms",
                "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",      "pairing",
-               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs", "work"});
+               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs", "work",
+               "l2"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -317,6 +325,11 @@ run_result result_from(const json::reader& r, kernel_names names) {
     const std::optional<timed_inputs> inputs = timed_inputs_from_string(t->string());
     if (!inputs) t->fail("\"same\" or \"fresh\"");
     res.inputs = *inputs;
+  }
+  if (auto l2 = r.maybe("l2")) {
+    const std::optional<l2_state> state = l2_state_from_string(l2->string());
+    if (!state) l2->fail("\"flushed\"");
+    res.l2 = *state;
   }
   res.measured_on = r.string_or("measured_on", "");
   if (auto params = r.maybe("params")) {
@@ -476,6 +489,7 @@ bj::value to_json(const run_document& run) {
     if (res.pairing != pairing_mode::none) o["pairing"] = to_string(res.pairing);
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
     if (res.inputs != timed_inputs::same) o["timed_inputs"] = to_string(res.inputs);
+    if (res.l2 != l2_state::unstated) o["l2"] = to_string(res.l2);
     if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;
     if (res.work) {
       bj::object w{{"source", to_string(res.work->source)}};

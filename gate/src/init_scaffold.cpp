@@ -208,8 +208,9 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
      << "# the sizes B takes in the input shapes (a kernel's own batch replaces this)\n"
      << "device   = \"auto\"        # the first GPU when one is visible, else the CPU\n";
   // The sampling defaults decide typical kernels without tuning (docs/runner.md); they are written as comments
-  // from the defaults themselves, so a user sees the knob that buys more certainty without a copy going stale.
-  const bench_settings defaults;
+  // from the defaults themselves (a GPU repository's are the CUDA ones, settings_for), so a user sees the knob that
+  // buys more certainty without a copy going stale.
+  const bench_settings defaults = settings_for(bench_settings{}, gpu);
   os << (gpu ? "\n# [bench]\n" : "\n[bench]\n");
   if (!gpu) os << "threads = 1              # one fixed CPU thread: steadier timings on shared CI machines\n";
   os << "# total_budget_s = " << number_text(defaults.total_budget_s)

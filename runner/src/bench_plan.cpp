@@ -1,6 +1,7 @@
 // Planning a bench: filters, batch sweeps that would repeat a measurement, and in-process pairing.
 #include "bench_plan.hpp"
 
+#include "scheduler.hpp"
 #include "work.hpp"
 
 #include "rnx/common/error.hpp"
@@ -60,6 +61,13 @@ error unknown_kernel(const manifest& m, const std::string& name) {
 
 std::vector<planned> plan(const std::vector<side_state>& sides, const bench_options& o) {
   std::vector<planned> out;
+  std::optional<bool> gpu_here;  // asked once, and only for a device of "auto"
+  const auto on_cuda = [&](const std::string& device) {
+    const std::optional<device_kind> kind = device_kind_from_string(device);
+    if (kind != device_kind::automatic) return kind == device_kind::cuda;
+    if (!gpu_here) gpu_here = !visible_gpus().empty();
+    return *gpu_here;
+  };
   for (std::size_t s = 0; s < sides.size(); ++s) {
     const manifest& m = sides[s].m;
     for (const auto& name : o.filters.kernels) {
@@ -100,6 +108,7 @@ std::vector<planned> plan(const std::vector<side_state>& sides, const bench_opti
             p.result.dtype = dtype;
             p.result.batch = batch;
             p.result.device = o.device.empty() ? k.device : o.device;
+            p.bench = settings_for(k.bench, on_cuda(p.result.device));
             p.result.work = declared_work(k, batch, m.source);
             p.processes = o.processes.value_or(k.bench.processes);
             p.max_processes = std::max(p.processes, o.max_processes.value_or(k.bench.max_processes));

@@ -15,6 +15,7 @@ namespace rnx::runner::detail {
 struct planned {
   std::size_t side = 0;
   const kernel_spec* spec = nullptr;
+  bench_settings bench;  // the kernel's settings, with the CUDA defaults where it runs on a GPU (settings_for)
   run_result result;
   int processes = 3;      // rounds before the first look (and all rounds outside paired runs)
   int max_processes = 3;  // paired runs: rounds while undecided

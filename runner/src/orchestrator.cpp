@@ -138,11 +138,11 @@ bool orchestrator::runs_in(const planned& p, int round) const {
 }
 
 // The manifest's (or --budget-ms's) timed budget of one process and side.
-double orchestrator::base_budget_ms(const planned& p) const { return o_.budget_ms.value_or(p.spec->bench.budget_ms); }
+double orchestrator::base_budget_ms(const planned& p) const { return o_.budget_ms.value_or(p.bench.budget_ms); }
 
 // What is left of this side's share of the configuration's total budget (a pair's two sides share it equally).
 double orchestrator::budget_left_ms(const planned& p) const {
-  const double share = 1000 * p.spec->bench.total_budget_s * (p.partner ? 0.5 : 1.0);
+  const double share = 1000 * p.bench.total_budget_s * (p.partner ? 0.5 : 1.0);
   return std::max(0.0, share - p.spent_ms);
 }
 
@@ -152,7 +152,7 @@ double orchestrator::budget_left_ms(const planned& p) const {
 // what the total budget has left. Samples are capped in proportion.
 std::pair<double, int> orchestrator::process_budget(const planned& p, int round) const {
   const double base = base_budget_ms(p);
-  const int samples = o_.max_samples.value_or(p.spec->bench.max_samples);
+  const int samples = o_.max_samples.value_or(p.bench.max_samples);
   const double left = budget_left_ms(p);
   if (round < p.processes) {
     return {std::min(base, left / static_cast<double>(p.processes - round)), samples};
@@ -250,7 +250,7 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
     }
     const auto [budget_ms, max_samples] = process_budget(p, round);
     c.budget_ms = budget_ms;
-    c.max_samples = std::max(max_samples, o_.min_samples.value_or(p.spec->bench.min_samples));
+    c.max_samples = std::max(max_samples, o_.min_samples.value_or(p.bench.min_samples));
     job.configs.push_back(std::move(c));
   }
   return job;
@@ -453,6 +453,7 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
     p.result.samples_ms.insert(p.result.samples_ms.end(), samples.begin(), samples.end());
     p.result.groups.push_back(static_cast<std::int64_t>(samples.size()));
     p.result.inputs = outcome.inputs;
+    p.result.l2 = outcome.l2;
     if (const auto& d = outcome.disturbed) {
       std::ostringstream os;
       os << d->migrations << " migrations, "

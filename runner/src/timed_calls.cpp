@@ -29,20 +29,27 @@ bool redrawn(const at::Tensor& t) { return t.is_floating_point() || t.is_complex
 
 fresh_inputs::fresh_inputs(bound_call& first, std::vector<at::Tensor> first_inputs, input_maker make,
                            std::uint64_t seed, pool_limits limits)
-    : make_(std::move(make)), next_seed_(mixed(seed)) {
-  capacity_ = std::clamp<std::int64_t>(limits.max_bytes / set_bytes(first_inputs), 1,
-                                       std::max<std::int64_t>(limits.max_sets, 1));
-  sets_.push_back(std::move(first_inputs));
+    : pool_(std::make_shared<pool>()) {
+  pool_->make = std::move(make);
+  pool_->next_seed = mixed(seed);
+  pool_->capacity = std::clamp<std::int64_t>(limits.max_bytes / set_bytes(first_inputs), 1,
+                                             std::max<std::int64_t>(limits.max_sets, 1));
+  pool_->sets.push_back(std::move(first_inputs));
   calls_.push_back(&first);
   // A second set at once, so a call that cannot be rebound fails before the clock starts, and warm-up calls
   // already alternate between two addresses.
-  grow_to(static_cast<std::size_t>(std::min<std::int64_t>(capacity_, 2)));
+  grow_to(static_cast<std::size_t>(std::min<std::int64_t>(pool_->capacity, 2)));
+}
+
+fresh_inputs::fresh_inputs(bound_call& call, const fresh_inputs& owner) : pool_(owner.pool_) {
+  calls_.push_back(&call);
+  bind_new_sets();
 }
 
 std::vector<at::Tensor> fresh_inputs::draw() {
-  std::vector<at::Tensor> set = make_(next_seed_);
-  next_seed_ = mixed(next_seed_);
-  const std::vector<at::Tensor>& like = sets_.front();
+  std::vector<at::Tensor> set = pool_->make(pool_->next_seed);
+  pool_->next_seed = mixed(pool_->next_seed);
+  const std::vector<at::Tensor>& like = pool_->sets.front();
   bool same = set.size() == like.size();
   for (std::size_t i = 0; same && i < set.size(); ++i) {
     same = set[i].sizes() == like[i].sizes() && set[i].scalar_type() == like[i].scalar_type() &&
@@ -58,33 +65,37 @@ std::vector<at::Tensor> fresh_inputs::draw() {
 }
 
 void fresh_inputs::grow_to(std::size_t count) {
-  while (sets_.size() < count) {
-    std::vector<at::Tensor> set = draw();
-    owned_.push_back(calls_.front()->with_inputs(set));
+  while (pool_->sets.size() < count) pool_->sets.push_back(draw());
+  bind_new_sets();
+}
+
+// This side's calls on the sets the pool has made since it last looked (by this side or the other).
+void fresh_inputs::bind_new_sets() {
+  while (calls_.size() < pool_->sets.size()) {
+    owned_.push_back(calls_.front()->with_inputs(pool_->sets[calls_.size()]));
     calls_.push_back(owned_.back().get());
-    sets_.push_back(std::move(set));
   }
 }
 
 void fresh_inputs::redraw(std::size_t set) {
   const std::vector<at::Tensor> values = draw();
-  std::vector<at::Tensor>& target = sets_[set];
+  std::vector<at::Tensor>& target = pool_->sets[set];
   for (std::size_t i = 0; i < target.size(); ++i) {
     if (redrawn(target[i])) target[i].copy_(values[i]);
   }
-  ++redraws_;
+  ++pool_->redraws;
 }
 
 void fresh_inputs::prepare_sample(std::int64_t calls) {
-  const auto wanted = static_cast<std::size_t>(std::clamp<std::int64_t>(calls, 1, capacity_));
-  grow_to(std::max(wanted, sets_.size()));
+  const auto wanted = static_cast<std::size_t>(std::clamp<std::int64_t>(calls, 1, pool_->capacity));
+  grow_to(std::max(wanted, pool_->sets.size()));
   current_.resize(wanted);
   for (std::size_t i = 0; i < wanted; ++i) {
-    const std::size_t set = (cursor_ + i) % sets_.size();
+    const std::size_t set = (cursor_ + i) % pool_->sets.size();
     redraw(set);
     current_[i] = set;
   }
-  cursor_ = (cursor_ + wanted) % sets_.size();
+  cursor_ = (cursor_ + wanted) % pool_->sets.size();
 }
 
 bound_call& fresh_inputs::call(std::int64_t i) {

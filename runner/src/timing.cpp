@@ -123,16 +123,16 @@ class cpu_sampler final : public sampler {
 };
 
 #ifdef RNX_RUNNER_CUDA
-// CUDA samples. A call of at least min_sample_ms is timed alone: the L2 is flushed (a write over twice its size),
-// then an event pair on the current stream around the call; the flush keeps the GPU busy while the host launches
-// the call, so host launch latency is not counted (as in triton.testing.do_bench). A shorter call is timed in a
-// batch of calls lasting about min_sample_ms: the L2 is flushed, a spin kernel then holds the GPU while the host
-// enqueues the whole batch (a microsecond kernel's Python launch can take longer than the kernel; timed one by
-// one, such calls measured the launch in some processes and the kernel in others), and events around the batch
-// give the per-call time. So in a batch the first call starts with a cold L2 and the others find what the
-// previous call left there: the time of the kernel called in a loop. With fresh inputs the sets of a sample are
-// redrawn first and the flush comes after, so every sample still starts with its inputs out of the L2 (the redraw
-// wrote them there), and each call of a batch finds in the L2 what the previous call left, not its own inputs.
+// CUDA samples. Every timed call starts with the L2 flushed (a write over twice its size) and is timed by an event
+// pair of its own on the current stream, the flush outside the pair: the state of the cache a call finds is the same
+// for every call, every sample, both sides of a pair and every process. (Calls timed back to back found in the L2
+// whatever the previous call left there, which depends on where the allocator placed the buffers: the same 64 MB
+// row softmax measured 40-140% apart from one process to the next.) A sample is one call when a call lasts
+// min_sample_ms or more, else a batch of calls lasting about min_sample_ms; a spin kernel holds the GPU while the
+// host queues the whole batch (flushes, events and calls: a microsecond kernel's Python launch can take longer
+// than the kernel, and timed one by one such calls measured the launch in some processes and the kernel in
+// others), so no call waits for the host. The sample is the mean of its calls' times. With fresh inputs the sets
+// of a sample are redrawn first, before the synchronize.
 class cuda_sampler final : public sampler {
  public:
   cuda_sampler(timed_calls& calls, at::Device device) : calls_(calls), device_(device) {
@@ -148,14 +148,11 @@ class cuda_sampler final : public sampler {
       khz = 2'000'000;  // an upper bound of today's SM clocks: the spin then lasts at least as long as wanted
     }
     max_clock_khz_ = khz;
-    // Writing twice the L2 size evicts whatever the previous sample left there, so every sample starts cold.
     const std::int64_t flush_bytes = std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20);
     flush_ = at::empty({flush_bytes / 4}, at::TensorOptions().dtype(at::kInt).device(device));
-    start_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
-    stop_ = std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault);
   }
   double warm_call() override {
-    const double ms = timed_batch(1, false);
+    const double ms = timed_batch(1);
     host_ms_.push_back(last_enqueue_ms_);
     return ms;
   }
@@ -165,6 +162,7 @@ class cuda_sampler final : public sampler {
     };
     const double per_call = std::max(calls.empty() ? 0.0 : tail(calls), 1e-6);
     enqueue_ms_ = host_ms_.empty() ? 0.05 : std::max(tail(host_ms_), 1e-3);
+    calibrated_ = true;
     calls_per_sample =
         per_call >= o.min_sample_ms
             ? 1
@@ -172,36 +170,50 @@ class cuda_sampler final : public sampler {
     calls_per_sample = std::min(calls_per_sample, calls_.max_calls_per_sample());
   }
   sample take() override {
-    const double ms = timed_batch(calls_per_sample, true);
+    const double ms = timed_batch(calls_per_sample);
     if (auto mhz = detail::nvml_sm_clock_mhz(bus_)) clocks_.push_back(*mhz);
     return {ms, false};
   }
-  void finish(timing_result& r) override { r.sm_clock_mhz = std::move(clocks_); }
+  void finish(timing_result& r) override {
+    r.sm_clock_mhz = std::move(clocks_);
+    r.l2 = "flushed";
+  }
 
  private:
-  // Per-call milliseconds of `calls` calls between one event pair.
-  double timed_batch(std::int64_t calls, bool flush_first) {
+  // Per-call milliseconds of `calls` calls, each after an L2 flush and between an event pair of its own (warm-up
+  // calls too, so the calibration sees what the samples will).
+  double timed_batch(std::int64_t calls) {
     c10::cuda::CUDAGuard guard(device_);
-    calls_.prepare_sample(calls);  // fresh inputs: the redraw is queued before the synchronize and the flush
-    c10::cuda::device_synchronize();
-    if (flush_first) flush_.zero_();
-    if (calls > 1) {
-      // Hold the GPU for twice the host's measured enqueue time of the batch (at the SM's highest clock, so at
-      // least that long), so every call of the batch is queued before the first one starts.
-      const double hold_ms = 2 * enqueue_ms_ * static_cast<double>(calls) + 0.02;
-      at::cuda::sleep(static_cast<std::int64_t>(hold_ms * max_clock_khz_));
+    calls_.prepare_sample(calls);  // fresh inputs: the redraw is queued before the synchronize
+    while (static_cast<std::int64_t>(starts_.size()) < calls) {
+      starts_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
+      stops_.push_back(std::make_unique<at::cuda::CUDAEvent>(cudaEventDefault));
     }
+    c10::cuda::device_synchronize();
+    // Hold the GPU for twice the host's measured enqueue time of the batch (at the SM's highest clock, so at
+    // least that long), so every flush and call of the batch is queued before the first one starts.
+    const double hold_ms = 2 * enqueue_ms_ * static_cast<double>(calls) + 0.02;
+    at::cuda::sleep(static_cast<std::int64_t>(hold_ms * max_clock_khz_));
     auto stream = at::cuda::getCurrentCUDAStream(device_.index());
     const auto enqueue_start = clock_type::now();
-    start_->record(stream);
-    for (std::int64_t i = 0; i < calls; ++i) calls_.call(i).invoke();
-    stop_->record(stream);
+    for (std::int64_t i = 0; i < calls; ++i) {
+      flush_.zero_();
+      starts_[static_cast<std::size_t>(i)]->record(stream);
+      calls_.call(i).invoke();
+      stops_[static_cast<std::size_t>(i)]->record(stream);
+    }
     last_enqueue_ms_ = ms_since(enqueue_start) / static_cast<double>(calls);
-    // A host slower than the spin assumed (the GPU idled between calls): hold longer from the next sample on.
-    if (calls > 1) enqueue_ms_ = std::max(enqueue_ms_, last_enqueue_ms_);
+    // A host slower than the spin assumed (the GPU idled between calls): hold longer from the next sample on. Not
+    // during warm-up, whose first calls compile.
+    if (calibrated_) enqueue_ms_ = std::max(enqueue_ms_, last_enqueue_ms_);
     // Device-wide: work the kernel queued on other streams must finish inside the sample too.
     c10::cuda::device_synchronize();
-    return static_cast<double>(start_->elapsed_time(*stop_)) / static_cast<double>(calls);
+    double total = 0;
+    for (std::int64_t i = 0; i < calls; ++i) {
+      const auto k = static_cast<std::size_t>(i);
+      total += static_cast<double>(starts_[k]->elapsed_time(*stops_[k]));
+    }
+    return total / static_cast<double>(calls);
   }
 
   timed_calls& calls_;
@@ -209,12 +221,13 @@ class cuda_sampler final : public sampler {
   std::string bus_;
   double max_clock_khz_ = 2'000'000;
   at::Tensor flush_;
-  std::unique_ptr<at::cuda::CUDAEvent> start_;
-  std::unique_ptr<at::cuda::CUDAEvent> stop_;
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> starts_;  // one pair per call of the largest batch so far
+  std::vector<std::unique_ptr<at::cuda::CUDAEvent>> stops_;
   std::vector<double> clocks_;
   std::vector<double> host_ms_;  // warm-up: the host's enqueue time of one call
   double enqueue_ms_ = 0.05;
   double last_enqueue_ms_ = 0;
+  bool calibrated_ = false;
 };
 #endif
 

@@ -67,7 +67,14 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
     s.fail(result_status::error, "kernel \"" + c.kernel + "\" is not in " + m.source);
     return s;
   }
-  s.settings = s.spec->bench;
+  const std::string device = job.device_override.empty() ? s.spec->device : job.device_override;
+  bool cuda = false;
+  try {
+    cuda = resolve_device(device).is_cuda();
+  } catch (const std::exception&) {
+    // reported below, where the device is resolved for the measurement
+  }
+  s.settings = settings_for(s.spec->bench, cuda);
   bench_settings& b = s.settings;
   if (job.overrides.min_samples) b.min_samples = *job.overrides.min_samples;
   if (job.overrides.max_samples) b.max_samples = *job.overrides.max_samples;
@@ -84,7 +91,7 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
   at::set_num_threads(threads);
   s.out["threads"] = threads;
   guarded(s, s.spec->name, [&] {
-    s.device = resolve_device(job.device_override.empty() ? s.spec->device : job.device_override);
+    s.device = resolve_device(device);
     s.out["device"] = s.device.str();
     s.dtype = parse_dtype(c.dtype);
     s.seed = config_seed(b.seed, s.spec->name, c.batch);
@@ -202,6 +209,7 @@ void put_timing(bj::object& out, const timing_result& timing) {
   out["migrations"] = timing.migrations;
   out["minor_faults"] = timing.minor_faults;
   out["major_faults"] = timing.major_faults;
+  if (!timing.l2.empty()) out["l2"] = timing.l2;
   out["message"] = "";
 }
 
@@ -234,6 +242,12 @@ std::unique_ptr<timed_calls> timed_calls_of(const side& s, std::int64_t batch, c
     return k->make_inputs(batch, dtype, device, seed);
   };
   return std::make_unique<fresh_inputs>(*s.call, s.inputs, make, s.seed ^ job.pairing_seed);
+}
+
+// The second side of a pair with the same inputs takes them from the first side's pool (fresh_inputs: one pool,
+// taken in turn), so no input buffer is only one side's.
+std::unique_ptr<timed_calls> shared_pool(const side& s, timed_calls& first) {
+  return std::make_unique<fresh_inputs>(*s.call, dynamic_cast<fresh_inputs&>(first));
 }
 
 void put_inputs(bj::object& out, bool fresh) {
@@ -345,7 +359,9 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
     const std::unique_ptr<timed_calls> first_calls = timed_calls_of(*first, c.batch, job);
-    const std::unique_ptr<timed_calls> second_calls = timed_calls_of(*second, c.batch, job);
+    const std::unique_ptr<timed_calls> second_calls = shared_inputs && job.fresh_inputs
+                                                          ? shared_pool(*second, *first_calls)
+                                                          : timed_calls_of(*second, c.batch, job);
     timed_calls& base_calls = first == &base ? *first_calls : *second_calls;
     timed_calls& head_calls = first == &head ? *first_calls : *second_calls;
     const paired_timing_result timing =

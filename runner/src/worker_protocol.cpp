@@ -142,6 +142,11 @@ side_outcome outcome_from(const json::reader& r) {
     if (!mode) inputs->fail("\"same\" or \"fresh\"");
     out.inputs = *mode;
   }
+  if (auto l2 = r.maybe("l2")) {
+    const std::optional<l2_state> state = l2_state_from_string(l2->string());
+    if (!state) l2->fail("\"flushed\"");
+    out.l2 = *state;
+  }
   if (r.has("minor_faults")) {
     out.disturbed = side_outcome::disturbances{r.at("migrations").value().to_number<std::int64_t>(),
                                                r.at("minor_faults").value().to_number<std::int64_t>(),

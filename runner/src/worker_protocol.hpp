@@ -95,6 +95,7 @@ struct side_outcome {
   std::optional<reference_check> check;
   std::vector<double> samples_ms;            // status ok: this process's samples
   timed_inputs inputs = timed_inputs::same;  // status ok: what the timed calls were given
+  l2_state l2 = l2_state::unstated;          // status ok: the L2's state at each timed call (CUDA: flushed)
   // CPU: what the process went through while sampling.
   struct disturbances {
     std::int64_t migrations = 0;

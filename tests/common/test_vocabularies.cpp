@@ -74,6 +74,7 @@ TEST_CASE("the run document's vocabularies round trip and refuse unknown names")
                    {"", "in_process", "none"});
   check_vocabulary({pair_side::head, pair_side::base}, pair_side_from_string, {"", "left", "HEAD"});
   check_vocabulary({timed_inputs::same, timed_inputs::fresh}, timed_inputs_from_string, {"", "Fresh", "reused"});
+  check_vocabulary({l2_state::flushed}, l2_state_from_string, {"", "Flushed", "warm"});
   check_vocabulary({work_source::counted, work_source::declared}, work_source_from_string, {"", "Counted", "measured"});
   check_vocabulary({env_origin::file, env_origin::importing_machine}, env_origin_from_string,
                    {"", "importing_machine", "harness"});

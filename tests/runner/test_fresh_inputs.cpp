@@ -27,6 +27,7 @@ struct logged_call {
   std::string x_digest;
   std::string idx_address;
   std::string idx_digest;
+  std::string module;  // the module's name: which side of a pair made the call
 };
 
 std::vector<logged_call> read_log(const fs::path& path) {
@@ -35,13 +36,15 @@ std::vector<logged_call> read_log(const fs::path& path) {
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     logged_call c;
-    if (fields >> c.pid >> c.x_address >> c.x_digest >> c.idx_address >> c.idx_digest) calls.push_back(c);
+    if (fields >> c.pid >> c.x_address >> c.x_digest >> c.idx_address >> c.idx_digest >> c.module) calls.push_back(c);
   }
   return calls;
 }
 
-// Runs the recorder kernel (two processes, samples of several calls) and returns what its calls logged.
-std::vector<logged_call> run_recorder(const std::string& name, bool fresh, rnx::run_result& result) {
+// Runs the recorder kernel (two processes, samples of several calls; `paired`: paired with itself, both sides in
+// the same processes) and returns what its calls logged.
+std::vector<logged_call> run_recorder(const std::string& name, bool fresh, rnx::run_result& result,
+                                      bool paired = false) {
   const fs::path dir = fs::temp_directory_path() / ("rnx-fresh-test-" + std::to_string(::getpid()));
   fs::create_directories(dir);
   const fs::path log = dir / (name + ".log");
@@ -58,11 +61,12 @@ std::vector<logged_call> run_recorder(const std::string& name, bool fresh, rnx::
   ::setenv("RNX_TEST_CALL_LOG", log.c_str(), 1);
   rnx::runner::bench_options o;
   o.manifests = {manifest};
+  if (paired) o.manifests.push_back(manifest);
   o.worker = RNX_TEST_WORKER;
   o.cache_dir = fs::path(RNX_TEST_CACHE_DIR);
   o.fresh_inputs = fresh;
   const auto sides = rnx::runner::run_bench(o);
-  REQUIRE(sides.size() == 1);
+  REQUIRE(sides.size() == (paired ? 2u : 1u));
   REQUIRE(sides[0].results.size() == 1);
   result = sides[0].results[0];
   std::vector<logged_call> calls = read_log(log);
@@ -122,4 +126,45 @@ TEST_CASE("without fresh inputs every call sees the same values (what the log ab
   std::sort(counts.begin(), counts.end());
   CHECK(counts.front() == 1);
   CHECK(counts.back() == calls.size() - 1);
+}
+
+TEST_CASE("a pair with the same inputs takes them from one pool: every input buffer is read by both sides") {
+  rnx::run_result result;
+  const std::vector<logged_call> calls = run_recorder("paired", true, result, true);
+  REQUIRE(result.status == rnx::result_status::ok);
+  CHECK(result.pairing == rnx::pairing_mode::in_process);
+  CHECK(result.inputs == rnx::timed_inputs::fresh);
+  std::vector<std::string> pids;  // in the order they first called (the first ran the checks and work counts)
+  for (const auto& c : calls) {
+    if (std::find(pids.begin(), pids.end(), c.pid) == pids.end()) pids.push_back(c.pid);
+  }
+  REQUIRE(pids.size() >= 2);
+  for (const std::string& pid : pids) {
+    std::map<std::string, std::set<std::string>> sides_of;  // input address -> the modules that read it
+    std::map<std::string, int> seen_values;
+    std::set<std::string> modules;
+    for (const auto& c : calls) {
+      if (c.pid != pid) continue;
+      sides_of[c.x_address].insert(c.module);
+      ++seen_values[c.x_digest];
+      modules.insert(c.module);
+    }
+    INFO("process " << pid);
+    REQUIRE(modules.size() == 2);
+    REQUIRE(sides_of.size() >= 2);
+    // The first process also counts each side's work, once, on an input set of its own drawn under the work
+    // count's seed: one buffer per side that only that side reads, and values both sides saw once.
+    const int own_sets = pid == pids.front() ? 2 : 0;
+    int one_side = 0;
+    for (const auto& [address, readers] : sides_of) one_side += readers.size() == 1;
+    CHECK(one_side <= own_sets);
+    // The first set is the one both sides' reference checks read; every later call got values of its own.
+    int repeated = 0;
+    for (const auto& [digest, count] : seen_values) {
+      INFO("float input values " << digest << " were given to " << count << " calls");
+      CHECK(count <= 2);
+      repeated += count == 2;
+    }
+    CHECK(repeated <= 1 + own_sets / 2);
+  }
 }

@@ -326,6 +326,27 @@ TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, r
   }
 }
 
+TEST_CASE("a configuration on CUDA takes the CUDA defaults only where the manifest left the key to its default") {
+  const rnx::manifest m = parse(project + "[bench]\nwarmup_ms = 50\n[[kernel]]\nname = \"a\"\npath = \"a.py\"\n"
+                                          "[[kernel]]\nname = \"b\"\npath = \"b.py\"\nbudget_ms = 900\n");
+  const rnx::bench_settings& a = m.kernels.at(0).bench;
+  const rnx::bench_settings& b = m.kernels.at(1).bench;
+  CHECK(a.given == std::set<std::string>{"warmup_ms"});
+  CHECK(b.given == std::set<std::string>{"warmup_ms", "budget_ms"});
+  const rnx::bench_settings cpu = rnx::settings_for(a, false);
+  CHECK(cpu.budget_ms == 1500);
+  CHECK(cpu.total_budget_s == 20);
+  const rnx::bench_settings gpu_a = rnx::settings_for(a, true);
+  CHECK(gpu_a.budget_ms == rnx::cuda_bench_defaults::budget_ms);
+  CHECK(gpu_a.total_budget_s == rnx::cuda_bench_defaults::total_budget_s);
+  CHECK(gpu_a.warmup_ms == 50);  // set in [bench]
+  const rnx::bench_settings gpu_b = rnx::settings_for(b, true);
+  CHECK(gpu_b.budget_ms == 900);  // set in the kernel's table
+  CHECK(gpu_b.warmup_ms == 50);
+  CHECK(gpu_b.total_budget_s == rnx::cuda_bench_defaults::total_budget_s);
+  CHECK(gpu_b.processes == b.processes);  // not a key the CUDA defaults change
+}
+
 TEST_CASE("the defaults in the list of keys are the parser's") {
   const rnx::manifest m = parse(project + "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n");
   const rnx::kernel_spec& k = m.kernels.front();

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -50,7 +51,22 @@ struct bench_settings {
   double timeout_s = 120;      // a configuration silent for longer than this is killed (hang)
   int threads = 0;             // intra-op threads of the worker; 0 = all hardware threads
   std::uint64_t seed = 0;      // input seed; each configuration derives its own from this
+  std::set<std::string> given;  // the keys [bench] or the kernel's own table set (the others are defaults)
 };
+
+// A configuration measured on a CUDA device takes these where the manifest leaves the key to its default: every
+// timed CUDA call is flushed and event-timed, so a process's ratio is known to about 0.1% in a fraction of a
+// second, and the CPU's budgets would spend ten times what deciding needs (docs/runner.md, the cost of a
+// configuration; bench/results/cost_gpu_*.json).
+struct cuda_bench_defaults {
+  static constexpr double budget_ms = 250;
+  static constexpr double total_budget_s = 5;
+  static constexpr double warmup_ms = 100;
+};
+
+// `b` with cuda_bench_defaults in place of every default it holds when the configuration runs on CUDA; `b` itself
+// otherwise.
+bench_settings settings_for(const bench_settings& b, bool cuda);
 
 // What a kernel file is, from its extension: .py, .pt, .cpp or .cc, .cu; unknown for any other.
 enum class kernel_kind { unknown, python, torchscript, cpp, cuda };

@@ -77,6 +77,12 @@ enum class timed_inputs { same, fresh };
 std::string_view to_string(timed_inputs t);
 std::optional<timed_inputs> timed_inputs_from_string(std::string_view text);  // "same" or "fresh"
 
+// The state of the GPU's L2 cache each timed call started in: "flushed" (rnx bench's CUDA timing flushes it before
+// every call, both sides of a pair alike; docs/runner.md), or unstated (CPU results, imported runs; no "l2" member).
+enum class l2_state { unstated, flushed };
+std::string_view to_string(l2_state s);
+std::optional<l2_state> l2_state_from_string(std::string_view text);  // "flushed"
+
 // The runtimes a configuration is measured in: those rnx bench runs a Python or TorchScript kernel in, cpp (a
 // native kernel), and the harnesses of imported runs ("pytest-benchmark" as text).
 enum class runtime_kind { eager, compile, torchscript, onnxruntime, tensorrt, cpp, gbench, pytest_benchmark, nvbench };
@@ -154,6 +160,7 @@ struct run_result {
   pairing_mode pairing = pairing_mode::none;
   std::string pairing_reason;
   timed_inputs inputs = timed_inputs::same;  // fresh: every timed call had inputs no earlier call saw
+  l2_state l2 = l2_state::unstated;          // flushed: every timed call started with the GPU's L2 flushed
   // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
   // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
   std::string measured_on;

@@ -67,28 +67,38 @@ class fresh_inputs final : public timed_calls {
   // gives other shapes or dtypes than the first set's.
   fresh_inputs(bound_call& first, std::vector<at::Tensor> first_inputs, input_maker make, std::uint64_t seed,
                pool_limits limits = {});
+  // The other side of an in-process pair whose inputs are the same tensors as `owner`'s (`call` is bound on the
+  // owner's set 0): both sides take their calls' inputs from one pool in the same order (each side's n-th sample
+  // reads the buffers the other's n-th sample read, redrawn in between), so where the inputs lie in memory cannot
+  // favour one side. `owner` must outlive this.
+  fresh_inputs(bound_call& call, const fresh_inputs& owner);
 
-  std::int64_t max_calls_per_sample() const override { return capacity_; }
+  std::int64_t max_calls_per_sample() const override { return pool_->capacity; }
   void prepare_sample(std::int64_t calls) override;
   bound_call& call(std::int64_t i) override;
 
-  std::int64_t sets() const { return static_cast<std::int64_t>(sets_.size()); }  // made so far
-  std::int64_t redraws() const { return redraws_; }
+  std::int64_t sets() const { return static_cast<std::int64_t>(pool_->sets.size()); }  // made so far
+  std::int64_t redraws() const { return pool_->redraws; }
 
  private:
+  // The input sets, shared by the sides that use them.
+  struct pool {
+    input_maker make;
+    std::vector<std::vector<at::Tensor>> sets;
+    std::int64_t capacity = 1;
+    std::uint64_t next_seed = 0;
+    std::int64_t redraws = 0;
+  };
   void grow_to(std::size_t count);
+  void bind_new_sets();
   void redraw(std::size_t set);
   std::vector<at::Tensor> draw();
 
-  input_maker make_;
-  std::vector<std::vector<at::Tensor>> sets_;
-  std::vector<bound_call*> calls_;                  // one per set; calls_[0] is the caller's
+  std::shared_ptr<pool> pool_;
+  std::vector<bound_call*> calls_;                  // this side's, one per set; calls_[0] is the caller's
   std::vector<std::unique_ptr<bound_call>> owned_;  // the others
   std::vector<std::size_t> current_;                // the set of each call of the prepared sample
-  std::size_t cursor_ = 0;                          // the set the next sample starts with
-  std::int64_t capacity_ = 1;
-  std::uint64_t next_seed_ = 0;
-  std::int64_t redraws_ = 0;
+  std::size_t cursor_ = 0;                          // the set this side's next sample starts with
 };
 
 }  // namespace rnx::runner

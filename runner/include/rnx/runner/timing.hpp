@@ -5,6 +5,7 @@
 #include "rnx/runner/timed_calls.hpp"
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace rnx::runner {
@@ -26,6 +27,7 @@ struct timing_result {
   double sampling_ms = 0;              // wall time of the timed samples (retaken ones included)
   std::int64_t preempted_samples = 0;  // CPU: samples retaken because the thread was preempted during them
   std::vector<double> sm_clock_mhz;    // CUDA: SM clock read after each sample, where NVML can read it
+  std::string l2;                      // CUDA: "flushed" (every timed call starts with the L2 flushed); CPU: empty
   // CPU: what the process went through while sampling, to tell the causes of slow samples apart.
   std::int64_t migrations = 0;    // samples during which the thread moved to another core
   std::int64_t minor_faults = 0;  // page faults (no disk) during the samples
@@ -33,9 +35,9 @@ struct timing_result {
 };
 
 // CPU: steady_clock around blocks of calls; a block during which the thread was involuntarily switched out
-// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: the L2 flushed (a write
-// over twice its size) before each sample, events on the current stream around one call, or, for a call shorter than
-// min_sample_ms, around a batch of calls queued behind a spin kernel (timing.cpp says what a batch measures), and
+// (getrusage RUSAGE_THREAD) is retaken while the budget lasts (timing.cpp: retake_cap). CUDA: every call after an L2
+// flush (a write over twice its size) and between an event pair of its own on the current stream; a sample is one
+// call, or for a call shorter than min_sample_ms a batch of such calls queued behind a spin kernel (timing.cpp), and
 // a device-wide synchronize after it. `calls` gives each call its inputs: the same ones every time (same_inputs), or
 // inputs no earlier call saw (fresh_inputs: redrawn before each sample, outside the clock, and on CUDA before the L2
 // flush; a sample makes no more calls than the pool has input sets).

@@ -1,5 +1,6 @@
 # For runner.fresh_inputs: appends what every float32 call was given (the process, each input's address and a
-# digest of its bytes) to the file named by $RNX_TEST_CALL_LOG, so the test can tell whether any timed call saw
+# digest of its bytes, and the module's own name, which tells the two sides of a pair apart) to the file named by
+# $RNX_TEST_CALL_LOG, so the test can tell whether any timed call saw
 # inputs an earlier call saw. The integer input (indices) must keep its values; the float one must not repeat.
 import hashlib
 import os
@@ -17,7 +18,7 @@ class Model(torch.nn.Module):
     def forward(self, x, idx):
         if x.dtype == torch.float32:
             with open(os.environ["RNX_TEST_CALL_LOG"], "a") as log:
-                log.write(f"{os.getpid()} {x.data_ptr()} {_digest(x)} {idx.data_ptr()} {_digest(idx)}\n")
+                log.write(f"{os.getpid()} {x.data_ptr()} {_digest(x)} {idx.data_ptr()} {_digest(idx)} {__name__}\n")
         return x[:, idx] * 2
 
 
