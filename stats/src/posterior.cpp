@@ -535,8 +535,21 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
   const std::uint64_t seed = side_seed(ratio_view, detail::fnv1a(&opt.resamples, sizeof opt.resamples));
   std::vector<double> log_ratios = posterior_draws(ratio_view, ratio_opt, seed);
   decide(out, log_ratios, opt);
+  const ratio_spread spread = spread_of(ratio_view);
+  // The self-check of the pairing: identical processes of a pair should agree to within what each one's own noise
+  // explains. Where they differ by more than the band and four times that noise, something that differs between
+  // processes and not between the sides inside one is in the ratio; the verdict's second level counts it (so the
+  // interval is wide), and the reason says so, whatever the decision.
+  if (spread.processes > 1 && spread.between > opt.rope && spread.between > 4 * spread.within) {
+    std::ostringstream note;
+    note.precision(2);
+    note << std::fixed << "; the processes disagree (their ratios spread by " << 100 * spread.between
+         << "% against " << 100 * spread.within
+         << "% within one): something that differs between worker processes and is not cancelled inside one (where "
+            "buffers landed, what the cache held, the launch path) moves the ratio";
+    out.process_note = note.str();
+  }
   if (out.result == decision::abstain) {
-    const ratio_spread spread = spread_of(ratio_view);
     std::ostringstream advice;
     advice.precision(2);
     advice << std::fixed << "; to decide: ";
@@ -552,6 +565,7 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     }
     out.reason += advice.str();
   }
+  out.reason += out.reason.empty() && !out.process_note.empty() ? out.process_note.substr(2) : out.process_note;
   return out;
 }
 

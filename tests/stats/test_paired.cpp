@@ -175,3 +175,22 @@ TEST_CASE("paired bad input: abstain with the reason, never a throw") {
   const comparison same = compare_paired({eight, eight}, {});
   CHECK(same.result == decision::equivalent);
 }
+
+TEST_CASE("the pairing's self-check: processes that disagree far beyond their own noise are named, whatever the decision") {
+  std::mt19937_64 rng(3401);
+  comparison_options opt;
+  opt.rope = 0.01;
+  // A 40% layout effect between processes (the H200's 64 MB row softmax before every call was flushed) against 2%
+  // noise a sample: the interval is wide and the reason says why.
+  paired_samples wild;
+  for (int k = 0; k < 4; ++k) add_process(wild, rng, 25, 1.0, 0.4);
+  const comparison w = compare_paired({wild.base, wild.head, wild.groups, 4}, opt);
+  CHECK_FALSE(w.process_note.empty());
+  CHECK(w.reason.find("the processes disagree") != std::string::npos);
+  // Processes that agree (0.1% between them): no note.
+  paired_samples calm;
+  for (int k = 0; k < 4; ++k) add_process(calm, rng, 25, 1.0, 0.001);
+  const comparison c = compare_paired({calm.base, calm.head, calm.groups, 4}, opt);
+  CHECK(c.process_note.empty());
+  CHECK(c.reason.find("the processes disagree") == std::string::npos);
+}

@@ -70,6 +70,8 @@ struct comparison {
   std::optional<double> mde;  // smallest slowdown (fraction) this posterior could have called slower
   double threshold = 0.95;    // the probability a decision needed (decision_threshold)
   std::string reason;         // set for anything that is not a plain comparison; an abstain says what would decide it
+  // Paired comparisons whose processes disagree far beyond their own noise: why (also at the end of `reason`).
+  std::string process_note;
 };
 
 // Posterior draws of the natural log of one side's statistic (exposed for tests and the flat contrast).
