@@ -111,7 +111,15 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     return r;
   }
   r.ref_max = max_abs(r.ref64);
-  const runner::yardstick yard = reference_yard(refdt, r.ref64, wide, dtype, c.shape);
+  runner::yardstick yard = reference_yard(refdt, r.ref64, wide, dtype, c.shape);
+  try {
+    yard.largest = std::max(yard.largest, rounding_spread(c, r.ref64, wide, dtype));
+  } catch (const std::exception& e) {
+    r.status = case_result::state::not_applicable;
+    r.message = c.label + ": the reference rejects its inputs moved by one rounding step (" +
+                std::string(e.what()).substr(0, 160) + ")";
+    return r;
+  }
   r.yard = yard.largest;
   // Output form first: count, shape, dtype and device must be what the reference gives in this dtype.
   if (r.out.size() != refdt.size()) {
@@ -150,6 +158,24 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     r.message = c.label + ": " + check.message;
   }
   return r;
+}
+
+// The reference's largest error in the dtype over c.rounding_draws copies of the inputs, each floating element moved
+// by up to the dtype's rounding step (0 when the case asks for none).
+double verifier::rounding_spread(const case_spec& c, const std::vector<at::Tensor>& ref64,
+                                 const std::vector<at::Tensor>& wide, at::ScalarType dtype) {
+  double largest = 0;
+  const at::Device dev = pair_.device();
+  for (int draw = 0; draw < c.rounding_draws; ++draw) {
+    std::vector<at::Tensor> moved;
+    for (const auto& t : runner::rounding_perturbed(wide, runner::arithmetic_eps(dtype, dev), c.seed + 1 + draw)) {
+      moved.push_back(t.is_floating_point() ? t.to(dtype).contiguous() : t);
+    }
+    const std::vector<at::Tensor> got = pair_.reference().call(moved, dtype, c.shape);
+    if (!all_finite(got)) continue;  // a draw the dtype cannot represent sets nothing
+    largest = std::max(largest, runner::measure_yardstick(got, ref64, dtype).largest);
+  }
+  return largest;
 }
 
 runner::yardstick verifier::reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,

@@ -60,12 +60,22 @@ void emit_static_scan(const job& j, bool kernelbench);
 
 // ---- one verification case ----
 
+// Draws of the stability stage's rounding spread (case_spec::rounding_draws).
+inline constexpr int stability_rounding_draws = 4;
+
 struct case_spec {
   std::string label;
   shape_variant shape;
   std::uint64_t seed = 0;
   std::function<at::Tensor(const at::Tensor&)> transform;  // on the float32 base values
   layout lay = layout::contiguous;
+  // Adversarial cases (the stability stage): the reference in the dtype is also run on this many copies of the
+  // inputs moved by the dtype's rounding step, and the yardstick is its largest error over all of them. On
+  // ill-conditioned inputs one evaluation's error is a single draw from a heavy tail: an honest reordering of the
+  // same arithmetic lands elsewhere in it (nn.MultiheadAttention against its own projections and SDPA written out,
+  // on x * 10^U(-3,3): 0.258 against the reference's 0.0496; the reference itself on inputs moved by one ulp:
+  // up to 2.4 times its own error).
+  int rounding_draws = 0;
 };
 
 struct case_result {
@@ -106,6 +116,8 @@ class verifier {
   runner::yardstick reference_yard(const std::vector<at::Tensor>& refdt, const std::vector<at::Tensor>& ref64,
                                    const std::vector<at::Tensor>& wide, at::ScalarType dtype,
                                    const shape_variant& shape);
+  double rounding_spread(const case_spec& c, const std::vector<at::Tensor>& ref64, const std::vector<at::Tensor>& wide,
+                         at::ScalarType dtype);
   // Emits the row `id` of one dtype, timed from `started`.
   void row(check_id id, outcome result, const std::string& detail, double started, at::ScalarType dtype);
   // What the stages of one dtype share: the declared batches, the smoke shape, the sizes the sweep varies, and

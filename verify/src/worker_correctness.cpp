@@ -161,7 +161,8 @@ void verifier::stage_stability(dtype_run& run) {
        }},
   };
   for (const auto& tr : transforms) {
-    stability.add(evaluate({std::string("inputs ") + tr.label, smoke_shape, next_seed(), tr.f, {}}, dtype));
+    stability.add(evaluate(
+        {std::string("inputs ") + tr.label, smoke_shape, next_seed(), tr.f, {}, stability_rounding_draws}, dtype));
   }
   row(check_id::stability, stability.result(), stability.detail(), t, dtype);
 }
