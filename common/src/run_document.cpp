@@ -259,11 +259,30 @@ work_info work_from(const json::reader& r) {
   return w;
 }
 
+// A result's physical bound: the output's bytes and the fill time of that many bytes (both non-negative).
+physical_bound bound_from(const json::reader& r) {
+  r.only_keys({"output_bytes", "write_ms"});
+  physical_bound b;
+  auto bytes = r.at("output_bytes");
+  b.output_bytes = bytes.integer();
+  if (b.output_bytes < 0) bytes.fail("a non-negative count");
+  auto ms = r.at("write_ms");
+  b.write_ms = ms.number();
+  if (b.write_ms < 0) ms.fail("a non-negative time in milliseconds");
+  return b;
+}
+
+}  // namespace
+
+bool beyond_physics(const physical_bound& b, double median_ms) { return median_ms * physics_margin < b.write_ms; }
+
+namespace {
+
 run_result result_from(const json::reader& r, kernel_names names) {
   r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",       "samples_ms",
                "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",      "pairing",
                "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs", "work",
-               "l2"});
+               "l2",             "bound"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -344,6 +363,7 @@ run_result result_from(const json::reader& r, kernel_names names) {
     }
   }
   if (auto w = r.maybe("work")) res.work = work_from(*w);
+  if (auto b = r.maybe("bound")) res.bound = bound_from(*b);
   if (auto a = r.maybe("aggregates")) {
     a->only_keys({"count", "mean_ms", "median_ms", "stddev_ms", "min_ms", "max_ms"});
     aggregate_summary summary;
@@ -496,6 +516,9 @@ bj::value to_json(const run_document& run) {
       if (res.work->flops) w["flops"] = *res.work->flops;
       if (res.work->bytes) w["bytes"] = *res.work->bytes;
       o["work"] = std::move(w);
+    }
+    if (res.bound) {
+      o["bound"] = bj::object{{"output_bytes", res.bound->output_bytes}, {"write_ms", res.bound->write_ms}};
     }
     if (!res.params.empty()) {
       bj::object params;

@@ -154,6 +154,7 @@ bj::value to_json(const verdict_document& v) {
     put_optional(o, "mde", c.mde);
     if (c.pairing != pairing_mode::none) o["pairing"] = to_string(c.pairing);
     if (c.threshold) o["threshold"] = *c.threshold;
+    if (c.beyond_physics) o["beyond_physics"] = true;
     configs.push_back(std::move(o));
   }
   doc["configs"] = std::move(configs);
@@ -219,6 +220,7 @@ verdict_document verdict_from_json(const bj::value& v, std::string_view source) 
       cv.pairing = *mode;
     }
     cv.threshold = optional_number(c, "threshold");
+    if (auto b = c.maybe("beyond_physics")) cv.beyond_physics = b->boolean();
     doc.configs.push_back(std::move(cv));
   }
   return doc;

@@ -447,6 +447,7 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
     p.result.tol = outcome.check->tol;
   }
   if (outcome.work) p.result.work = with_counted(p.result.work, *outcome.work);
+  if (outcome.bound) p.result.bound = outcome.bound;
   if (!outcome.work_error.empty()) add_note(p, "work not counted: " + outcome.work_error);
   if (outcome.status == result_status::ok) {
     const auto& samples = outcome.samples_ms;

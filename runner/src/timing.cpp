@@ -283,6 +283,38 @@ bool may_retake(std::int64_t retaken, const timing_options& o, double spent_ms, 
 
 }  // namespace
 
+double write_bound_ms(std::int64_t bytes, at::Device device) {
+  if (bytes <= 0) return 0;
+  at::Tensor buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  buffer.fill_(0);
+  double best = INFINITY;
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) {
+    c10::cuda::CUDAGuard guard(device);
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+    at::Tensor flush = at::empty({std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20)},
+                                 at::TensorOptions().dtype(at::kByte).device(device));
+    at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
+    for (int k = 0; k < 5; ++k) {
+      flush.fill_(static_cast<std::uint8_t>(k));
+      auto stream = at::cuda::getCurrentCUDAStream(device.index());
+      start.record(stream);
+      buffer.fill_(static_cast<std::uint8_t>(k + 1));
+      stop.record(stream);
+      c10::cuda::device_synchronize();
+      best = std::min(best, static_cast<double>(start.elapsed_time(stop)));
+    }
+    return best;
+  }
+#endif
+  for (int k = 0; k < 5; ++k) {
+    const auto t0 = clock_type::now();
+    buffer.fill_(static_cast<std::uint8_t>(k + 1));
+    best = std::min(best, ms_since(t0));
+  }
+  return best;
+}
+
 timing_result measure(bound_call& call, at::Device device, const timing_options& options) {
   same_inputs calls(call);
   return measure(calls, device, options);

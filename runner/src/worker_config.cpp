@@ -168,6 +168,15 @@ void bind_side(side& s, const std::string& runtime, bool check) {
 // over the eager reference, on an input set of its own drawn under a seed no timed set comes from: no call,
 // counted or timed, sees values another call saw. A count that fails leaves the work unknown and says why; the
 // measurement goes on.
+// The least time a correct call can take here (timing.hpp, write_bound_ms), from one call's output bytes.
+void put_bound(side& s) {
+  std::int64_t bytes = 0;
+  for (const auto& o : s.call->outputs()) {
+    if (o.defined()) bytes += static_cast<std::int64_t>(o.nbytes());
+  }
+  s.out["bound"] = bj::object{{"output_bytes", bytes}, {"write_ms", write_bound_ms(bytes, s.device)}};
+}
+
 void put_work(side& s, std::int64_t batch) {
   try {
     const std::uint64_t seed = (s.seed ^ 0x5DEECE66DULL) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed
@@ -277,6 +286,7 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
   if (s.failed()) return s.out;
   bind_side(s, c.runtime, c.check);
   if (c.check && !s.failed()) put_work(s, c.batch);
+  if (c.check && !s.failed()) guarded(s, s.spec->name, [&] { put_bound(s); });
   clock.mark("bind");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] {
@@ -342,6 +352,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     const bool check = s == &base ? c.check_base : c.check;
     if (!s->failed()) bind_side(*s, c.runtime, check);
     if (!s->failed() && check) put_work(*s, c.batch);
+    if (!s->failed() && check) guarded(*s, s->spec->name, [&] { put_bound(*s); });
   }
   clock.mark("bind");
   for (side* s : {&base, &head}) {

@@ -133,6 +133,7 @@ side_outcome outcome_from(const json::reader& r) {
                                               tolerance{r.number("rtol"), r.number("atol")}};
   }
   if (auto w = r.maybe("work")) out.work = work_info{w->integer("flops"), w->integer("bytes"), work_source::counted};
+  if (auto b = r.maybe("bound")) out.bound = physical_bound{b->integer("output_bytes"), b->number("write_ms")};
   out.work_error = r.string_or("work_error", "");
   if (out.status != result_status::ok) return out;
   auto samples = r.at("samples_ms");

@@ -107,6 +107,7 @@ struct side_outcome {
   // The process that ran the reference check: the work of one call of the eager reference (source counted), or
   // why it could not be counted.
   std::optional<work_info> work;
+  std::optional<physical_bound> bound;  // the check round: the least time a correct call can take here
   std::string work_error;
 };
 

@@ -40,6 +40,28 @@ std::string aggregates_only(const run_result& r, std::string_view side) {
   return os.str();
 }
 
+// Why a side's median time is beyond what its device can do (it returns output it did not write), or empty.
+std::string physics_problem(const run_result& r, const std::optional<double>& median_ms, std::string_view side) {
+  if (!r.bound || !median_ms || !beyond_physics(*r.bound, *median_ms)) return "";
+  std::ostringstream os;
+  os.precision(3);
+  os << side << " beyond the physical limit: a call returns " << static_cast<double>(r.bound->output_bytes) / 1048576.0
+     << " MiB of output, which this device cannot write in less than " << r.bound->write_ms << " ms, yet its median call took "
+     << *median_ms << " ms (a result kept from an earlier call is returned, not computed)";
+  return os.str();
+}
+
+// A time beyond physics on either side is no evidence of a change: the verdict cannot be faster or slower.
+void refuse_beyond_physics(config_verdict& v, const run_result& base, const run_result& head) {
+  std::string why = physics_problem(head, v.head_ms, "head");
+  const std::string base_why = physics_problem(base, v.base_ms, "baseline");
+  why += (why.empty() || base_why.empty() ? "" : "; ") + base_why;
+  if (why.empty()) return;
+  v.beyond_physics = true;
+  if (v.result == decision::faster || v.result == decision::slower) v.result = decision::abstain;
+  v.reason = why + (v.reason.empty() ? "" : "; " + v.reason);
+}
+
 config_verdict compare_results(const run_result& base, const run_result& head, const gate_policy& policy,
                                const std::optional<pairing_info>& pairing) {
   config_verdict v;
@@ -109,6 +131,7 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
   v.base_ms = c.base_stat;
   v.head_ms = c.head_stat;
   v.reason = c.reason;
+  refuse_beyond_physics(v, base, head);
   return v;
 }
 

@@ -38,7 +38,29 @@ class reference_threads {
   bool changed_;
 };
 
+// Bytes of the outputs a call returned: what a correct call must have written.
+std::int64_t output_bytes(const std::vector<at::Tensor>& outputs) {
+  std::int64_t bytes = 0;
+  for (const auto& o : outputs) {
+    if (o.defined()) bytes += static_cast<std::int64_t>(o.nbytes());
+  }
+  return bytes;
+}
+
 }  // namespace
+
+// The physical bound of a call that returns `bytes` of output: every timed call of the candidate gets inputs and
+// memory no earlier call saw, so a correct one writes its whole output, and nothing here writes that many bytes
+// faster than the device's own fill of a buffer that size, timed the same way (host clock around the call and a
+// synchronize) and at its best: the fastest of five, the buffer already written (in the caches as far as it fits).
+double verifier::write_bound_ms(std::int64_t bytes, at::Device device) {
+  if (bytes <= 0) return 0;
+  at::Tensor buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  buffer.fill_(0);
+  double best = INFINITY;
+  for (int k = 0; k < 5; ++k) best = std::min(best, time_call_ms([&] { buffer.fill_(k + 1); }, device));
+  return best;
+}
 
 // Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
 void verifier::stage_implausible_speedup(dtype_run& run) {
@@ -105,6 +127,7 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
   constexpr int reference_repeats = 3;
   std::mt19937_64 pick(std::random_device{}());
   double ref_ms = INFINITY, cand_ms = INFINITY;
+  std::int64_t written = 0;  // bytes of output of the candidate's timed calls
   int checked = 0;
   int rounds_run = 0;
   std::string wrong;
@@ -137,6 +160,7 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
       const remote_candidate::fresh_timing f = candidate_.time_fresh(for_candidate, dtype, sh);
       cand_ms = std::min(cand_ms, f.fastest_ms);
       const std::size_t chosen = std::uniform_int_distribution<std::size_t>(0, timed - 1)(pick);
+      written = output_bytes(f.outputs[chosen]);
       std::string bad = check_timed_output(f.outputs[chosen], bases[chosen + 1], dtype, sh);
       ++checked;
       if (!bad.empty()) {
@@ -163,12 +187,29 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
   }
   const double speedup = ref_ms / std::max(cand_ms, 1e-6);
   const bool implausible = speedup > job_.speedup_limit;
+  // Physics first: a call faster than writing its own output is not a computation, whatever the factor.
+  double bound_ms = 0;
+  try {
+    bound_ms = write_bound_ms(written, pair_.device());
+  } catch (const std::exception& e) {
+    row(check_id::implausible_speedup, outcome::fail, std::string("the physical bound could not be measured: ") + e.what(),
+        started, dtype);
+    return;
+  }
+  const bool beyond_physics = rnx::beyond_physics(physical_bound{written, bound_ms}, cand_ms);
   emit(bj::object{{"event", "speedup"}, {"dtype", std::string(runner::dtype_name(dtype))}, {"value", speedup}});
   std::string d = fmt(speedup) + "x vs the eager reference (" + fmt(ref_ms) + " ms -> " + fmt(cand_ms) + " ms, " +
                   sh.label() + "; " + std::to_string(rounds_run * timed) + " timed calls, each on new inputs, " +
                   std::to_string(checked) + " outputs checked)";
+  d += "; the physical bound: writing its " + fmt(static_cast<double>(written) / 1048576.0) +
+       " MiB of output takes this device at least " + fmt(bound_ms) + " ms";
   outcome result = outcome::pass;
-  if (implausible && job_.speedup_review) {
+  if (beyond_physics) {
+    result = outcome::fail;
+    d += ", and the candidate's fastest call took " + fmt(cand_ms) + " ms: beyond what the device can do (more than " +
+         fmt(rnx::physics_margin) + "x faster than its own fill of that many bytes), so the time measured is not the " +
+         "computation's; rejected";
+  } else if (implausible && job_.speedup_review) {
     result = outcome::review;
     d += "; over " + fmt(job_.speedup_limit) + "x: have a person look";
   } else if (implausible) {

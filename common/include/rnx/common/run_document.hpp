@@ -113,6 +113,18 @@ struct work_info {
   work_source source = work_source::counted;
 };
 
+// The least time a correct call can take on the device that measured it: a call returns `output_bytes` of output
+// it must write, and the device's own fastest fill of that many bytes, timed as the samples were, takes `write_ms`
+// (runner::write_bound_ms). A median per-call time below write_ms / physics_margin is beyond what the device can do.
+struct physical_bound {
+  std::int64_t output_bytes = 0;
+  double write_ms = 0;
+};
+inline constexpr double physics_margin = 1.25;
+// Whether `median_ms` is faster than the bound allows.
+bool beyond_physics(const physical_bound& b, double median_ms);
+
+
 struct tolerance {
   double rtol = 0;
   double atol = 0;
@@ -170,6 +182,7 @@ struct run_result {
   std::string origin;
   std::optional<aggregate_summary> aggregates;
   std::optional<work_info> work;  // absent where neither count nor declaration is known (a native kernel)
+  std::optional<physical_bound> bound;  // rnx bench: the least time a correct call can take (absent elsewhere)
 
   config_key key() const { return {kernel, runtime, dtype, batch}; }
 };

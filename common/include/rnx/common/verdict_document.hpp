@@ -56,6 +56,8 @@ struct config_verdict {
   std::optional<double> mde;
   pairing_mode pairing = pairing_mode::none;  // in_process: paired ratios; process: paired runs, unpaired samples
   std::optional<double> threshold;            // the probability a decision needed, when looks split it (< probability)
+  // A side's median time is below its physical bound (run_document.hpp, physical_bound): never faster or slower.
+  bool beyond_physics = false;
 };
 
 // How a stored run became a baseline: uploaded by a push to its branch, or accepted (rnx accept); unknown where

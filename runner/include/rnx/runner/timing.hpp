@@ -45,6 +45,12 @@ timing_result measure(timed_calls& calls, at::Device device, const timing_option
 // The same bound inputs at every call.
 timing_result measure(bound_call& call, at::Device device, const timing_options& options);
 
+// The least time a correct call that returns `bytes` of output can take on `device`: the device's own fastest fill
+// of a buffer that size, timed as the samples are (CUDA: after an L2 flush, between an event pair; CPU: the steady
+// clock around the call), the fastest of five. A sample below it did not write its output: a result kept from an
+// earlier call (docs/runner.md, the physical bound).
+double write_bound_ms(std::int64_t bytes, at::Device device);
+
 inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
 
 struct paired_timing_result {
