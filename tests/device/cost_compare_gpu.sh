@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Issue 34 in one device call: the cost suite (bench/corpus/rnx.gpu_cost.toml) paired with itself by this code and
+# by an earlier revision, then this code's calibrated 2% slowdown and issue 33's GPU leftovers, each step with its own
+# time limit so the whole fits one call (tests/device/cost_gpu.sh runs each step).
+#
+#   BEFORE=.before tests/device/cost_compare_gpu.sh
+#
+# BEFORE is a copy of the earlier revision's tree inside this one (git archive REV | tar -x -C .before; ignored,
+# carried to the device); both are built at once. Limits: COST_AFTER_S (180), COST_BEFORE_S (150), COST_SLOW_S
+# (120), COST_REWRITES_S (0: skipped). Results under $OUT/after and $OUT/before.
+set -uo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$root" || exit 2
+out="${OUT:-$root/build-gpu/cost-compare-out}"
+before="${BEFORE:-.before}"
+mkdir -p "$out/after" "$out/before"
+started=$(date +%s)
+[ -d "$before" ] || { echo "cost_compare_gpu: $before is missing (git archive REV | tar -x -C $before)"; exit 2; }
+[ -d "$before/.devdeps" ] || cp -r .devdeps "$before/"
+(cd "$before" && GPU_TARGETS="rnx rnx-runner-worker rnx-verify-worker" OUT="" tests/device/run_gpu.sh build \
+  >"$out/before/build.txt" 2>&1) &
+GPU_TARGETS="rnx rnx-runner-worker rnx-verify-worker" OUT="" tests/device/run_gpu.sh build >"$out/after/build.txt" 2>&1
+wait
+echo "cost_compare_gpu: built both in $(($(date +%s) - started)) s"
+[ -x build-gpu/bin/rnx ] || { tail -20 "$out/after/build.txt"; exit 2; }
+RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_AA_S="${COST_AFTER_S:-180}" tests/device/cost_gpu.sh aa
+if [ -x "$before/build-gpu/bin/rnx" ]; then
+  RNX="$root/$before/build-gpu/bin/rnx" OUT="$out/before" COST_AA_S="${COST_BEFORE_S:-150}" tests/device/cost_gpu.sh aa
+else
+  tail -20 "$out/before/build.txt"
+fi
+[ "${COST_SLOW_S:-120}" -gt 0 ] &&
+  RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_SLOW_S="${COST_SLOW_S:-120}" tests/device/cost_gpu.sh slowdown
+[ "${COST_REWRITES_S:-0}" -gt 0 ] &&
+  RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_REWRITES_S="$COST_REWRITES_S" tests/device/cost_gpu.sh rewrites
+echo "cost_compare_gpu: $(($(date +%s) - started)) s"
