@@ -25,7 +25,8 @@ echo "cost_compare_gpu: built both in $(($(date +%s) - started)) s"
 [ -x build-gpu/bin/rnx ] || { tail -20 "$out/after/build.txt"; exit 2; }
 RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_AA_S="${COST_AFTER_S:-180}" tests/device/cost_gpu.sh aa
 if [ -x "$before/build-gpu/bin/rnx" ]; then
-  RNX="$root/$before/build-gpu/bin/rnx" OUT="$out/before" COST_AA_S="${COST_BEFORE_S:-150}" tests/device/cost_gpu.sh aa
+  RNX="$root/$before/build-gpu/bin/rnx" OUT="$out/before" COST_AA_S="${COST_BEFORE_S:-150}" COST_CHUNK=3 \
+    tests/device/cost_gpu.sh aa
 else
   tail -20 "$out/before/build.txt"
 fi
