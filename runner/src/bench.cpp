@@ -237,6 +237,18 @@ void print_rates(std::ostream& os, const run_result& r, const std::optional<doub
   os << std::setw(10) << cell(rates.gflop_per_s) << std::setw(10) << cell(rates.gb_per_s);
 }
 
+// "beyond the physical limit ...: " where the result's median is below its physical bound, else empty.
+std::string physics_note(const run_result& r) {
+  if (r.status != result_status::ok || !r.bound || r.samples_ms.empty()) return "";
+  const auto centre = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+  if (!centre || !beyond_physics(*r.bound, *centre)) return "";
+  std::ostringstream os;
+  os << "BEYOND THE PHYSICAL LIMIT (writing its " << std::setprecision(3)
+     << static_cast<double>(r.bound->output_bytes) / 1048576.0 << " MiB of output takes at least "
+     << fmt_ms(r.bound->write_ms) << " ms here: a kept result, not a computation) ";
+  return os.str();
+}
+
 }  // namespace
 
 void print_summary(std::ostream& os, const run_document& run) {
@@ -263,7 +275,7 @@ void print_summary(std::ostream& os, const run_document& run) {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
       print_rates(os, r, std::nullopt);
     }
-    std::string note = r.message.substr(0, r.message.find('\n'));
+    std::string note = physics_note(r) + r.message.substr(0, r.message.find('\n'));
     if (note.size() > note_width || note.size() < r.message.size()) {
       note = note.substr(0, std::min(note.size(), note_width - 20)) + "... (in full below)";
       cut.push_back(&r);

@@ -307,10 +307,16 @@ double write_bound_ms(std::int64_t bytes, at::Device device) {
     return best;
   }
 #endif
-  for (int k = 0; k < 5; ++k) {
+  // On the CPU every other fill runs on one thread: on a loaded machine a parallel fill waits for a descheduled
+  // thread (a scheduler tick, milliseconds), and a bound measured slow could call an honest kernel impossible.
+  const int threads = at::get_num_threads();
+  for (int k = 0; k < 10; ++k) {
+    const bool one = k % 2 == 1 && threads > 1;
+    if (one) at::set_num_threads(1);
     const auto t0 = clock_type::now();
     buffer.fill_(static_cast<std::uint8_t>(k + 1));
     best = std::min(best, ms_since(t0));
+    if (one) at::set_num_threads(threads);
   }
   return best;
 }

@@ -153,7 +153,6 @@ class verifier {
   // `base` with one element of each floating input set to another element's value.
   std::vector<at::Tensor> rewritten_twin(const std::vector<at::Tensor>& base, std::uint64_t seed);
   // Empty when `out` is right for the inputs `base` (the yardstick of every stage), else why not.
-  double write_bound_ms(std::int64_t bytes, at::Device device);
   std::string check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
                                  at::ScalarType dtype, const shape_variant& shape);
 

@@ -3,6 +3,7 @@
 #include "worker_checks.hpp"
 
 #include "device_checks.hpp"
+#include "rnx/runner/timing.hpp"
 #include "rnx/runner/tolerance.hpp"
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -48,19 +49,6 @@ std::int64_t output_bytes(const std::vector<at::Tensor>& outputs) {
 }
 
 }  // namespace
-
-// The physical bound of a call that returns `bytes` of output: every timed call of the candidate gets inputs and
-// memory no earlier call saw, so a correct one writes its whole output, and nothing here writes that many bytes
-// faster than the device's own fill of a buffer that size, timed the same way (host clock around the call and a
-// synchronize) and at its best: the fastest of five, the buffer already written (in the caches as far as it fits).
-double verifier::write_bound_ms(std::int64_t bytes, at::Device device) {
-  if (bytes <= 0) return 0;
-  at::Tensor buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
-  buffer.fill_(0);
-  double best = INFINITY;
-  for (int k = 0; k < 5; ++k) best = std::min(best, time_call_ms([&] { buffer.fill_(k + 1); }, device));
-  return best;
-}
 
 // Implausible speedup: the eager reference in this dtype against the candidate, on the largest declared batch.
 void verifier::stage_implausible_speedup(dtype_run& run) {
@@ -190,7 +178,10 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
   // Physics first: a call faster than writing its own output is not a computation, whatever the factor.
   double bound_ms = 0;
   try {
-    bound_ms = write_bound_ms(written, pair_.device());
+    // Every timed call of the candidate gets inputs and memory no earlier call saw, so a correct one writes its
+    // whole output; the runner's bound (the device's fastest fill of that many bytes, kernel time only on CUDA) is
+    // below the host-clocked call the candidate was timed by.
+    bound_ms = runner::write_bound_ms(written, pair_.device());
   } catch (const std::exception& e) {
     row(check_id::implausible_speedup, outcome::fail, std::string("the physical bound could not be measured: ") + e.what(),
         started, dtype);
