@@ -353,6 +353,23 @@ def summarize_paired(rows, scenario, fraction):
     return summary
 
 
+PHASES = ("total_s", "worker_start_waited_s", "start_hidden_s", "load_s", "inputs_s", "bind_s", "warmup_s",
+          "sampling_s", "measure_other_s")
+
+
+def phase_totals(runs):
+    """Where the time of every rnx bench run went, summed over the runs (rnx bench --timings): wall time, worker
+    starts waited for and hidden by prestart, and the configurations' steps over their processes."""
+    totals = {k: 0.0 for k in PHASES}
+    totals["workers"] = 0
+    for r in runs:
+        t = r.get("timings") or {}
+        for k in PHASES:
+            totals[k] += t.get(k, 0.0)
+        totals["workers"] += t.get("workers", 0)
+    return {k: round(v, 2) for k, v in totals.items()}
+
+
 def print_summary(summary, scenario):
     c = summary["counts"]
     print(f"\n{summary['configurations']} configurations judged: " +
@@ -366,6 +383,10 @@ def print_summary(summary, scenario):
               f"{w['median']:.2f} s, p90 {w['p90']:.2f} s, max {w['max']:.2f} s; over 8 s: {summary['over_8_s']}")
     if summary.get("equivalent_share") is not None:
         print(f"equivalent: {100 * summary['equivalent_share']:.0f}%")
+    p = summary.get("phases_s")
+    if p and p["total_s"]:
+        print("where the time went (s, all runs): " + ", ".join(f"{k.removesuffix('_s')} {p[k]:.1f}" for k in PHASES) +
+              f", workers {p['workers']}")
     m = summary["mde"]
     if m:
         print(f"MDE: min {pct(m['min'])}, p10 {pct(m['p10'])}, median {pct(m['median'])}, p90 {pct(m['p90'])}, "
@@ -662,6 +683,7 @@ def main():
         print()
         print_rows(rows)
         doc["summary"] = summarize_paired(rows, args.mode, args.fraction)
+        doc["summary"]["phases_s"] = phase_totals(runs)
         print_summary(doc["summary"], args.mode)
         bad = sum(1 for r in runs if "error" in r)
     doc["wall_s"] = round(time.monotonic() - started, 1)
