@@ -279,10 +279,10 @@ bool beyond_physics(const physical_bound& b, double median_ms) { return median_m
 namespace {
 
 run_result result_from(const json::reader& r, kernel_names names) {
-  r.only_keys({"kernel",         "runtime",  "dtype",       "batch",      "device",      "status",       "samples_ms",
-               "groups",         "unstable", "max_abs_err", "rel_err",    "tolerance",   "message",      "pairing",
-               "pairing_reason", "params",   "origin",      "aggregates", "measured_on", "timed_inputs", "work",
-               "l2",             "bound"});
+  r.only_keys({"kernel",      "runtime",      "dtype",          "batch",       "device",  "status",
+               "samples_ms",  "groups",       "unstable",       "max_abs_err", "rel_err", "tolerance",
+               "message",     "pairing",      "pairing_reason", "params",      "origin",  "aggregates",
+               "measured_on", "timed_inputs", "work",           "l2",          "bound"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");

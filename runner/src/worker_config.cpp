@@ -133,6 +133,15 @@ std::vector<at::Tensor> eager_outputs(side& s, const std::string& runtime, const
   }
 }
 
+// The least time a correct call can take here (timing.hpp, write_bound_ms), from the checked call's output bytes.
+void put_bound(side& s, const std::vector<at::Tensor>& outputs) {
+  std::int64_t bytes = 0;
+  for (const auto& o : outputs) {
+    if (o.defined()) bytes += static_cast<std::int64_t>(o.nbytes());
+  }
+  s.out["bound"] = bj::object{{"output_bytes", bytes}, {"write_ms", write_bound_ms(bytes, s.device)}};
+}
+
 // Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference under
 // the shared yardstick (tolerance.hpp): the base tolerance widened by what the eager computation in this dtype
 // itself loses, measured once here on this configuration's inputs.
@@ -149,6 +158,7 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     const yardstick yard =
         measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved, tf32_allowed(s.dtype, s.device));
     const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
+    put_bound(s, got);
     const tolerance applied = widen(base, yard, yard_basis::self_check);
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
     auto json_number = [](double v) { return std::isfinite(v) ? v : 1e308; };
@@ -168,15 +178,6 @@ void bind_side(side& s, const std::string& runtime, bool check) {
 // over the eager reference, on an input set of its own drawn under a seed no timed set comes from: no call,
 // counted or timed, sees values another call saw. A count that fails leaves the work unknown and says why; the
 // measurement goes on.
-// The least time a correct call can take here (timing.hpp, write_bound_ms), from one call's output bytes.
-void put_bound(side& s) {
-  std::int64_t bytes = 0;
-  for (const auto& o : s.call->outputs()) {
-    if (o.defined()) bytes += static_cast<std::int64_t>(o.nbytes());
-  }
-  s.out["bound"] = bj::object{{"output_bytes", bytes}, {"write_ms", write_bound_ms(bytes, s.device)}};
-}
-
 void put_work(side& s, std::int64_t batch) {
   try {
     const std::uint64_t seed = (s.seed ^ 0x5DEECE66DULL) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed
@@ -286,7 +287,6 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
   if (s.failed()) return s.out;
   bind_side(s, c.runtime, c.check);
   if (c.check && !s.failed()) put_work(s, c.batch);
-  if (c.check && !s.failed()) guarded(s, s.spec->name, [&] { put_bound(s); });
   clock.mark("bind");
   if (s.failed()) return s.out;
   guarded(s, s.spec->name, [&] {
@@ -352,7 +352,6 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     const bool check = s == &base ? c.check_base : c.check;
     if (!s->failed()) bind_side(*s, c.runtime, check);
     if (!s->failed() && check) put_work(*s, c.batch);
-    if (!s->failed() && check) guarded(*s, s->spec->name, [&] { put_bound(*s); });
   }
   clock.mark("bind");
   for (side* s : {&base, &head}) {
@@ -370,9 +369,8 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
     const std::unique_ptr<timed_calls> first_calls = timed_calls_of(*first, c.batch, job);
-    const std::unique_ptr<timed_calls> second_calls = shared_inputs && job.fresh_inputs
-                                                          ? shared_pool(*second, *first_calls)
-                                                          : timed_calls_of(*second, c.batch, job);
+    const std::unique_ptr<timed_calls> second_calls =
+        shared_inputs && job.fresh_inputs ? shared_pool(*second, *first_calls) : timed_calls_of(*second, c.batch, job);
     timed_calls& base_calls = first == &base ? *first_calls : *second_calls;
     timed_calls& head_calls = first == &head ? *first_calls : *second_calls;
     const paired_timing_result timing =

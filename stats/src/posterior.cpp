@@ -543,8 +543,8 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
   if (spread.processes > 1 && spread.between > opt.rope && spread.between > 4 * spread.within) {
     std::ostringstream note;
     note.precision(2);
-    note << std::fixed << "; the processes disagree (their ratios spread by " << 100 * spread.between
-         << "% against " << 100 * spread.within
+    note << std::fixed << "; the processes disagree (their ratios spread by " << 100 * spread.between << "% against "
+         << 100 * spread.within
          << "% within one): something that differs between worker processes and is not cancelled inside one (where "
             "buffers landed, what the cache held, the launch path) moves the ratio";
     out.process_note = note.str();

@@ -46,8 +46,9 @@ std::string physics_problem(const run_result& r, const std::optional<double>& me
   std::ostringstream os;
   os.precision(3);
   os << side << " beyond the physical limit: a call returns " << static_cast<double>(r.bound->output_bytes) / 1048576.0
-     << " MiB of output, which this device cannot write in less than " << r.bound->write_ms << " ms, yet its median call took "
-     << *median_ms << " ms (a result kept from an earlier call is returned, not computed)";
+     << " MiB of output, which this device cannot write in less than " << r.bound->write_ms
+     << " ms, yet its median call took " << *median_ms
+     << " ms (a result kept from an earlier call is returned, not computed)";
   return os.str();
 }
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Issue 34 in one device call: the cost suite (bench/corpus/rnx.gpu_cost.toml) paired with itself by this code and
-# by an earlier revision, then this code's calibrated 2% slowdown and issue 33's GPU leftovers, each step with its own
+# The cost of a GPU pull request's suite in one device call: the cost suite (bench/corpus/rnx.gpu_cost.toml) paired with itself by this code and
+# by an earlier revision, then this code's calibrated 2% slowdown and the rewrites still to verify on the GPU, each step with its own
 # time limit so the whole fits one call (tests/device/cost_gpu.sh runs each step).
 #
 #   BEFORE=.before tests/device/cost_compare_gpu.sh

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# What a GPU pull request's suite costs (issue 34), in one device call: the cost suite bench/corpus/rnx.gpu_cost.toml
+# What a GPU pull request's suite costs, in one device call: the cost suite bench/corpus/rnx.gpu_cost.toml
 # (36 configurations, GEMMs to 10 us Triton kernels, three kernels of an installed Triton package of our own) paired
 # with itself and with a calibrated slowdown, default settings, each row with its wall time and the phase table.
 #
@@ -9,7 +9,7 @@
 #   aa        unchanged code paired, +-1% (bench/corpus.py aa --suite cost), until COST_AA_S (default 300), in chunks
 #             of COST_CHUNK kernels (default 12; a chunk cut by the limit loses only itself)
 #   slowdown  a calibrated 2% slowdown of every configuration (one calibration run, one that counts), COST_SLOW_S
-#   rewrites  issue 33's leftovers: softmax_rows's honest rewrites (torch.compile among them) and every cheat
+#   rewrites  the rewrites still to verify on the GPU: softmax_rows's honest rewrites (torch.compile among them) and every cheat
 #             through rnx verify on the GPU, COST_REWRITES_S (default 200)
 #
 # Builds rnx first (tests/device/run_gpu.sh build, GPU_TARGETS narrowed) unless $RNX names one, and installs the

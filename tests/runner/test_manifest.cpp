@@ -327,8 +327,9 @@ TEST_CASE("docs/manifest.md lists every key the parser accepts, with its type, r
 }
 
 TEST_CASE("a configuration on CUDA takes the CUDA defaults only where the manifest left the key to its default") {
-  const rnx::manifest m = parse(project + "[bench]\nwarmup_ms = 50\n[[kernel]]\nname = \"a\"\npath = \"a.py\"\n"
-                                          "[[kernel]]\nname = \"b\"\npath = \"b.py\"\nbudget_ms = 900\n");
+  const rnx::manifest m = parse(project +
+                                "[bench]\nwarmup_ms = 50\n[[kernel]]\nname = \"a\"\npath = \"a.py\"\n"
+                                "[[kernel]]\nname = \"b\"\npath = \"b.py\"\nbudget_ms = 900\n");
   const rnx::bench_settings& a = m.kernels.at(0).bench;
   const rnx::bench_settings& b = m.kernels.at(1).bench;
   CHECK(a.given == std::set<std::string>{"warmup_ms"});

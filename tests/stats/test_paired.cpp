@@ -176,7 +176,8 @@ TEST_CASE("paired bad input: abstain with the reason, never a throw") {
   CHECK(same.result == decision::equivalent);
 }
 
-TEST_CASE("the pairing's self-check: processes that disagree far beyond their own noise are named, whatever the decision") {
+TEST_CASE(
+    "the pairing's self-check: processes that disagree far beyond their own noise are named, whatever the decision") {
   std::mt19937_64 rng(3401);
   comparison_options opt;
   opt.rope = 0.01;

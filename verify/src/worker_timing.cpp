@@ -183,8 +183,8 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
     // below the host-clocked call the candidate was timed by.
     bound_ms = runner::write_bound_ms(written, pair_.device());
   } catch (const std::exception& e) {
-    row(check_id::implausible_speedup, outcome::fail, std::string("the physical bound could not be measured: ") + e.what(),
-        started, dtype);
+    row(check_id::implausible_speedup, outcome::fail,
+        std::string("the physical bound could not be measured: ") + e.what(), started, dtype);
     return;
   }
   const bool beyond_physics = rnx::beyond_physics(physical_bound{written, bound_ms}, cand_ms);

@@ -36,21 +36,21 @@ std::vector<shape_dim> parse_shape(std::string_view text, std::string_view where
 
 // How samples are gathered; [bench] in rnx.toml, each field overridable per kernel.
 struct bench_settings {
-  int processes = 3;           // worker processes per configuration (the first look of a paired run)
-  int max_processes = 6;       // a paired run adds processes, one look at a time, up to this many while a
-                               // configuration is undecided (docs/statistics.md, sequential sampling)
-  int min_samples = 8;         // per process, never fewer
-  int max_samples = 1000;      // per process, at most (a cap: budget_ms and noise decide how many are taken)
-  double budget_ms = 1500;     // per configuration and process (and side), for the timed samples; a paired run's
-                               // later looks double it per look while the configuration's total budget lasts
-  double total_budget_s = 20;  // per configuration: timed samples over all its processes and both sides
-  double warmup_ms = 300;      // minimum warm-up time per configuration and process
-  double min_sample_ms = 0.1;  // a CPU sample times a block of calls lasting at least this long (short blocks
-                               // are rarely preempted; the clock read costs ~25 ns, 0.03% of 0.1 ms)
-  double noise = 0.005;        // stop early when the median's relative 95% CI half-width is below this
-  double timeout_s = 120;      // a configuration silent for longer than this is killed (hang)
-  int threads = 0;             // intra-op threads of the worker; 0 = all hardware threads
-  std::uint64_t seed = 0;      // input seed; each configuration derives its own from this
+  int processes = 3;            // worker processes per configuration (the first look of a paired run)
+  int max_processes = 6;        // a paired run adds processes, one look at a time, up to this many while a
+                                // configuration is undecided (docs/statistics.md, sequential sampling)
+  int min_samples = 8;          // per process, never fewer
+  int max_samples = 1000;       // per process, at most (a cap: budget_ms and noise decide how many are taken)
+  double budget_ms = 1500;      // per configuration and process (and side), for the timed samples; a paired run's
+                                // later looks double it per look while the configuration's total budget lasts
+  double total_budget_s = 20;   // per configuration: timed samples over all its processes and both sides
+  double warmup_ms = 300;       // minimum warm-up time per configuration and process
+  double min_sample_ms = 0.1;   // a CPU sample times a block of calls lasting at least this long (short blocks
+                                // are rarely preempted; the clock read costs ~25 ns, 0.03% of 0.1 ms)
+  double noise = 0.005;         // stop early when the median's relative 95% CI half-width is below this
+  double timeout_s = 120;       // a configuration silent for longer than this is killed (hang)
+  int threads = 0;              // intra-op threads of the worker; 0 = all hardware threads
+  std::uint64_t seed = 0;       // input seed; each configuration derives its own from this
   std::set<std::string> given;  // the keys [bench] or the kernel's own table set (the others are defaults)
 };
 

@@ -125,7 +125,6 @@ inline constexpr double physics_margin = 2;
 // Whether `median_ms` is faster than the bound allows.
 bool beyond_physics(const physical_bound& b, double median_ms);
 
-
 struct tolerance {
   double rtol = 0;
   double atol = 0;
@@ -182,7 +181,7 @@ struct run_result {
   std::vector<std::pair<std::string, std::string>> params;
   std::string origin;
   std::optional<aggregate_summary> aggregates;
-  std::optional<work_info> work;  // absent where neither count nor declaration is known (a native kernel)
+  std::optional<work_info> work;        // absent where neither count nor declaration is known (a native kernel)
   std::optional<physical_bound> bound;  // rnx bench: the least time a correct call can take (absent elsewhere)
 
   config_key key() const { return {kernel, runtime, dtype, batch}; }
