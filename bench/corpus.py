@@ -263,18 +263,23 @@ def one_repetition(args, repo, work, chunks, all_names, rep, deadline):
     return rows, runs
 
 
+STEP_KEYS = ("load_s", "inputs_s", "bind_s", "warmup_s", "sampling_s")
+
+
 def add_costs(rows, cost, wall):
     """Each row's cost: `busy_s`, the time its processes spent on it (load, inputs, check, warm-up, sampling, from
     rnx bench --timings), and `wall_s`, that plus an equal share of what the run spent on nothing in particular
     (worker starts not hidden, the orchestrator, looks): the run's wall time split over its configurations."""
-    busy = {c["config"]: c["busy_s"] for c in (cost or {}).get("configs", [])}
+    timed = {c["config"]: c for c in (cost or {}).get("configs", [])}
     judged = [r for r in rows if r["decision"] in DECISIONS]
-    found = {id(r): busy.get(config_label(r)) for r in judged}
-    overhead = max(0.0, wall - sum(b for b in found.values() if b is not None))
+    found = {id(r): timed.get(config_label(r)) for r in judged}
+    overhead = max(0.0, wall - sum(c["busy_s"] for c in found.values() if c is not None))
     for r in judged:
-        b = found[id(r)]
-        r["busy_s"] = None if b is None else round(b, 3)
-        r["wall_s"] = None if b is None else round(b + overhead / len(judged), 3)
+        c = found[id(r)]
+        r["busy_s"] = None if c is None else round(c["busy_s"], 3)
+        r["wall_s"] = None if c is None else round(c["busy_s"] + overhead / len(judged), 3)
+        if c is not None:  # the steps of busy_s, where rnx bench reports them
+            r["steps_s"] = {k[:-2]: round(c[k], 3) for k in STEP_KEYS if k in c}
 
 
 def config_label(r):

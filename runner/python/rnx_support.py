@@ -358,6 +358,22 @@ def count_work(loaded, inputs, dtype, device, seed):
     return counter.get_total_flops(), distinct_bytes(list(inputs) + weights + outputs)
 
 
+def preload_compilers():
+    """What a worker started ahead of its turn imports while it waits, hidden behind the measurement in progress:
+    the Python front ends of torch.compile and Triton. A kernel file, or a library it imports (one that wraps its
+    functions in torch.compiler.disable or defines triton.jit kernels at import), would otherwise import them on
+    its configuration's clock, in every worker. CPU work only, no device touched; one not installed is left out.
+    Returns the names imported."""
+    done = []
+    for name in ("torch._dynamo", "triton"):
+        try:
+            importlib.import_module(name)
+            done.append(name)
+        except Exception:  # noqa: BLE001 - absent or broken: the kernel that needs it will say so itself
+            pass
+    return done
+
+
 def versions():
     return {"torch": torch.__version__.split("+")[0], "torch_full": torch.__version__,
             "python": ".".join(str(v) for v in sys.version_info[:3]),

@@ -53,7 +53,7 @@ void print_timing(std::ostream& os, const bench_timing& t) {
   row("worker start, waited for", t.worker_start_s, "(wall time the lanes waited for a worker's ready)");
   row("worker start, hidden by prestart", t.start_hidden_s, "(done while another worker measured)");
   row("  exec + libtorch to main()", t.start_exec_s, "per-phase sums over all workers:");
-  row("  Python + import torch", t.start_python_s, "");
+  row("  Python, torch, compiler imports", t.start_python_s, "");
   row("  device (CUDA context, cores)", t.start_device_s, "");
   row("  fingerprint", t.start_fingerprint_s, "");
   row("  (all start phases)", start_total, "");
@@ -67,8 +67,11 @@ void print_timing(std::ostream& os, const bench_timing& t) {
   if (!t.configs.empty()) {
     os << "  per configuration (busy time over its processes):\n";
     for (const auto& c : t.configs) {
-      std::snprintf(line, sizeof line, "    %-44s %-9s %2d processes %7.2f s\n", c.label.c_str(),
-                    c.measured_on.empty() ? "-" : c.measured_on.c_str(), c.processes, c.busy_s);
+      std::snprintf(line, sizeof line,
+                    "    %-44s %-9s %2d processes %7.2f s (load %.2f, inputs %.2f, bind %.2f, warm-up %.2f, "
+                    "sampling %.2f)\n",
+                    c.label.c_str(), c.measured_on.empty() ? "-" : c.measured_on.c_str(), c.processes, c.busy_s,
+                    c.load_s, c.inputs_s, c.bind_s, c.warmup_s, c.sampling_s);
       os << line;
     }
   }
@@ -77,8 +80,15 @@ void print_timing(std::ostream& os, const bench_timing& t) {
 bj::object timing_json(const bench_timing& t) {
   bj::array configs;
   for (const auto& c : t.configs) {
-    configs.push_back(bj::object{
-        {"config", c.label}, {"measured_on", c.measured_on}, {"processes", c.processes}, {"busy_s", c.busy_s}});
+    configs.push_back(bj::object{{"config", c.label},
+                                 {"measured_on", c.measured_on},
+                                 {"processes", c.processes},
+                                 {"busy_s", c.busy_s},
+                                 {"load_s", c.load_s},
+                                 {"inputs_s", c.inputs_s},
+                                 {"bind_s", c.bind_s},
+                                 {"warmup_s", c.warmup_s},
+                                 {"sampling_s", c.sampling_s}});
   }
   return bj::object{{"total_s", t.total_s},
                     {"workers", t.workers},
@@ -143,10 +153,15 @@ void timing_ledger::on_result(std::optional<double> warmup_ms, double sampling_m
   t_.bind_s += bind;
   t_.measure_other_s += std::max(0.0, measure - warmup - sampling);
   auto [it, fresh] = config_index_.emplace(label, t_.configs.size());
-  if (fresh) t_.configs.push_back(config_timing{label, measured_on, 0, 0});
+  if (fresh) t_.configs.push_back(config_timing{label, measured_on});
   config_timing& c = t_.configs[it->second];
   ++c.processes;
   c.busy_s += load + inputs + bind + measure;
+  c.load_s += load;
+  c.inputs_s += inputs;
+  c.bind_s += bind;
+  c.warmup_s += warmup;
+  c.sampling_s += sampling;
 }
 
 bench_timing timing_ledger::take(double total_s, int lanes) {

@@ -144,6 +144,15 @@ std::string take_python_error(std::string* kind) {
   return type_name + ": " + message + where;
 }
 
+void preload_compilers() {
+  try {
+    py_ref none = py_ref::steal(PyTuple_New(0));
+    call_support("preload_compilers", none.get());
+  } catch (const error&) {
+    // Only a head start: the configuration that needs the module imports it and reports what fails.
+  }
+}
+
 py_ref call_support(const char* name, PyObject* args_tuple) {
   PyObject* module = support_module();
   py_ref fn = py_ref::steal(PyObject_GetAttrString(module, name));

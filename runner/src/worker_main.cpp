@@ -118,8 +118,9 @@ void bind_cores(const std::vector<int>& cores) {
 }
 
 // `--job -`: a worker started ahead of its turn (the orchestrator's prestart) has started Python and imported
-// torch, says so, and waits for its job's path on stdin; no device has been touched yet, so waiting costs the
-// measurement in progress nothing but the import's CPU time. An empty stdin (the run ended) ends it quietly.
+// torch and the compilers' front ends, says so, and waits for its job's path on stdin; no device has been touched yet,
+// so waiting costs the measurement in progress nothing but the import's CPU time. An empty stdin (the run ended) ends
+// it quietly.
 std::optional<std::string> await_job(double main_s, double python_s) {
   emit(bj::object{{"event", to_string(worker_line::loaded)},
                   {"clock", bj::object{{"main", main_s}, {"python", python_s}}}});
@@ -186,6 +187,7 @@ int main(int argc, char** argv) {
   }
   try {
     runner::ensure_python();
+    if (job_path == "-") runner::preload_compilers();  // started ahead of its turn: hidden by the measurement
     const double python_s = monotonic_s();
     double released_s = python_s;
     if (job_path == "-") {

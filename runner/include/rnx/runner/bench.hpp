@@ -92,6 +92,12 @@ struct config_timing {
   std::string measured_on;  // its device lane (empty without --devices)
   int processes = 0;
   double busy_s = 0;  // load, inputs, binding and check, warm-up, sampling, over its processes
+  // busy_s split into its steps (seconds, summed over its processes), to find where one configuration's time goes
+  double load_s = 0;
+  double inputs_s = 0;
+  double bind_s = 0;
+  double warmup_s = 0;
+  double sampling_s = 0;
 };
 
 // Where a bench's wall time went (seconds), for the benchmark scripts, the summary line and --timings.

@@ -43,6 +43,11 @@ class py_ref {
 // the runner calls kernels from one thread only. Throws rnx::error(internal) when Python cannot start.
 void ensure_python();
 
+// Imports torch.compile's and Triton's Python front ends where installed (rnx_support.preload_compilers): what a
+// worker started ahead of its turn does while it waits. Never throws: a missing one is imported, or reported, by
+// the kernel that needs it.
+void preload_compilers();
+
 // The support module (runner/python/rnx_support.py), imported once.
 PyObject* support_module();
 
