@@ -151,12 +151,15 @@ def check_arity(loaded, names):
             f"declares {len(names)} input(s) ({', '.join(names) or 'none'}); make the inputs table match the signature")
 
 
-def kernelbench_inputs(loaded, batch, seed):
-    """get_inputs() under a fixed seed, with the module's batch_size set to the configured batch."""
+def kernelbench_inputs(loaded, batch, seed, device):
+    """get_inputs() under a fixed seed, with the module's batch_size set to the configured batch, its tensors made
+    on `device` (torch.device as the default device: a CUDA configuration's inputs are drawn by the GPU, not drawn
+    by one CPU thread and copied; a literal device= in the file still wins)."""
     if hasattr(loaded.module, "batch_size"):
         loaded.module.batch_size = batch
     torch.manual_seed(seed)
-    inputs = loaded.module.get_inputs()
+    with torch.device(device):
+        inputs = loaded.module.get_inputs()
     if not isinstance(inputs, (list, tuple)):
         raise KernelError(f"{loaded.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
     return list(inputs)
@@ -164,9 +167,10 @@ def kernelbench_inputs(loaded, batch, seed):
 
 def _model(loaded, cls, dtype, device, seed):
     torch.manual_seed(seed)  # the same seed gives the reference and the candidate the same weights
-    init = loaded.module.get_init_inputs()
-    torch.manual_seed(seed)
-    model = cls(*init)
+    with torch.device(device):  # weights initialised where they are used (as kernelbench_inputs draws inputs)
+        init = loaded.module.get_init_inputs()
+        torch.manual_seed(seed)
+        model = cls(*init)
     return model.to(device=device, dtype=dtype).eval()
 
 

@@ -6,8 +6,9 @@
 #   tests/device/cost_gpu.sh [sizes] [aa] [slowdown] [rewrites]...   (default: sizes aa)
 #
 #   sizes     each configuration's time per call (bench/corpus.py sizes --suite cost): which are 10-50 us
-#   aa        unchanged code paired, +-1% (bench/corpus.py aa --suite cost), until COST_AA_S (default 300), in chunks
-#             of COST_CHUNK kernels (default 12; a chunk cut by the limit loses only itself)
+#   aa        unchanged code paired, +-1% (bench/corpus.py aa --suite cost), until COST_AA_S (default 300): the
+#             suite in one rnx bench, as a pull request's job runs it, or in chunks of COST_CHUNK kernels (a chunk cut
+#             by the limit loses only itself); COST_KERNELS (names, space-separated) narrows it
 #   slowdown  a calibrated 2% slowdown of every configuration (one calibration run, one that counts), COST_SLOW_S
 #   rewrites  the rewrites still to verify on the GPU: softmax_rows's honest rewrites (torch.compile among them) and every cheat
 #             through rnx verify on the GPU, COST_REWRITES_S (default 200)
@@ -48,13 +49,16 @@ for step in "${steps[@]}"; do
         tee "$out/cost_sizes.log" | tail -40
       rc="${PIPESTATUS[0]}" ;;
     aa)
+      only=()
+      for k in ${COST_KERNELS:-}; do only+=(--kernel "$k"); done
       timeout $((${COST_AA_S:-300} + 60)) python3 bench/corpus.py aa --suite cost --device cuda --rnx "$rnx" \
-        --chunk "${COST_CHUNK:-12}" --timeout-s "${COST_AA_S:-300}" --out "$out/cost_aa.json" >"$out/cost_aa.log" 2>&1
+        --chunk "${COST_CHUNK:-0}" --timeout-s "${COST_AA_S:-300}" "${only[@]}" --out "$out/cost_aa.json" \
+        >"$out/cost_aa.log" 2>&1
       rc=$?
       grep -v '^\[' "$out/cost_aa.log" | tail -52 ;;
     slowdown)
       timeout $((${COST_SLOW_S:-300} + 60)) python3 bench/corpus.py slowdown --suite cost --fraction 0.02 \
-        --chunk "${COST_CHUNK:-12}" --calibrate 1 --device cuda --rnx "$rnx" --timeout-s "${COST_SLOW_S:-300}" --out "$out/cost_slowdown.json" \
+        --chunk "${COST_CHUNK:-0}" --calibrate 1 --device cuda --rnx "$rnx" --timeout-s "${COST_SLOW_S:-300}" --out "$out/cost_slowdown.json" \
         >"$out/cost_slowdown.log" 2>&1
       rc=$?
       grep -v '^\[' "$out/cost_slowdown.log" | tail -52 ;;
