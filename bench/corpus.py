@@ -333,7 +333,10 @@ def print_rows(rows):
               f'{note[:110]}')
 
 
-def summarize_paired(rows, scenario, fraction):
+def summarize_paired(rows, scenario, fraction, rope):
+    """Counts, MDE, cost. `resolution` is the MDE with the band taken out, (1 + MDE) / (1 + rope) - 1: rnx's MDE is
+    the smallest slowdown that would be called *slower*, so it is never below the band itself; the resolution is
+    how far past the band's edge a change must lie to be seen, the part the measurement decides."""
     judged = [r for r in rows if r["decision"] in DECISIONS]
     counts = {d: sum(1 for r in judged if r["decision"] == d) for d in DECISIONS}
     other = {}
@@ -343,6 +346,7 @@ def summarize_paired(rows, scenario, fraction):
     mdes = [r["mde"] for r in judged if r["mde"] is not None]
     walls = [r["wall_s"] for r in judged if r.get("wall_s") is not None]
     summary = {"configurations": len(judged), "counts": counts, "not_judged": other, "mde": quantiles(mdes),
+               "resolution": quantiles([(1 + m) / (1 + rope) - 1 for m in mdes]),
                "wall_s_per_config": quantiles(walls),
                "busy_s_per_config": quantiles([r["busy_s"] for r in judged if r.get("busy_s") is not None]),
                "over_8_s": sum(1 for w in walls if w > 8)}
@@ -396,6 +400,10 @@ def print_summary(summary, scenario):
     if m:
         print(f"MDE: min {pct(m['min'])}, p10 {pct(m['p10'])}, median {pct(m['median'])}, p90 {pct(m['p90'])}, "
               f"max {pct(m['max'])} (n={m['n']})")
+        r = summary.get("resolution")
+        if r:
+            print(f"resolution (the MDE past the band's edge): median {pct(r['median'])}, p90 {pct(r['p90'])}, "
+                  f"max {pct(r['max'])}")
     if scenario == "slowdown":
         r = summary["ratios"]
         rate = summary["detection_rate"]
@@ -687,7 +695,7 @@ def main():
         doc["configs"] = rows
         print()
         print_rows(rows)
-        doc["summary"] = summarize_paired(rows, args.mode, args.fraction)
+        doc["summary"] = summarize_paired(rows, args.mode, args.fraction, args.rope)
         doc["summary"]["phases_s"] = phase_totals(runs)
         print_summary(doc["summary"], args.mode)
         bad = sum(1 for r in runs if "error" in r)

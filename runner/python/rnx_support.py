@@ -21,7 +21,8 @@ class KernelError(Exception):
     """A problem with the user's kernel file; the configuration becomes `error` with this message."""
 
 
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
+# The dtype names of manifests and verify's cases; the one table (rnx_verify uses it too).
+DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 
 
 # The two forms of a Python kernel file (Loaded.kind; the C++ side reads them as runner::kernel_form).
@@ -151,33 +152,63 @@ def check_arity(loaded, names):
             f"declares {len(names)} input(s) ({', '.join(names) or 'none'}); make the inputs table match the signature")
 
 
-def kernelbench_inputs(loaded, batch, seed, device):
-    """get_inputs() under a fixed seed, with the module's batch_size set to the configured batch, its tensors made
-    on `device` (torch.device as the default device: a CUDA configuration's inputs are drawn by the GPU, not drawn
-    by one CPU thread and copied; a literal device= in the file still wins)."""
-    if hasattr(loaded.module, "batch_size"):
-        loaded.module.batch_size = batch
+# ---- KernelBench files: the one way rnx bench and rnx verify size them, draw their inputs and build models ----
+
+def set_sizes(modules, batch, sizes=None):
+    """Sets batch_size (where batch > 0) and each named size of `sizes` in every module that defines it (None
+    entries skipped): what get_inputs() and get_init_inputs() then read."""
+    for m in modules:
+        if m is None:
+            continue
+        if batch > 0 and hasattr(m, "batch_size"):
+            m.batch_size = batch
+        for name, value in (sizes or {}).items():
+            if not name.isdigit() and hasattr(m, name):
+                setattr(m, name, value)
+
+
+def get_inputs(module, path, seed, device):
+    """module.get_inputs() under `seed`, its tensors made on `device` (torch.device as the default device: a CUDA
+    configuration's inputs are drawn by the GPU, not by one CPU thread and then copied; a literal device= in the
+    file still wins). Raises KernelError unless it returns a list or tuple."""
     torch.manual_seed(seed)
     with torch.device(device):
-        inputs = loaded.module.get_inputs()
+        inputs = module.get_inputs()
     if not isinstance(inputs, (list, tuple)):
-        raise KernelError(f"{loaded.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
+        raise KernelError(f"{path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
     return list(inputs)
 
 
-def _model(loaded, cls, dtype, device, seed):
-    torch.manual_seed(seed)  # the same seed gives the reference and the candidate the same weights
-    with torch.device(device):  # weights initialised where they are used (as kernelbench_inputs draws inputs)
-        init = loaded.module.get_init_inputs()
-        torch.manual_seed(seed)
+def get_init_inputs(module, seed, device):
+    """module.get_init_inputs() under `seed`, anything it makes made on `device`."""
+    torch.manual_seed(seed)
+    with torch.device(device):
+        return list(module.get_init_inputs())
+
+
+def build_model(cls, init, dtype, device, seed):
+    """cls(*init) under `seed` (the same seed gives the reference and the candidate the same weights), its
+    weights initialised on `device`, then cast to `dtype`, in eval mode."""
+    torch.manual_seed(seed)
+    with torch.device(device):
         model = cls(*init)
     return model.to(device=device, dtype=dtype).eval()
+
+
+def kernelbench_inputs(loaded, batch, seed, device):
+    """The inputs of a configuration: get_inputs() with the module's batch_size set to the configured batch."""
+    set_sizes([loaded.module], batch)
+    return get_inputs(loaded.module, loaded.path, seed, device)
+
+
+def _model(loaded, cls, dtype, device, seed):
+    return build_model(cls, get_init_inputs(loaded.module, seed, device), dtype, device, seed)
 
 
 def _callable(loaded, dtype, device, seed):
     if loaded.kind == FUNCTION:
         return loaded.fn
-    return _model(loaded, loaded.model_cls, _DTYPES[dtype], device, seed)
+    return _model(loaded, loaded.model_cls, DTYPES[dtype], device, seed)
 
 
 def reference(loaded, device, seed):
@@ -355,7 +386,7 @@ def count_work(loaded, inputs, dtype, device, seed):
     # Imported here: a torch without the counter fails this count (the result says why), not every kernel's load.
     from torch.utils.flop_counter import FlopCounterMode
 
-    target = loaded.fn if loaded.kind == FUNCTION else _model(loaded, loaded.ref_cls, _DTYPES[dtype], device, seed)
+    target = loaded.fn if loaded.kind == FUNCTION else _model(loaded, loaded.ref_cls, DTYPES[dtype], device, seed)
     with FlopCounterMode(display=False, custom_mapping=_flop_formulas()) as counter:
         outputs = tensors_of(target(*inputs))
     weights = list(target.parameters()) + list(target.buffers()) if isinstance(target, torch.nn.Module) else []

@@ -9,7 +9,8 @@
 #
 # BEFORE is a copy of the earlier revision's tree inside this one (git archive REV | tar -x -C .before; ignored,
 # carried to the device); both are built at once. Limits: COST_AFTER_S (180), COST_SUBSET_S (150 a side),
-# COST_SLOW_S (0: skipped), COST_REWRITES_S (0: skipped). Results under $OUT/after, $OUT/subset-after and
+# COST_SLOW_S (0: skipped; in chunks of COST_SLOW_CHUNK kernels, default 12, so a cut keeps the rest),
+# COST_REWRITES_S (0: skipped). Results under $OUT/after, $OUT/subset-after and
 # $OUT/subset-before.
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -36,7 +37,8 @@ for side in after before; do
     tests/device/cost_gpu.sh aa
 done
 [ "${COST_SLOW_S:-0}" -gt 0 ] &&
-  RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_SLOW_S="$COST_SLOW_S" tests/device/cost_gpu.sh slowdown
+  RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_SLOW_S="$COST_SLOW_S" COST_CHUNK="${COST_SLOW_CHUNK:-12}" \
+    tests/device/cost_gpu.sh slowdown
 [ "${COST_REWRITES_S:-0}" -gt 0 ] &&
   RNX="$root/build-gpu/bin/rnx" OUT="$out/after" COST_REWRITES_S="$COST_REWRITES_S" tests/device/cost_gpu.sh rewrites
 echo "cost_compare_gpu: $(($(date +%s) - started)) s"

@@ -15,9 +15,6 @@ import torch
 
 import rnx_support  # the runner's half, already imported into this interpreter by the worker
 
-_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
-
-
 class VerifyError(Exception):
     """A problem with a reference or candidate file, reported to the user with this message."""
 
@@ -101,25 +98,19 @@ def _resized(t, sizes):
     return t.contiguous()
 
 
-def _set_globals(modules, batch, dims):
-    defaults = getattr(modules[0], "_rnx_defaults", None)
-    for m in modules:
-        if m is None:
-            continue
-        if batch > 0 and hasattr(m, "batch_size"):
-            m.batch_size = batch
-        for name, value in {**(defaults or {}), **dims}.items():
-            if not name.isdigit() and hasattr(m, name):
-                setattr(m, name, value)
+def _set_sizes(modules, batch, dims):
+    """The declared sizes (kernelbench_info), then the case's own, in the reference and the candidate."""
+    rnx_support.set_sizes(modules, batch, {**(getattr(modules[0], "_rnx_defaults", None) or {}), **dims})
 
 
 def kernelbench_inputs(ref, cand, batch, dims, seed):
-    """get_inputs() of the reference under `seed`, with batch_size and the varied sizes set in both files."""
-    _set_globals([ref.module, cand.module if cand is not None else None], batch, dims)
-    torch.manual_seed(seed)
-    inputs = ref.module.get_inputs()
-    if not isinstance(inputs, (list, tuple)):
-        raise VerifyError(f"{ref.path}: get_inputs() returned {type(inputs).__name__}, expected a list of tensors")
+    """get_inputs() of the reference under `seed`, with batch_size and the varied sizes set in both files, on the
+    CPU (each case then takes them to its dtype and device)."""
+    _set_sizes([ref.module, cand.module if cand is not None else None], batch, dims)
+    try:
+        inputs = rnx_support.get_inputs(ref.module, ref.path, seed, "cpu")
+    except rnx_support.KernelError as e:
+        raise VerifyError(str(e)) from None
     out = []
     literal = _literal_sizes(dims)
     for t in inputs:
@@ -134,15 +125,12 @@ def bind(loaded, ref, dtype, device, seed, batch, dims):
     get_init_inputs() under the same seed, so Model and ModelNew start from the same weights."""
     if loaded.kind == rnx_support.FUNCTION:
         return loaded.target
-    _set_globals([ref.module, loaded.module], batch, dims)
-    torch.manual_seed(seed)
-    init = ref.module.get_init_inputs()
+    _set_sizes([ref.module, loaded.module], batch, dims)
+    init = rnx_support.get_init_inputs(ref.module, seed, device)
     literal = _literal_sizes(dims)
     if literal:  # a literal size changed in the inputs is changed where the constructor is given it too
         init = [literal.get(v, v) if type(v) is int else v for v in init]
-    torch.manual_seed(seed)
-    model = loaded.target(*init)
-    return model.to(device=torch.device(device), dtype=_DTYPES[dtype]).eval()
+    return rnx_support.build_model(loaded.target, init, rnx_support.DTYPES[dtype], torch.device(device), seed)
 
 
 def python_threads():
