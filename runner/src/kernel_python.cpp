@@ -117,9 +117,8 @@ class python_kernel final : public kernel {
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {
     if (!kernelbench_) return runner::make_inputs(spec_.inputs, batch, dtype, device, seed);
-    py_ref args = py_ref::steal(
-        Py_BuildValue("(OLKs)", loaded_.get(), static_cast<long long>(batch), static_cast<unsigned long long>(seed),
-                      device.str().c_str()));
+    py_ref args = py_ref::steal(Py_BuildValue("(OLKs)", loaded_.get(), static_cast<long long>(batch),
+                                              static_cast<unsigned long long>(seed), device.str().c_str()));
     py_ref list;
     try {
       list = call_support("kernelbench_inputs", args.get());
