@@ -397,8 +397,10 @@ def preload_compilers():
     """What a worker started ahead of its turn imports while it waits, hidden behind the measurement in progress:
     the Python front ends of torch.compile and Triton. A kernel file, or a library it imports (one that wraps its
     functions in torch.compiler.disable or defines triton.jit kernels at import), would otherwise import them on
-    its configuration's clock, in every worker. CPU work only, no device touched; one not installed is left out.
-    Returns the names imported."""
+    its configuration's clock, in every worker. The worker of a check round needs both whatever its kernels are:
+    torch's FLOP counter (count_work) imports them. Importing only what earlier workers' kernels imported cannot
+    be told apart from that, so every waiting worker imports both. CPU work only, no device touched; one not
+    installed is left out. Returns the names imported."""
     done = []
     for name in ("torch._dynamo", "triton"):
         try:
