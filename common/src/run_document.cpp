@@ -211,7 +211,7 @@ env_source env_source_from(const json::reader& r) {
 
 environment environment_from(const json::reader& r) {
   r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads", "os",
-               "image", "harness", "clocks", "host", "source"});
+               "image", "harness", "clocks", "peaks", "host", "source"});
   environment env;
   env.env_id = non_empty(r.at("env_id"));
   env.device = non_empty(r.at("device"));
@@ -231,6 +231,14 @@ environment environment_from(const json::reader& r) {
   if (auto clocks = r.maybe("clocks")) {
     for (const auto& [name, value] : clocks->object()) {
       env.clocks[std::string(name)] = clocks->at(std::string_view(name)).number();
+    }
+  }
+  if (auto peaks = r.maybe("peaks")) {
+    for (const auto& [name, value] : peaks->object()) {
+      const auto peak = peaks->at(std::string_view(name));
+      const double v = peak.number();
+      if (!(v > 0)) peak.fail("a positive number (a peak rate)");
+      env.peaks[std::string(name)] = v;
     }
   }
   env.host = r.string_or("host", "");
@@ -478,6 +486,11 @@ bj::value to_json(const run_document& run) {
   bj::object clocks;
   for (const auto& [name, value] : run.env.clocks) clocks[name] = value;
   env["clocks"] = std::move(clocks);
+  if (!run.env.peaks.empty()) {
+    bj::object peaks;
+    for (const auto& [name, value] : run.env.peaks) peaks[name] = value;
+    env["peaks"] = std::move(peaks);
+  }
   if (!run.env.host.empty()) env["host"] = run.env.host;
   if (run.env.source) {
     bj::object source{{"from", to_string(run.env.source->from)}};

@@ -8,6 +8,7 @@
 #include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/runner/native_build.hpp"
+#include "rnx/runner/peaks.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -19,6 +20,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <map>
 #include <memory>
 #include <thread>
 #include <iomanip>
@@ -237,6 +239,19 @@ void print_rates(std::ostream& os, const run_result& r, const std::optional<doub
   os << std::setw(10) << cell(rates.gflop_per_s) << std::setw(10) << cell(rates.gb_per_s);
 }
 
+// "62% mem" / "45% flop": how close the median is to the time its work takes at the peak of its bound (the
+// dtype's matrix product for FLOPs, a device copy for bytes), against `peaks`; "-" where that is unknown.
+std::string light_text(const run_result& r, const std::map<std::string, double>& peaks,
+                       const std::optional<double>& median_ms) {
+  if (!r.work || !median_ms) return "-";
+  const auto light = speed_of_light(*r.work, r.dtype, peaks, *median_ms);
+  if (!light) return "-";
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(light->fraction < 0.1 ? 1 : 0) << 100 * light->fraction << "% "
+     << (light->compute_bound ? "flop" : "mem");
+  return os.str();
+}
+
 // "beyond the physical limit ...: " where the result's median is below its physical bound, else empty.
 std::string physics_note(const run_result& r) {
   if (r.status != result_status::ok || !r.bound || r.samples_ms.empty()) return "";
@@ -255,9 +270,11 @@ void print_summary(std::ostream& os, const run_document& run) {
   // The note column holds one short line; a message that does not fit is printed whole below the table, so an
   // error's fix (often at its end) is never cut off.
   constexpr std::size_t note_width = 110;
+  const auto sheet = datasheet_for(run.env.device);
+  const std::map<std::string, double> no_peaks;
   os << std::left << std::setw(44) << "configuration" << std::setw(10) << "status" << std::right << std::setw(12)
      << "median ms" << std::setw(10) << "spread" << std::setw(10) << "samples" << std::setw(11) << "processes"
-     << std::setw(10) << "GFLOP/s" << std::setw(10) << "GB/s"
+     << std::setw(10) << "GFLOP/s" << std::setw(10) << "GB/s" << std::setw(11) << "SOL" << std::setw(11) << "sheet"
      << "  note\n";
   std::vector<const run_result*> cut;
   for (const auto& r : run.results) {
@@ -271,9 +288,12 @@ void print_summary(std::ostream& os, const run_document& run) {
       os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
          << std::setw(10) << r.samples_ms.size() << std::setw(11) << std::max<std::size_t>(r.groups.size(), 1);
       print_rates(os, r, centre);
+      os << std::setw(11) << light_text(r, run.env.peaks, centre) << std::setw(11)
+         << light_text(r, sheet ? sheet->peaks : no_peaks, centre);
     } else {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
       print_rates(os, r, std::nullopt);
+      os << std::setw(11) << "-" << std::setw(11) << "-";
     }
     std::string note = physics_note(r) + r.message.substr(0, r.message.find('\n'));
     if (note.size() > note_width || note.size() < r.message.size()) {
@@ -284,7 +304,11 @@ void print_summary(std::ostream& os, const run_document& run) {
   }
   os << "median ms: the median of each worker process's samples, geometric mean over the processes (the statistic "
         "the verdict compares); spread: MAD / median of all samples; samples: all processes together; GFLOP/s, GB/s: "
-        "the work of one call of the eager reference over that median (* declared in rnx.toml, not counted)\n";
+        "the work of one call of the eager reference over that median (* declared in rnx.toml, not counted); SOL: the "
+        "time that work takes at this machine's measured peak of its bound (flop: the dtype's matrix product, mem: a "
+        "device copy; environment.peaks) over the median; sheet: the same against the device's datasheet";
+  if (sheet) os << " (" << sheet->source << ")";
+  os << "\n";
   for (const auto* r : cut) {
     os << r->key().label() << " " << to_string(r->status) << ":\n";
     std::istringstream lines(r->message);

@@ -73,6 +73,19 @@ bj::object environment_json(const environment& env) {
   return bj::value(to_json(doc)).as_object().at("environment").as_object();
 }
 
+// The environment with the machine's peaks, measured on this worker's device the first time this environment is
+// seen (the job's cache keeps them). A contained worker (timing untrusted candidates) leaves them out: its cache
+// is not writable, and rnx optimize judges candidates by the verdict, not by the peaks.
+environment with_peaks(environment env, at::Device device, const runner::detail::worker_job& job, bool contained) {
+  if (contained || job.cache_dir.empty()) return env;
+  try {
+    env.peaks = runner::machine_peaks(device, env.env_id, job.cache_dir);
+  } catch (const std::exception& e) {
+    std::cerr << "rnx-runner-worker: the machine's peaks were not measured (" << e.what() << ")\n";
+  }
+  return env;
+}
+
 // A single-threaded worker stays on one core: the scheduler may otherwise move it between cores mid-sample, and
 // every move costs it its warm caches. The last core of the allowed set is taken (the first one tends to serve
 // the machine's interrupts). RNX_PIN=0 turns this off. Returns the core, or -1 when not pinned.
@@ -210,7 +223,7 @@ int main(int argc, char** argv) {
     }
     const double device_s = monotonic_s();
     const int pinned = pin_to_one_core(m.bench.threads);
-    bj::object env = environment_json(runner::collect_environment(fp_device));
+    bj::object env = environment_json(with_peaks(runner::collect_environment(fp_device), fp_device, job, contained));
     if (contained) seal();
     bj::object clock{{"main", main_s},
                      {"python", python_s},

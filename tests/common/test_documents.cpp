@@ -26,6 +26,8 @@ run_document sample_run() {
   run.env.cuda = "13.0";
   run.env.threads = 16;
   run.env.clocks["sm_mhz"] = 1980;
+  run.env.peaks["gemm_bfloat16_flops_per_s"] = 7.5e14;
+  run.env.peaks["copy_bytes_per_s"] = 4.1e12;
   run.env.env_id = compute_env_id(run.env);
   run_result r;
   r.kernel = "attention";
@@ -59,6 +61,7 @@ TEST_CASE("a run document survives a JSON round trip") {
   CHECK(back.pull_request == run.pull_request);
   CHECK(back.env.env_id == run.env.env_id);
   CHECK(back.env.clocks.at("sm_mhz") == 1980);
+  CHECK(back.env.peaks == run.env.peaks);
   REQUIRE(back.results.size() == 1);
   CHECK(back.results[0].samples_ms == run.results[0].samples_ms);
   CHECK(back.results[0].groups == run.results[0].groups);
@@ -93,10 +96,11 @@ TEST_CASE("a result's work survives a round trip and is checked: counts, at leas
         "doc.json: $.results[0].work.bytes: expected a non-negative count, got -1");
 }
 
-TEST_CASE("env_id ignores clocks and changes with the software stack") {
+TEST_CASE("env_id ignores clocks and peaks and changes with the software stack") {
   run_document run = sample_run();
   const std::string id = compute_env_id(run.env);
   run.env.clocks["sm_mhz"] = 345;
+  run.env.peaks["copy_bytes_per_s"] = 1e12;
   CHECK(compute_env_id(run.env) == id);
   run.env.torch = "2.12.0";
   CHECK(compute_env_id(run.env) != id);
@@ -170,6 +174,9 @@ TEST_CASE("reader errors name the JSON path and what was expected") {
   CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", "environment": {"env_id": "e", "device": "cpu",
                  "clocks": {"sm_mhz": "fast"}}, "results": []})") ==
         "doc.json: $.environment.clocks.sm_mhz: expected a number, got \"fast\"");
+  CHECK(error_of(R"({"schema": "rnx.run/v1", "project": "p", "environment": {"env_id": "e", "device": "cpu",
+                 "peaks": {"copy_bytes_per_s": 0}}, "results": []})") ==
+        "doc.json: $.environment.peaks.copy_bytes_per_s: expected a positive number (a peak rate), got 0");
   CHECK(error_of("[1, 2") == "doc.json:1:6: malformed JSON: incomplete JSON");
 }
 

@@ -328,7 +328,9 @@ def case_outside_git(h, examples):
             "median ms: the median of each worker process's samples, geometric mean over the processes (the "
             "statistic the verdict compares); spread: MAD / median of all samples; samples: all processes together; "
             "GFLOP/s, GB/s: the work of one call of the eager reference over that median (* declared in rnx.toml, "
-            "not counted)",
+            "not counted); SOL: the time that work takes at this machine's measured peak of its bound (flop: the "
+            "dtype's matrix product, mem: a device copy; environment.peaks) over the median; sheet: the same against "
+            "the device's datasheet",
             "broken/eager/float32/b8 error:"):
         check(want in lines, "stderr lacks the line %r:\n%s" % (want, r.stderr))
     # The table's note is cut, and says so; the whole message, with its fix at the end, follows the table.

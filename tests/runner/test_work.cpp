@@ -3,6 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/kernel.hpp"
+#include "rnx/runner/peaks.hpp"
 #include "python_spec.hpp"
 #include "work.hpp"
 
@@ -10,6 +11,7 @@
 #include <doctest/doctest.h>
 
 #include <filesystem>
+#include <map>
 
 namespace fs = std::filesystem;
 
@@ -146,6 +148,46 @@ bytes = "B - 2"
           "rnx.toml:3: key 'kernel.odd.bytes': \"B - 2\" is -1 at B = 1 (declare a non-negative count for every batch "
           "of the kernel)");
   }
+}
+
+TEST_CASE("the speed of light is the work's time at the peak of its bound over the time per call") {
+  const std::map<std::string, double> peaks{{rnx::runner::gemm_peak_name("bfloat16"), 1e15},
+                                            {std::string(rnx::runner::copy_peak_name), 4e12}};
+  rnx::work_info gemm;  // a 4096^3 bf16 GEMM: 2*4096^3 FLOPs, 3 * 4096^2 * 2 bytes
+  gemm.flops = 2LL * 4096 * 4096 * 4096;
+  gemm.bytes = 3LL * 4096 * 4096 * 2;
+  const auto g = rnx::runner::speed_of_light(gemm, "bfloat16", peaks, 0.275);
+  REQUIRE(g);
+  CHECK(g->compute_bound);
+  CHECK(g->ideal_ms == doctest::Approx(2.0 * 4096 * 4096 * 4096 / 1e15 * 1e3));  // 0.1374 ms
+  CHECK(g->fraction == doctest::Approx(g->ideal_ms / 0.275));
+  rnx::work_info copy;  // an elementwise kernel: no FLOPs counted, 64 MiB read and written
+  copy.flops = 0;
+  copy.bytes = 2LL << 26;
+  const auto c = rnx::runner::speed_of_light(copy, "bfloat16", peaks, 0.05);
+  REQUIRE(c);
+  CHECK_FALSE(c->compute_bound);
+  CHECK(c->ideal_ms == doctest::Approx(static_cast<double>(2LL << 26) / 4e12 * 1e3));
+  // No matrix-product peak for the dtype and no bytes: nothing to say; a time that is not positive neither.
+  rnx::work_info flops_only;
+  flops_only.flops = 1000;
+  CHECK_FALSE(rnx::runner::speed_of_light(flops_only, "float64", peaks, 1.0));
+  CHECK_FALSE(rnx::runner::speed_of_light(gemm, "bfloat16", peaks, 0.0));
+  CHECK_FALSE(rnx::runner::speed_of_light(gemm, "bfloat16", {}, 1.0));
+}
+
+TEST_CASE("datasheets are found by the device's name; unknown devices and NVL boards have none") {
+  const auto h100 = rnx::runner::datasheet_for("NVIDIA H100 80GB HBM3");
+  REQUIRE(h100);
+  CHECK(h100->model == "NVIDIA H100 SXM5");
+  CHECK(h100->peaks.at(std::string(rnx::runner::copy_peak_name)) == 3.35e12);
+  CHECK(h100->peaks.at(rnx::runner::gemm_peak_name("bfloat16")) == 989.5e12);
+  const auto h200 = rnx::runner::datasheet_for("NVIDIA H200");
+  REQUIRE(h200);
+  CHECK(h200->peaks.at(std::string(rnx::runner::copy_peak_name)) == 4.8e12);
+  CHECK(rnx::runner::datasheet_for("NVIDIA H100 PCIe")->peaks.at(rnx::runner::gemm_peak_name("float32")) == 51e12);
+  CHECK_FALSE(rnx::runner::datasheet_for("NVIDIA H100 NVL"));
+  CHECK_FALSE(rnx::runner::datasheet_for("cpu: AMD EPYC 7B13"));
 }
 
 TEST_CASE("achieved rates are the work over the time per call, unset where that part of the work is unknown") {

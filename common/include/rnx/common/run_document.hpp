@@ -44,6 +44,9 @@ struct environment {
   // empty for rnx bench. Part of env_id only when set, so runs of rnx bench keep their ids.
   std::string harness;
   std::map<std::string, double> clocks;  // e.g. sm_mhz; recorded, not part of env_id (they move)
+  // What the machine achieves at its best, measured once per environment (runner/include/rnx/runner/peaks.hpp):
+  // gemm_<dtype>_flops_per_s, copy_bytes_per_s; recorded, not part of env_id (measurements, not identity).
+  std::map<std::string, double> peaks;
   // The host name a harness recorded (Google Benchmark's host_name, pytest-benchmark's node); not part of env_id,
   // because CI jobs run on hosts of a new name each time.
   std::string host;

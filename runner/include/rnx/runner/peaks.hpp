@@ -1,0 +1,41 @@
+// What a machine does at its best: its measured peaks (a matrix product per dtype, a device copy), what its maker's
+// datasheet says, and a configuration's speed of light against them.
+#pragma once
+
+#include "rnx/common/run_document.hpp"
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace rnx::runner {
+
+// The names of environment.peaks: "gemm_float16_flops_per_s", and the copy's bytes (read plus written) per second.
+std::string gemm_peak_name(std::string_view dtype);
+inline constexpr std::string_view copy_peak_name = "copy_bytes_per_s";
+
+// A device's datasheet figures (dense, without sparsity), by the same names as the measured peaks, and where
+// they come from.
+struct datasheet {
+  std::string model;
+  std::map<std::string, double> peaks;
+  std::string source;
+};
+// The datasheet of a device known by its name as torch reports it ("NVIDIA H100 80GB HBM3"); nullopt for others.
+std::optional<datasheet> datasheet_for(std::string_view device);
+
+// How close a time per call is to what the machine allows for its work: the time the work would take at the peak
+// of its bound (the dtype's matrix product for its FLOPs, the copy for its bytes; the larger of the two), and that
+// time over the measured one.
+struct light_speed {
+  double ideal_ms = 0;
+  double fraction = 0;
+  bool compute_bound = false;  // the FLOPs' time at peak is the larger
+};
+// nullopt where neither part of the work has a peak to go with it (no FLOPs counted and no copy peak, a dtype
+// without a measured matrix product, no peaks at all) or the time is not positive.
+std::optional<light_speed> speed_of_light(const work_info& work, std::string_view dtype,
+                                          const std::map<std::string, double>& peaks, double ms_per_call);
+
+}  // namespace rnx::runner
