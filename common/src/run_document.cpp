@@ -17,6 +17,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <sstream>
 #include <unistd.h>
 
 namespace rnx {
@@ -283,6 +284,15 @@ physical_bound bound_from(const json::reader& r) {
 }  // namespace
 
 bool beyond_physics(const physical_bound& b, double median_ms) { return median_ms * physics_margin < b.write_ms; }
+
+std::string physics_text(const physical_bound& b, double median_ms) {
+  std::ostringstream os;
+  os.precision(3);
+  os << "a call returns " << static_cast<double>(b.output_bytes) / 1048576.0
+     << " MiB of output, which this device cannot write in less than " << b.write_ms << " ms, yet its median call took "
+     << median_ms << " ms (a result kept from an earlier call is returned, not computed)";
+  return os.str();
+}
 
 namespace {
 

@@ -257,11 +257,7 @@ std::string physics_note(const run_result& r) {
   if (r.status != result_status::ok || !r.bound || r.samples_ms.empty()) return "";
   const auto centre = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
   if (!centre || !beyond_physics(*r.bound, *centre)) return "";
-  std::ostringstream os;
-  os << "BEYOND THE PHYSICAL LIMIT (writing its " << std::setprecision(3)
-     << static_cast<double>(r.bound->output_bytes) / 1048576.0 << " MiB of output takes at least "
-     << fmt_ms(r.bound->write_ms) << " ms here: a kept result, not a computation) ";
-  return os.str();
+  return "BEYOND THE PHYSICAL LIMIT: " + physics_text(*r.bound, *centre) + " ";
 }
 
 }  // namespace

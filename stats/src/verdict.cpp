@@ -43,13 +43,7 @@ std::string aggregates_only(const run_result& r, std::string_view side) {
 // Why a side's median time is beyond what its device can do (it returns output it did not write), or empty.
 std::string physics_problem(const run_result& r, const std::optional<double>& median_ms, std::string_view side) {
   if (!r.bound || !median_ms || !beyond_physics(*r.bound, *median_ms)) return "";
-  std::ostringstream os;
-  os.precision(3);
-  os << side << " beyond the physical limit: a call returns " << static_cast<double>(r.bound->output_bytes) / 1048576.0
-     << " MiB of output, which this device cannot write in less than " << r.bound->write_ms
-     << " ms, yet its median call took " << *median_ms
-     << " ms (a result kept from an earlier call is returned, not computed)";
-  return os.str();
+  return std::string(side) + " beyond the physical limit: " + physics_text(*r.bound, *median_ms);
 }
 
 // A time beyond physics on either side is no evidence of a change: the verdict cannot be faster or slower.

@@ -127,6 +127,10 @@ struct physical_bound {
 inline constexpr double physics_margin = 2;
 // Whether `median_ms` is faster than the bound allows.
 bool beyond_physics(const physical_bound& b, double median_ms);
+// Why, with the figures: "a call returns 64 MiB of output, which this device cannot write in less than 0.42 ms, yet
+// its median call took 0.000436 ms (a result kept from an earlier call is returned, not computed)". The one wording
+// of the verdict's reason and the bench summary's note.
+std::string physics_text(const physical_bound& b, double median_ms);
 
 struct tolerance {
   double rtol = 0;
