@@ -1,22 +1,14 @@
 // The machine's peaks, measured by the worker on its own device and kept once per environment.
 #include "rnx/runner/fingerprint.hpp"
 #include "rnx/runner/peaks.hpp"
+#include "rnx/runner/timing.hpp"
 
 #include "rnx/common/json.hpp"
 
 #include <boost/json.hpp>
 
-#ifdef RNX_RUNNER_CUDA
-#include <ATen/cuda/CUDAContext.h>
-#include <ATen/cuda/CUDAEvent.h>
-#include <c10/cuda/CUDAFunctions.h>
-#include <c10/cuda/CUDAGuard.h>
-#endif
-
 #include <unistd.h>
 
-#include <chrono>
-#include <cmath>
 #include <fstream>
 #include <functional>
 
@@ -27,33 +19,12 @@ namespace bj = boost::json;
 
 namespace {
 
-// The fastest of `calls` timed calls of `op` after two untimed ones: on CUDA between an event pair on the current
-// stream, on the CPU by the steady clock.
+// The fastest of `calls` timed calls of `op` after two untimed ones (fastest_call_ms).
 double best_ms(const std::function<void()>& op, at::Device device, int calls) {
   op();
   op();
-  double best = INFINITY;
-#ifdef RNX_RUNNER_CUDA
-  if (device.is_cuda()) {
-    c10::cuda::CUDAGuard guard(device);
-    at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-    for (int k = 0; k < calls; ++k) {
-      auto stream = at::cuda::getCurrentCUDAStream(device.index());
-      start.record(stream);
-      op();
-      stop.record(stream);
-      c10::cuda::device_synchronize();
-      best = std::min(best, static_cast<double>(start.elapsed_time(stop)));
-    }
-    return best;
-  }
-#endif
-  for (int k = 0; k < calls; ++k) {
-    const auto t0 = std::chrono::steady_clock::now();
-    op();
-    best = std::min(best, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return best;
+  return fastest_call_ms(
+      device, calls, [](int) {}, [&](int) { op(); });
 }
 
 // FLOP/s of an n x n by n x n product in `dtype`.

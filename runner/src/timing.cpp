@@ -283,23 +283,18 @@ bool may_retake(std::int64_t retaken, const timing_options& o, double spent_ms, 
 
 }  // namespace
 
-double write_bound_ms(std::int64_t bytes, at::Device device) {
-  if (bytes <= 0) return 0;
-  at::Tensor buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
-  buffer.fill_(0);
+double fastest_call_ms(at::Device device, int calls, const std::function<void(int)>& before,
+                       const std::function<void(int)>& op) {
   double best = INFINITY;
 #ifdef RNX_RUNNER_CUDA
   if (device.is_cuda()) {
     c10::cuda::CUDAGuard guard(device);
-    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
-    at::Tensor flush = at::empty({std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20)},
-                                 at::TensorOptions().dtype(at::kByte).device(device));
     at::cuda::CUDAEvent start(cudaEventDefault), stop(cudaEventDefault);
-    for (int k = 0; k < 5; ++k) {
-      flush.fill_(static_cast<std::uint8_t>(k));
+    for (int k = 0; k < calls; ++k) {
+      before(k);
       auto stream = at::cuda::getCurrentCUDAStream(device.index());
       start.record(stream);
-      buffer.fill_(static_cast<std::uint8_t>(k + 1));
+      op(k);
       stop.record(stream);
       c10::cuda::device_synchronize();
       best = std::min(best, static_cast<double>(start.elapsed_time(stop)));
@@ -307,17 +302,35 @@ double write_bound_ms(std::int64_t bytes, at::Device device) {
     return best;
   }
 #endif
+  for (int k = 0; k < calls; ++k) {
+    before(k);
+    const auto t0 = clock_type::now();
+    op(k);
+    best = std::min(best, ms_since(t0));
+  }
+  return best;
+}
+
+double write_bound_ms(std::int64_t bytes, at::Device device) {
+  if (bytes <= 0) return 0;
+  at::Tensor buffer = at::empty({bytes}, at::TensorOptions().dtype(at::kByte).device(device));
+  buffer.fill_(0);
+  auto fill = [&](int k) { buffer.fill_(static_cast<std::uint8_t>(k + 1)); };
+#ifdef RNX_RUNNER_CUDA
+  if (device.is_cuda()) {
+    const cudaDeviceProp* props = at::cuda::getDeviceProperties(device.index());
+    at::Tensor flush = at::empty({std::max<std::int64_t>(2 * static_cast<std::int64_t>(props->l2CacheSize), 8 << 20)},
+                                 at::TensorOptions().dtype(at::kByte).device(device));
+    return fastest_call_ms(
+        device, 5, [&](int k) { flush.fill_(static_cast<std::uint8_t>(k)); }, fill);
+  }
+#endif
   // On the CPU every other fill runs on one thread: on a loaded machine a parallel fill waits for a descheduled
   // thread (a scheduler tick, milliseconds), and a bound measured slow could call an honest kernel impossible.
   const int threads = at::get_num_threads();
-  for (int k = 0; k < 10; ++k) {
-    const bool one = k % 2 == 1 && threads > 1;
-    if (one) at::set_num_threads(1);
-    const auto t0 = clock_type::now();
-    buffer.fill_(static_cast<std::uint8_t>(k + 1));
-    best = std::min(best, ms_since(t0));
-    if (one) at::set_num_threads(threads);
-  }
+  const double best = fastest_call_ms(
+      device, 10, [&](int k) { at::set_num_threads(k % 2 == 1 && threads > 1 ? 1 : threads); }, fill);
+  at::set_num_threads(threads);
   return best;
 }
 

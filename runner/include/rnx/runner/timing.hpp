@@ -5,6 +5,7 @@
 #include "rnx/runner/timed_calls.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -50,6 +51,12 @@ timing_result measure(bound_call& call, at::Device device, const timing_options&
 // clock around the call), the fastest of five. A sample below it did not write its output: a result kept from an
 // earlier call (docs/runner.md, the physical bound).
 double write_bound_ms(std::int64_t bytes, at::Device device);
+
+// The fastest of `calls` timed calls of `op(k)`, each after `before(k)`, which is not timed: on CUDA between an event
+// pair on the current stream and a device-wide synchronize, on the CPU by the steady clock around the call. The
+// one way the runner times a single call at its best (the physical bound, the machine's peaks).
+double fastest_call_ms(at::Device device, int calls, const std::function<void(int)>& before,
+                       const std::function<void(int)>& op);
 
 inline constexpr int paired_block = static_cast<int>(in_process_block);  // samples a side per block
 
