@@ -427,7 +427,7 @@
   function init() {
     document.querySelectorAll("section.rnx-page").forEach(function (section) {
       var kind = section.getAttribute("data-kind");
-      if (kind === "error" || kind === "overview" || kind === "landing") return;
+      if (kind === "error" || kind === "overview" || kind === "landing" || kind === "proof") return;
       var data = dataOf(section);
       if (kind === "history") drawHistory(section, data);
       else if (kind === "run") drawRun(section, data);

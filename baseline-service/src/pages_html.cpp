@@ -26,6 +26,7 @@ std::string_view to_string(page_kind k) {
     case page_kind::history: return "history";
     case page_kind::run: return "run";
     case page_kind::compare: return "compare";
+    case page_kind::proof: return "proof";
     case page_kind::error: return "error";
   }
   return "error";
@@ -325,8 +326,7 @@ std::string render_report(const std::vector<page>& pages, std::string_view title
   return out;
 }
 
-std::vector<page> report_pages(store::database& db, const store::project_info& project,
-                               std::optional<std::int64_t> run_id) {
+std::int64_t reported_run(store::database& db, const store::project_info& project, std::optional<std::int64_t> run_id) {
   if (!run_id) {
     auto newest = db.list_runs(project.id, store::run_filter{std::nullopt, std::nullopt, std::nullopt, 1});
     if (newest.empty()) throw error(errc::not_found, "project " + project.name + " has no runs to report");
@@ -336,6 +336,12 @@ std::vector<page> report_pages(store::database& db, const store::project_info& p
   if (!summary || summary->project != project.name) {
     throw error(errc::not_found, "run " + std::to_string(*run_id) + " does not exist in project " + project.name);
   }
+  return *run_id;
+}
+
+std::vector<page> report_pages(store::database& db, const store::project_info& project,
+                               std::optional<std::int64_t> run_id) {
+  run_id = reported_run(db, project, run_id);
   auto overview = overview_data(db, project);
   auto run = run_data(db, *run_id);
   std::vector<history_view> histories;

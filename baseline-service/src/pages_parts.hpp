@@ -52,6 +52,9 @@ store::run_number number_of(const run_result& r);
 std::string shown_reason(const verdict_document& v, const std::optional<store::baseline_record>& record,
                          const store::run_summary& run);
 
+// A speed of light as JSON: {"fraction", "ideal_ms", "bound": "compute" | "memory", "sheet_fraction"}.
+boost::json::object light_json(const light_figures& l);
+
 // a / b of two run numbers with an approximate 95% interval: their intervals combined in log space, each side's
 // distance from its number added in quadrature. nullopt when either has no positive number.
 std::optional<ratio_with_interval> ratio_of(const store::run_number& a, const store::run_number& b);

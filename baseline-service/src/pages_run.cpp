@@ -115,6 +115,18 @@ run_side side_from_json(const bj::object& o) {
   return s;
 }
 
+std::optional<light_figures> light_from_json(const bj::object& o) {
+  light_figures l;
+  auto fraction = opt_num(o, "fraction");
+  auto ideal = opt_num(o, "ideal_ms");
+  if (!fraction || !ideal) return std::nullopt;
+  l.measured.fraction = *fraction;
+  l.measured.ideal_ms = *ideal;
+  l.measured.compute_bound = text_of(o, "bound") == "compute";
+  l.sheet_fraction = opt_num(o, "sheet_fraction");
+  return l;
+}
+
 bj::object config_json(const run_config_row& c) {
   bj::object o = key_json(c.key);
   const auto* v = c.judged ? &*c.judged : nullptr;
@@ -132,6 +144,7 @@ bj::object config_json(const run_config_row& c) {
   o["pairing"] = v ? to_string(v->pairing) : "";
   o["head"] = c.head ? bj::value(side_json(*c.head)) : bj::value(nullptr);
   o["base"] = c.base ? bj::value(side_json(*c.base)) : bj::value(nullptr);
+  o["light"] = c.light ? bj::value(light_json(*c.light)) : bj::value(nullptr);
   return o;
 }
 
@@ -163,6 +176,7 @@ run_config_row config_from_json(const bj::object& o) {
   }
   if (const auto* h = object_of(o, "head")) c.head = side_from_json(*h);
   if (const auto* b = object_of(o, "base")) c.base = side_from_json(*b);
+  if (const auto* l = object_of(o, "light")) c.light = light_from_json(*l);
   return c;
 }
 
@@ -251,6 +265,7 @@ run_view run_data(const run_document& head, const std::string& head_id, const ru
     if (auto b = base_results.find(key); b != base_results.end()) {
       row.base = side_of(*b->second, v ? v->base_ms : std::nullopt, stat);
     }
+    if (head_result && row.head) row.light = light_of(*head_result, head.env, row.head->number.ms);
     out.configs.push_back(std::move(row));
   };
   for (const auto& r : head.results) add(r.key(), &r);

@@ -64,6 +64,14 @@ std::string change_cell(const std::string& change) {
          escape_html(change.substr(split + 1)) + "</span>";
 }
 
+// The head's speed of light: a bar against the measured peak, the datasheet's fraction beside it.
+std::string light_cell(const std::optional<light_figures>& l) {
+  if (!l) return "&ndash;";
+  std::string out = headroom_svg(l->measured.fraction, l->measured.compute_bound);
+  if (l->sheet_fraction) out += " <span class=\"sheet\">sheet " + percent(l->sheet_fraction) + "</span>";
+  return out;
+}
+
 void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row& c, const link_style& links,
                  double rope) {
   const auto* j = c.judged ? &*c.judged : nullptr;
@@ -86,7 +94,8 @@ void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row&
     << fmt(j ? j->p_equivalent : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << percent(j ? j->mde : std::nullopt) << "</td><td class=\"num\">"
     << (c.base ? std::to_string(c.base->n) : "&ndash;") << " / " << (c.head ? std::to_string(c.head->n) : "&ndash;")
-    << "</td><td class=\"reason\">" << reason << unstable_note(c, reason) << "</td></tr>\n";
+    << "</td><td class=\"headroom-cell\">" << light_cell(c.light) << "</td><td class=\"reason\">" << reason
+    << unstable_note(c, reason) << "</td></tr>\n";
 }
 
 // "0.08331 ms in 3 processes" with the unstable badge; without the side's samples, the verdict's number alone.
@@ -165,7 +174,7 @@ page run_page(const run_view& v, const link_style& links) {
        "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
        "<th class=\"num\">P(faster)</th>"
        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
-       "<th>reason</th></tr></thead><tbody>\n";
+       "<th>speed of light (head)</th><th>reason</th></tr></thead><tbody>\n";
   std::ostringstream charts;
   for (std::size_t i = 0; i < v.configs.size(); ++i) {
     verdict_row(t, v, v.configs[i], links, rope);
@@ -177,7 +186,11 @@ page run_page(const run_view& v, const link_style& links) {
      << fmt(rope * 100, "%.3g")
      << "%): the dot is the change, the bar its interval (an arrow where it runs off the chart), the dashed line no "
         "change. Times are the verdict's: "
-     << escape_html(statistic_description) << ".</p>\n"
+     << escape_html(statistic_description)
+     << ". Speed of light: the time the head's work (counted over one call of the eager reference, or declared) takes "
+        "at "
+        "this machine's measured peak of its bound (flop: the dtype's matrix product, mem: a device copy) over the "
+        "head's time; sheet: the same against the device's datasheet.</p>\n"
      << scroll_box(t.str());
   os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "

@@ -23,7 +23,25 @@ struct report_options {
   std::string base;
   std::string verdict;
   std::string out = "rnx-report.html";
+  bool proof = false;
 };
+
+// Written to a temporary beside the target and renamed: a reader never sees half a report.
+void write_report(const std::vector<pages::page>& report, const std::string& title, const std::string& path) {
+  const std::string html = pages::render_report(report, title);
+  const std::filesystem::path out(path);
+  const std::filesystem::path temp = out.string() + ".tmp";
+  {
+    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
+    f << html;
+    if (!f) throw error(errc::usage, "cannot write " + temp.string() + "; pass --out with a writable path");
+  }
+  std::error_code ec;
+  std::filesystem::rename(temp, out, ec);
+  if (ec) throw error(errc::usage, "cannot write " + out.string() + ": " + ec.message());
+  std::cout << "rnx report: wrote " << out.string() << " (" << report.size() << " page"
+            << (report.size() == 1 ? "" : "s") << ", " << html.size() / 1024 << " kB, self-contained)\n";
+}
 
 void run_report(const report_options& o) {
   const bool from_store = !o.store.empty();
@@ -43,13 +61,27 @@ void run_report(const report_options& o) {
     store::database db(o.store);
     auto project = db.find_project(o.project);
     if (!project) throw error(errc::not_found, "project \"" + o.project + "\" is not in " + o.store);
-    report = pages::report_pages(db, *project, o.run_id > 0 ? std::optional<std::int64_t>(o.run_id) : std::nullopt);
+    const auto wanted = o.run_id > 0 ? std::optional<std::int64_t>(o.run_id) : std::nullopt;
+    if (o.proof) {
+      const std::int64_t id = pages::reported_run(db, *project, wanted);
+      report.push_back(pages::proof_page(pages::proof_data(db.find_run(id)->document, std::to_string(id))));
+    } else {
+      report = pages::report_pages(db, *project, wanted);
+    }
     title = o.project;
   } else {
     if (!o.project.empty() || o.run_id > 0) {
       throw error(errc::usage, "--project and --run-id choose from a store; with --head they do not apply");
     }
     auto head = read_run_file(o.head);
+    if (o.proof) {
+      if (!o.base.empty() || !o.verdict.empty()) {
+        throw error(errc::usage, "--proof shows one run: pass --head RUN.json without --base and --verdict");
+      }
+      report.push_back(pages::proof_page(pages::proof_data(head, "local")));
+      write_report(report, head.project + " " + head.commit.substr(0, 12) + " speed of light", o.out);
+      return;
+    }
     std::optional<run_document> base;
     if (!o.base.empty()) base = read_run_file(o.base);
     std::optional<verdict_document> verdict;
@@ -61,20 +93,7 @@ void run_report(const report_options& o) {
     report.push_back(pages::run_page(data, links));
     title = head.project + " " + head.commit.substr(0, 12);
   }
-  const std::string html = pages::render_report(report, title);
-  // Written to a temporary beside the target and renamed: a reader never sees half a report.
-  const std::filesystem::path out(o.out);
-  const std::filesystem::path temp = out.string() + ".tmp";
-  {
-    std::ofstream f(temp, std::ios::binary | std::ios::trunc);
-    f << html;
-    if (!f) throw error(errc::usage, "cannot write " + temp.string() + "; pass --out with a writable path");
-  }
-  std::error_code ec;
-  std::filesystem::rename(temp, out, ec);
-  if (ec) throw error(errc::usage, "cannot write " + out.string() + ": " + ec.message());
-  std::cout << "rnx report: wrote " << out.string() << " (" << report.size() << " page"
-            << (report.size() == 1 ? "" : "s") << ", " << html.size() / 1024 << " kB, self-contained)\n";
+  write_report(report, title, o.out);
 }
 
 }  // namespace
@@ -90,6 +109,9 @@ void add_report_command(CLI::App& app) {
   cmd->add_option("--base", o->base, "With --head: the base run it was compared with (its samples are drawn beside)");
   cmd->add_option("--verdict", o->verdict, "With --head: the verdict (rnx.verdict/v1) of head against base");
   cmd->add_option("--out,-o", o->out, "The HTML file to write")->capture_default_str();
+  cmd->add_flag("--proof", o->proof,
+                "Write the speed-of-light page of one run (--head, or --store's --run-id / newest) instead, refusing "
+                "with the reasons unless it was measured with locked clocks, the L2 flushed and the peaks measured");
   cmd->callback([o] { run_report(*o); });
 }
 

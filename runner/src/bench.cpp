@@ -8,7 +8,7 @@
 #include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/runner/native_build.hpp"
-#include "rnx/runner/peaks.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -232,8 +232,8 @@ namespace {
 // The achieved FLOP and byte rates of a result's work at the median per call, each "-" where unknown; a rate from
 // declared work is marked with a *.
 void print_rates(std::ostream& os, const run_result& r, const std::optional<double>& median_ms) {
-  detail::achieved_rates rates;
-  if (r.work && median_ms) rates = detail::achieved(*r.work, *median_ms);
+  achieved_rates rates;
+  if (r.work && median_ms) rates = achieved(*r.work, *median_ms);
   const std::string mark = r.work && r.work->source == work_source::declared ? "*" : "";
   auto cell = [&](const std::optional<double>& rate) { return detail::rate_text(rate) + (rate ? mark : ""); };
   os << std::setw(10) << cell(rates.gflop_per_s) << std::setw(10) << cell(rates.gb_per_s);

@@ -16,6 +16,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
 #include <string>
 
 namespace rnx::runner {
@@ -25,6 +28,32 @@ namespace {
 std::string support_version(PyObject* versions, const char* key) {
   PyObject* v = PyDict_GetItemString(versions, key);
   return v && PyUnicode_Check(v) ? PyUnicode_AsUTF8(v) : "";
+}
+
+std::optional<long long> read_khz(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  long long khz = 0;
+  if (!(in >> khz)) return std::nullopt;
+  return khz;
+}
+
+// A CPU's clocks are held when every core's cpufreq floor equals its ceiling (a performance governor alone still
+// lets turbo move them). nullopt without cpufreq (most virtual machines).
+std::optional<bool> cpu_clocks_locked() {
+  const std::filesystem::path root = "/sys/devices/system/cpu";
+  std::error_code ec;
+  std::optional<bool> locked;
+  for (const auto& entry : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cpu", 0) != 0 || name.size() == 3 || name.find_first_not_of("0123456789", 3) != std::string::npos) {
+      continue;
+    }
+    auto low = read_khz(entry.path() / "cpufreq" / "scaling_min_freq");
+    auto high = read_khz(entry.path() / "cpufreq" / "scaling_max_freq");
+    if (!low || !high) return std::nullopt;
+    locked = locked.value_or(true) && *low == *high;
+  }
+  return locked;
 }
 
 }  // namespace
@@ -56,10 +85,14 @@ environment collect_environment(at::Device device) {
                   static_cast<unsigned>(props->pciBusID), static_cast<unsigned>(props->pciDeviceID));
     if (auto mhz = detail::nvml_sm_clock_mhz(bus)) env.clocks["sm_mhz"] = *mhz;
     if (auto mhz = detail::nvml_sm_clock_mhz(bus, true)) env.clocks["sm_max_mhz"] = *mhz;
+    if (auto locked = detail::nvml_clocks_locked(bus)) env.clocks["locked"] = *locked ? 1 : 0;
   }
 #else
   (void)device;
 #endif
+  if (!device.is_cuda()) {
+    if (auto locked = cpu_clocks_locked()) env.clocks["locked"] = *locked ? 1 : 0;
+  }
   env.env_id = compute_env_id(env);
   return env;
 }

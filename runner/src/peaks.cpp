@@ -1,6 +1,6 @@
 // The machine's peaks, measured by the worker on its own device and kept once per environment.
 #include "rnx/runner/fingerprint.hpp"
-#include "rnx/runner/peaks.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/runner/timing.hpp"
 
 #include "rnx/common/json.hpp"

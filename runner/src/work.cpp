@@ -42,15 +42,6 @@ work_info with_counted(const std::optional<work_info>& declared, const work_info
   return w;
 }
 
-achieved_rates achieved(const work_info& work, double ms_per_call) {
-  achieved_rates r;
-  if (!(ms_per_call > 0)) return r;
-  // n per ms / 1e6 = n per s / 1e9.
-  if (work.flops && *work.flops > 0) r.gflop_per_s = static_cast<double>(*work.flops) / ms_per_call / 1e6;
-  if (work.bytes && *work.bytes > 0) r.gb_per_s = static_cast<double>(*work.bytes) / ms_per_call / 1e6;
-  return r;
-}
-
 std::string rate_text(const std::optional<double>& rate) {
   if (!rate) return "-";
   const double v = *rate;

@@ -19,14 +19,6 @@ std::optional<work_info> declared_work(const kernel_spec& k, std::int64_t batch,
 // undeclared is the count's.
 work_info with_counted(const std::optional<work_info>& declared, const work_info& counted);
 
-// What a time per call achieves of its work; a rate is unset where its part of the work is unknown or zero (a
-// FLOP counter that saw none: an elementwise kernel, a norm).
-struct achieved_rates {
-  std::optional<double> gflop_per_s;
-  std::optional<double> gb_per_s;
-};
-achieved_rates achieved(const work_info& work, double ms_per_call);
-
 // A rate for the summary table (1234, 56.7, 8.91, 0.123), or "-" where unset.
 std::string rate_text(const std::optional<double>& rate);
 

@@ -2,7 +2,7 @@
 // (missing entry, wrong arity, shape mismatch, exception, divergence, segfault, hang) with its exact message.
 #include "rnx/common/error.hpp"
 #include "rnx/runner/bench.hpp"
-#include "rnx/runner/peaks.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/runner/sample_stats.hpp"
 
 #include <doctest/doctest.h>
@@ -103,8 +103,8 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     CHECK(sides[0].env.env_id == rnx::compute_env_id(sides[0].env));
     CHECK(sides[0].env.threads == 1);
     // The machine's peaks, measured by the first worker and kept in the cache by env_id for every later run.
-    CHECK(sides[0].env.peaks.at(rnx::runner::gemm_peak_name("float32")) > 0);
-    CHECK(sides[0].env.peaks.at(std::string(rnx::runner::copy_peak_name)) > 0);
+    CHECK(sides[0].env.peaks.at(rnx::gemm_peak_name("float32")) > 0);
+    CHECK(sides[0].env.peaks.at(std::string(rnx::copy_peak_name)) > 0);
     CHECK(fs::exists(fs::path(RNX_TEST_CACHE_DIR) / "peaks" / (sides[0].env.env_id + ".json")));
     CHECK_FALSE(sides[0].env.torch.empty());
     CHECK_FALSE(sides[0].env.python.empty());

@@ -3,7 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/kernel.hpp"
-#include "rnx/runner/peaks.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "python_spec.hpp"
 #include "work.hpp"
 
@@ -151,12 +151,12 @@ bytes = "B - 2"
 }
 
 TEST_CASE("the speed of light is the work's time at the peak of its bound over the time per call") {
-  const std::map<std::string, double> peaks{{rnx::runner::gemm_peak_name("bfloat16"), 1e15},
-                                            {std::string(rnx::runner::copy_peak_name), 4e12}};
+  const std::map<std::string, double> peaks{{rnx::gemm_peak_name("bfloat16"), 1e15},
+                                            {std::string(rnx::copy_peak_name), 4e12}};
   rnx::work_info gemm;  // a 4096^3 bf16 GEMM: 2*4096^3 FLOPs, 3 * 4096^2 * 2 bytes
   gemm.flops = 2LL * 4096 * 4096 * 4096;
   gemm.bytes = 3LL * 4096 * 4096 * 2;
-  const auto g = rnx::runner::speed_of_light(gemm, "bfloat16", peaks, 0.275);
+  const auto g = rnx::speed_of_light(gemm, "bfloat16", peaks, 0.275);
   REQUIRE(g);
   CHECK(g->compute_bound);
   CHECK(g->ideal_ms == doctest::Approx(2.0 * 4096 * 4096 * 4096 / 1e15 * 1e3));  // 0.1374 ms
@@ -164,37 +164,37 @@ TEST_CASE("the speed of light is the work's time at the peak of its bound over t
   rnx::work_info copy;  // an elementwise kernel: no FLOPs counted, 64 MiB read and written
   copy.flops = 0;
   copy.bytes = 2LL << 26;
-  const auto c = rnx::runner::speed_of_light(copy, "bfloat16", peaks, 0.05);
+  const auto c = rnx::speed_of_light(copy, "bfloat16", peaks, 0.05);
   REQUIRE(c);
   CHECK_FALSE(c->compute_bound);
   CHECK(c->ideal_ms == doctest::Approx(static_cast<double>(2LL << 26) / 4e12 * 1e3));
   // No matrix-product peak for the dtype and no bytes: nothing to say; a time that is not positive neither.
   rnx::work_info flops_only;
   flops_only.flops = 1000;
-  CHECK_FALSE(rnx::runner::speed_of_light(flops_only, "float64", peaks, 1.0));
-  CHECK_FALSE(rnx::runner::speed_of_light(gemm, "bfloat16", peaks, 0.0));
-  CHECK_FALSE(rnx::runner::speed_of_light(gemm, "bfloat16", {}, 1.0));
+  CHECK_FALSE(rnx::speed_of_light(flops_only, "float64", peaks, 1.0));
+  CHECK_FALSE(rnx::speed_of_light(gemm, "bfloat16", peaks, 0.0));
+  CHECK_FALSE(rnx::speed_of_light(gemm, "bfloat16", {}, 1.0));
 }
 
 TEST_CASE("datasheets are found by the device's name; unknown devices and NVL boards have none") {
-  const auto h100 = rnx::runner::datasheet_for("NVIDIA H100 80GB HBM3");
+  const auto h100 = rnx::datasheet_for("NVIDIA H100 80GB HBM3");
   REQUIRE(h100);
   CHECK(h100->model == "NVIDIA H100 SXM5");
-  CHECK(h100->peaks.at(std::string(rnx::runner::copy_peak_name)) == 3.35e12);
-  CHECK(h100->peaks.at(rnx::runner::gemm_peak_name("bfloat16")) == 989.5e12);
-  const auto h200 = rnx::runner::datasheet_for("NVIDIA H200");
+  CHECK(h100->peaks.at(std::string(rnx::copy_peak_name)) == 3.35e12);
+  CHECK(h100->peaks.at(rnx::gemm_peak_name("bfloat16")) == 989.5e12);
+  const auto h200 = rnx::datasheet_for("NVIDIA H200");
   REQUIRE(h200);
-  CHECK(h200->peaks.at(std::string(rnx::runner::copy_peak_name)) == 4.8e12);
-  CHECK(rnx::runner::datasheet_for("NVIDIA H100 PCIe")->peaks.at(rnx::runner::gemm_peak_name("float32")) == 51e12);
-  CHECK_FALSE(rnx::runner::datasheet_for("NVIDIA H100 NVL"));
-  CHECK_FALSE(rnx::runner::datasheet_for("cpu: AMD EPYC 7B13"));
+  CHECK(h200->peaks.at(std::string(rnx::copy_peak_name)) == 4.8e12);
+  CHECK(rnx::datasheet_for("NVIDIA H100 PCIe")->peaks.at(rnx::gemm_peak_name("float32")) == 51e12);
+  CHECK_FALSE(rnx::datasheet_for("NVIDIA H100 NVL"));
+  CHECK_FALSE(rnx::datasheet_for("cpu: AMD EPYC 7B13"));
 }
 
 TEST_CASE("achieved rates are the work over the time per call, unset where that part of the work is unknown") {
   rnx::work_info w;
   w.flops = 2'000'000'000;  // 2 GFLOP
   w.bytes = 0;              // nothing counted: no rate, never 0 B/s
-  const auto r = rnx::runner::detail::achieved(w, 4.0);
+  const auto r = rnx::achieved(w, 4.0);
   REQUIRE(r.gflop_per_s);
   CHECK(*r.gflop_per_s == doctest::Approx(500.0));  // 2 GFLOP in 4 ms
   CHECK_FALSE(r.gb_per_s);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/common/verdict_document.hpp"
 #include "rnx/service/store.hpp"
 
@@ -56,11 +57,21 @@ struct run_side {
   std::vector<std::vector<double>> processes;  // per worker process, up to 100 evenly spaced order statistics
 };
 
+// How close a time is to what the machine allows (rnx/common/speed_of_light.hpp): against the run's measured peaks,
+// and against the device's datasheet where rnx knows the device.
+struct light_figures {
+  light_speed measured;
+  std::optional<double> sheet_fraction;
+};
+// The head's speed of light at its run number; nullopt without work, peaks or a number.
+std::optional<light_figures> light_of(const run_result& r, const environment& env, std::optional<double> ms);
+
 struct run_config_row {
   config_key key;
   std::optional<config_verdict> judged;  // absent without a verdict for this configuration
   std::optional<run_side> head;
   std::optional<run_side> base;
+  std::optional<light_figures> light;  // the head's
 };
 
 struct base_run_ref {
@@ -85,6 +96,34 @@ struct run_view {
 boost::json::object to_json(const run_view& v);
 // Reads what to_json wrote (an rnx-server's /api/v1/runs/{id}/evidence); absent fields stay empty.
 run_view run_view_from_json(const boost::json::object& o);
+
+// A speed-of-light page for one run (`rnx report --proof`): every configuration's work, achieved rates and fraction
+// of the peaks, sorted from nearest the limit to farthest. Published only for a run whose numbers can carry such a
+// claim (proof_refusals).
+struct proof_row {
+  config_key key;
+  double ms = 0;  // the run statistic
+  work_info work;
+  achieved_rates rates;
+  light_figures light;
+};
+
+struct proof_view {
+  std::string project;
+  run_header run;
+  environment env;
+  std::optional<datasheet> sheet;
+  std::vector<proof_row> rows;
+  std::vector<config_key> without_light;  // measured, but no work or no peak to set it against
+};
+
+// Why a run cannot back a speed-of-light claim, each reason with its fix; empty when it can: its clocks were queried
+// and found locked (environment.clocks.locked), the SM clock held still while it sampled, every measured result was
+// timed with the L2 flushed before each call, and the machine's peaks were measured.
+std::vector<std::string> proof_refusals(const run_document& run);
+// The page's data; `invalid` naming every refusal when proof_refusals is not empty.
+proof_view proof_data(const run_document& run, const std::string& id);
+boost::json::object to_json(const proof_view& v);
 
 // One run of a hardware comparison, with its environment.
 struct compare_run {

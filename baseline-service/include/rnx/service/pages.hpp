@@ -87,7 +87,7 @@ struct link_style {
 };
 
 // What a page shows; its name is the data-kind of the page's section, which rnx-pages.js reads.
-enum class page_kind { landing, overview, history, run, compare, error };
+enum class page_kind { landing, overview, history, run, compare, proof, error };
 std::string_view to_string(page_kind k);
 
 struct page {
@@ -104,6 +104,7 @@ page run_page(const run_view& data, const link_style& links);
 // From an rnx-server's JSON (GET /api/v1/runs/{id}/evidence), as `rnx gate` renders a stored run's page.
 page run_page(const bj::object& data, const link_style& links);
 page compare_page(const compare_view& data, const link_style& links);
+page proof_page(const proof_view& data);
 // A place an error page sends people back to: an href on this server and its text (both escaped when written).
 struct way_back {
   std::string href;
@@ -128,6 +129,10 @@ std::string change_text(std::optional<double> ratio, std::optional<double> ci_lo
 std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi,
                            double rope, std::string_view decision);
 
+// A small inline SVG bar: how much of the limit a time reaches (`fraction` of the peak of its bound, drawn up to 100%
+// and marked past it), labelled "62% mem" or "45% flop". "" without a fraction.
+std::string headroom_svg(std::optional<double> fraction, bool compute_bound);
+
 // A whole HTML document served by rnx-server: assets from /assets/.
 std::string render_page(const page& p);
 // One self-contained file: every page as a section, the chart library, script and style inlined.
@@ -137,6 +142,8 @@ std::string render_report(const std::vector<page>& pages, std::string_view title
 // `run_id`), and that run's evidence. not_found for an unknown project or run.
 std::vector<page> report_pages(store::database& db, const store::project_info& project,
                                std::optional<std::int64_t> run_id);
+// The run a report shows: `run_id` where given (not_found unless it is the project's), else the project's newest.
+std::int64_t reported_run(store::database& db, const store::project_info& project, std::optional<std::int64_t> run_id);
 
 // The embedded assets (chart.min.js, rnx-pages.js, rnx-pages.css): nullopt for any other name.
 struct asset {

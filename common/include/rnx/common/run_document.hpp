@@ -43,9 +43,14 @@ struct environment {
   // The benchmark harness an imported run came from, with its version ("gbench 1.7.1 (debug build)");
   // empty for rnx bench. Part of env_id only when set, so runs of rnx bench keep their ids.
   std::string harness;
-  std::map<std::string, double> clocks;  // e.g. sm_mhz; recorded, not part of env_id (they move)
-  // What the machine achieves at its best, measured once per environment (runner/include/rnx/runner/peaks.hpp):
-  // gemm_<dtype>_flops_per_s, copy_bytes_per_s; recorded, not part of env_id (measurements, not identity).
+  // sm_mhz and sm_max_mhz (a GPU's SM clock when the worker started, and its maximum), and locked: 1 where the
+  // clocks were queried as held (a GPU's user-defined clocks, a CPU's cpufreq floor equal to its ceiling), 0 where
+  // they were queried as free to move, absent where they could not be queried. Recorded, not part of env_id (they
+  // move); rnx only reads them.
+  std::map<std::string, double> clocks;
+  // What the machine achieves at its best, measured once per environment by runner::machine_peaks (the names are in
+  // rnx/common/speed_of_light.hpp): gemm_<dtype>_flops_per_s, copy_bytes_per_s; recorded, not part of env_id
+  // (measurements, not identity).
   std::map<std::string, double> peaks;
   // The host name a harness recorded (Google Benchmark's host_name, pytest-benchmark's node); not part of env_id,
   // because CI jobs run on hosts of a new name each time.

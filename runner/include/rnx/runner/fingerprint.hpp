@@ -1,5 +1,5 @@
 // The environment fingerprint of a run: device, CPU, threads, torch, Python, CUDA, driver, OS, image, clocks, and
-// the machine's measured peaks (rnx/runner/peaks.hpp names them).
+// the machine's measured peaks (rnx/common/speed_of_light.hpp names them).
 #pragma once
 
 #include "rnx/common/run_document.hpp"

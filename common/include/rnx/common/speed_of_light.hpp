@@ -9,7 +9,15 @@
 #include <string>
 #include <string_view>
 
-namespace rnx::runner {
+namespace rnx {
+
+// What a time per call achieves of its work; a rate is unset where its part of the work is unknown or zero (a
+// FLOP counter that saw none: an elementwise kernel, a norm).
+struct achieved_rates {
+  std::optional<double> gflop_per_s;
+  std::optional<double> gb_per_s;
+};
+achieved_rates achieved(const work_info& work, double ms_per_call);
 
 // The names of environment.peaks: "gemm_float16_flops_per_s", and the copy's bytes (read plus written) per second.
 std::string gemm_peak_name(std::string_view dtype);
@@ -38,4 +46,4 @@ struct light_speed {
 std::optional<light_speed> speed_of_light(const work_info& work, std::string_view dtype,
                                           const std::map<std::string, double>& peaks, double ms_per_call);
 
-}  // namespace rnx::runner
+}  // namespace rnx

@@ -1,10 +1,19 @@
 // A configuration's speed of light: its work against the machine's peaks, measured or from the datasheet.
-#include "rnx/runner/peaks.hpp"
+#include "rnx/common/speed_of_light.hpp"
 
 #include <algorithm>
 #include <array>
 
-namespace rnx::runner {
+namespace rnx {
+
+achieved_rates achieved(const work_info& work, double ms_per_call) {
+  achieved_rates r;
+  if (!(ms_per_call > 0)) return r;
+  // n per ms / 1e6 = n per s / 1e9.
+  if (work.flops && *work.flops > 0) r.gflop_per_s = static_cast<double>(*work.flops) / ms_per_call / 1e6;
+  if (work.bytes && *work.bytes > 0) r.gb_per_s = static_cast<double>(*work.bytes) / ms_per_call / 1e6;
+  return r;
+}
 
 std::string gemm_peak_name(std::string_view dtype) { return "gemm_" + std::string(dtype) + "_flops_per_s"; }
 
@@ -85,4 +94,4 @@ std::optional<light_speed> speed_of_light(const work_info& work, std::string_vie
   return out;
 }
 
-}  // namespace rnx::runner
+}  // namespace rnx

@@ -1,0 +1,92 @@
+// The speed-of-light page's HTML from its proof_view: the conditions it was measured under, the machine's peaks
+// beside the datasheet's, and every configuration from nearest the limit to farthest, with its headroom bar.
+#include "rnx/service/page_views.hpp"
+#include "rnx/service/pages.hpp"
+
+#include "pages_parts.hpp"
+
+#include <sstream>
+
+namespace rnx::pages {
+
+using namespace parts;
+
+namespace {
+
+// 1.234e12 FLOP/s -> "1234 G"; the units the table's header names.
+std::string giga(std::optional<double> per_s) { return fmt(per_s ? std::optional<double>(*per_s / 1e9) : std::nullopt, "%.4g"); }
+
+void peaks_table(std::ostringstream& os, const proof_view& v) {
+  os << "<table class=\"peaks\"><thead><tr><th>peak</th><th class=\"num\">measured (G/s)</th><th class=\"num\">"
+        "datasheet (G/s)</th><th class=\"num\">measured / datasheet</th></tr></thead><tbody>\n";
+  for (const auto& [name, value] : v.env.peaks) {
+    std::optional<double> sheet;
+    if (v.sheet) {
+      if (auto it = v.sheet->peaks.find(name); it != v.sheet->peaks.end()) sheet = it->second;
+    }
+    os << "<tr><td><code>" << escape_html(name) << "</code></td><td class=\"num\">" << giga(value)
+       << "</td><td class=\"num\">" << giga(sheet) << "</td><td class=\"num\">"
+       << percent(sheet ? std::optional<double>(value / *sheet) : std::nullopt) << "</td></tr>\n";
+  }
+  os << "</tbody></table>\n";
+}
+
+void rows_table(std::ostringstream& os, const proof_view& v) {
+  std::ostringstream t;
+  t << "<table class=\"proof-table\"><thead><tr><th>configuration</th><th class=\"num\">time ms</th>"
+       "<th class=\"num\">GFLOP</th><th class=\"num\">MB</th><th class=\"num\">GFLOP/s</th><th class=\"num\">GB/s</th>"
+       "<th>bound</th><th class=\"num\">at 100% ms</th><th>of the measured peak</th><th class=\"num\">of the "
+       "datasheet</th></tr></thead><tbody>\n";
+  for (const auto& r : v.rows) {
+    const std::string mark = r.work.source == work_source::declared ? "*" : "";
+    auto scaled = [](const std::optional<std::int64_t>& n, double unit) {
+      return n ? std::optional<double>(static_cast<double>(*n) / unit) : std::nullopt;
+    };
+    t << "<tr><td><code>" << escape_html(r.key.label()) << "</code></td><td class=\"num\">" << fmt(r.ms, "%.4g")
+      << "</td><td class=\"num\">" << fmt(scaled(r.work.flops, 1e9), "%.4g", mark) << "</td><td class=\"num\">"
+      << fmt(scaled(r.work.bytes, 1e6), "%.4g", mark) << "</td><td class=\"num\">" << fmt(r.rates.gflop_per_s, "%.4g")
+      << "</td><td class=\"num\">" << fmt(r.rates.gb_per_s, "%.4g") << "</td><td>"
+      << (r.light.measured.compute_bound ? "compute" : "memory") << "</td><td class=\"num\">"
+      << fmt(r.light.measured.ideal_ms, "%.4g") << "</td><td>"
+      << headroom_svg(r.light.measured.fraction, r.light.measured.compute_bound) << "</td><td class=\"num\">"
+      << percent(r.light.sheet_fraction) << "</td></tr>\n";
+  }
+  t << "</tbody></table>";
+  os << scroll_box(t.str());
+}
+
+}  // namespace
+
+page proof_page(const proof_view& v) {
+  std::ostringstream os;
+  os << "<h1>Speed of light: " << escape_html(v.project) << " at <code>" << escape_html(v.run.commit.substr(0, 12))
+     << "</code></h1>\n<dl class=\"facts\"><dt>machine</dt><dd>" << machine_text(v.env.device, v.env.cpu)
+     << "</dd><dt>environment</dt><dd><code>" << escape_html(v.env.env_id) << "</code></dd><dt>measured under</dt><dd>"
+     << "clocks locked (queried, not set by rnx)";
+  if (auto lo = v.env.clocks.find("sm_mhz_min"), hi = v.env.clocks.find("sm_mhz_max");
+      lo != v.env.clocks.end() && hi != v.env.clocks.end()) {
+    os << ", SM clock " << fmt(lo->second, "%.0f") << "&ndash;" << fmt(hi->second, "%.0f") << " MHz while sampling";
+  }
+  os << "; the L2 flushed before every timed call</dd><dt>bytes</dt><dd>the counted minimum (each distinct input, "
+        "weight and output storage once): rnx reads no performance counters, so traffic beyond that minimum (a "
+        "re-read, a spill) shows as a lower fraction, never as a higher one</dd></dl>\n";
+  os << "<h2>The machine's peaks</h2>\n<p class=\"legend\">Measured by rnx bench on this machine: a square matrix "
+        "product per dtype (FLOP/s) and a device copy (bytes read plus written per second)";
+  if (v.sheet) os << "; datasheet: " << escape_html(v.sheet->source);
+  os << ".</p>\n";
+  peaks_table(os, v);
+  os << "<h2>Every configuration, nearest the limit first</h2>\n<p class=\"legend\">Time: each worker process's "
+        "median, geometric mean over the processes. At 100%: the time the work takes at the measured peak of its bound "
+        "(the larger of its FLOPs at the dtype's matrix product and its bytes at the copy). The bar is that time over "
+        "the measured one; * marks work declared in rnx.toml rather than counted.</p>\n";
+  rows_table(os, v);
+  if (!v.without_light.empty()) {
+    os << "<p class=\"legend\">Measured without a speed of light (no work counted or declared, or no peak for its "
+          "dtype):";
+    for (const auto& k : v.without_light) os << " <code>" << escape_html(k.label()) << "</code>";
+    os << "</p>\n";
+  }
+  return {page_kind::proof, "speed of light " + v.run.id, anchor_of("proof-", v.run.id), os.str(), to_json(v)};
+}
+
+}  // namespace rnx::pages

@@ -1,0 +1,135 @@
+// The speed of light on the pages: the run page's column (and its JSON both ways), the speed-of-light page's rows
+// against hand numbers, and every reason `rnx report --proof` refuses a run for.
+#include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
+#include "rnx/service/pages.hpp"
+
+#include <doctest/doctest.h>
+
+using namespace rnx;
+
+namespace {
+
+run_result timed(const std::string& kernel, const std::string& dtype, double ms, std::optional<std::int64_t> flops,
+                 std::optional<std::int64_t> bytes) {
+  run_result r;
+  r.kernel = kernel;
+  r.runtime = "eager";
+  r.dtype = dtype;
+  r.batch = 1;
+  r.device = "cuda:0";
+  r.samples_ms.assign(24, ms);
+  r.groups = {8, 8, 8};
+  r.l2 = l2_state::flushed;
+  if (flops || bytes) r.work = work_info{flops, bytes, work_source::counted};
+  return r;
+}
+
+// A run an H100 measured with its clocks locked: a bf16 GEMM of 8192 at 1.75 ms, a copy of 2 x 256 MiB at 0.21 ms, a
+// kernel with no work to set against the peaks.
+run_document locked_run() {
+  run_document run;
+  run.project = "proof";
+  run.commit = "0123456789abcdef0123";
+  run.env.env_id = "e";
+  run.env.device = "NVIDIA H100 80GB HBM3";
+  run.env.clocks = {{"locked", 1}, {"sm_mhz_min", 1755}, {"sm_mhz_max", 1755}};
+  run.env.peaks = {{gemm_peak_name("bfloat16"), 7e14}, {std::string(copy_peak_name), 2.9e12}};
+  const std::int64_t n = 8192;
+  run.results.push_back(timed("copy", "float32", 0.21, std::nullopt, std::int64_t{2} << 28));
+  run.results.push_back(timed("gemm", "bfloat16", 1.75, 2 * n * n * n, 3 * n * n * 2));
+  run.results.push_back(timed("native", "float32", 0.12, std::nullopt, std::nullopt));
+  return run;
+}
+
+std::string refusal_text(const run_document& run) {
+  try {
+    (void)pages::proof_data(run, "7");
+  } catch (const error& e) {
+    CHECK(e.code() == errc::invalid);
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST_CASE("proof page: every configuration against the peaks, nearest the limit first, in hand numbers") {
+  const auto v = pages::proof_data(locked_run(), "7");
+  REQUIRE(v.rows.size() == 2);
+  CHECK(v.rows[0].key.kernel == "gemm");  // 89.8% before 88.2%
+  // 2 * 8192^3 = 1.0995e12 FLOP at 7e14 FLOP/s = 1.570731 ms; over 1.75 ms = 0.897561. The datasheet's dense
+  // 989.5 TFLOP/s: 1.111179 ms, 0.634959. 1.0995e12 FLOP in 1.75 ms = 628292 GFLOP/s.
+  CHECK(v.rows[0].light.measured.ideal_ms == doctest::Approx(1.570731).epsilon(1e-5));
+  CHECK(v.rows[0].light.measured.fraction == doctest::Approx(0.897561).epsilon(1e-5));
+  CHECK(v.rows[0].light.measured.compute_bound);
+  CHECK(*v.rows[0].light.sheet_fraction == doctest::Approx(0.634959).epsilon(1e-5));
+  CHECK(*v.rows[0].rates.gflop_per_s == doctest::Approx(628292.4).epsilon(1e-5));
+  // 2^29 bytes at 2.9e12 B/s = 0.185130 ms; over 0.21 ms = 0.881571; the datasheet's 3.35 TB/s: 0.763136.
+  CHECK(v.rows[1].light.measured.fraction == doctest::Approx(0.881571).epsilon(1e-5));
+  CHECK_FALSE(v.rows[1].light.measured.compute_bound);
+  CHECK(*v.rows[1].light.sheet_fraction == doctest::Approx(0.763136).epsilon(1e-5));
+  REQUIRE(v.without_light.size() == 1);
+  CHECK(v.without_light[0].kernel == "native");
+  const auto page = pages::proof_page(v);
+  CHECK(page.kind == pages::page_kind::proof);
+  CHECK(page.body.find("90% flop") != std::string::npos);
+  CHECK(page.body.find("88% mem") != std::string::npos);
+  CHECK(page.body.find("NVIDIA H100 Tensor Core GPU datasheet, SXM") != std::string::npos);
+  CHECK(page.body.find("gemm/eager/bfloat16/b1") < page.body.find("copy/eager/float32/b1"));
+}
+
+TEST_CASE("proof page: refused, with each reason and its fix, unless clocks, cache and peaks can carry the claim") {
+  auto free = locked_run();
+  free.env.clocks["locked"] = 0;
+  CHECK(refusal_text(free).find("the clocks were not locked") != std::string::npos);
+
+  auto unknown = locked_run();
+  unknown.env.clocks.erase("locked");
+  unknown.env.clocks["sm_mhz_min"] = 1410;
+  unknown.results[1].l2 = l2_state::unstated;
+  unknown.env.peaks.clear();
+  const std::string all = refusal_text(unknown);
+  CHECK(all.find("did not record whether its clocks were locked") != std::string::npos);
+  CHECK(all.find("the SM clock moved from 1410 MHz to 1755 MHz") != std::string::npos);
+  CHECK(all.find("1 configuration was not timed with the L2 flushed before every call (gemm/eager/bfloat16/b1)") != std::string::npos);
+  CHECK(all.find("no peaks of its machine") != std::string::npos);
+  CHECK(pages::proof_refusals(unknown).size() == 4);
+
+  // A clock that wanders within one step still counts as held.
+  auto steady = locked_run();
+  steady.env.clocks["sm_mhz_min"] = 1740;
+  CHECK(pages::proof_refusals(steady).empty());
+
+  auto failed = locked_run();
+  for (auto& r : failed.results) r.status = result_status::error;
+  CHECK(refusal_text(failed).find("no measured configuration") != std::string::npos);
+}
+
+TEST_CASE("run page: the head's speed of light as a column, kept through the page's JSON") {
+  const auto run = locked_run();
+  const auto view = pages::run_data(run, "local", nullptr, "", nullptr);
+  REQUIRE(view.configs.size() == 3);
+  REQUIRE(view.configs[1].light);
+  CHECK(view.configs[1].light->measured.fraction == doctest::Approx(0.897561).epsilon(1e-5));
+  CHECK_FALSE(view.configs[2].light);
+  const auto text = json::serialize(pages::to_json(view));
+  const auto read = pages::run_view_from_json(json::parse(text, "run view").as_object());
+  REQUIRE(read.configs[1].light);
+  CHECK(*read.configs[1].light->sheet_fraction == doctest::Approx(0.634959).epsilon(1e-5));
+  CHECK(json::serialize(pages::to_json(read)) == text);
+  const auto body = pages::run_page(view, pages::link_style{}).body;
+  CHECK(body.find("class=\"headroom\"") != std::string::npos);
+  CHECK(body.find("sheet 63.5%") != std::string::npos);
+}
+
+TEST_CASE("headroom bar: filled to the fraction, drawn full and red past the limit, nothing without a fraction") {
+  CHECK(pages::headroom_svg(std::nullopt, false).empty());
+  const auto half = pages::headroom_svg(0.5, false);
+  CHECK(half.find("width=\"60.0\"") != std::string::npos);
+  CHECK(half.find("50% mem") != std::string::npos);
+  const auto past = pages::headroom_svg(3.2, true);
+  CHECK(past.find("width=\"120.0\"") != std::string::npos);
+  CHECK(past.find("#b00000") != std::string::npos);
+  CHECK(pages::headroom_svg(0.042, true).find("4.2% flop") != std::string::npos);
+}
