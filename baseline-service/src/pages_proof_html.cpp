@@ -14,7 +14,9 @@ using namespace parts;
 namespace {
 
 // 1.234e12 FLOP/s -> "1234 G"; the units the table's header names.
-std::string giga(std::optional<double> per_s) { return fmt(per_s ? std::optional<double>(*per_s / 1e9) : std::nullopt, "%.4g"); }
+std::string giga(std::optional<double> per_s) {
+  return fmt(per_s ? std::optional<double>(*per_s / 1e9) : std::nullopt, "%.4g");
+}
 
 void peaks_table(std::ostringstream& os, const proof_view& v) {
   os << "<table class=\"peaks\"><thead><tr><th>peak</th><th class=\"num\">measured (G/s)</th><th class=\"num\">"

@@ -6,7 +6,7 @@
 #include "bisect_search.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
-#include "github_api.hpp"
+#include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
@@ -93,7 +93,7 @@ void post_to_github(const bisect_options& o, const bisect_findings& f) {
   }
   std::string api = env_or_empty("GITHUB_API_URL");
   if (api.empty()) api = "https://api.github.com";
-  github_api github(api, repository, token);
+  http::github_api github(api, repository, token);
   const std::string body = render_bisect_markdown(f);
   if (o.comment_on) {
     github.create_comment(*o.comment_on, body);

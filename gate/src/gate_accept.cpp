@@ -2,7 +2,7 @@
 #include "gate_accept.hpp"
 
 #include "gate_report.hpp"
-#include "github_api.hpp"
+#include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
@@ -66,7 +66,7 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
                 "`/rnx accept` needs a GitHub token to check the commenter's permission and reply: pass the "
                 "github-token input (or set GITHUB_TOKEN)");
   }
-  github_api github(ctx.api_url, ctx.repository, settings.github_token);
+  http::github_api github(ctx.api_url, ctx.repository, settings.github_token);
   const std::string& author = ctx.comment_author;
 
   std::string permission;
@@ -81,7 +81,7 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
     set_outputs(ctx, false, "");
     return 0;
   }
-  if (!can_write(permission)) {
+  if (!http::can_write(permission)) {
     best_effort("reply in the thread", [&] {
       github.create_comment(
           number, "@" + author + ": `/rnx accept` needs write permission on this repository (yours is `" + permission +
@@ -95,7 +95,7 @@ int accept_from_comment(const github_context& ctx, const comment_accept_settings
     return 1;
   }
 
-  const pull_request_info pr = github.pull_request(number);
+  const http::pull_request_info pr = github.pull_request(number);
   auto m = load_manifest_if_present(settings.config, settings.config_required);
   std::string project = !settings.project.empty() ? settings.project : m ? m->project : std::string();
   if (project.empty()) {

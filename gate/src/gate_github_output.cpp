@@ -2,7 +2,7 @@
 #include "gate_github_output.hpp"
 
 #include "gate_settings.hpp"
-#include "github_api.hpp"
+#include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
 
@@ -37,7 +37,7 @@ void post_to_github(const github_context& ctx, const github_targets& targets, co
               << "\n";
     return;
   }
-  github_api github(ctx.api_url, ctx.repository, token);
+  http::github_api github(ctx.api_url, ctx.repository, token);
   auto warn = [](const std::string& what, const error& e) {
     std::cout << "::warning title=rnx::" << escape_command_data("could not " + what + ": " + e.what()) << "\n";
   };

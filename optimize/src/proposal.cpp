@@ -1,14 +1,11 @@
-// Git plumbing for the proposal commit and the GitHub "create a pull request" call.
+// Git plumbing for the proposal commit, and the pull request opened through rnx's GitHub client.
 #include "rnx/optimize/proposal.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
-#include "rnx/http/client.hpp"
-#include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
 #include "rnx/common/retry.hpp"
-
-#include <boost/json.hpp>
+#include "rnx/http/github.hpp"
 
 #include <cstdlib>
 #include <fstream>
@@ -19,7 +16,6 @@
 namespace rnx::optimize {
 
 namespace fs = std::filesystem;
-namespace bj = boost::json;
 
 namespace {
 
@@ -134,24 +130,27 @@ std::string env_or(const char* name, std::string fallback) {
   return v && *v ? std::string(v) : std::move(fallback);
 }
 
-std::string github_message(const std::string& body) {
+// One try at opening the pull request: a failure worth another try (5xx, 429, a network failure) is `again`; any
+// other answer is final and says that the pushed branch can still be opened by hand.
+attempt_outcome try_open(http::github_api& github, const commit_proposal& proposal, const pull_request_options& options,
+                         pull_request& opened, std::string& last) {
   try {
-    bj::value v = json::parse(body, "GitHub's error");
-    std::string m;
-    if (auto* o = v.if_object()) {
-      if (auto* msg = o->if_contains("message"); msg && msg->is_string()) m = std::string(msg->as_string());
-      if (auto* errs = o->if_contains("errors"); errs && errs->is_array()) {
-        for (const auto& e : errs->as_array()) {
-          if (auto* eo = e.if_object()) {
-            if (auto* em = eo->if_contains("message"); em && em->is_string()) m += "; " + std::string(em->as_string());
-          }
-        }
-      }
+    const auto pr = github.open_pull_request(options.title, proposal.branch, options.base, options.body);
+    opened = {pr.number, pr.html_url};
+    return attempt_outcome::success();
+  } catch (const error& e) {
+    if (e.code() == errc::unavailable) {
+      last = e.what();
+      return attempt_outcome::again();
     }
-    if (!m.empty()) return m;
-  } catch (const std::exception&) {
+    if (e.code() == errc::unauthorized) throw error(e.code(), std::string(e.what()) + " ($GITHUB_TOKEN was rejected)");
+    const std::string hand = "; branch " + proposal.branch + " is pushed and can be opened by hand";
+    if (e.code() == errc::forbidden || e.code() == errc::not_found) {
+      throw error(errc::forbidden, "GitHub refused to open a pull request in " + options.repository + " (" + e.what() +
+                                       "); the token needs pull-requests: write on that repository" + hand);
+    }
+    throw error(e.code(), "GitHub did not open the pull request (" + std::string(e.what()) + ")" + hand);
   }
-  return body.substr(0, 300);
 }
 
 }  // namespace
@@ -176,59 +175,18 @@ pull_request open_pull_request(const commit_proposal& proposal, const pull_reque
     throw error(errc::unavailable, "git push " + options.remote + " " + proposal.branch + " failed: " +
                                        tail_lines(push.err, 4) + " (check the remote and its credentials)");
   }
-  std::string api = options.api_url.empty() ? env_or("GITHUB_API_URL", "https://api.github.com") : options.api_url;
-  while (!api.empty() && api.back() == '/') api.pop_back();
-  const std::string url = api + "/repos/" + options.repository + "/pulls";
-  bj::object body{{"title", options.title},
-                  {"head", proposal.branch},
-                  {"base", options.base},
-                  {"body", options.body},
-                  {"maintainer_can_modify", true}};
-  const std::string payload = bj::serialize(body);
-  http::header_list headers{{"Accept", "application/vnd.github+json"},
-                            {"Authorization", "Bearer " + options.token},
-                            {"X-GitHub-Api-Version", "2022-11-28"},
-                            {"User-Agent", "rnx-optimize"},
-                            {"Content-Type", "application/json"}};
-  http::request_options ro;
-  ro.timeout = std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000));
+  http::github_api github(
+      options.api_url.empty() ? env_or("GITHUB_API_URL", "https://api.github.com") : options.api_url,
+      options.repository, options.token, std::chrono::milliseconds(static_cast<long long>(options.timeout_s * 1000)),
+      "rnx-optimize");
   std::string last;
   pull_request pr;
   // A 5xx, a 429 or a network failure is worth another try, after 0.5 s, then 1 s, 2 s, ...
   const retry_backoff backoff{options.retries + 1, std::chrono::milliseconds(500)};
-  const bool opened = run_with_retries(backoff, [&](int) {
-    try {
-      http::response r = http::request("POST", url, headers, payload, ro);
-      if (r.status == 201 || r.status == 200) {
-        bj::value v = json::parse(r.body, "GitHub's reply to POST " + url);
-        if (auto* o = v.if_object()) {
-          if (auto* n = o->if_contains("number"); n && n->is_int64()) pr.number = n->as_int64();
-          if (auto* h = o->if_contains("html_url"); h && h->is_string()) pr.html_url = std::string(h->as_string());
-        }
-        return attempt_outcome::success();
-      }
-      std::string message = github_message(r.body);
-      if (r.status == 401) throw error(errc::unauthorized, "GitHub rejected $GITHUB_TOKEN (HTTP 401: " + message + ")");
-      if (r.status == 403 || r.status == 404) {
-        throw error(errc::forbidden, "GitHub refused to open a pull request in " + options.repository + " (HTTP " +
-                                         std::to_string(r.status) + ": " + message +
-                                         "); the token needs pull-requests: write on that repository");
-      }
-      if (r.status < 500 && r.status != 429) {
-        throw error(errc::invalid, "GitHub did not open the pull request (HTTP " + std::to_string(r.status) + ": " +
-                                       message + "); branch " + proposal.branch +
-                                       " is pushed and can be opened by hand");
-      }
-      last = "HTTP " + std::to_string(r.status) + " (" + message + ")";
-    } catch (const error& e) {
-      if (e.code() != errc::unavailable) throw;
-      last = e.what();
-    }
-    return attempt_outcome::again();
-  });
-  if (opened) return pr;
-  throw error(errc::unavailable, "POST " + url + " failed " + std::to_string(options.retries + 1) + " times; last: " +
-                                     last + "; branch " + proposal.branch + " is pushed and can be opened by hand");
+  if (run_with_retries(backoff, [&](int) { return try_open(github, proposal, options, pr, last); })) return pr;
+  throw error(errc::unavailable, "opening the pull request failed " + std::to_string(options.retries + 1) +
+                                     " times; last: " + last + "; branch " + proposal.branch +
+                                     " is pushed and can be opened by hand");
 }
 
 }  // namespace rnx::optimize

@@ -3,7 +3,7 @@
 #include "gate_context.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
-#include "github_api.hpp"
+#include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
@@ -20,6 +20,8 @@ namespace {
 
 using namespace rnx;
 using namespace rnx::gate;
+using rnx::http::can_write;
+using rnx::http::next_page_url;
 
 struct temp_file {
   std::filesystem::path path;

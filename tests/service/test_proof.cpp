@@ -92,7 +92,8 @@ TEST_CASE("proof page: refused, with each reason and its fix, unless clocks, cac
   const std::string all = refusal_text(unknown);
   CHECK(all.find("did not record whether its clocks were locked") != std::string::npos);
   CHECK(all.find("the SM clock moved from 1410 MHz to 1755 MHz") != std::string::npos);
-  CHECK(all.find("1 configuration was not timed with the L2 flushed before every call (gemm/eager/bfloat16/b1)") != std::string::npos);
+  CHECK(all.find("1 configuration was not timed with the L2 flushed before every call (gemm/eager/bfloat16/b1)") !=
+        std::string::npos);
   CHECK(all.find("no peaks of its machine") != std::string::npos);
   CHECK(pages::proof_refusals(unknown).size() == 4);
 

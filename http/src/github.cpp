@@ -1,12 +1,12 @@
-// GitHub REST API calls of the gate, over rnx::http with GitHub's versioned JSON media type.
-#include "github_api.hpp"
+// rnx's GitHub REST client, over rnx::http with GitHub's versioned JSON media type.
+#include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 
 #include <boost/json.hpp>
 
-namespace rnx::gate {
+namespace rnx::http {
 
 namespace bj = boost::json;
 
@@ -17,21 +17,29 @@ constexpr std::size_t max_status_description = 140;
 // Bounds the comment search on PRs with very long threads; the gate's comment is usually early.
 constexpr int max_comment_pages = 30;
 
-std::string github_message(const http::response& r) {
+// GitHub's "message" and each "errors[].message" ("Validation Failed; A pull request already exists"), or "" when
+// the body is not GitHub's JSON (a proxy's HTML page: the status alone says enough).
+std::string github_message(const response& r) {
   try {
     bj::value v = json::parse(r.body, "GitHub's error");
-    if (const auto* o = v.if_object()) {
-      if (auto it = o->find("message"); it != o->end() && it->value().is_string()) {
-        return std::string(it->value().get_string());
+    const auto* o = v.if_object();
+    if (!o) return {};
+    std::string m;
+    if (const auto* msg = o->if_contains("message"); msg && msg->is_string()) m = std::string(msg->get_string());
+    if (const auto* errors = o->if_contains("errors"); errors && errors->is_array()) {
+      for (const auto& e : errors->get_array()) {
+        const auto* eo = e.if_object();
+        const auto* em = eo ? eo->if_contains("message") : nullptr;
+        if (em && em->is_string()) m += (m.empty() ? "" : "; ") + std::string(em->get_string());
       }
     }
+    return m;
   } catch (const std::exception&) {
-    // Not JSON (a proxy's HTML page): the status alone says enough.
+    return {};
   }
-  return {};
 }
 
-bj::value parse_body(const http::response& r, const std::string& url) {
+bj::value parse_body(const response& r, const std::string& url) {
   try {
     return json::parse(r.body, url);
   } catch (const std::exception& e) {
@@ -67,8 +75,12 @@ std::string string_member(const bj::value& v, std::initializer_list<std::string_
 }  // namespace
 
 github_api::github_api(std::string api_url, std::string repository, std::string token,
-                       std::chrono::milliseconds timeout)
-    : api_url_(std::move(api_url)), repository_(std::move(repository)), token_(std::move(token)), timeout_(timeout) {
+                       std::chrono::milliseconds timeout, std::string user_agent)
+    : api_url_(std::move(api_url)),
+      repository_(std::move(repository)),
+      token_(std::move(token)),
+      timeout_(timeout),
+      user_agent_(std::move(user_agent)) {
   while (!api_url_.empty() && api_url_.back() == '/') api_url_.pop_back();
   if (repository_.find('/') == std::string::npos) {
     throw error(errc::usage, "GITHUB_REPOSITORY \"" + repository_ + "\" is not owner/name");
@@ -79,15 +91,15 @@ std::string github_api::repo_url(std::string_view rest) const {
   return api_url_ + "/repos/" + repository_ + std::string(rest);
 }
 
-http::response github_api::call(std::string_view method, const std::string& url, const std::string& body) {
-  http::header_list headers{
+response github_api::call(std::string_view method, const std::string& url, const std::string& body) {
+  header_list headers{
       {"Accept", "application/vnd.github+json"},
       {"X-GitHub-Api-Version", "2022-11-28"},
-      {"User-Agent", "rnx-gate"},
+      {"User-Agent", user_agent_},
   };
   if (!token_.empty()) headers.emplace_back("Authorization", "Bearer " + token_);
   if (!body.empty()) headers.emplace_back("Content-Type", "application/json");
-  http::response r = http::request(method, url, headers, body, timeout_);
+  response r = request(method, url, headers, body, timeout_);
   if (r.status / 100 == 2) return r;
 
   std::string what = "GitHub API " + std::string(method) + " " + url + " answered " + std::to_string(r.status);
@@ -110,7 +122,7 @@ std::int64_t github_api::create_comment(std::int64_t number, const std::string& 
   bj::object request;
   request["body"] = body;
   const std::string url = repo_url("/issues/" + std::to_string(number) + "/comments");
-  http::response r = call("POST", url, bj::serialize(request));
+  response r = call("POST", url, bj::serialize(request));
   return integer_member(parse_body(r, url), "id", url);
 }
 
@@ -119,7 +131,7 @@ std::int64_t github_api::create_issue(const std::string& title, const std::strin
   request["title"] = title;
   request["body"] = body;
   const std::string url = repo_url("/issues");
-  http::response r = call("POST", url, bj::serialize(request));
+  response r = call("POST", url, bj::serialize(request));
   return integer_member(parse_body(r, url), "number", url);
 }
 
@@ -127,7 +139,7 @@ std::int64_t github_api::upsert_comment(std::int64_t number, std::string_view ma
   std::optional<std::int64_t> found;
   std::string url = repo_url("/issues/" + std::to_string(number) + "/comments?per_page=100");
   for (int page = 0; page < max_comment_pages && !url.empty(); ++page) {
-    http::response r = call("GET", url, "");
+    response r = call("GET", url, "");
     bj::value list = parse_body(r, url);
     if (!list.is_array()) throw error(errc::bad_input, "GitHub API " + url + ": expected a JSON array of comments");
     for (const auto& comment : list.get_array()) {
@@ -165,7 +177,7 @@ void github_api::post_status(const std::string& sha, std::string_view state, std
 std::string github_api::permission_of(const std::string& login) {
   const std::string url = repo_url("/collaborators/" + login + "/permission");
   try {
-    http::response r = call("GET", url, "");
+    response r = call("GET", url, "");
     return string_member(parse_body(r, url), {"permission"}, url);
   } catch (const error& e) {
     if (e.code() == errc::not_found) return "none";
@@ -175,7 +187,7 @@ std::string github_api::permission_of(const std::string& login) {
 
 pull_request_info github_api::pull_request(std::int64_t number) {
   const std::string url = repo_url("/pulls/" + std::to_string(number));
-  http::response r = call("GET", url, "");
+  response r = call("GET", url, "");
   bj::value v = parse_body(r, url);
   pull_request_info info;
   info.number = integer_member(v, "number", url);
@@ -190,6 +202,14 @@ void github_api::react_to_comment(std::int64_t comment_id, std::string_view cont
   bj::object request;
   request["content"] = content;
   call("POST", repo_url("/issues/comments/" + std::to_string(comment_id) + "/reactions"), bj::serialize(request));
+}
+
+opened_pull_request github_api::open_pull_request(const std::string& title, const std::string& head,
+                                                  const std::string& base, const std::string& body) {
+  bj::object request{{"title", title}, {"head", head}, {"base", base}, {"body", body}, {"maintainer_can_modify", true}};
+  const std::string url = repo_url("/pulls");
+  bj::value v = parse_body(call("POST", url, bj::serialize(request)), url);
+  return {integer_member(v, "number", url), string_member(v, {"html_url"}, url)};
 }
 
 std::string next_page_url(std::string_view link) {
@@ -215,4 +235,4 @@ bool can_write(std::string_view permission) {
   return permission == "admin" || permission == "maintain" || permission == "write";
 }
 
-}  // namespace rnx::gate
+}  // namespace rnx::http
