@@ -2,6 +2,7 @@
 // the ratio against the band of practical equivalence: the run page and `rnx report` both draw it from here.
 #include "rnx/service/pages.hpp"
 
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/common/verdict_document.hpp"
 
 #include <algorithm>
@@ -129,8 +130,7 @@ std::string headroom_svg(std::optional<double> fraction, bool compute_bound) {
   if (!fraction || !std::isfinite(*fraction) || *fraction < 0) return "";
   constexpr double width = 120;
   const double filled = width * std::min(*fraction, 1.0);
-  const std::string label =
-      number(100 * *fraction, *fraction < 0.1 ? "%.1f" : "%.0f") + "% " + (compute_bound ? "flop" : "mem");
+  const std::string label = light_text({0, *fraction, compute_bound});
   const std::string title =
       label + " of the peak of its bound (" + (compute_bound ? "the dtype's matrix product" : "a device copy") + ")";
   // Past 100% is impossible for honest work at these peaks: drawn full, in the broken colour.

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 namespace rnx {
 
@@ -92,6 +93,13 @@ std::optional<light_speed> speed_of_light(const work_info& work, std::string_vie
   out.ideal_ms = out.compute_bound ? *compute_ms : *memory_ms;
   out.fraction = out.ideal_ms / ms_per_call;
   return out;
+}
+
+std::string light_text(const light_speed& light) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, light.fraction < 0.1 ? "%.1f%% %s" : "%.0f%% %s", 100 * light.fraction,
+                light.compute_bound ? "flop" : "mem");
+  return buffer;
 }
 
 }  // namespace rnx

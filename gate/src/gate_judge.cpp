@@ -5,6 +5,7 @@
 #include "gate_paired.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/stats/verdict.hpp"
 
@@ -40,6 +41,8 @@ report_facts job_facts(const gate_plan& plan, gate_mode mode, const run_document
   if (store.backend) facts.backend = store.backend->describe();
   if (store.upload) facts.run_id = store.upload->id;
   facts.note = store.note;
+  facts.light = light_rows(head);
+  if (auto sheet = datasheet_for(head.env.device)) facts.datasheet = sheet->source;
   return facts;
 }
 

@@ -3,8 +3,10 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/report.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/service/pages.hpp"
+#include "rnx/stats/posterior.hpp"
 
 #include <algorithm>
 #include <cerrno>
@@ -57,7 +59,40 @@ bool linkable(std::string_view url) {
   return true;
 }
 
+// How far each head configuration is from the machine's limit, folded under the table.
+void light_section(std::ostream& os, const report_facts& facts) {
+  if (facts.light.empty()) return;
+  os << "<details><summary>Speed of light: the head against this machine's peaks</summary>\n\n"
+     << "| configuration | of the measured peak |" << (facts.datasheet.empty() ? "" : " of the datasheet |")
+     << "\n|---|---:|" << (facts.datasheet.empty() ? "" : "---:|") << "\n";
+  for (const auto& row : facts.light) {
+    os << "| " << markdown_code(row.config) << " | " << row.measured << " |"
+       << (facts.datasheet.empty() ? "" : " " + (row.sheet.empty() ? std::string("-") : row.sheet) + " |") << "\n";
+  }
+  os << "\nThe time the head's work of one call (counted over the eager reference, or declared) takes at the peak of "
+        "its bound, over its median: flop against the dtype's matrix product, mem against a device copy, both "
+        "measured on this machine (`environment.peaks`)";
+  if (!facts.datasheet.empty()) os << "; datasheet: " << markdown_escape(facts.datasheet);
+  os << ".\n\n</details>\n\n";
+}
+
 }  // namespace
+
+std::vector<light_row> light_rows(const run_document& head) {
+  std::vector<light_row> rows;
+  for (const auto& r : head.results) {
+    if (r.status != result_status::ok || r.samples_ms.empty()) continue;
+    const auto ms = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+    const auto light = pages::light_of(r, head.env, ms);
+    if (!light) continue;
+    light_row row{r.key().label(), light_text(light->measured), "", light->measured.fraction};
+    if (light->sheet_fraction) row.sheet = light_text({0, *light->sheet_fraction, light->measured.compute_bound});
+    rows.push_back(std::move(row));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const light_row& a, const light_row& b) { return a.fraction > b.fraction; });
+  return rows;
+}
 
 std::string text_sparkline(const std::vector<double>& values) {
   static const char* const blocks[] = {"\u2581", "\u2582", "\u2583", "\u2584", "\u2585", "\u2586", "\u2587", "\u2588"};
@@ -90,6 +125,7 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
     os << render_verdict_markdown(verdict) << "\n";
   }
   if (verdict.verdict == overall::block && !facts.accept_hint.empty()) os << "> " << facts.accept_hint << "\n\n";
+  light_section(os, facts);
   // A note quotes errors of other programs and servers: data, escaped.
   if (!facts.note.empty()) os << "> Note: " << markdown_escape(facts.note) << "\n\n";
   if (linkable(facts.run_url)) {

@@ -2,6 +2,7 @@
 // the PR comment body and the commit status.
 #pragma once
 
+#include "rnx/common/run_document.hpp"
 #include "rnx/common/verdict_document.hpp"
 
 #include <filesystem>
@@ -11,6 +12,16 @@
 #include <vector>
 
 namespace rnx::gate {
+
+// A configuration's speed of light as the report writes it: the head's time against the machine's peaks.
+struct light_row {
+  std::string config;
+  std::string measured;  // "62% mem" against environment.peaks
+  std::string sheet;     // the same against the device's datasheet; "" where rnx does not know the device
+  double fraction = 0;   // of the measured peak, for the order
+};
+// The rows of every measured head configuration with a speed of light, nearest the limit first.
+std::vector<light_row> light_rows(const run_document& head);
 
 // What the report says besides the verdict itself.
 struct report_facts {
@@ -25,6 +36,8 @@ struct report_facts {
   std::string run_url;       // the run's evidence page on rnx-server; "" when no service URL is known
   // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
   std::vector<std::pair<std::string, std::vector<double>>> history;
+  std::vector<light_row> light;
+  std::string datasheet;  // where the sheet column's figures come from; "" without one
 };
 
 // Where a blocked run is stored, for the advice on accepting it.

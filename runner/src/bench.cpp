@@ -241,15 +241,11 @@ void print_rates(std::ostream& os, const run_result& r, const std::optional<doub
 
 // "62% mem" / "45% flop": how close the median is to the time its work takes at the peak of its bound (the
 // dtype's matrix product for FLOPs, a device copy for bytes), against `peaks`; "-" where that is unknown.
-std::string light_text(const run_result& r, const std::map<std::string, double>& peaks,
+std::string light_cell(const run_result& r, const std::map<std::string, double>& peaks,
                        const std::optional<double>& median_ms) {
   if (!r.work || !median_ms) return "-";
   const auto light = speed_of_light(*r.work, r.dtype, peaks, *median_ms);
-  if (!light) return "-";
-  std::ostringstream os;
-  os << std::fixed << std::setprecision(light->fraction < 0.1 ? 1 : 0) << 100 * light->fraction << "% "
-     << (light->compute_bound ? "flop" : "mem");
-  return os.str();
+  return light ? light_text(*light) : "-";
 }
 
 // "beyond the physical limit ...: " where the result's median is below its physical bound, else empty.
@@ -284,8 +280,8 @@ void print_summary(std::ostream& os, const run_document& run) {
       os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
          << std::setw(10) << r.samples_ms.size() << std::setw(11) << std::max<std::size_t>(r.groups.size(), 1);
       print_rates(os, r, centre);
-      os << std::setw(11) << light_text(r, run.env.peaks, centre) << std::setw(11)
-         << light_text(r, sheet ? sheet->peaks : no_peaks, centre);
+      os << std::setw(11) << light_cell(r, run.env.peaks, centre) << std::setw(11)
+         << light_cell(r, sheet ? sheet->peaks : no_peaks, centre);
     } else {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
       print_rates(os, r, std::nullopt);

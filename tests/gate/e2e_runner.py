@@ -168,6 +168,10 @@ def case_paired(h, examples):
     check("--pair %s" % base in r.stdout, "rnx bench was asked to pair with the PR's base commit")
     check(os.path.exists(h.path(".rnx", "base-run.json")), "the base run was written")
     check("mode paired" in r.summary, "the report names paired mode")
+    # The real runner measured this machine's peaks and each configuration's work: the summary folds the head's
+    # speed of light under the table.
+    check("Speed of light: the head against this machine's peaks" in r.summary and "`softmax/eager/float32/b" in
+          r.summary.split("Speed of light")[-1], "the report gives the head's speed of light:\n" + r.summary)
 
 
 def comment_decisions(body):

@@ -7,6 +7,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
+#include "rnx/common/speed_of_light.hpp"
 
 #include <doctest/doctest.h>
 
@@ -241,6 +242,47 @@ TEST_CASE("the report names the facts and offers /rnx accept on BLOCK") {
   CHECK(text.find("softmax/eager/float32/b1  \u2581\u2581\u2588\u2585  1.5 ms") != std::string::npos);
   facts.commit.clear();
   CHECK(render_report(v, facts).find("<sub>commit unknown · run `17`") != std::string::npos);
+}
+
+TEST_CASE("the report folds each head configuration's speed of light under the table, nearest the limit first") {
+  run_document head;
+  head.env.device = "NVIDIA H100 80GB HBM3";
+  head.env.peaks = {{gemm_peak_name("bfloat16"), 7e14}, {std::string(copy_peak_name), 2.9e12}};
+  auto result = [](const std::string& kernel, const std::string& dtype, double ms, std::optional<std::int64_t> flops,
+                   std::optional<std::int64_t> bytes) {
+    run_result r;
+    r.kernel = kernel;
+    r.runtime = "eager";
+    r.dtype = dtype;
+    r.batch = 1;
+    r.samples_ms.assign(12, ms);
+    if (flops || bytes) r.work = work_info{flops, bytes, work_source::counted};
+    return r;
+  };
+  const std::int64_t n = 8192;
+  head.results.push_back(result("copy", "float32", 0.21, std::nullopt, std::int64_t{2} << 28));  // 88.2%, sheet 76.3%
+  head.results.push_back(result("gemm", "bfloat16", 1.75, 2 * n * n * n, std::nullopt));         // 89.8%, sheet 63.5%
+  head.results.push_back(result("native", "float32", 0.5, std::nullopt, std::nullopt));          // no work: no row
+  const auto rows = light_rows(head);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].config == "gemm/eager/bfloat16/b1");
+  CHECK(rows[0].measured == "90% flop");
+  CHECK(rows[0].sheet == "63% flop");
+  CHECK(rows[1].measured == "88% mem");
+  verdict_document v;
+  v.verdict = overall::pass;
+  report_facts facts;
+  facts.light = rows;
+  facts.datasheet = "the H100 SXM datasheet";
+  const auto text = render_report(v, facts);
+  CHECK(text.find("<details><summary>Speed of light: the head against this machine's peaks</summary>") !=
+        std::string::npos);
+  CHECK(text.find(
+            "| `gemm/eager/bfloat16/b1` | 90% flop | 63% flop |\n| `copy/eager/float32/b1` | 88% mem | 76% mem |") !=
+        std::string::npos);
+  CHECK(text.find("datasheet: the H100 SXM datasheet") != std::string::npos);
+  facts.light.clear();
+  CHECK(render_report(v, facts).find("Speed of light") == std::string::npos);
 }
 
 TEST_CASE("the accept advice names the command of the mode in use") {

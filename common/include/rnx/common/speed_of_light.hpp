@@ -46,4 +46,7 @@ struct light_speed {
 std::optional<light_speed> speed_of_light(const work_info& work, std::string_view dtype,
                                           const std::map<std::string, double>& peaks, double ms_per_call);
 
+// "62% mem", "45% flop", "4.2% flop" (one decimal under 10%): how every report writes a speed of light.
+std::string light_text(const light_speed& light);
+
 }  // namespace rnx
