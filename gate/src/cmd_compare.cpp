@@ -1,10 +1,12 @@
 // `rnx compare BASE.json HEAD.json`: a local verdict between two run documents, no service.
 #include "commands.hpp"
+#include "gate_report.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/stats/verdict.hpp"
 
 #include <iostream>
@@ -35,10 +37,16 @@ void run_compare(const compare_options& o) {
   verdict.head_run_id = o.head_path;
   if (o.format == output_format::json) {
     std::cout << json::serialize(to_json(verdict), true);
-  } else if (o.format == output_format::markdown) {
-    std::cout << render_verdict_markdown(verdict);
   } else {
-    std::cout << render_verdict_text(verdict);
+    // The head's speed of light under the verdict, where the run carries its work and the machine's peaks.
+    const auto sheet = datasheet_for(head.env.device);
+    const auto light = gate::light_rows(head);
+    const std::string source = sheet ? sheet->source : "";
+    if (o.format == output_format::markdown) {
+      std::cout << render_verdict_markdown(verdict) << gate::render_light_markdown(light, source);
+    } else {
+      std::cout << render_verdict_text(verdict) << gate::render_light_text(light, source);
+    }
   }
   exit_code() = verdict.verdict == overall::block ? 1 : 0;
 }

@@ -59,23 +59,6 @@ bool linkable(std::string_view url) {
   return true;
 }
 
-// How far each head configuration is from the machine's limit, folded under the table.
-void light_section(std::ostream& os, const report_facts& facts) {
-  if (facts.light.empty()) return;
-  os << "<details><summary>Speed of light: the head against this machine's peaks</summary>\n\n"
-     << "| configuration | of the measured peak |" << (facts.datasheet.empty() ? "" : " of the datasheet |")
-     << "\n|---|---:|" << (facts.datasheet.empty() ? "" : "---:|") << "\n";
-  for (const auto& row : facts.light) {
-    os << "| " << markdown_code(row.config) << " | " << row.measured << " |"
-       << (facts.datasheet.empty() ? "" : " " + (row.sheet.empty() ? std::string("-") : row.sheet) + " |") << "\n";
-  }
-  os << "\nThe time the head's work of one call (counted over the eager reference, or declared) takes at the peak of "
-        "its bound, over its median: flop against the dtype's matrix product, mem against a device copy, both "
-        "measured on this machine (`environment.peaks`)";
-  if (!facts.datasheet.empty()) os << "; datasheet: " << markdown_escape(facts.datasheet);
-  os << ".\n\n</details>\n\n";
-}
-
 }  // namespace
 
 std::vector<light_row> light_rows(const run_document& head) {
@@ -92,6 +75,44 @@ std::vector<light_row> light_rows(const run_document& head) {
   std::stable_sort(rows.begin(), rows.end(),
                    [](const light_row& a, const light_row& b) { return a.fraction > b.fraction; });
   return rows;
+}
+
+std::string render_light_markdown(const std::vector<light_row>& rows, const std::string& datasheet) {
+  if (rows.empty()) return "";
+  std::ostringstream os;
+  os << "<details><summary>Speed of light: the head against this machine's peaks</summary>\n\n"
+     << "| configuration | of the measured peak |" << (datasheet.empty() ? "" : " of the datasheet |") << "\n|---|---:|"
+     << (datasheet.empty() ? "" : "---:|") << "\n";
+  for (const auto& row : rows) {
+    os << "| " << markdown_code(row.config) << " | " << row.measured << " |"
+       << (datasheet.empty() ? "" : " " + (row.sheet.empty() ? std::string("-") : row.sheet) + " |") << "\n";
+  }
+  os << "\n" << light_legend;
+  if (!datasheet.empty()) os << "; datasheet: " << markdown_escape(datasheet);
+  os << ".\n\n</details>\n\n";
+  return os.str();
+}
+
+std::string render_light_text(const std::vector<light_row>& rows, const std::string& datasheet) {
+  if (rows.empty()) return "";
+  std::size_t width = 0;
+  std::size_t measured_width = 0;
+  for (const auto& row : rows) {
+    width = std::max(width, row.config.size());
+    measured_width = std::max(measured_width, row.measured.size());
+  }
+  std::ostringstream os;
+  os << "speed of light of the head, nearest the limit first (of the measured peak"
+     << (datasheet.empty() ? "" : "; of the datasheet") << "):\n";
+  for (const auto& row : rows) {
+    os << "  " << terminal_safe(row.config, false) << std::string(width - row.config.size() + 2, ' ') << row.measured;
+    if (!row.sheet.empty()) os << std::string(measured_width - row.measured.size() + 2, ' ') << row.sheet;
+    os << "\n";
+  }
+  os << light_legend;
+  if (!datasheet.empty()) os << "; datasheet: " << datasheet;
+  os << ".\n";
+  return os.str();
 }
 
 std::string text_sparkline(const std::vector<double>& values) {
@@ -125,7 +146,7 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
     os << render_verdict_markdown(verdict) << "\n";
   }
   if (verdict.verdict == overall::block && !facts.accept_hint.empty()) os << "> " << facts.accept_hint << "\n\n";
-  light_section(os, facts);
+  os << render_light_markdown(facts.light, facts.datasheet);
   // A note quotes errors of other programs and servers: data, escaped.
   if (!facts.note.empty()) os << "> Note: " << markdown_escape(facts.note) << "\n\n";
   if (linkable(facts.run_url)) {

@@ -22,6 +22,15 @@ struct light_row {
 };
 // The rows of every measured head configuration with a speed of light, nearest the limit first.
 std::vector<light_row> light_rows(const run_document& head);
+// What the rows' figures are, under every rendering of them.
+inline constexpr std::string_view light_legend =
+    "The time the head's work of one call (counted over the eager reference, or declared) takes at the peak of its "
+    "bound, over its median: flop against the dtype's matrix product, mem against a device copy, both measured on "
+    "this machine (environment.peaks)";
+// The rows as a folded Markdown table (the step summary, the PR comment, rnx compare --format markdown) and as
+// terminal text (rnx compare); "" without rows. `datasheet` names where the second figure comes from ("" = none).
+std::string render_light_markdown(const std::vector<light_row>& rows, const std::string& datasheet);
+std::string render_light_text(const std::vector<light_row>& rows, const std::string& datasheet);
 
 // What the report says besides the verdict itself.
 struct report_facts {

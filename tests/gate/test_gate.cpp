@@ -281,6 +281,10 @@ TEST_CASE("the report folds each head configuration's speed of light under the t
             "| `gemm/eager/bfloat16/b1` | 90% flop | 63% flop |\n| `copy/eager/float32/b1` | 88% mem | 76% mem |") !=
         std::string::npos);
   CHECK(text.find("datasheet: the H100 SXM datasheet") != std::string::npos);
+  const auto terminal = render_light_text(rows, "the H100 SXM datasheet");
+  CHECK(terminal.find("  gemm/eager/bfloat16/b1  90% flop  63% flop\n  copy/eager/float32/b1   88% mem   76% mem\n") !=
+        std::string::npos);
+  CHECK(render_light_text({}, "x").empty());
   facts.light.clear();
   CHECK(render_report(v, facts).find("Speed of light") == std::string::npos);
 }
