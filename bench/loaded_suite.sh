@@ -5,7 +5,7 @@
 # passed, how long each took and how loaded the machine was; the unit tests assert no timing, so they must pass the
 # same loaded as quiet.
 #
-#   bench/loaded_suite.sh [RUNS]      results: bench/results/loaded_suite.json (LOADED_OUT to change), logs in /tmp
+#   bench/loaded_suite.sh [RUNS]      results: loaded_suite.json in bench/results (LOADED_OUT to change), logs in /tmp
 set -uo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root" || exit 2

@@ -4,6 +4,7 @@
 
 #include "pages_parts.hpp"
 
+#include <algorithm>
 #include <sstream>
 
 namespace rnx::pages {
@@ -64,12 +65,34 @@ std::string change_cell(const std::string& change) {
          escape_html(change.substr(split + 1)) + "</span>";
 }
 
-// The head's speed of light: a bar against the measured peak, the datasheet's fraction beside it.
-std::string light_cell(const std::optional<light_figures>& l) {
-  if (!l) return "&ndash;";
-  std::string out = headroom_svg(l->measured.fraction, l->measured.compute_bound);
-  if (l->sheet_fraction) out += " <span class=\"sheet\">sheet " + percent(l->sheet_fraction) + "</span>";
-  return out;
+// How far each measured head configuration is from the machine's limit, nearest first, as bars: a table of its own
+// under the verdict's, so the verdict's table keeps its width. "" when no configuration has a speed of light.
+std::string light_table(const run_view& v) {
+  std::vector<const run_config_row*> rows;
+  for (const auto& c : v.configs) {
+    if (c.light) rows.push_back(&c);
+  }
+  if (rows.empty()) return "";
+  std::stable_sort(rows.begin(), rows.end(), [](const run_config_row* a, const run_config_row* b) {
+    return a->light->measured.fraction > b->light->measured.fraction;
+  });
+  std::ostringstream t;
+  t << "<table class=\"light-table\"><thead><tr><th>configuration</th><th class=\"num\">head ms</th><th class=\"num\">"
+       "at 100% ms</th><th>of the measured peak</th><th class=\"num\">of the datasheet</th></tr></thead><tbody>\n";
+  for (const auto* c : rows) {
+    t << "<tr><td><code>" << escape_html(c->key.label()) << "</code></td><td class=\"num\">"
+      << fmt(c->head ? c->head->number.ms : std::nullopt, "%.4g") << "</td><td class=\"num\">"
+      << fmt(c->light->measured.ideal_ms, "%.4g") << "</td><td>"
+      << headroom_svg(c->light->measured.fraction, c->light->measured.compute_bound) << "</td><td class=\"num\">"
+      << percent(c->light->sheet_fraction) << "</td></tr>\n";
+  }
+  t << "</tbody></table>";
+  return "<h2>How far from the limit</h2>\n<p class=\"legend\">The time the head's work of one call (counted over the "
+         "eager reference, or declared) takes at this machine's measured peak of its bound (flop: the dtype's matrix "
+         "product, mem: a device copy), over the head's time, nearest the limit first; a bar drawn full and red is "
+         "past "
+         "what the machine can do. Of the datasheet: the same against the device's published figures.</p>\n" +
+         scroll_box(t.str());
 }
 
 void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row& c, const link_style& links,
@@ -94,8 +117,7 @@ void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row&
     << fmt(j ? j->p_equivalent : std::nullopt, "%.3f") << "</td><td class=\"num\">"
     << percent(j ? j->mde : std::nullopt) << "</td><td class=\"num\">"
     << (c.base ? std::to_string(c.base->n) : "&ndash;") << " / " << (c.head ? std::to_string(c.head->n) : "&ndash;")
-    << "</td><td class=\"headroom-cell\">" << light_cell(c.light) << "</td><td class=\"reason\">" << reason
-    << unstable_note(c, reason) << "</td></tr>\n";
+    << "</td><td class=\"reason\">" << reason << unstable_note(c, reason) << "</td></tr>\n";
 }
 
 // "0.08331 ms in 3 processes" with the unstable badge; without the side's samples, the verdict's number alone.
@@ -174,7 +196,7 @@ page run_page(const run_view& v, const link_style& links) {
        "(95% interval)</th><th>against the band</th><th>decision</th><th class=\"num\">P(slower)</th>"
        "<th class=\"num\">P(faster)</th>"
        "<th class=\"num\">P(equivalent)</th><th class=\"num\">detectable</th><th class=\"num\">n base / head</th>"
-       "<th>speed of light (head)</th><th>reason</th></tr></thead><tbody>\n";
+       "<th>reason</th></tr></thead><tbody>\n";
   std::ostringstream charts;
   for (std::size_t i = 0; i < v.configs.size(); ++i) {
     verdict_row(t, v, v.configs[i], links, rope);
@@ -186,12 +208,8 @@ page run_page(const run_view& v, const link_style& links) {
      << fmt(rope * 100, "%.3g")
      << "%): the dot is the change, the bar its interval (an arrow where it runs off the chart), the dashed line no "
         "change. Times are the verdict's: "
-     << escape_html(statistic_description)
-     << ". Speed of light: the time the head's work (counted over one call of the eager reference, or declared) takes "
-        "at "
-        "this machine's measured peak of its bound (flop: the dtype's matrix product, mem: a device copy) over the "
-        "head's time; sheet: the same against the device's datasheet.</p>\n"
-     << scroll_box(t.str());
+     << escape_html(statistic_description) << ".</p>\n"
+     << scroll_box(t.str()) << light_table(v);
   os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "
         "head in orange. The time axis is logarithmic when the samples span more than 10&times;, so an outlier "

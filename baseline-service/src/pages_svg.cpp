@@ -128,15 +128,15 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
 
 std::string headroom_svg(std::optional<double> fraction, bool compute_bound) {
   if (!fraction || !std::isfinite(*fraction) || *fraction < 0) return "";
-  constexpr double width = 120;
+  constexpr double width = 80;
   const double filled = width * std::min(*fraction, 1.0);
   const std::string label = light_text({0, *fraction, compute_bound});
   const std::string title =
       label + " of the peak of its bound (" + (compute_bound ? "the dtype's matrix product" : "a device copy") + ")";
   // Past 100% is impossible for honest work at these peaks: drawn full, in the broken colour.
   const std::string colour = *fraction > 1 ? "#b00000" : "#1a3f66";
-  std::string out = "<svg class=\"headroom\" viewBox=\"0 0 " + number(width + 70, "%.0f") + " 14\" width=\"" +
-                    number(width + 70, "%.0f") + "\" height=\"14\" role=\"img\" aria-label=\"" + escape_html(title) +
+  std::string out = "<svg class=\"headroom\" viewBox=\"0 0 " + number(width + 60, "%.0f") + " 14\" width=\"" +
+                    number(width + 60, "%.0f") + "\" height=\"14\" role=\"img\" aria-label=\"" + escape_html(title) +
                     "\"><title>" + escape_html(title) + "</title>";
   out += "<rect x=\"0\" y=\"2\" width=\"" + number(width, "%.0f") + "\" height=\"10\" fill=\"#e6eaee\"/>";
   out += "<rect class=\"reached\" x=\"0\" y=\"2\" width=\"" + number(filled) + "\" height=\"10\" fill=\"" + colour +

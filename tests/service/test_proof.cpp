@@ -107,7 +107,7 @@ TEST_CASE("proof page: refused, with each reason and its fix, unless clocks, cac
   CHECK(refusal_text(failed).find("no measured configuration") != std::string::npos);
 }
 
-TEST_CASE("run page: the head's speed of light as a column, kept through the page's JSON") {
+TEST_CASE("run page: the head's speed of light as a table of bars under the verdict's, kept through the page's JSON") {
   const auto run = locked_run();
   const auto view = pages::run_data(run, "local", nullptr, "", nullptr);
   REQUIRE(view.configs.size() == 3);
@@ -120,17 +120,28 @@ TEST_CASE("run page: the head's speed of light as a column, kept through the pag
   CHECK(*read.configs[1].light->sheet_fraction == doctest::Approx(0.634959).epsilon(1e-5));
   CHECK(json::serialize(pages::to_json(read)) == text);
   const auto body = pages::run_page(view, pages::link_style{}).body;
-  CHECK(body.find("class=\"headroom\"") != std::string::npos);
-  CHECK(body.find("sheet 63.5%") != std::string::npos);
+  // Its own table after the verdict's (whose width it leaves alone), nearest the limit first, the datasheet beside.
+  const auto table = body.find("<h2>How far from the limit</h2>");
+  REQUIRE(table != std::string::npos);
+  CHECK(body.find("class=\"verdict-table\"") < table);
+  CHECK(body.find("class=\"headroom\"", table) != std::string::npos);
+  CHECK(body.find("63.5%", table) != std::string::npos);
+  CHECK(body.find("gemm/eager/bfloat16/b1", table) < body.find("copy/eager/float32/b1", table));
+  CHECK(body.find("native/eager/float32/b1", table) > body.find("</table>", table));  // no work: not in it
+  // A run without peaks has no such table.
+  auto bare = run;
+  bare.env.peaks.clear();
+  CHECK(pages::run_page(pages::run_data(bare, "local", nullptr, "", nullptr), pages::link_style{})
+            .body.find("How far from the limit") == std::string::npos);
 }
 
 TEST_CASE("headroom bar: filled to the fraction, drawn full and red past the limit, nothing without a fraction") {
   CHECK(pages::headroom_svg(std::nullopt, false).empty());
   const auto half = pages::headroom_svg(0.5, false);
-  CHECK(half.find("width=\"60.0\"") != std::string::npos);
+  CHECK(half.find("width=\"40.0\"") != std::string::npos);
   CHECK(half.find("50% mem") != std::string::npos);
   const auto past = pages::headroom_svg(3.2, true);
-  CHECK(past.find("width=\"120.0\"") != std::string::npos);
+  CHECK(past.find("width=\"80.0\"") != std::string::npos);
   CHECK(past.find("#b00000") != std::string::npos);
   CHECK(pages::headroom_svg(0.042, true).find("4.2% flop") != std::string::npos);
 }
