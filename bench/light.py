@@ -17,12 +17,12 @@ import sys
 COLUMNS = {"configuration": (0, 44), "status": (44, 54), "median_ms": (54, 66), "gflop_per_s": (97, 107),
            "gb_per_s": (107, 117), "sol": (117, 128), "sheet": (128, 139)}
 HEADER = re.compile(r"^configuration\s+status\s+median ms")
-FRACTION = re.compile(r"^(\d+(?:\.\d+)?)% (flop|mem)$")
+FRACTION = re.compile(r"^(>?)(\d+(?:\.\d+)?)% (flop|mem)$")  # ">9999%": past a hundred times the limit
 
 
 def fraction(cell):
     m = FRACTION.match(cell.strip())
-    return (float(m.group(1)) / 100, m.group(2)) if m else (None, None)
+    return (float(m.group(2)) / 100, m.group(3)) if m else (None, None)
 
 
 def rows_of(lines):

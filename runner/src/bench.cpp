@@ -239,13 +239,18 @@ void print_rates(std::ostream& os, const run_result& r, const std::optional<doub
   os << std::setw(10) << cell(rates.gflop_per_s) << std::setw(10) << cell(rates.gb_per_s);
 }
 
-// "62% mem" / "45% flop": how close the median is to the time its work takes at the peak of its bound (the
-// dtype's matrix product for FLOPs, a device copy for bytes), against `peaks`; "-" where that is unknown.
+// "62% mem" / "45% flop" (">9999% mem" past a hundred times the limit): how close the median is to the time its work
+// takes at the peak of its bound (the dtype's matrix product for FLOPs, a device copy for bytes), against `peaks`; "-"
+// where that is unknown.
 std::string light_cell(const run_result& r, const std::map<std::string, double>& peaks,
                        const std::optional<double>& median_ms) {
   if (!r.work || !median_ms) return "-";
   const auto light = speed_of_light(*r.work, r.dtype, peaks, *median_ms);
-  return light ? light_text(*light) : "-";
+  if (!light) return "-";
+  // The column holds ten characters: a time a hundred times past the limit (a result kept, not computed; the note
+  // says so with its numbers) is written as past 9999%, its exact figure in the run document's work and peaks.
+  if (light->fraction >= 100) return std::string(">9999% ") + (light->compute_bound ? "flop" : "mem");
+  return light_text(*light);
 }
 
 // "beyond the physical limit ...: " where the result's median is below its physical bound, else empty.
