@@ -26,19 +26,9 @@ started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
 steps=("$@")
 [ ${#steps[@]} -eq 0 ] && steps=(sizes aa)
-if ! python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-  echo "cost_gpu: skipped: no CUDA GPU visible to torch on this machine"
-  exit 77
-fi
-echo "cost_gpu: $(date -u +%FT%TZ) $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv,noheader), $(nproc) cores, code $(git rev-parse --short HEAD 2>/dev/null)"
-rnx="${RNX:-}"
-if [ -z "$rnx" ]; then
-  GPU_TARGETS="rnx rnx-runner-worker rnx-verify-worker" OUT="" tests/device/run_gpu.sh build >"$out/build.txt" 2>&1
-  rnx="$root/build-gpu/bin/rnx"
-  [ -x "$rnx" ] || { tail -20 "$out/build.txt"; echo "cost_gpu: rnx did not build"; exit 2; }
-  echo "cost_gpu: built in $(elapsed) s"
-fi
-python3 bench/corpus/packages/install.py >"$out/install.txt" 2>&1 || { cat "$out/install.txt"; exit 2; }
+# shellcheck source=tests/device/prepare_gpu.sh
+source "$root/tests/device/prepare_gpu.sh"
+gpu_prepare cost_gpu
 failures=0
 for step in "${steps[@]}"; do
   echo
