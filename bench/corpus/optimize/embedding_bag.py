@@ -1,0 +1,1 @@
+../kernels/embedding_bag.py

@@ -1,0 +1,1 @@
+../cheats/embedding_bag_memo_ids.py
