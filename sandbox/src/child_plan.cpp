@@ -96,6 +96,9 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
   const std::string owner = root ? ",uid=" + std::to_string(uid) + ",gid=" + std::to_string(gid) : std::string();
   scratch_options = "mode=0700,size=" + std::to_string(limits.scratch_mb) + "m" + owner;
   compiled_dir = compiled_folder(workdir).string();
+  handed_dir = handed_folder(workdir).string();
+  std::error_code no_folder;
+  handed = std::filesystem::is_directory(handed_folder(workdir), no_folder);
   compiled_options = "mode=0700,size=" + std::to_string(limits.compiled_mb) + "m" + owner;
   shm_options = "mode=1777,size=" + std::to_string(limits.shm_mb) + "m";
   cpu_line = "{\"event\":\"sandbox\",\"network\":\"namespace\",\"how\":\"user+network namespace\"}\n";
@@ -143,9 +146,10 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
       layer::scratch,
       "its scratch folder is a noexec tmpfs of " + std::to_string(limits.scratch_mb) +
           " MiB, gone when it ends; compiled code is mapped only from its .compiled folder, a tmpfs of " +
-          std::to_string(limits.compiled_mb) + " MiB",
+          std::to_string(limits.compiled_mb) + " MiB" +
+          (handed ? "; the job's files handed in read-only (handed/), not reached by their host paths" : ""),
       "its scratch folder is on the host's disk, without a size limit, and files written there may be mapped as "
-      "code");
+      "code" + std::string(handed ? ", or the job's files could not be handed in read-only" : ""));
   tasks_lines = layer_line_pair(
       layer::tasks, "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
       "no process limit holds (RLIMIT_NPROC does not bind root)");

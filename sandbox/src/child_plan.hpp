@@ -35,6 +35,8 @@ struct child_plan {
   std::string dir;
   std::string scratch_options;
   std::string compiled_dir;  // compiled_folder(dir)
+  std::string handed_dir;    // handed_folder(dir)
+  bool handed = false;       // the caller handed files (handed_dir exists): shown read-only inside scratch
   std::string compiled_options;
   std::string shm_options;
   std::string cpu_line;

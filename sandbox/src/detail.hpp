@@ -15,6 +15,9 @@ namespace rnx::sandbox::detail {
 // The worker finds its result pipe here (passed to it as --result-fd).
 constexpr int result_fd_in_worker = 3;
 
+// The name of handed_folder() beneath scratch.
+constexpr const char* handed_name = "handed";
+
 // Landlock, from the kernel's uapi; defined here where the build machine's headers are older than its kernel.
 #ifndef LANDLOCK_CREATE_RULESET_VERSION
 #define LANDLOCK_CREATE_RULESET_VERSION (1U << 0)
@@ -83,8 +86,13 @@ bool scratch_on_tmpfs(const char* scratch, const char* options, uid_t uid, gid_t
 // compiled_folder() made inside the scratch tmpfs and covered by a tmpfs of `options` whose files may be mapped
 // as code (no noexec).
 bool compiled_on_tmpfs(const char* compiled, const char* options);
-// The scratch folder handed to uid/gid where no tmpfs can be mounted.
+// The scratch folder handed to uid/gid where no tmpfs can be mounted (its handed folder stays the caller's).
 void hand_over_scratch(const char* scratch, uid_t uid, gid_t gid);
+// The handed folder (handed_folder()) as the caller filled it on the disk: taken (open_tree) before the scratch
+// tmpfs covers it, -1 when it cannot be; then shown again at the same place inside that tmpfs, read-only, noexec,
+// nosuid, nodev (a mount point the worker can neither write, remove nor rename). show_handed closes `tree`.
+int take_handed(const char* handed);
+bool show_handed(int tree, const char* handed);
 
 // Started as root, the worker runs as nobody, who may not enter a folder such as /root: each of `covers` becomes an
 // empty tmpfs holding only `skeleton`'s folders (parents first) and, bind-mounted back read-only, each of `shown`

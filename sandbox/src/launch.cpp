@@ -168,11 +168,14 @@ void blank_command_line(const child_plan& plan) {
   // Before the scratch tmpfs: scratch may be one of the paths shown again under a cover.
   report_layer(fd, plan.host_files_lines,
                plan.reveal.covers.empty() || (got.as_root && reveal_host_paths(plan.reveal)));
+  // The job's files, as the caller copied them onto the disk, taken before the scratch tmpfs covers them.
+  const int handed = plan.handed ? take_handed(plan.handed_dir.c_str()) : -1;
   report_layer(
       fd, plan.scratch_lines,
       scratch_on_tmpfs(plan.dir.c_str(), plan.scratch_options.c_str(), got.as_root ? plan.uid : static_cast<uid_t>(-1),
                        got.as_root ? plan.gid : static_cast<gid_t>(-1)) &&
-          compiled_on_tmpfs(plan.compiled_dir.c_str(), plan.compiled_options.c_str()));
+          compiled_on_tmpfs(plan.compiled_dir.c_str(), plan.compiled_options.c_str()) &&
+          (!plan.handed || show_handed(handed, plan.handed_dir.c_str())));
   if (got.as_root) got.unprivileged = leave_root(plan.uid, plan.gid);
   report_layer(fd, plan.user_lines, got.unprivileged);
   report_layer(fd, plan.tasks_lines, got.unprivileged);

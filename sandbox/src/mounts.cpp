@@ -196,8 +196,24 @@ void hand_over_scratch(const char* scratch, uid_t uid, gid_t gid) {
   const int dir = ::open(scratch, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (dir < 0) return;
   ::fchown(dir, uid, gid);
-  for_each_entry(dir, [&](const char* name, unsigned char) { ::fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW); });
+  for_each_entry(dir, [&](const char* name, unsigned char) {
+    if (std::strcmp(name, handed_name) != 0) ::fchownat(dir, name, uid, gid, AT_SYMLINK_NOFOLLOW);
+  });
   ::close(dir);
+}
+
+int take_handed(const char* handed) {
+  return static_cast<int>(::syscall(SYS_open_tree, AT_FDCWD, handed, open_tree_clone | O_CLOEXEC));
+}
+
+bool show_handed(int tree, const char* handed) {
+  if (tree < 0) return false;
+  const bool ok = ::mkdir(handed, 0755) == 0 &&
+                  ::syscall(SYS_move_mount, tree, "", AT_FDCWD, handed, move_mount_empty_from) == 0 &&
+                  ::mount(nullptr, handed, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                          nullptr) == 0;
+  ::close(tree);
+  return ok;
 }
 
 }  // namespace rnx::sandbox::detail

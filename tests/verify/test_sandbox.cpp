@@ -19,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <string>
 
 namespace rv = rnx::verify;
@@ -34,12 +35,15 @@ bool has_prefix(const std::vector<std::string>& v, const std::string& p) {
 }
 
 // Runs `script` under spawn_sandboxed and returns what it wrote to its result descriptor (fd 3).
+// `prepare` fills the scratch folder first (hands files to the sandbox).
 std::string run_sandboxed(const std::string& script, const std::vector<std::string>& env,
-                          rv::sandbox_limits limits = {}) {
+                          rv::sandbox_limits limits = {},
+                          const std::function<void(const std::filesystem::path&)>& prepare = {}) {
   limits.wall_s = 20;
   auto dir = std::filesystem::temp_directory_path() / ("rnx-sandbox-test-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
   std::filesystem::permissions(dir, std::filesystem::perms::all);  // the test's own shell runs there as nobody too
+  if (prepare) prepare(dir);
   auto p = rnx::sandbox::spawn_sandboxed({"/bin/sh", "-c", script}, env, dir, limits, true);
   std::string out;
   char buf[4096];
@@ -219,6 +223,92 @@ TEST_CASE("a scratch folder is removed even with a mode-000 folder in it") {
     std::filesystem::permissions(dir.path() / "locked", std::filesystem::perms::none);
   }
   CHECK_FALSE(std::filesystem::exists(kept));
+}
+
+namespace {
+
+void write_file(const std::filesystem::path& path, const std::string& text) {
+  std::filesystem::create_directories(path.parent_path());
+  std::ofstream(path) << text;
+}
+
+}  // namespace
+
+TEST_CASE("kernel_sources: the kernel and the sources beside it, never a hidden file, a credential, a link or data") {
+  rnx::sandbox::scratch_folder dir("rnx-sandbox-test-");
+  const auto k = dir.path() / "kernels";
+  for (const char* f : {"kernel.py", "helper.py", "fused.cu", "sub/util.py", "sub/deep/a/b/too_deep.py",
+                        "sub/weights.json", ".env", "gha-creds-0123abcd.json", "__pycache__/helper.cpython-311.py",
+                        ".hidden/x.py", "notes.txt"}) {
+    write_file(k / f, "x = 1\n");
+  }
+  std::filesystem::create_symlink("/etc/passwd", k / "linked.py");
+  std::filesystem::create_directory_symlink(dir.path(), k / "linked_folder");
+  const std::vector<std::filesystem::path> expected = {"kernel.py", "fused.cu", "helper.py", "sub/util.py"};
+  CHECK(rnx::sandbox::kernel_sources(k / "kernel.py") == expected);
+}
+
+TEST_CASE("kernel_sources: nearer levels first, a level past the limit left out") {
+  rnx::sandbox::scratch_folder dir("rnx-sandbox-test-");
+  const auto k = dir.path() / "kernels";
+  write_file(k / "kernel.py", "");
+  write_file(k / "helper.py", "");
+  for (std::size_t i = 0; i < rnx::sandbox::max_handed_files; ++i) write_file(k / "many" / (std::to_string(i) + ".py"), "");
+  const std::vector<std::filesystem::path> expected = {"kernel.py", "helper.py"};
+  CHECK(rnx::sandbox::kernel_sources(k / "kernel.py") == expected);
+}
+
+TEST_CASE("a handed kernel is read in the sandbox, read-only; its folder's other files and the home folder are not") {
+  // A project in a mode-700 temporary folder (as mktemp -d makes it, and as /root is): started as root, the worker's
+  // user may not enter it; the kernel reaches the sandbox because it is handed, never by its path.
+  rnx::sandbox::scratch_folder project("rnx-sandbox-project-");
+  std::filesystem::permissions(project.path(), std::filesystem::perms::owner_all);
+  const auto k = project.path() / "kernels";
+  write_file(k / "kernel.py", "rnx-kernel-text\n");
+  write_file(k / "helper.py", "rnx-helper-text\n");
+  write_file(k / ".env", "RNX_PLANTED=rnx-dotenv-secret\n");
+  write_file(k / "gha-creds-0123abcd.json", "{\"private_key\": \"rnx-service-account-secret\"}\n");
+  // The worst case: world-readable, in a folder others may enter.
+  for (const char* f : {"kernels", "kernels/.env", "kernels/gha-creds-0123abcd.json"}) {
+    std::filesystem::permissions(project.path() / f, std::filesystem::perms::others_read |
+                                                         std::filesystem::perms::others_exec,
+                                 std::filesystem::perm_options::add);
+  }
+  const char* home = std::getenv("HOME");
+  const auto home_secret = std::filesystem::path(home ? home : "/root") /
+                           (".rnx-sandbox-test-" + std::to_string(::getpid()) + ".env");
+  write_file(home_secret, "rnx-home-secret\n");
+  std::filesystem::permissions(home_secret, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
+                                                std::filesystem::perms::group_read |
+                                                std::filesystem::perms::others_read);
+  rv::sandbox_limits limits;
+  limits.confine_reads = true;
+  const std::string script =
+      "cat handed/candidate/kernel.py handed/candidate/helper.py >&3;"
+      " ls -a handed/candidate | tr '\\n' , | sed 's/^/listed=/' >&3; echo >&3;"
+      " for f in " + k.string() + "/.env " + k.string() + "/gha-creds-0123abcd.json " + k.string() + "/kernel.py " +
+      home_secret.string() +
+      "; do cat $f >&3 2>/dev/null || echo refused:$f >&3; done;"
+      " (echo changed > handed/candidate/kernel.py) 2>/dev/null && echo handed=written >&3 || echo handed=read-only >&3;"
+      " mv handed gone 2>/dev/null && echo handed=moved >&3 || echo handed=stays >&3";
+  std::string out = run_sandboxed(script, {"PATH=/usr/bin:/bin"}, limits, [&](const std::filesystem::path& scratch) {
+    CHECK(rnx::sandbox::hand_kernel(scratch, k / "kernel.py", "candidate") ==
+          rnx::sandbox::handed_folder(scratch) / "candidate" / "kernel.py");
+  });
+  std::filesystem::remove(home_secret);
+  INFO(out);
+  CHECK(out.find("rnx-kernel-text\nrnx-helper-text\n") != std::string::npos);
+  CHECK(out.find("listed=.,..,helper.py,kernel.py,\n") != std::string::npos);
+  for (const char* secret : {"rnx-dotenv-secret", "rnx-service-account-secret", "rnx-home-secret"}) {
+    CHECK(out.find(secret) == std::string::npos);
+  }
+  CHECK(out.find("refused:" + (k / ".env").string()) != std::string::npos);
+  CHECK(out.find("refused:" + (k / "gha-creds-0123abcd.json").string()) != std::string::npos);
+  CHECK(out.find("refused:" + (k / "kernel.py").string()) != std::string::npos);
+  CHECK(out.find("refused:" + home_secret.string()) != std::string::npos);
+  CHECK(out.find("handed=read-only") != std::string::npos);
+  CHECK(out.find("handed=stays") != std::string::npos);
+  CHECK(out.find("\"layer\":\"scratch\",\"ok\":true") != std::string::npos);
 }
 
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {

@@ -14,9 +14,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fstream>
+#include <sstream>
+#include <utility>
 
 namespace bj = boost::json;
 namespace fs = std::filesystem;
@@ -50,18 +53,90 @@ bj::object job_json(const verify_options& o) {
   };
 }
 
+// The job's kernels as the worker reaches them: each copied with this process's rights into the sandbox's handed
+// folder, with the sources beside it that are its own (sandbox::kernel_sources). The worker never reads them
+// where they lie: a folder above them nobody may enter (root's mode-700 temporary folder, /root) does not matter,
+// and nothing else of their folders (a .env, a cloud login's gha-creds-*.json) is in its reach.
+struct handed_kernels {
+  fs::path reference;
+  fs::path candidate;
+  // (the handed folder as the worker names it, the caller's folder): paths in the worker's words shown as the
+  // user's, so a traceback or an error names the file the user wrote.
+  std::vector<std::pair<std::string, std::string>> shown_as;
+};
+
+handed_kernels hand_kernels(const verify_options& o, const fs::path& dir) {
+  handed_kernels h;
+  h.reference = sandbox::hand_kernel(dir, o.reference.path, "reference");
+  h.candidate = sandbox::hand_kernel(dir, o.candidate, "candidate");
+  for (const auto& [handed, original] : {std::pair{h.reference, o.reference.path}, std::pair{h.candidate, o.candidate}}) {
+    h.shown_as.emplace_back((handed.parent_path() / "").string(), (fs::absolute(original).parent_path() / "").string());
+  }
+  return h;
+}
+
+// Every string in `v` with the handed folders' paths written as the caller's.
+void show_paths_as_callers(bj::value& v, const std::vector<std::pair<std::string, std::string>>& shown_as) {
+  if (v.is_object()) {
+    for (auto& [key, item] : v.as_object()) show_paths_as_callers(item, shown_as);
+  } else if (v.is_array()) {
+    for (auto& item : v.as_array()) show_paths_as_callers(item, shown_as);
+  } else if (v.is_string()) {
+    std::string s(v.as_string());
+    bool changed = false;
+    for (const auto& [from, to] : shown_as) {
+      for (std::size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size())) {
+        s.replace(at, from.size(), to);
+        changed = true;
+      }
+    }
+    if (changed) v = bj::string(s);
+  }
+}
+
+bool at_or_beneath(const fs::path& p, const fs::path& folder) {
+  const auto rel = p.lexically_relative(folder);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+// PYTHONPATH and LD_LIBRARY_PATH without the folders that hold a kernel (a checkout on PYTHONPATH): the sandbox
+// shows the folders these name to the worker, and the kernels' own files are handed to it instead.
+std::vector<std::string> without_kernel_folders(std::vector<std::string> env, const std::vector<fs::path>& kernels) {
+  for (auto& entry : env) {
+    const auto eq = entry.find('=');
+    const std::string name = entry.substr(0, eq);
+    if (eq == std::string::npos || (name != "PYTHONPATH" && name != "LD_LIBRARY_PATH")) continue;
+    std::string kept;
+    std::istringstream list(entry.substr(eq + 1));
+    for (std::string folder; std::getline(list, folder, ':');) {
+      std::error_code ec;
+      const fs::path f = fs::weakly_canonical(fs::absolute(folder.empty() ? "." : folder), ec);
+      const bool holds_kernel = std::any_of(kernels.begin(), kernels.end(), [&](const fs::path& k) {
+        std::error_code kec;
+        return !ec && at_or_beneath(fs::weakly_canonical(fs::absolute(k), kec), f);
+      });
+      if (!holds_kernel) kept += (kept.empty() ? "" : ":") + folder;
+    }
+    entry = name + "=" + kept;
+  }
+  return env;
+}
+
 }  // namespace
 
 worker_outcome run_worker(const verify_options& o, const fs::path& dir, const std::vector<std::string>& env) {
   fs::path job = dir / "job.json";
+  const handed_kernels handed = hand_kernels(o, dir);
   {
     std::ofstream out(job);
     // The worker may write only inside its scratch folder (Landlock), so compiled kernels are cached there, in the
     // one folder whose files may be loaded as code: a candidate must not be able to plant a library in the shared
     // cache that a later run would load unsandboxed.
-    verify_options with_cache = o;
-    if (with_cache.cache_dir.empty()) with_cache.cache_dir = sandbox::compiled_folder(dir);
-    out << json::serialize(job_json(with_cache));
+    verify_options in_sandbox = o;
+    if (in_sandbox.cache_dir.empty()) in_sandbox.cache_dir = sandbox::compiled_folder(dir);
+    in_sandbox.reference.path = handed.reference;
+    in_sandbox.candidate = handed.candidate;
+    out << json::serialize(job_json(in_sandbox));
     if (!out) throw error(errc::internal, job.string() + ": cannot write the verify job");
   }
   fs::path worker = o.worker.empty() ? default_worker_path() : o.worker;
@@ -80,17 +155,14 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
   const auto device = device_kind_from_string(o.reference.device);
   const bool cpu_only =
       device == device_kind::cpu || (device == device_kind::automatic && !fs::exists("/dev/nvidiactl"));
-  // The worker reads nothing of the host but the installed files and the job's: the two kernels, the folders of
-  // their helper modules (each file's folder is on sys.path) and a kernel cache the caller named.
+  // The worker reads nothing of the host but the installed files (the system's, its own, the Python install) and
+  // a kernel cache the caller named; the kernels and their helper modules are in its scratch (handed above).
   sandbox::sandbox_limits limits = o.limits;
   limits.confine_reads = true;
-  for (const fs::path& kernel : {o.reference.path, o.candidate}) {
-    limits.readable.push_back(fs::absolute(kernel));
-    limits.readable.push_back(fs::absolute(kernel).parent_path());
-  }
   if (!o.cache_dir.empty()) limits.readable.push_back(fs::absolute(o.cache_dir));
   sandbox::sandboxed_process p =
-      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()}, env, dir, limits, cpu_only);
+      sandbox::spawn_sandboxed({fs::absolute(worker).string(), "--job", job.string()},
+                               without_kernel_folders(env, {o.reference.path, o.candidate}), dir, limits, cpu_only);
   worker_outcome w;
   w.address_space_limited = cpu_only;
   std::string buffer;
@@ -110,6 +182,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
           buffer.erase(0, nl + 1);
           try {
             bj::value v = json::parse(line, "verify worker output");
+            show_paths_as_callers(v, handed.shown_as);
             if (v.is_object()) w.events.push_back(v.as_object());
           } catch (const std::exception&) {
             const std::string_view garbage = to_string(worker_event::garbage);

@@ -16,6 +16,7 @@
 
 #include <sys/types.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -68,6 +69,28 @@ std::filesystem::path compiled_folder(const std::filesystem::path& workdir);
 
 // The uid (and gid) the untrusted code runs as when the caller is root: nobody.
 constexpr unsigned unprivileged_uid = 65534;
+
+// ---- files handed to the worker ----
+// The worker never reaches the job's files by their host paths (a kernel's folder may lie under a folder nobody may
+// enter, root's mode-700 temporary folder or /root, and may hold files that are not the kernel's: a .env, a cloud
+// login's gha-creds-*.json). The caller copies what the worker needs into `workdir`/handed with its own rights
+// before the sandbox starts; inside the sandbox that folder is a read-only, noexec bind beneath scratch.
+std::filesystem::path handed_folder(const std::filesystem::path& workdir);
+
+// The files of a kernel's folder that are the kernel's own, relative to that folder: the kernel itself, and the
+// Python, C, C++ and CUDA sources (the helper modules it imports, the headers it includes) beside it and in its
+// subfolders up to three levels down; never a hidden file or folder (.env, .git), __pycache__, a link, or, when this
+// process is root, a file others may not read (the worker's user could not read it where it lies either). Nearer
+// levels first, at most max_handed_files files and max_handed_mb MiB (a level that does not fit is left out).
+constexpr std::size_t max_handed_files = 2000;
+constexpr std::int64_t max_handed_mb = 64;
+std::vector<std::filesystem::path> kernel_sources(const std::filesystem::path& kernel);
+
+// Hands `kernel` and its kernel_sources to the worker: copied into handed_folder(workdir)/`role`, readable by the
+// worker's user, not writable by it. Returns the path the worker loads the kernel from. Throws rnx::error(internal)
+// when a file cannot be copied.
+std::filesystem::path hand_kernel(const std::filesystem::path& workdir, const std::filesystem::path& kernel,
+                                  const std::string& role);
 
 // The layers spawn_sandboxed sets up besides the network, Landlock and process namespace (which have lines of
 // their own: "sandbox", "sandbox_fs", "sandbox_proc"). Each is reported on the result pipe as
