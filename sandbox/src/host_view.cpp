@@ -129,17 +129,68 @@ namespace detail {
 
 namespace {
 
-// A needed folder that others may not enter (a reference in a mode-700 temporary folder of root's): covered, and
-// the files in it that the caller named shown again inside the cover (their own modes then decide).
-void show_files_of_closed_folder(host_view& view, const fs::path& folder, const std::vector<fs::path>& readable) {
+bool closed_to_others(const fs::path& folder) {
   struct stat st {};
-  std::error_code ec;
-  if (!fs::is_directory(folder, ec) || ::stat(folder.c_str(), &st) != 0 || (st.st_mode & S_IXOTH)) return;
-  for (const auto& file : readable) {
-    if (file.parent_path() != folder || !fs::is_regular_file(file, ec)) continue;
-    if (std::find(view.covers.begin(), view.covers.end(), folder) == view.covers.end()) view.covers.push_back(folder);
-    view.shown.push_back({file, false});
+  return ::stat(folder.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && !(st.st_mode & S_IXOTH);
+}
+
+// The outermost folder above `p` that others may not enter; empty when there is none.
+fs::path closed_above(const fs::path& p) {
+  fs::path at = p.root_path();
+  for (const auto& part : p.parent_path().relative_path()) {
+    at /= part;
+    if (closed_to_others(at)) return at;
   }
+  return {};
+}
+
+void add_once(std::vector<fs::path>& list, const fs::path& p) {
+  if (std::find(list.begin(), list.end(), p) == list.end()) list.push_back(p);
+}
+
+struct needed_path {
+  fs::path path;
+  bool job = false;  // one of the caller's `readable`
+};
+
+// Started as root, for a worker that is not: each needed path beneath a folder others may not enter gets that folder
+// covered, the folders between made in the cover and the path itself shown again (its own modes then decide). A job
+// path that is itself such a folder (a kernel's folder made by mkdtemp, mode 700) is made in the cover with what
+// else is needed beneath it shown there, never shown itself: a bind of it would stay closed to the worker. So a
+// needed path deeper in a closed folder than another is shown too (a manifest at a mode-700 project's root, its
+// kernel in kernels/).
+void plan_covers(host_view& view, const std::vector<needed_path>& needed) {
+  std::vector<fs::path> shown;
+  for (const auto& [p, job] : needed) {
+    const bool closed_itself = job && closed_to_others(p);
+    fs::path cover = closed_above(p);
+    if (cover.empty() && closed_itself) cover = p;
+    if (cover.empty()) continue;
+    add_once(view.covers, cover);
+    if (p == cover) continue;
+    fs::path step = cover;
+    for (const auto& part : p.lexically_relative(cover)) {
+      step /= part;
+      if (step != p || closed_itself) add_once(view.skeleton, step);
+    }
+    if (!closed_itself) add_once(shown, p);
+  }
+  // What lies beneath a shown path is shown with it (and nothing can be made there: it is the host's).
+  std::sort(shown.begin(), shown.end());
+  for (const auto& p : shown) {
+    if (view.shown.empty() || !beneath(p, view.shown.back().path)) {
+      std::error_code ec;
+      view.shown.push_back({p, fs::is_directory(p, ec)});
+    }
+  }
+  auto under_shown = [&](const fs::path& f) {
+    return std::any_of(view.shown.begin(), view.shown.end(),
+                       [&](const shown_path& s) { return f == s.path || beneath(f, s.path); });
+  };
+  view.skeleton.erase(std::remove_if(view.skeleton.begin(), view.skeleton.end(), under_shown), view.skeleton.end());
+  std::sort(view.skeleton.begin(), view.skeleton.end());  // parents first
+  // A cover beneath another is covered already.
+  view.covers = outermost(view.covers);
 }
 
 }  // namespace
@@ -160,37 +211,16 @@ host_view plan_host_view(const fs::path& program, const std::vector<std::string>
   }
   view.readable = outermost(readable);
   if (!cover_closed) return view;
-  std::vector<fs::path> needed = view.programs;
-  needed.insert(needed.end(), view.readable.begin(), view.readable.end());
-  needed.push_back(scratch);
-  for (const auto& p : outermost(needed)) {
-    // The outermost folder above `p` that others may not enter: covered, and `p` shown again inside the cover.
-    fs::path closed;
-    fs::path at = p.root_path();
-    for (const auto& part : p.parent_path().relative_path()) {
-      at /= part;
-      struct stat st {};
-      if (::stat(at.c_str(), &st) == 0 && !(st.st_mode & S_IXOTH)) {
-        closed = at;
-        break;
-      }
-    }
-    if (closed.empty()) {
-      show_files_of_closed_folder(view, p, readable);
-      continue;
-    }
-    if (std::find(view.covers.begin(), view.covers.end(), closed) == view.covers.end()) view.covers.push_back(closed);
+  std::vector<needed_path> needed;
+  for (const auto& p : view.programs) needed.push_back({p, false});
+  for (const auto& r : readable) {
     std::error_code ec;
-    view.shown.push_back({p, fs::is_directory(p, ec)});
-    for (fs::path step = closed; const auto& part : p.lexically_relative(closed)) {
-      step /= part;
-      if (step != p && std::find(view.skeleton.begin(), view.skeleton.end(), step) == view.skeleton.end()) {
-        view.skeleton.push_back(step);
-      }
-    }
+    const fs::path c = r.is_absolute() ? fs::canonical(r, ec) : fs::path();
+    if (!c.empty() && !ec && c != c.root_path()) needed.push_back({c, true});
   }
-  // A cover beneath another is covered already.
-  view.covers = outermost(view.covers);
+  // Scratch is a tmpfs of its own: only a closed folder above it matters.
+  if (std::error_code ec; fs::exists(scratch, ec)) needed.push_back({fs::canonical(scratch, ec), false});
+  plan_covers(view, needed);
   return view;
 }
 

@@ -311,6 +311,34 @@ TEST_CASE("a handed kernel is read in the sandbox, read-only; its folder's other
   CHECK(out.find("\"layer\":\"scratch\",\"ok\":true") != std::string::npos);
 }
 
+TEST_CASE("job paths under a mode-700 folder, one deeper than another, are all shown; nothing else of it is") {
+  // As rnx optimize's benchmark names them: a manifest at a mktemp -d project's root (the root itself one of the
+  // paths) and the kernel in kernels/. Started as root the worker's user may enter none of it on the host.
+  rnx::sandbox::scratch_folder project("rnx-sandbox-project-");
+  std::filesystem::permissions(project.path(), std::filesystem::perms::owner_all);
+  const auto p = project.path();
+  write_file(p / "rnx.toml", "rnx-manifest-text\n");
+  write_file(p / "kernels" / "kernel.py", "rnx-kernel-text\n");
+  write_file(p / ".env", "rnx-dotenv-secret\n");
+  for (const char* f : {"rnx.toml", "kernels", "kernels/kernel.py", ".env"}) {
+    std::filesystem::permissions(p / f, std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
+                                 std::filesystem::perm_options::add);
+  }
+  rv::sandbox_limits limits;
+  limits.readable = {p / "rnx.toml", p, p / "kernels" / "kernel.py", p / "kernels"};
+  std::string out = run_sandboxed("cat " + (p / "rnx.toml").string() + " " + (p / "kernels" / "kernel.py").string() +
+                                      " >&3; cat " + (p / ".env").string() + " >&3 2>/dev/null || echo refused >&3",
+                                  {"PATH=/usr/bin:/bin"}, limits);
+  INFO(out);
+  CHECK(out.find("rnx-manifest-text\nrnx-kernel-text\n") != std::string::npos);
+  CHECK(out.find("\"layer\":\"host_files\",\"ok\":true") != std::string::npos);
+  if (::geteuid() == 0) {
+    // Covered: only what was named is there (an ordinary user reads their own files where they lie).
+    CHECK(out.find("refused") != std::string::npos);
+    CHECK(out.find("rnx-dotenv-secret") == std::string::npos);
+  }
+}
+
 TEST_CASE("the report's verdict: fail rejects, review rejects only on request, nothing run rejects") {
   rv::verify_report r;
   CHECK_FALSE(r.accepted());
