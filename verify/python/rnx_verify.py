@@ -120,9 +120,12 @@ def kernelbench_inputs(ref, cand, batch, dims, seed):
     return out
 
 
-def bind(loaded, ref, dtype, device, seed, batch, dims):
+def bind(loaded, ref, dtype, device, seed, batch, dims, parameters_seed=0):
     """A callable for one dtype and device. KernelBench classes are built from the reference's
-    get_init_inputs() under the same seed, so Model and ModelNew start from the same weights."""
+    get_init_inputs() under the same seed, so Model and ModelNew start from the same weights.
+    One instance serves every case whose constructor arguments are the same (as a user builds a model once and
+    calls it at every batch): a kernel that sizes its work buffers at its first call is then called at other sizes.
+    parameters_seed (non-zero): the instance's parameters perturbed (perturb_parameters), a separate instance."""
     if loaded.kind == rnx_support.FUNCTION:
         return loaded.target
     _set_sizes([ref.module, loaded.module], batch, dims)
@@ -130,7 +133,94 @@ def bind(loaded, ref, dtype, device, seed, batch, dims):
     literal = _literal_sizes(dims)
     if literal:  # a literal size changed in the inputs is changed where the constructor is given it too
         init = [literal.get(v, v) if type(v) is int else v for v in init]
-    return rnx_support.build_model(loaded.target, init, rnx_support.DTYPES[dtype], torch.device(device), seed)
+    key = (id(loaded), dtype, str(device), _init_key(init), parameters_seed)
+    model = _instances.get(key)
+    if model is not None:
+        return model
+    model = rnx_support.build_model(loaded.target, init, rnx_support.DTYPES[dtype], torch.device(device), seed)
+    model._rnx_parameters = ""
+    if parameters_seed:
+        model._rnx_parameters = perturb_parameters(model, loaded, ref, init, dtype, device, seed, parameters_seed)
+    if len(_instances) >= 16:  # bounded: a sweep over many constructor sizes builds one instance each
+        _instances.pop(next(iter(_instances)))
+    _instances[key] = model
+    return model
+
+
+_instances = {}
+
+
+def _init_key(init):
+    """The constructor's arguments as a dictionary key: tensors by shape and dtype (get_init_inputs() draws them
+    under the same seed every time), everything else by its repr."""
+    return tuple((tuple(v.shape), str(v.dtype)) if isinstance(v, torch.Tensor) else repr(v) for v in init)
+
+
+# ---- module parameters: varied, so a rewrite cannot assume their defaults ----
+
+_RUNNING_STATS = ("running_mean", "running_var")
+
+
+def _perturbable(model):
+    """{name: tensor} of what a perturbation may change: every floating parameter, and the running statistics of
+    normalisation layers (buffers that are statistics, not masks or tables whose values are structure)."""
+    found = {name: p for name, p in model.named_parameters() if p.is_floating_point()}
+    for name, b in model.named_buffers():
+        if b.is_floating_point() and name.rsplit(".", 1)[-1] in _RUNNING_STATS:
+            found[name] = b
+    return found
+
+
+def _noise(name, shape, seed):
+    """The same standard normal draw for a name and shape in every process and dtype (crc32, not hash(): Python
+    randomises str hashes per process)."""
+    import zlib
+    g = torch.Generator().manual_seed((seed * 1000003 + zlib.crc32(name.encode())) % (2 ** 63))
+    return torch.randn(tuple(shape), generator=g, dtype=torch.float32)
+
+
+def perturb_parameters(model, loaded, ref, init, dtype, device, seed, parameters_seed):
+    """Moves every perturbable tensor (_perturbable) by one random draw keyed on its name and shape: a parameter by
+    half its own root-mean-square (half of one where that is zero: a LayerNorm's ones and zeros become values
+    around them), a running variance multiplied by exp(N(0, 0.5^2)) so it stays positive. The reference's tensors
+    of the same name and shape get the same draw. A candidate whose perturbable names and shapes are not the
+    reference's is left as built; returns why (the judge marks that for review), else a note of what moved."""
+    mine = _perturbable(model)
+    if loaded is not ref:
+        reference_model = rnx_support.build_model(ref.target, init, rnx_support.DTYPES[dtype], torch.device(device),
+                                                  seed)
+        theirs = {n: tuple(t.shape) for n, t in _perturbable(reference_model).items()}
+        del reference_model
+        own = {n: tuple(t.shape) for n, t in mine.items()}
+        if own != theirs:
+            missing = sorted(set(theirs) - set(own))
+            extra = sorted(set(own) - set(theirs))
+            reshaped = sorted(n for n in set(own) & set(theirs) if own[n] != theirs[n])
+            parts = []
+            if missing:
+                parts.append("the reference's " + ", ".join(missing[:4]) + " not found")
+            if extra:
+                parts.append("its own " + ", ".join(extra[:4]) + " not in the reference")
+            if reshaped:
+                parts.append(", ".join(reshaped[:4]) + " of another shape")
+            return "unmatched: " + "; ".join(parts)
+    with torch.no_grad():
+        for name, t in mine.items():
+            base = t.detach().to("cpu", torch.float32)
+            noise = _noise(name, base.shape, parameters_seed)
+            if name.rsplit(".", 1)[-1] == "running_var":
+                moved = base * torch.exp(0.5 * noise)
+            else:
+                rms = float(base.pow(2).mean().sqrt()) if base.numel() else 0.0
+                moved = base + 0.5 * (rms if rms > 0 else 1.0) * noise
+            t.copy_(moved.to(t.device, t.dtype))
+    return "perturbed: " + ", ".join(sorted(mine)[:6]) + (f" and {len(mine) - 6} more" if len(mine) > 6 else "") \
+        if mine else "none"
+
+
+def parameters_note(model):
+    """What bind() did to a model's parameters ("" for a function or an unperturbed instance)."""
+    return getattr(model, "_rnx_parameters", "") or ""
 
 
 def python_threads():
@@ -164,7 +254,71 @@ def import_compiler_stack(device="cpu", candidate=""):
         import triton  # noqa: F401
     if device.startswith("cuda") and _source_compiles(candidate):
         _warm_compile(device)
+    import_installed_packages(candidate)
     return _time.perf_counter() - start
+
+
+def _installed_folders():
+    """The folders installed packages live in (site-packages and the standard library), never the candidate's."""
+    import site
+    import sysconfig
+    folders = {sysconfig.get_paths().get(k) for k in ("purelib", "platlib", "stdlib", "platstdlib")}
+    try:
+        folders.update(site.getsitepackages())
+    except AttributeError:  # pragma: no cover - virtualenvs of old
+        pass
+    return tuple(os.path.realpath(f) + os.sep for f in folders if f)
+
+
+def _imported_names(path):
+    """Absolute module names the candidate's source imports (read, never run): `import a.b` gives a.b,
+    `from a.b import c` gives a.b and a.b.c (c may be a submodule)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            tree = ast.parse(f.read())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    names = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.extend(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module)
+            names.extend(f"{node.module}.{a.name}" for a in node.names if a.name != "*")
+    return names
+
+
+def import_installed_packages(candidate):
+    """Imports the installed packages the candidate's source names, before the judge counts the threads and takes
+    the snapshot it compares with: what an installed library does at import (a thread pool, one thread per CPU;
+    patching torch) is the baseline, like torch's own. Only modules found in site-packages or the standard
+    library are imported, never a file of the candidate's folder, and a module that fails to import is left for
+    the candidate's own import to report. Returns the names imported."""
+    import importlib
+    import importlib.util
+    if not candidate.endswith(".py"):
+        return []
+    installed = _installed_folders()
+    done = []
+    for name in _imported_names(candidate):
+        if name in sys.modules:
+            continue
+        top = name.split(".")[0]
+        try:
+            spec = importlib.util.find_spec(top)
+        except (ImportError, ValueError):
+            continue
+        origin = getattr(spec, "origin", None) if spec else None
+        if not origin or not os.path.realpath(origin).startswith(installed):
+            continue
+        try:
+            if "." in name and importlib.util.find_spec(name) is None:
+                continue  # `from package import function`: the package alone
+            importlib.import_module(name)
+            done.append(name)
+        except Exception:  # noqa: BLE001 - the candidate's own import reports it
+            continue
+    return done
 
 
 def _source_compiles(path):

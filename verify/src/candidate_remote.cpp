@@ -67,7 +67,9 @@ bool bool_field(const bj::object& o, const char* key) {
 bj::object shape_json(const shape_variant& shape) {
   bj::object dims;
   for (const auto& [name, size] : shape.dims) dims[name] = size;
-  return bj::object{{"batch", shape.batch}, {"dims", std::move(dims)}};
+  bj::object o{{"batch", shape.batch}, {"dims", std::move(dims)}};
+  if (shape.parameters_seed) o["parameters_seed"] = static_cast<std::int64_t>(shape.parameters_seed & 0x7fffffff);
+  return o;
 }
 
 std::string status_text(int status) {
@@ -294,6 +296,8 @@ std::vector<at::Tensor> remote_candidate::call(const std::vector<at::Tensor>& in
   for (const auto& p : pairs("reuses_previous")) {
     if (p.size() == 1) notes_.reuses_previous.push_back(static_cast<int>(p[0]));
   }
+  notes_.parameters = text_field(r.header, "parameters");
+  if (notes_.parameters.size() > 300) notes_.parameters.resize(300);
   return out;
 }
 

@@ -24,6 +24,7 @@ namespace rnx::verify::detail {
 struct call_notes {
   std::vector<std::pair<int, int>> shares_input;  // (output, input) pairs backed by the same memory
   std::vector<int> reuses_previous;               // outputs held in memory a previous call's output still holds
+  std::string parameters;  // what the call's instance has of perturbed parameters (verify_kernel::parameters_note)
 };
 
 // The candidate's process's last word: its seccomp filters, what they refused, its write attempts outside the
@@ -80,6 +81,7 @@ class remote_candidate final : public verify_kernel {
   const candidate_costs& costs() const { return costs_; }
   // Threads of the candidate's process, counted here from /proc.
   int native_threads() const;
+  pid_t pid() const { return pid_; }
   // Ends the candidate's process after its report. Throws rnx::error(kernel_failed) when it is already gone.
   host_report finish();
   // Empty while the process runs; otherwise how it ended.

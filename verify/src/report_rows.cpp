@@ -84,6 +84,7 @@ struct worker_events {
   std::string killed_by_filter;  // the candidate's process, killed by its seccomp filter (a foreign-ABI call)
   sandbox::layer_report layers;  // never root, session, /proc/sys, /dev, scratch, process limit
   std::string last_started;
+  std::vector<std::string> restarts;  // the candidate's processes that ended during a case and were replaced
 };
 
 // The result of a "check" event; text that is not an outcome's name is the worker's failure, never a quiet fail.
@@ -128,6 +129,11 @@ void read_sealed(worker_events& ev, const bj::object& e) {
   ev.io_uring = e.at("io_uring").as_int64();
   if (const auto* c = e.if_contains("calls"); c && c->is_string()) ev.refused_calls = std::string(c->as_string());
   if (const auto* k = e.if_contains("killed"); k && k->is_string()) ev.killed_by_filter = std::string(k->as_string());
+  if (const auto* r = e.if_contains("restarts"); r && r->is_array()) {
+    for (const auto& v : r->as_array()) {
+      if (v.is_string() && ev.restarts.size() < 4) ev.restarts.emplace_back(v.as_string());
+    }
+  }
   if (e.contains("writes_outside")) {
     const auto& attempts = e.at("writes_outside").as_object();
     ev.writes_outside = attempts.at("count").to_number<std::int64_t>();
@@ -302,6 +308,10 @@ check_row sandbox_row(check_group group, const std::string& name, const worker_e
   }
   if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
   os << "; its own temporary folder";
+  if (!ev.restarts.empty()) {
+    os << "; the candidate's process ended during a case and was restarted " << ev.restarts.size()
+       << " time(s) (" << join_names(ev.restarts, 3) << ")";
+  }
   r.detail = os.str();
   return r;
 }

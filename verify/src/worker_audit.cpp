@@ -117,8 +117,8 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
         // (a fixed multiple of eps * max|ref| ignores the reduction length and rejected honest large-K GEMMs).
         const runner::yardstick yard =
             reference_yard(pair_.reference().call(narrow, dtype, smoke_shape), ref_changed, wide, dtype, smoke_shape);
-        if (!runner::check_within(cand_changed, ref_changed, tol_for(dtype), yard,
-                                  runner::yard_basis::trusted_reference)
+        if (!runner::check_within(cand_changed, ref_changed, tolerance_for(wide, ref_changed, dtype, smoke_shape).first,
+                                  yard, runner::yard_basis::trusted_reference)
                  .ok) {
           bool unchanged = runner::compare_outputs(cand_changed, cand_base_copy, tol_for(dtype)).ok;
           ignored.push_back(
@@ -127,6 +127,12 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
       }
     } catch (const std::exception& e) {
       failure = e.what();
+    }
+    // A module's parameters are inputs too: perturbed, in the reference and the candidate alike.
+    outcome parameters_result = outcome::skip;
+    std::string parameters;
+    if (failure.empty() && pair_.kernelbench()) {
+      parameters = perturbed_parameters(smoke_shape, dtype, next_seed(), parameters_result);
     }
     std::string d;
     outcome result = outcome::pass;
@@ -147,8 +153,54 @@ void verifier::stage_ignored_inputs(dtype_run& run) {
       d += "; the reference ignores:";
       for (const auto& n : irrelevant) d += " " + n;
     }
+    if (!parameters.empty()) {
+      if (parameters_result == outcome::fail || (parameters_result == outcome::review && result != outcome::fail)) {
+        d = parameters + "; " + d;
+        result = parameters_result;
+      } else if (parameters_result == outcome::pass && result == outcome::skip) {
+        d = parameters + "; " + d;
+        result = outcome::pass;
+      } else {
+        d += "; " + parameters;
+      }
+    }
     row(check_id::ignored_inputs, result, d, t, dtype);
   }
+}
+
+// The module-parameter case: the reference's and the candidate's parameters of the same names and shapes moved by
+// one random draw (rnx_verify.perturb_parameters), so a rewrite that is right only at their initial values (a
+// LayerNorm's weight of ones and bias of zeros, ignored) is wrong here. A candidate whose parameters are not the
+// reference's by name and shape is left as built and marked for review: its use of them is then unchecked.
+std::string verifier::perturbed_parameters(const shape_variant& shape, at::ScalarType dtype, std::uint64_t seed,
+                                           outcome& result) {
+  shape_variant perturbed = shape;
+  perturbed.parameters_seed = (seed & 0x7fffffff) | 1;
+  case_result r = evaluate({"module parameters perturbed", perturbed, seed, {}, {}}, dtype);
+  const std::string what = pair_.reference().parameters_note();
+  const std::string theirs = candidate().last_notes().parameters;
+  if (what == "none" || what.empty()) {
+    result = outcome::skip;
+    return "";  // the reference has no parameters to vary
+  }
+  const std::string names = what.rfind("perturbed: ", 0) == 0 ? what.substr(11) : what;
+  if (theirs.rfind("unmatched", 0) == 0) {
+    result = outcome::review;
+    return "the candidate's module parameters cannot be matched to the reference's by name and shape (" +
+           theirs.substr(std::min<std::size_t>(theirs.size(), 11)) +
+           "), so whether it uses them was not checked: keep the reference's parameter names and shapes";
+  }
+  if (r.status == case_result::state::fail || r.status == case_result::state::narrowed) {
+    result = outcome::fail;
+    return "wrong with the module's parameters moved from their initial values (" + names +
+           "): it assumes their defaults or ignores them; " + r.message;
+  }
+  if (r.status == case_result::state::not_applicable) {
+    result = outcome::skip;
+    return "module parameters perturbed: not applicable (" + r.message + ")";
+  }
+  result = outcome::pass;
+  return "follows its module parameters (" + names + " perturbed)";
 }
 
 // Precision: on well-conditioned data, the candidate's error against float64 next to the eager reference's
@@ -168,6 +220,9 @@ void verifier::stage_precision(dtype_run& run) {
     } else {
       double cand_err = max_error(r.out, r.ref64);
       double floor = 4 * dtype_eps(dtype) * std::max(r.ref_max, 1e-30);
+      // A reduction's accumulation allowance counts as the dtype's own error too (tolerance_for): an honest
+      // reordering of a long sum is off by that much where the eager reference, summing in its own order, is not.
+      floor = std::max(floor, r.allowance / runner::yard_factor);
       double ratio = cand_err / std::max(r.yard, floor);
       constexpr double limit = 256;
       bool bad = !std::isfinite(ratio) || ratio > limit;
@@ -199,7 +254,7 @@ void verifier::stage_hidden_work(dtype_run& run) {
     }
     constexpr int calls = 50;
     try {
-      hidden_work_result h = candidate_.hidden_work(in, dtype, sh, calls);
+      hidden_work_result h = candidate().hidden_work(in, dtype, sh, calls);
       // Work after the timed stream's stop event, beyond the host's reaction time and a tenth of the timed work
       // (the held pass may have made fewer calls: the same share of the plain pass's time per call).
       const double held_work_ms = std::max(h.held_stream_ms - h.hold_ms, 0.0);

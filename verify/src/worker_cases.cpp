@@ -13,7 +13,7 @@ namespace rnx::verify::detail {
 std::vector<at::Tensor> verifier::candidate_call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                                  const shape_variant& shape) {
   // In the candidate's own process, which poisons its freed memory first and restores patched globals after.
-  return candidate_.call(inputs, dtype, shape);
+  return candidate().call(inputs, dtype, shape);
 }
 
 std::vector<at::Tensor> verifier::make_base(const case_spec& c) {
@@ -38,12 +38,77 @@ bool verifier::reference_accepts(const std::vector<at::Tensor>& base, const case
   }
 }
 
-// Whether a refusal in case `c` narrows the contract rather than breaks it: the case lays its inputs out in a way
-// the reference's own inputs (`base`, as get_inputs() or the manifest make them) never are, and the candidate's
-// process is still there (an exception it raised, not a crash).
-bool verifier::refuses_foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const {
-  if (c.lay == layout::contiguous || !candidate_.ended().empty()) return false;
+// Whether case `c` lays its inputs out in a way the reference's own inputs (`base`, as get_inputs() or the manifest
+// make them: always contiguous) never are: a refusal there, or wrong values, narrows the contract rather than breaks
+// it.
+bool verifier::foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const {
+  if (c.lay == layout::contiguous) return false;
   return std::all_of(base.begin(), base.end(), [](const at::Tensor& t) { return !t.defined() || t.is_contiguous(); });
+}
+
+std::string verifier::after_failed_call(const case_spec& c, const std::string& what) {
+  (void)what;
+  const std::string ended = slot_.restart_if_ended(c.label);
+  return ended.empty() ? "" : " [its process ended there and was restarted for the checks after it]";
+}
+
+namespace {
+
+// What a candidate that is wrong only on a layout the reference's own inputs never have should do about it.
+std::string layout_fix(layout l) {
+  return l == layout::transposed ? "call .contiguous() on its inputs, or check their strides and raise"
+                                 : "call .contiguous() on its inputs, or assert that they are contiguous";
+}
+
+// A reduction's terms per output, at or above which the accumulation allowance applies: below it a kernel is
+// elementwise or nearly so, and the eager reference's own error is the yardstick.
+constexpr std::int64_t accumulation_min_terms = 16;
+// The allowance in units of the dtype's unit roundoff times the sum of the terms' magnitudes (docs/verify.md,
+// "Reductions": about four standard deviations of the rounding error of one sequential chain of N terms).
+constexpr double accumulation_factor = 2.0;
+
+}  // namespace
+
+double verifier::accumulation_allowance(const std::vector<at::Tensor>& wide, const std::vector<at::Tensor>& ref64,
+                                        at::ScalarType dtype, const shape_variant& shape, std::int64_t& terms) {
+  terms = 0;
+  std::int64_t largest_in = 0, smallest_out = 0;
+  for (const auto& w : wide) {
+    if (w.defined() && w.is_floating_point()) largest_in = std::max<std::int64_t>(largest_in, w.numel());
+  }
+  for (const auto& r : ref64) {
+    if (r.defined() && r.is_floating_point() && r.numel() > 0) {
+      smallest_out = smallest_out ? std::min<std::int64_t>(smallest_out, r.numel()) : r.numel();
+    }
+  }
+  if (!largest_in || !smallest_out) return 0;
+  terms = largest_in / smallest_out;
+  if (terms < accumulation_min_terms) return 0;
+  // The sum of the terms' magnitudes: the reference on |inputs| in float64 (for a sum, sum |x_i|; for a product
+  // summed, sum |a_i||b_i|).
+  std::vector<at::Tensor> magnitudes;
+  for (const auto& w : wide) magnitudes.push_back(w.defined() && w.is_floating_point() ? w.abs() : w);
+  std::vector<at::Tensor> m;
+  try {
+    m = pair_.reference().call(magnitudes, at::kDouble, shape);
+  } catch (const std::exception&) {
+    return 0;
+  }
+  if (!all_finite(m)) return 0;
+  return accumulation_factor * dtype_eps(dtype) / 2 * max_abs(m);
+}
+
+std::pair<tolerance, std::string> verifier::tolerance_for(const std::vector<at::Tensor>& wide,
+                                                          const std::vector<at::Tensor>& ref64, at::ScalarType dtype,
+                                                          const shape_variant& shape) {
+  tolerance t = tol_for(dtype);
+  std::int64_t terms = 0;
+  const double allowance = accumulation_allowance(wide, ref64, dtype, shape, terms);
+  if (allowance <= t.atol) return {t, ""};
+  t.atol = allowance;
+  return {t, "; atol includes the accumulation allowance of a " + std::to_string(terms) + "-term reduction in " +
+                 std::string(runner::dtype_name(dtype)) + ", " + fmt(accumulation_factor) +
+                 " x unit roundoff x the sum of the terms' magnitudes = " + fmt(allowance)};
 }
 
 case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
@@ -66,13 +131,16 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
   try {
     r.out = candidate_call(inputs, dtype, c.shape);
   } catch (const std::exception& e) {
-    r.message = c.label + ": " + e.what();
+    const std::string restarted = after_failed_call(c, e.what());
+    r.message = c.label + ": " + e.what() + restarted;
     r.status = reference_accepts(base, c, dtype) ? case_result::state::fail : case_result::state::not_applicable;
     if (r.status == case_result::state::not_applicable) {
       r.message += " (the reference rejects this case too)";
-    } else if (refuses_foreign_layout(c, base)) {
+    } else if (foreign_layout(c, base)) {
       r.status = case_result::state::narrowed;
-      r.message = "refuses " + c.label + ", a layout the reference's own inputs never have: " + e.what();
+      r.message = (restarted.empty() ? "refuses " : "crashes on ") + c.label +
+                  ", a layout the reference's own inputs never have (" + layout_fix(c.lay) + "): " + e.what() +
+                  restarted;
     }
     return r;
   }
@@ -84,7 +152,7 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
       }
     }
   }
-  for (const auto& [o, i] : candidate_.last_notes().shares_input) {
+  for (const auto& [o, i] : candidate().last_notes().shares_input) {
     if (aliasing_.size() < 4) {
       aliasing_.push_back(c.label + ": output " + std::to_string(o) + " shares memory with input " + std::to_string(i));
     }
@@ -147,15 +215,26 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     if (!problem.empty()) {
       r.status = case_result::state::fail;
       r.message = c.label + ": output " + std::to_string(i) + " " + problem;
+      if (foreign_layout(c, base)) {
+        r.status = case_result::state::narrowed;
+        r.message = "returns a wrong form for " + c.label + ", a layout the reference's own inputs never have (" +
+                    layout_fix(c.lay) + "): output " + std::to_string(i) + " " + problem;
+      }
       return r;
     }
   }
-  runner::check_result check =
-      runner::check_within(r.out, r.ref64, tol_for(dtype), yard, runner::yard_basis::trusted_reference);
+  const auto [tol, allowance] = tolerance_for(wide, r.ref64, dtype, c.shape);
+  r.allowance = tol.atol > tol_for(dtype).atol ? tol.atol : 0;
+  runner::check_result check = runner::check_within(r.out, r.ref64, tol, yard, runner::yard_basis::trusted_reference);
   r.err = check.max_abs_err;
   if (!check.ok) {
     r.status = case_result::state::fail;
-    r.message = c.label + ": " + check.message;
+    r.message = c.label + ": " + check.message + allowance;
+    if (foreign_layout(c, base)) {
+      r.status = case_result::state::narrowed;
+      r.message = "returns wrong values for " + c.label + ", a layout the reference's own inputs never have (" +
+                  layout_fix(c.lay) + "): " + check.message;
+    }
   }
   return r;
 }

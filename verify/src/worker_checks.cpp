@@ -4,9 +4,112 @@
 
 #include "rnx/common/error.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace rnx::verify::detail {
+
+std::map<long, double> thread_cpu_ms(pid_t pid) {
+  std::map<long, double> out;
+  const std::string tasks = "/proc/" + std::to_string(pid) + "/task";
+  std::error_code ec;
+  static const double tick_ms = 1000.0 / static_cast<double>(::sysconf(_SC_CLK_TCK));
+  for (std::filesystem::directory_iterator it(tasks, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    char* stop = nullptr;
+    const long tid = std::strtol(name.c_str(), &stop, 10);
+    if (!stop || *stop) continue;
+    double ms = -1;
+    // se.sum_exec_runtime (milliseconds, nanosecond-exact) where the kernel keeps scheduler statistics.
+    std::ifstream sched(it->path() / "sched");
+    for (std::string line; ms < 0 && std::getline(sched, line);) {
+      if (line.rfind("se.sum_exec_runtime", 0) == 0) {
+        const auto colon = line.find(':');
+        if (colon != std::string::npos) ms = std::strtod(line.c_str() + colon + 1, nullptr);
+      }
+    }
+    if (ms < 0) {
+      std::ifstream stat(it->path() / "stat");
+      std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+      const auto close = text.rfind(')');
+      if (close == std::string::npos) continue;
+      std::istringstream fields(text.substr(close + 2));
+      std::string field;
+      double utime = 0, stime = 0;
+      for (int i = 3; fields >> field && i <= 15; ++i) {
+        if (i == 14) utime = std::strtod(field.c_str(), nullptr);
+        if (i == 15) stime = std::strtod(field.c_str(), nullptr);
+      }
+      ms = (utime + stime) * tick_ms;
+    }
+    out[tid] = ms;
+  }
+  return out;
+}
+
+candidate_slot::candidate_slot(std::filesystem::path job_path, at::Device device)
+    : job_path_(std::move(job_path)), device_(device) {
+  start();
+}
+
+void candidate_slot::start() {
+  current_ = std::make_unique<remote_candidate>(job_path_, device_);
+  threads_before_ = thread_cpu_ms(current_->pid());
+}
+
+std::string candidate_slot::load() { return current_->load(); }
+
+std::string candidate_slot::restart_if_ended(const std::string& during) {
+  const std::string ended = current_->ended();
+  if (ended.empty()) return "";
+  if (current_->signal() == SIGSYS) {
+    if (killed_by_filter_.empty()) killed_by_filter_ = ended;
+    return "";
+  }
+  // A process ended here for breaking the protocol stays ended: what it wrote is not read again.
+  if (ended.find("ended by the verifier") != std::string::npos || ended.find("protocol") != std::string::npos ||
+      static_cast<int>(restarts_.size()) >= max_restarts) {
+    return "";
+  }
+  for (const auto& p : current_->patched()) patched_before_.push_back(p);
+  const candidate_costs c = current_->costs();
+  costs_before_.import_s += c.import_s;
+  costs_before_.first_call_s += c.first_call_s;
+  costs_before_.other_calls_s += c.other_calls_s;
+  costs_before_.calls += c.calls;
+  restarts_.push_back("during " + during + ": " + ended);
+  try {
+    start();
+    const std::string error = current_->load();
+    if (!error.empty()) restarts_.back() += "; the new process did not load it: " + error;
+  } catch (const std::exception& e) {
+    restarts_.back() += "; a new process could not start: " + std::string(e.what());
+  }
+  return ended;
+}
+
+std::vector<std::string> candidate_slot::patched() const {
+  std::vector<std::string> all = patched_before_;
+  for (const auto& p : current_->patched()) {
+    if (std::find(all.begin(), all.end(), p) == all.end()) all.push_back(p);
+  }
+  return all;
+}
+
+candidate_costs candidate_slot::costs() const {
+  candidate_costs c = current_->costs();
+  c.import_s += costs_before_.import_s;
+  c.first_call_s += costs_before_.first_call_s;
+  c.other_calls_s += costs_before_.other_calls_s;
+  c.calls += costs_before_.calls;
+  return c;
+}
 
 void verifier::row(check_id id, outcome result, const std::string& detail, double started, at::ScalarType dtype) {
   emit_check(id, result, detail, now_s() - started, runner::dtype_name(dtype));
@@ -62,7 +165,7 @@ void verifier::run_all() {
   emit_check(check_id::output_aliasing, aliasing_.empty() ? outcome::pass : outcome::fail,
              aliasing_.empty() ? "no output shares memory with an input or an earlier result" : aliasing_.front(),
              now_s() - t);
-  const std::vector<std::string>& changed = candidate_.patched();
+  const std::vector<std::string> changed = slot_.patched();
   std::string patched;
   for (const auto& p : changed) patched += (patched.empty() ? "" : "; ") + p;
   emit_check(check_id::patched_globals, changed.empty() ? outcome::pass : outcome::fail,

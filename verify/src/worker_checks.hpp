@@ -19,6 +19,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,47 @@ int python_threads();
 // The audit row of the candidate's source, read without running it.
 void emit_static_scan(const job& j, bool kernelbench);
 
+// ---- the candidate's process, restarted after a crash ----
+
+// The threads of a process by id, with the CPU time each has used (milliseconds; /proc/PID/task/TID/sched where the
+// kernel keeps it, else utime + stime in clock ticks).
+std::map<long, double> thread_cpu_ms(pid_t pid);
+
+// The candidate's process for the whole run: started and loaded once, and started and loaded again when it ends on
+// its own during a case (a crash, an exit), so one crash costs that case's row, not every row after it.
+class candidate_slot {
+ public:
+  candidate_slot(std::filesystem::path job_path, at::Device device);
+  remote_candidate& get() { return *current_; }
+  // Loads the candidate in the current process; the error when it does not load.
+  std::string load();
+  // After a call failed: where the process ended on its own (not killed here for breaking the protocol, nor by its
+  // seccomp filter) and fewer than max_restarts happened, starts a new one, loads the candidate in it and returns how
+  // the old one ended; "" otherwise (the process still runs, or it stays gone).
+  std::string restart_if_ended(const std::string& during);
+  static constexpr int max_restarts = 3;
+  const std::vector<std::string>& restarts() const { return restarts_; }
+  // The current process's threads before the candidate was imported (native: id -> CPU ms; Python: a count).
+  const std::map<long, double>& threads_before() const { return threads_before_; }
+  int python_threads_before() const { return current_->python_threads_before(); }
+  // Globals patched, in every process the run had.
+  std::vector<std::string> patched() const;
+  candidate_costs costs() const;
+  // A process of the run that its seccomp filter killed (its end, as remote_candidate::ended says it).
+  const std::string& killed_by_filter() const { return killed_by_filter_; }
+
+ private:
+  void start();
+  std::filesystem::path job_path_;
+  at::Device device_;
+  std::unique_ptr<remote_candidate> current_;
+  std::map<long, double> threads_before_;
+  std::vector<std::string> restarts_;
+  std::vector<std::string> patched_before_;  // of processes already ended
+  candidate_costs costs_before_;
+  std::string killed_by_filter_;
+};
+
 // ---- one verification case ----
 
 // Draws of the stability stage's rounding spread (case_spec::rounding_draws).
@@ -79,13 +121,14 @@ struct case_spec {
 };
 
 struct case_result {
-  // narrowed: the candidate refused, with an exception, a layout the reference's own inputs never have (a stated
-  // narrowing of the contract, reported for review); a crash or a wrong value there is a fail.
+  // narrowed: the candidate refused, or got wrong, a layout the reference's own inputs never have (a narrowing of
+  // the contract, reported for review with its fix); on inputs like the reference's own every failure is a fail.
   enum class state { pass, fail, not_applicable, narrowed } status = state::pass;
   std::string message;
   double err = 0;
   double yard = 0;  // the eager reference's own error in this dtype: the honest-rounding yardstick
   double ref_max = 0;
+  double allowance = 0;  // the accumulation allowance applied (tolerance_for)
   std::vector<at::Tensor> out;
   std::vector<at::Tensor> ref64;
 };
@@ -93,8 +136,8 @@ struct case_result {
 // The judge: runs the reference here and the candidate in its own process (`candidate`), and decides every row.
 class verifier {
  public:
-  verifier(job j, kernel_pair& pair, remote_candidate& candidate)
-      : job_(std::move(j)), pair_(pair), candidate_(candidate) {}
+  verifier(job j, kernel_pair& pair, candidate_slot& candidate)
+      : job_(std::move(j)), pair_(pair), slot_(candidate) {}
 
   void run_all();
 
@@ -108,7 +151,16 @@ class verifier {
                                          const shape_variant& shape);
   std::vector<at::Tensor> make_base(const case_spec& c);
   bool reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype);
-  bool refuses_foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const;
+  bool foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const;
+  // A failed candidate call of case `c`: restarts the process where it ended (candidate_slot) and says so.
+  std::string after_failed_call(const case_spec& c, const std::string& what);
+  // The base tolerance of `dtype` with atol widened to the accumulation allowance of a reduction (its N-term sum's
+  // rounding in this dtype: accumulation_allowance), and the allowance's description ("" when it adds nothing).
+  std::pair<tolerance, std::string> tolerance_for(const std::vector<at::Tensor>& wide,
+                                                  const std::vector<at::Tensor>& ref64, at::ScalarType dtype,
+                                                  const shape_variant& shape);
+  double accumulation_allowance(const std::vector<at::Tensor>& wide, const std::vector<at::Tensor>& ref64,
+                                at::ScalarType dtype, const shape_variant& shape, std::int64_t& terms);
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
   // The reference's yardstick on one input set (`refdt`: the reference in `dtype`, `ref64`: in float64 on `wide`),
   // with the TF32 input-rounding error measured too where the reference dispatches convolutions or matrix products
@@ -156,9 +208,14 @@ class verifier {
   std::string check_timed_output(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& base,
                                  at::ScalarType dtype, const shape_variant& shape);
 
+  // The module-parameter case of ignored_inputs: the reference and the candidate with their parameters perturbed.
+  std::string perturbed_parameters(const shape_variant& shape, at::ScalarType dtype, std::uint64_t seed,
+                                   outcome& result);
+  remote_candidate& candidate() { return slot_.get(); }
+
   job job_;
   kernel_pair& pair_;
-  remote_candidate& candidate_;
+  candidate_slot& slot_;
   std::vector<std::string> mutations_;
   std::vector<std::string> aliasing_;
   std::string current_;

@@ -18,6 +18,7 @@ std::string shape_variant::label() const {
   std::ostringstream os;
   os << "batch " << batch;
   for (const auto& [name, size] : dims) os << ", " << name << "->" << size;
+  if (parameters_seed) os << ", parameters perturbed";
   return os.str();
 }
 
@@ -76,6 +77,7 @@ class python_side final : public verify_kernel {
   }
 
   runner::kernel_form kind() const override { return kind_; }
+  std::string parameters_note() const override { return note_; }
 
  private:
   PyObject* bound(at::ScalarType dtype, const shape_variant& shape) {
@@ -88,20 +90,41 @@ class python_side final : public verify_kernel {
       return function_.get();
     }
     auto it = models_.find(key);
-    if (it != models_.end()) return it->second.get();
+    if (it != models_.end()) {
+      note_ = notes_[key];
+      return it->second.get();
+    }
+    // rnx_verify.bind hands back the instance its constructor arguments already built: one instance meets every
+    // size that leaves them unchanged (a user builds a model once and calls it at every batch).
     py_ref dims = dims_dict(shape);
-    py_ref args = py_ref::steal(Py_BuildValue("(OOssKLO)", loaded_.get(), reference_loaded_.get(),
+    py_ref args = py_ref::steal(Py_BuildValue("(OOssKLOK)", loaded_.get(), reference_loaded_.get(),
                                               std::string(runner::dtype_name(dtype)).c_str(), device_.str().c_str(),
                                               static_cast<unsigned long long>(seed_),
-                                              static_cast<long long>(shape.batch), dims.get()));
+                                              static_cast<long long>(shape.batch), dims.get(),
+                                              static_cast<unsigned long long>(shape.parameters_seed)));
     py_ref model;
     try {
       model = call_verify("bind", args.get());
     } catch (const error& e) {
       throw error(errc::kernel_failed, what_ + ": building the model failed: " + e.what());
     }
-    if (models_.size() > 16) models_.clear();  // bounded: sweeps build a model per shape
+    if (models_.size() > 16) {  // bounded; the instances themselves are kept by rnx_verify
+      models_.clear();
+      notes_.clear();
+    }
+    note_ = notes_[key] = note_of(model.get());
     return models_.emplace(key, model).first->second.get();
+  }
+
+  static std::string note_of(PyObject* fn) {
+    py_ref args = py_ref::steal(PyTuple_Pack(1, fn));
+    try {
+      py_ref note = call_verify("parameters_note", args.get());
+      const char* text = PyUnicode_Check(note.get()) ? PyUnicode_AsUTF8(note.get()) : nullptr;
+      return text ? text : "";
+    } catch (const error&) {
+      return "";
+    }
   }
 
   py_ref loaded_;
@@ -111,7 +134,9 @@ class python_side final : public verify_kernel {
   std::string what_;
   runner::kernel_form kind_ = runner::kernel_form::function;
   py_ref function_;
-  std::map<std::string, py_ref> models_;
+  std::map<std::string, py_ref> models_;  // by dtype and case label; rnx_verify.bind shares instances between labels
+  std::map<std::string, std::string> notes_;
+  std::string note_;
 };
 
 // .pt / .cpp / .cu through the runner's loaders, always in its eager runtime.

@@ -21,6 +21,9 @@ namespace rnx::verify::detail {
 struct shape_variant {
   std::int64_t batch = 1;
   std::map<std::string, std::int64_t> dims;
+  // Non-zero: a KernelBench model's parameters perturbed by this seed (rnx_verify.perturb_parameters), in an instance
+  // of its own; 0: as built.
+  std::uint64_t parameters_seed = 0;
   std::string label() const;
 };
 
@@ -32,6 +35,10 @@ class verify_kernel {
   virtual std::vector<at::Tensor> call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,
                                        const shape_variant& shape) = 0;
   virtual runner::kernel_form kind() const = 0;
+  // What building the instance of the last call did to its parameters (rnx_verify.parameters_note): "" as built,
+  // "perturbed: NAMES", "none" (nothing to perturb) or "unmatched: WHY" (a candidate whose parameters are not the
+  // reference's by name and shape, left as built).
+  virtual std::string parameters_note() const { return ""; }
 };
 
 // The Python helper module (verify/python/rnx_verify.py), imported once into the runner's interpreter.

@@ -83,8 +83,10 @@ std::optional<host_report> finish_candidate(remote_candidate& candidate) {
   }
 }
 
-// The "sealed" event: both processes' seccomp filters and what the candidate's refused.
-void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_sealed, const std::string& judge_why) {
+// The "sealed" event: both processes' seccomp filters and what the candidate's refused; the processes of the run
+// that ended during a case and were restarted are named in "why".
+void emit_sealed(candidate_slot& slot, const host_report* h, bool judge_sealed, const std::string& judge_why) {
+  remote_candidate& candidate = slot.get();
   bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
   // A process that ended early has no last word: its filter as it reported it after the import stands.
   const bool host_sealed = h ? h->sealed : candidate.sealed_at_load();
@@ -92,7 +94,10 @@ void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_s
   if (!h && !host_sealed && why.empty()) {
     why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
   }
-  const std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
+  bj::array restarts;
+  for (const auto& r : slot.restarts()) restarts.push_back(bj::string(r));
+  std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
+  if (killed.empty()) killed = slot.killed_by_filter();
   emit(bj::object{{"event", "sealed"},
                   {"seccomp", judge_sealed && host_sealed},
                   {"why", why},
@@ -103,7 +108,8 @@ void emit_sealed(remote_candidate& candidate, const host_report* h, bool judge_s
                   {"foreign_abi", h ? h->blocked.foreign_abi : 0},
                   {"other", h ? h->blocked.other : 0},
                   {"calls", h ? h->blocked.calls : ""},
-                  {"writes_outside", writes}});
+                  {"writes_outside", writes},
+                  {"restarts", std::move(restarts)}});
 }
 
 // What importing and calling the candidate cost in its own process, for the report's cost line.
@@ -116,23 +122,67 @@ void emit_costs(const verify::candidate_costs& c) {
                   {"calls", c.calls}});
 }
 
-// The extra_threads row: threads the candidate left running, which the timer does not see.
-void emit_extra_threads(remote_candidate& candidate, const std::optional<host_report>& h, int threads_before,
-                        int py_threads_before, int threads_after, double started) {
+// CPU time a thread the candidate left must have used to count as working (milliseconds, since it started): a
+// thread that only waits (a pool between jobs, a started and parked worker) uses a fraction of that to start.
+constexpr double working_thread_ms = 1.0;
+// How long the threads the candidate left are watched after its last call, for work still going on.
+constexpr auto thread_watch = std::chrono::milliseconds(300);
+
+struct threads_left_behind {
+  std::vector<long> left;         // threads that were not there before the candidate was imported
+  std::vector<long> working;      // of them, those that used CPU time (working_thread_ms) since they started
+  std::vector<long> after_calls;  // of them, those that used CPU time while watched after the last call
+};
+
+// The threads the candidate left running: those of its process that were not there before it was imported (torch's
+// pools, its compiler stack and the installed packages it imports are the baseline).
+threads_left_behind threads_left(candidate_slot& slot) {
+  const std::map<long, double>& before = slot.threads_before();
+  const pid_t pid = slot.get().pid();
+  const std::map<long, double> first = thread_cpu_ms(pid);
+  std::this_thread::sleep_for(thread_watch);
+  const std::map<long, double> second = thread_cpu_ms(pid);
+  threads_left_behind t;
+  for (const auto& [tid, ms] : second) {
+    if (before.count(tid)) continue;
+    t.left.push_back(tid);
+    if (ms >= working_thread_ms) t.working.push_back(tid);
+    auto it = first.find(tid);
+    if (ms - (it == first.end() ? 0.0 : it->second) >= working_thread_ms) t.after_calls.push_back(tid);
+  }
+  return t;
+}
+
+// The extra_threads row: threads the candidate left running. Rejected where one did work (off the thread the timer
+// watches, and after its last call where it still does); review where they only wait.
+void emit_extra_threads(candidate_slot& slot, const std::optional<host_report>& h, const threads_left_behind& left,
+                        int threads_after, double started) {
   std::string d;
-  bool extra = false;
+  verify::outcome result = verify::outcome::pass;
+  const int threads_before = static_cast<int>(slot.threads_before().size());
+  const int py_threads_before = slot.python_threads_before();
   if (!h) {
-    extra = true;
-    d = "the candidate's process did not last to the end of the run: " + candidate.ended();
+    result = verify::outcome::fail;
+    d = "the candidate's process did not last to the end of the run: " + slot.get().ended();
   } else {
     d = "threads of the candidate's process: " + std::to_string(threads_before) + " native / " +
-        std::to_string(py_threads_before) + " Python before the candidate, " + std::to_string(threads_after) + " / " +
+        std::to_string(py_threads_before) + " Python before the candidate (torch's, its compiler stack's and those " +
+        "of the installed packages it imports), " + std::to_string(threads_after) + " / " +
         std::to_string(h->python_threads) + " after";
-    extra = threads_after > threads_before || h->python_threads > py_threads_before;
-    if (extra) d = "the candidate left threads running (work the timer does not see); " + d;
+    const bool extra = !left.left.empty() || h->python_threads > py_threads_before;
+    if (!left.working.empty()) {
+      result = verify::outcome::fail;
+      d = "the candidate left " + std::to_string(left.working.size()) + " thread(s) running that did work" +
+          (left.after_calls.empty() ? "" : ", still working after its last call returned") +
+          " (work off the thread the timer watches); " + d;
+    } else if (extra) {
+      result = verify::outcome::review;
+      d = "the candidate left " + std::to_string(std::max<std::size_t>(left.left.size(), 1)) +
+          " thread(s) running that did no work (under " + fmt(working_thread_ms) +
+          " ms of CPU each): idle, but started by the candidate, not by an installed package's import; " + d;
+    }
   }
-  emit_check(verify::check_id::extra_threads, extra ? verify::outcome::fail : verify::outcome::pass, d,
-             now_s() - started);
+  emit_check(verify::check_id::extra_threads, result, d, now_s() - started);
 }
 
 // The judge's whole run: reference and device up, the candidate's own process started and loaded, every stage,
@@ -152,17 +202,15 @@ void judge(const std::string& job_path) {
   // process of its own, which cannot read or write this one's memory or descriptors: not dumpable (set after
   // the device is up, since CUDA writes under /proc/self while it starts), and both run without capabilities.
   ::prctl(PR_SET_DUMPABLE, 0);
-  remote_candidate candidate(job_path, device);
+  candidate_slot candidate(job_path, device);
   std::string phase1, phase2;
   const bool judge_sealed = sandbox::install_filter(1, phase1) && sandbox::install_filter(2, phase2);
-  const int threads_before = candidate.native_threads();
-  const int py_threads_before = candidate.python_threads_before();
 
   const double t_load = now_s();
   const std::string load_error = candidate.load();
   if (!load_error.empty()) {
     emit_check(verify::check_id::smoke, verify::outcome::fail, load_error, now_s() - t_load);
-    std::optional<host_report> h = finish_candidate(candidate);
+    std::optional<host_report> h = finish_candidate(candidate.get());
     emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
     emit(bj::object{{"event", "done"}});
     std::_Exit(0);
@@ -172,9 +220,10 @@ void judge(const std::string& job_path) {
 
   emit_costs(candidate.costs());
   const double t = now_s();
-  const int threads_after = candidate.native_threads();
-  std::optional<host_report> h = finish_candidate(candidate);
-  emit_extra_threads(candidate, h, threads_before, py_threads_before, threads_after, t);
+  const int threads_after = candidate.get().native_threads();
+  const auto left = threads_left(candidate);
+  std::optional<host_report> h = finish_candidate(candidate.get());
+  emit_extra_threads(candidate, h, left, threads_after, t);
   emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
   emit(bj::object{{"event", "done"}});
 }
