@@ -16,6 +16,7 @@
 #include <boost/beast/http/field.hpp>
 #include <boost/url/parse.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <map>
@@ -193,7 +194,9 @@ api::api(store::database& db, metrics& m, notifier* notify, api_options options)
 
 api::~api() = default;
 
-response api::handle_request(const request& req) {
+response api::handle_request(const request& req) { return handle_request(req, check_credentials(req)); }
+
+response api::handle_request(const request& req, const credential& who) {
   auto start = std::chrono::steady_clock::now();
   std::string route_name = "unmatched";
   response res;
@@ -206,18 +209,47 @@ response api::handle_request(const request& req) {
                          req.keep_alive());
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  metrics_.observe_request(route_name, std::string(req.method_string()), res.result_int(), seconds);
+  metrics_.observe_request(route_name, std::string(req.method_string()), res.result_int(), seconds,
+                           who.state == credential_state::valid ? who.project_id : 0);
   return res;
 }
 
-bool api::carries_valid_token(const request& req) {
+credential api::check_credentials(const request& req) {
   std::string token = request_token(req);
-  if (token.empty()) return false;
+  if (token.empty()) return {};
   try {
-    return db_.authenticate(token).has_value();
+    auto who = db_.authenticate(token);
+    if (!who) return {credential_state::invalid, 0, 0};
+    return {credential_state::valid, who->token_id, who->project_id};
   } catch (const std::exception&) {
-    return false;  // a database error is answered by the request itself; the connection just stays unauthenticated
+    return {};  // a database error is answered by the request itself; the connection is not held for it
   }
+}
+
+response api::refusal(const request& req, request_admission what, const credential& who) {
+  const std::int64_t project = who.state == credential_state::valid ? who.project_id : 0;
+  response res;
+  if (what == request_admission::refuse_token_not_valid) {
+    std::string why = "the token this connection was held under is no longer valid (revoked, expired or replaced "
+                      "by one that is not valid); the connection is closed";
+    try {
+      if (auto expired = db_.find_expired(request_token(req))) why += ": the token " + expired_token_text(*expired);
+    } catch (const std::exception&) {
+      // The refusal stands without the detail.
+    }
+    res = error_response(401, "unauthorized", why, req.version(), false);
+  } else {
+    const bool per_token = what == request_admission::refuse_token_limit;
+    res = error_response(
+        429, "too_many_connections",
+        std::string(per_token ? "this token" : "this token's project") + " already holds as many open connections as "
+            "the server allows (rnx-server serve " + (per_token ? "--max-connections-per-token" : "--max-connections-per-project") +
+            "); close idle connections or reuse one, and retry",
+        req.version(), false);
+    res.set(bhttp::field::retry_after, "1");
+  }
+  metrics_.observe_request(to_string(what), std::string(req.method_string()), res.result_int(), 0.0, project);
+  return res;
 }
 
 store::auth_result api::authenticate(const request& req) {
@@ -334,7 +366,18 @@ response api::metrics_text(const route_call& c) {
   response res{bhttp::status::ok, c.req.version()};
   res.set(bhttp::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
   res.keep_alive(c.req.keep_alive());
-  res.body() = metrics_.render(db_.count_runs());
+  // What it may see: public projects, and the project of the token it sent (none without one).
+  std::optional<std::int64_t> own;
+  if (auto token = request_token(c.req); !token.empty()) {
+    if (auto who = db_.authenticate(token)) own = who->project_id;
+  }
+  const std::vector<std::int64_t> public_ids = db_.public_project_ids();
+  metrics::view v;
+  v.may_see = [&](std::int64_t project) {
+    return project == own || std::find(public_ids.begin(), public_ids.end(), project) != public_ids.end();
+  };
+  v.runs_in_store = db_.count_visible_runs(own);
+  res.body() = metrics_.render(v);
   res.prepare_payload();
   return res;
 }
@@ -353,14 +396,14 @@ response api::post_run(const route_call& c) {
   // A shard of a sharded run is held in its run group until the group is formed (api_groups.cpp).
   if (run.shard) return shard_upload_answer(db_, metrics_, who.project_id, run, options_.shard_timeout, req);
   auto upload = store::upload_run(db_, who.project_id, run);
-  metrics_.count_run_stored();
+  metrics_.count_run_stored(who.project_id);
   if (upload.baseline && upload.previous_baseline) {
     if (notify_) {
       notify_->enqueue(upload);
     } else {
       try {
         if (auto judged = store::regression_check(db_, upload, options_.default_policy)) {
-          metrics_.count_verdict(judged->verdict.verdict, to_string(store::verdict_kind::regression));
+          metrics_.count_verdict(who.project_id, judged->verdict.verdict, to_string(store::verdict_kind::regression));
         }
       } catch (const std::exception&) {
         // The run is committed; a failed side check must not turn the upload into an error.
@@ -393,7 +436,7 @@ response api::post_verdict(const route_call& c) {
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
   run_of_token_project(who, run_id);
   auto judged = store::judge_stored_run(db_, run_id, policy);
-  metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::request));
+  metrics_.count_verdict(who.project_id, judged.verdict.verdict, to_string(store::verdict_kind::request));
   return json_answer(200, to_json(judged.verdict), req);
 }
 
@@ -414,7 +457,7 @@ response api::post_paired_verdict(const route_call& c) {
   if (auto p = r.maybe("policy")) policy = read_policy(*p, policy);
   const verdict_document decided = verdict_from_json(r.at("verdict").value(), "request body: $.verdict");
   auto judged = store::record_paired_verdict(db_, who.project_id, run_id, base_run_id, policy, decided);
-  metrics_.count_verdict(judged.verdict.verdict, to_string(store::verdict_kind::paired));
+  metrics_.count_verdict(who.project_id, judged.verdict.verdict, to_string(store::verdict_kind::paired));
   return json_answer(200, to_json(judged.verdict), req);
 }
 

@@ -14,7 +14,7 @@ response shard_upload_answer(store::database& db, metrics& m, std::int64_t proje
                              std::chrono::seconds timeout, const request& req) {
   const store::group_state state = store::receive_shard(db, project_id, shard, timeout);
   if (state.formed() && state.record.arrived.size() == static_cast<std::size_t>(state.record.count)) {
-    m.count_run_stored();
+    m.count_run_stored(project_id);
   }
   return json_answer(202, bj::object{{"group", store::to_json(state)}}, req);
 }
@@ -31,7 +31,7 @@ response group_verdict_answer(store::database& db, metrics& m, std::int64_t proj
   validate_run_group(group, "path: run group");
   const store::group_verdict judged = store::judge_run_group(db, project_id, group, policy, timeout);
   if (!judged.judged) return json_answer(202, bj::object{{"group", store::to_json(judged.state)}}, req);
-  m.count_verdict(judged.judged->verdict.verdict, to_string(store::verdict_kind::request));
+  m.count_verdict(project_id, judged.judged->verdict.verdict, to_string(store::verdict_kind::request));
   return json_answer(
       200, bj::object{{"group", store::to_json(judged.state)}, {"verdict", to_json(judged.judged->verdict)}}, req);
 }

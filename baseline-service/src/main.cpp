@@ -27,6 +27,9 @@ struct serve_flags {
   std::size_t max_connections_per_address = 64;
   std::size_t max_unauthenticated_connections = 0;  // not given: half of max_connections
   std::size_t max_unauthenticated = 64;
+  std::size_t max_connections_per_token = rnx::service::admission_limits{}.max_connections_per_token;
+  std::size_t max_connections_per_project = rnx::service::admission_limits{}.max_connections_per_project;
+  double idle_timeout_s = 5;
   double header_timeout_s = 10;
   double read_timeout_s = 30;
   double write_timeout_s = 30;
@@ -79,10 +82,13 @@ int serve(const serve_flags& f) {
   std::tie(options.host, options.port) = split_listen(f.listen);
   options.threads = f.threads;
   options.body_limit = f.body_limit;
-  options.max_connections = f.max_connections;
-  options.max_connections_per_address = f.max_connections_per_address;
-  options.max_unauthenticated_connections = f.max_unauthenticated_connections;
-  options.max_unauthenticated = f.max_unauthenticated;
+  options.admission.max_connections = f.max_connections;
+  options.admission.max_connections_per_address = f.max_connections_per_address;
+  options.admission.max_unauthenticated_connections = f.max_unauthenticated_connections;
+  options.admission.max_unauthenticated_requests = f.max_unauthenticated;
+  options.admission.max_connections_per_token = f.max_connections_per_token;
+  options.admission.max_connections_per_project = f.max_connections_per_project;
+  options.admission.idle_timeout = std::chrono::milliseconds(static_cast<long>(f.idle_timeout_s * 1000));
   options.header_timeout = std::chrono::milliseconds(static_cast<long>(f.header_timeout_s * 1000));
   options.read_timeout = std::chrono::milliseconds(static_cast<long>(f.read_timeout_s * 1000));
   options.write_timeout = std::chrono::milliseconds(static_cast<long>(f.write_timeout_s * 1000));
@@ -133,10 +139,10 @@ int main(int argc, char** argv) {
   auto* unauthenticated_connections =
       serve_cmd
           ->add_option("--max-unauthenticated-connections", flags.max_unauthenticated_connections,
-                       "Open connections that have not yet sent a valid token, at most (every new one counts until "
-                       "its first request with a valid token); when full, the one waiting longest for a request is "
-                       "closed. The rest of --max-connections is reserved for authenticated connections (default: "
-                       "half of --max-connections)")
+                       "Open connections not held under a valid token, at most (every new one counts until a "
+                       "request with a valid token); when full, the one waiting longest for a request is closed. "
+                       "The rest of --max-connections is the reserve for connections held under tokens, capped per "
+                       "token and per project (default: half of --max-connections)")
           ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}));
   serve_cmd
       ->add_option("--max-connections-per-address", flags.max_connections_per_address,
@@ -148,6 +154,23 @@ int main(int argc, char** argv) {
                    "Requests without a token being read or answered at once (GET /healthz not counted); more get 503 "
                    "with Retry-After")
       ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-connections-per-token", flags.max_connections_per_token,
+                   "Connections held under one token at most; a request with that token on one more gets 429 with "
+                   "Retry-After and its connection is closed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--max-connections-per-project", flags.max_connections_per_project,
+                   "Connections held under one project's tokens at most (all its tokens together); one more gets 429 "
+                   "with Retry-After and is closed")
+      ->check(CLI::Range(std::size_t{1}, std::size_t{1000000}))
+      ->capture_default_str();
+  serve_cmd
+      ->add_option("--idle-timeout", flags.idle_timeout_s,
+                   "Seconds a kept-alive connection may wait for its next request before it is closed (token or not)")
+      ->check(CLI::Range(0.1, 3600.0))
       ->capture_default_str();
   serve_cmd
       ->add_option("--header-timeout", flags.header_timeout_s,

@@ -44,10 +44,17 @@ void metrics::render_histogram(std::ostream& os, std::string_view name, const st
   os << name << "_count" << plain << " " << h.count << "\n";
 }
 
-void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds) {
+void metrics::add(histogram& into, const histogram& h) {
+  for (std::size_t i = 0; i < h.counts.size(); ++i) into.counts[i] += h.counts[i];
+  into.count += h.count;
+  into.sum += h.sum;
+}
+
+void metrics::observe_request(std::string_view route, std::string_view method, int status, double seconds,
+                              std::int64_t project) {
   std::lock_guard lock(mutex_);
-  ++requests_[{std::string(route), std::string(method), status}];
-  latency_[std::string(route)].observe(seconds);
+  ++requests_[{project, std::string(route), std::string(method), status}];
+  latency_[{project, std::string(route)}].observe(seconds);
 }
 
 void metrics::request_started(double waited_seconds) {
@@ -56,27 +63,50 @@ void metrics::request_started(double waited_seconds) {
   queue_wait_.observe(waited_seconds);
 }
 
-void metrics::count_run_stored() {
+void metrics::count_run_stored(std::int64_t project) {
   std::lock_guard lock(mutex_);
-  ++runs_stored_;
+  ++runs_stored_[project];
 }
 
-void metrics::count_verdict(overall outcome, std::string_view kind) {
+void metrics::count_verdict(std::int64_t project, overall outcome, std::string_view kind) {
   std::lock_guard lock(mutex_);
-  ++verdicts_[{std::string(to_string(outcome)), std::string(kind)}];
+  ++verdicts_[{project, std::string(to_string(outcome)), std::string(kind)}];
 }
 
-void metrics::count_webhook_delivery(bool ok) {
+void metrics::count_webhook_delivery(std::int64_t project, bool ok) {
   std::lock_guard lock(mutex_);
-  ++(ok ? webhook_ok_ : webhook_failed_);
+  ++webhook_deliveries_[{project, ok}];
 }
 
-std::string metrics::render(std::int64_t runs_in_store) const {
+std::string metrics::render(const view& v) const {
+  auto visible = [&v](std::int64_t project) { return project == no_project || (v.may_see && v.may_see(project)); };
   std::ostringstream os;
   std::lock_guard lock(mutex_);
+  std::map<std::tuple<std::string, std::string, int>, std::uint64_t> requests;
+  for (const auto& [key, n] : requests_) {
+    const auto& [project, route, method, status] = key;
+    if (visible(project)) requests[{route, method, status}] += n;
+  }
+  std::map<std::string, histogram> latency;
+  for (const auto& [key, h] : latency_) {
+    if (visible(key.first)) add(latency[key.second], h);
+  }
+  std::map<std::pair<std::string, std::string>, std::uint64_t> verdicts;
+  for (const auto& [key, n] : verdicts_) {
+    const auto& [project, outcome, kind] = key;
+    if (visible(project)) verdicts[{outcome, kind}] += n;
+  }
+  std::uint64_t runs_stored = 0;
+  for (const auto& [project, n] : runs_stored_) runs_stored += visible(project) ? n : 0;
+  std::uint64_t webhook_ok = 0;
+  std::uint64_t webhook_failed = 0;
+  for (const auto& [key, n] : webhook_deliveries_) {
+    if (visible(key.first)) (key.second ? webhook_ok : webhook_failed) += n;
+  }
+
   os << "# HELP rnx_http_requests_total HTTP requests by route template, method and status.\n"
      << "# TYPE rnx_http_requests_total counter\n";
-  for (const auto& [key, n] : requests_) {
+  for (const auto& [key, n] : requests) {
     const auto& [route, method, status] = key;
     os << "rnx_http_requests_total{route=\"" << label(route) << "\",method=\"" << label(method) << "\",status=\""
        << status << "\"} " << n << "\n";
@@ -84,7 +114,7 @@ std::string metrics::render(std::int64_t runs_in_store) const {
   os << "# HELP rnx_http_request_duration_seconds Time to answer a complete request, from the moment a request "
         "thread takes it (the wait before is rnx_request_queue_wait_seconds).\n"
      << "# TYPE rnx_http_request_duration_seconds histogram\n";
-  for (const auto& [route, h] : latency_) {
+  for (const auto& [route, h] : latency) {
     render_histogram(os, "rnx_http_request_duration_seconds", "route=\"" + label(route) + "\",", h);
   }
   os << "# HELP rnx_request_queue_wait_seconds Time a complete request waited for a request thread.\n"
@@ -95,19 +125,19 @@ std::string metrics::render(std::int64_t runs_in_store) const {
      << "rnx_request_queue_depth " << queued_requests_.load() << "\n";
   os << "# HELP rnx_runs_stored_total Runs stored since the server started.\n"
      << "# TYPE rnx_runs_stored_total counter\n"
-     << "rnx_runs_stored_total " << runs_stored_ << "\n";
+     << "rnx_runs_stored_total " << runs_stored << "\n";
   os << "# HELP rnx_runs Runs held in the database.\n"
      << "# TYPE rnx_runs gauge\n"
-     << "rnx_runs " << runs_in_store << "\n";
+     << "rnx_runs " << v.runs_in_store << "\n";
   os << "# HELP rnx_verdicts_total Verdicts by outcome and kind (request or regression).\n"
      << "# TYPE rnx_verdicts_total counter\n";
-  for (const auto& [key, n] : verdicts_) {
+  for (const auto& [key, n] : verdicts) {
     os << "rnx_verdicts_total{outcome=\"" << key.first << "\",kind=\"" << key.second << "\"} " << n << "\n";
   }
   os << "# HELP rnx_webhook_deliveries_total Webhook delivery attempts by result.\n"
      << "# TYPE rnx_webhook_deliveries_total counter\n"
-     << "rnx_webhook_deliveries_total{result=\"ok\"} " << webhook_ok_ << "\n"
-     << "rnx_webhook_deliveries_total{result=\"failed\"} " << webhook_failed_ << "\n";
+     << "rnx_webhook_deliveries_total{result=\"ok\"} " << webhook_ok << "\n"
+     << "rnx_webhook_deliveries_total{result=\"failed\"} " << webhook_failed << "\n";
   os << "# HELP rnx_open_connections Client connections open now.\n"
      << "# TYPE rnx_open_connections gauge\n"
      << "rnx_open_connections " << open_connections_.load() << "\n";
@@ -119,6 +149,10 @@ std::string metrics::render(std::int64_t runs_in_store) const {
         "let a new connection in (--max-unauthenticated-connections or --max-connections full).\n"
      << "# TYPE rnx_evicted_connections_total counter\n"
      << "rnx_evicted_connections_total " << evicted_connections_.load() << "\n";
+  os << "# HELP rnx_idle_closed_connections_total Kept-alive connections closed after waiting longer than "
+        "--idle-timeout for their next request.\n"
+     << "# TYPE rnx_idle_closed_connections_total counter\n"
+     << "rnx_idle_closed_connections_total " << idle_closed_connections_.load() << "\n";
   return os.str();
 }
 

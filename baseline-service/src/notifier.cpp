@@ -200,10 +200,10 @@ void notifier::check_and_notify(const store::upload_outcome& upload) {
   }
   auto judged = store::regression_check(db_, upload, options_.policy);
   if (!judged) return;
-  metrics_.count_verdict(judged->verdict.verdict, to_string(store::verdict_kind::regression));
-  if (slower_configs(judged->verdict).empty()) return;
   auto project = db_.find_project(upload.run.project);
   if (!project) return;
+  metrics_.count_verdict(project->id, judged->verdict.verdict, to_string(store::verdict_kind::regression));
+  if (slower_configs(judged->verdict).empty()) return;
   for (const auto& hook : db_.webhooks(project->id)) {
     deliver(hook, upload.run, webhook_payload(hook.format, project->name, upload.run, judged->verdict));
   }
@@ -246,7 +246,7 @@ void notifier::deliver(const store::webhook& hook, const store::run_summary& run
           record.error = e.what();
         }
         db_.log_delivery(record);
-        metrics_.count_webhook_delivery(record.ok);
+        metrics_.count_webhook_delivery(hook.project_id, record.ok);
         return record.ok ? attempt_outcome::success() : attempt_outcome::again();
       },
       wait_unless_stopping);

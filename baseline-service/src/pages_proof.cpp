@@ -107,13 +107,18 @@ std::vector<std::string> proof_refusals(const run_document& run) {
   return out;
 }
 
-proof_view proof_data(const run_document& run, const std::string& id) {
+std::string_view to_string(figure_source source) {
+  return source == figure_source::reported ? "reported" : "measured";
+}
+
+proof_view proof_data(const run_document& run, const std::string& id, figure_source figures) {
   if (auto refusals = proof_refusals(run); !refusals.empty()) {
     std::string text = "rnx report --proof: no speed-of-light page for run " + id + ", because:";
     for (const auto& r : refusals) text += "\n  - " + r;
     throw error(errc::invalid, text);
   }
   proof_view v;
+  v.figures = figures;
   v.project = run.project;
   v.run = {id, run.commit, run.branch, run.base_branch, run.pull_request, run.env.env_id, run.created_at, false};
   v.env = run.env;
@@ -162,6 +167,7 @@ bj::object to_json(const proof_view& v) {
           {"device", v.env.device},
           {"peaks", std::move(peaks)},
           {"clocks", std::move(clocks)},
+          {"figures", to_string(v.figures)},
           {"datasheet", v.sheet ? bj::value(v.sheet->source) : bj::value(nullptr)},
           {"bytes_measured_by", "counted"},
           {"rows", std::move(rows)},

@@ -19,8 +19,10 @@ std::string giga(std::optional<double> per_s) {
 }
 
 void peaks_table(std::ostringstream& os, const proof_view& v) {
-  os << "<table class=\"peaks\"><thead><tr><th>peak</th><th class=\"num\">measured (G/s)</th><th class=\"num\">"
-        "datasheet (G/s)</th><th class=\"num\">measured / datasheet</th></tr></thead><tbody>\n";
+  const std::string source(to_string(v.figures));
+  os << "<table class=\"peaks\"><thead><tr><th>peak</th><th class=\"num\">" << source
+     << " (G/s)</th><th class=\"num\">datasheet (G/s)</th><th class=\"num\">" << source
+     << " / datasheet</th></tr></thead><tbody>\n";
   for (const auto& [name, value] : v.env.peaks) {
     std::optional<double> sheet;
     if (v.sheet) {
@@ -37,8 +39,8 @@ void rows_table(std::ostringstream& os, const proof_view& v) {
   std::ostringstream t;
   t << "<table class=\"proof-table\"><thead><tr><th>configuration</th><th class=\"num\">time ms</th>"
        "<th class=\"num\">GFLOP</th><th class=\"num\">MB</th><th class=\"num\">GFLOP/s</th><th class=\"num\">GB/s</th>"
-       "<th>bound</th><th class=\"num\">at 100% ms</th><th>of the measured peak</th><th class=\"num\">of the "
-       "datasheet</th></tr></thead><tbody>\n";
+       "<th>bound</th><th class=\"num\">at 100% ms</th><th>of the "
+    << to_string(v.figures) << " peak</th><th class=\"num\">of the datasheet</th></tr></thead><tbody>\n";
   for (const auto& r : v.rows) {
     const std::string mark = r.work.source == work_source::declared ? "*" : "";
     auto scaled = [](const std::optional<std::int64_t>& n, double unit) {
@@ -63,22 +65,34 @@ page proof_page(const proof_view& v) {
   std::ostringstream os;
   os << "<h1>Speed of light: " << escape_html(v.project) << " at <code>" << escape_html(v.run.commit.substr(0, 12))
      << "</code></h1>\n<dl class=\"facts\"><dt>machine</dt><dd>" << machine_text(v.env.device, v.env.cpu)
-     << "</dd><dt>environment</dt><dd><code>" << escape_html(v.env.env_id) << "</code></dd><dt>measured under</dt><dd>"
-     << "clocks locked (queried, not set by rnx)";
+     << "</dd><dt>environment</dt><dd><code>" << escape_html(v.env.env_id) << "</code></dd><dt>measured under</dt><dd>";
+  if (v.figures == figure_source::reported) {
+    os << "<span class=\"reported\">clocks locked as the run document reports them (uploaded: a claim, not "
+          "measured by this rnx)</span>";
+  } else {
+    os << "clocks locked (queried, not set by rnx)";
+  }
   if (auto lo = v.env.clocks.find("sm_mhz_min"), hi = v.env.clocks.find("sm_mhz_max");
       lo != v.env.clocks.end() && hi != v.env.clocks.end()) {
-    os << ", SM clock " << fmt(lo->second, "%.0f") << "&ndash;" << fmt(hi->second, "%.0f") << " MHz while sampling";
+    os << ", SM clock " << fmt(lo->second, "%.0f") << "&ndash;" << fmt(hi->second, "%.0f") << " MHz while sampling"
+       << (v.figures == figure_source::reported ? " (reported)" : "");
   }
   os << "; the L2 flushed before every timed call</dd><dt>bytes</dt><dd>the counted minimum (each distinct input, "
         "weight and output storage once): rnx reads no performance counters, so traffic beyond that minimum (a "
         "re-read, a spill) shows as a lower fraction, never as a higher one</dd></dl>\n";
-  os << "<h2>The machine's peaks</h2>\n<p class=\"legend\">Measured by rnx bench on this machine: a square matrix "
-        "product per dtype (FLOP/s) and a device copy (bytes read plus written per second)";
+  os << "<h2>The machine's peaks</h2>\n<p class=\"legend\">"
+     << (v.figures == figure_source::reported
+             ? "Reported by the uploaded run document (a claim: rnx did not measure them here; rnx bench measures "
+               "them as "
+             : "Measured by rnx bench on this machine: ")
+     << "a square matrix product per dtype (FLOP/s) and a device copy (bytes read plus written per second)"
+     << (v.figures == figure_source::reported ? ")" : "");
   if (v.sheet) os << "; datasheet: " << escape_html(v.sheet->source);
   os << ".</p>\n";
   peaks_table(os, v);
   os << "<h2>Every configuration, nearest the limit first</h2>\n<p class=\"legend\">Time: each worker process's "
-        "median, geometric mean over the processes. At 100%: the time the work takes at the measured peak of its bound "
+        "median, geometric mean over the processes. At 100%: the time the work takes at the "
+     << to_string(v.figures) << " peak of its bound "
         "(the larger of its FLOPs at the dtype's matrix product and its bytes at the copy). The bar is that time over "
         "the measured one; * marks work declared in rnx.toml rather than counted.</p>\n";
   rows_table(os, v);

@@ -223,6 +223,8 @@ response page_routes::run_evidence(const route_call& c, answer_form form) {
   auto id = parse_id(c.parts[json ? 3 : 1]);
   check_run_readable(c, id);
   auto data = pages::run_data(db_, id);
+  // Every run here came by upload: its clocks and peaks are the document's claims, not the server's measurement.
+  data.figures = pages::figure_source::reported;
   if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::run_page(data, pages::link_style{})), c.req);
 }

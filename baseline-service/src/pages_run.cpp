@@ -327,6 +327,7 @@ bj::object to_json(const run_view& v) {
                  // "paired", "request", "regression"; "" without a stored verdict
                  {"verdict_kind", v.verdict_kind ? store::to_string(*v.verdict_kind) : ""},
                  {"rope", v.rope},
+                 {"figures", to_string(v.figures)},
                  {"configs", std::move(configs)}};
   out["base_run"] = v.base_run ? bj::value(bj::object{{"id", v.base_run->id},
                                                       {"commit", v.base_run->commit},
@@ -356,6 +357,8 @@ run_view run_view_from_json(const bj::object& o) {
     v.run.created_at = text_of(*r, "created_at");
   }
   if (const auto* e = object_of(o, "environment")) v.env = environment_from_json(*e);
+  // What a server sends is what was uploaded to it: reported, unless it says otherwise.
+  v.figures = text_of(o, "figures") == "measured" ? figure_source::measured : figure_source::reported;
   if (const auto* verdict = o.if_contains("verdict"); verdict && verdict->is_object()) {
     v.verdict = verdict_from_json(*verdict, "the run page's verdict");
   }

@@ -77,8 +77,10 @@ std::string light_table(const run_view& v) {
     return a->light->measured.fraction > b->light->measured.fraction;
   });
   std::ostringstream t;
+  const bool reported = v.figures == figure_source::reported;
   t << "<table class=\"light-table\"><thead><tr><th>configuration</th><th class=\"num\">head ms</th><th class=\"num\">"
-       "at 100% ms</th><th>of the measured peak</th><th class=\"num\">of the datasheet</th></tr></thead><tbody>\n";
+       "at 100% ms</th><th>of the "
+    << to_string(v.figures) << " peak</th><th class=\"num\">of the datasheet</th></tr></thead><tbody>\n";
   for (const auto* c : rows) {
     t << "<tr><td><code>" << escape_html(c->key.label()) << "</code></td><td class=\"num\">"
       << fmt(c->head ? c->head->number.ms : std::nullopt, "%.4g") << "</td><td class=\"num\">"
@@ -88,11 +90,16 @@ std::string light_table(const run_view& v) {
   }
   t << "</tbody></table>";
   return "<h2>How far from the limit</h2>\n<p class=\"legend\">The time the head's work of one call (counted over the "
-         "eager reference, or declared) takes at this machine's measured peak of its bound (flop: the dtype's matrix "
+         "eager reference, or declared) takes at this machine's " +
+         std::string(reported ? "reported" : "measured") +
+         " peak of its bound (flop: the dtype's matrix "
          "product, mem: a device copy), over the head's time, nearest the limit first; a bar drawn full and red is "
          "past "
-         "what the machine can do. Of the datasheet: the same against the device's published figures.</p>\n" +
-         scroll_box(t.str());
+         "what the machine can do. Of the datasheet: the same against the device's published figures." +
+         std::string(reported ? " <span class=\"reported\">Reported: the peaks (and whether the clocks were locked) "
+                                "are what the uploaded run document says; the server did not measure them.</span>"
+                              : "") +
+         "</p>\n" + scroll_box(t.str());
 }
 
 void verdict_row(std::ostringstream& t, const run_view& v, const run_config_row& c, const link_style& links,

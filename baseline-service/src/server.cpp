@@ -7,6 +7,7 @@
 
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/ssl.hpp>
 #include <boost/asio/strand.hpp>
 #include <boost/asio/thread_pool.hpp>
@@ -43,30 +44,10 @@ struct shared_state {
   // Requests are answered here, in the order they arrived, while the I/O threads only read and write: a verdict
   // computes for milliseconds, and on the I/O threads it would hold up reads of other connections unevenly.
   asio::thread_pool& workers;
-  connection_admission admission{
-      {options.max_connections, std::min(options.max_unauthenticated_connections, options.max_connections)}};
+  connection_admission admission{options.admission};
   std::atomic<std::size_t> unauthenticated{0};  // requests without credentials being read or answered
-  std::mutex per_address_mutex;
-  std::unordered_map<std::string, std::size_t> per_address;  // open connections by client address
   std::mutex evictors_mutex;
   std::unordered_map<connection_admission::ticket, std::function<void()>> evictors;  // by connection, while open
-
-  // Counts a new connection from `address`; false (nothing counted) when the address is at its limit.
-  bool open_from(const std::string& address) {
-    std::lock_guard lock(per_address_mutex);
-    auto& n = per_address[address];
-    if (n >= options.max_connections_per_address) {
-      if (n == 0) per_address.erase(address);
-      return false;
-    }
-    ++n;
-    return true;
-  }
-  void close_from(const std::string& address) {
-    std::lock_guard lock(per_address_mutex);
-    auto it = per_address.find(address);
-    if (it != per_address.end() && --it->second == 0) per_address.erase(it);
-  }
 
   void on_evict(connection_admission::ticket t, std::function<void()> evict) {
     std::lock_guard lock(evictors_mutex);
@@ -76,8 +57,8 @@ struct shared_state {
     std::lock_guard lock(evictors_mutex);
     evictors.erase(t);
   }
-  // Closes connection `t`, which the admission has already stopped counting.
-  void evict(connection_admission::ticket t) {
+  // Closes connection `t`, which the admission has already stopped counting (evicted, or idle too long).
+  void close_released(connection_admission::ticket t) {
     std::function<void()> close;
     {
       std::lock_guard lock(evictors_mutex);
@@ -86,22 +67,19 @@ struct shared_state {
       close = std::move(it->second);
       evictors.erase(it);
     }
-    stats.connection_evicted();
     close();
   }
 };
 
-// Holds the connection's place in the admission's pools, and one of its address's slots, while the session lives.
+// Holds the connection's place in the admission's pools (and its address's count) while the session lives.
 class connection_slot {
  public:
-  connection_slot(shared_state& state, std::string address, connection_admission::ticket ticket)
-      : state_(state), address_(std::move(address)), ticket_(ticket) {
+  connection_slot(shared_state& state, connection_admission::ticket ticket) : state_(state), ticket_(ticket) {
     state_.stats.connection_opened();
   }
   ~connection_slot() {
     state_.forget(ticket_);
     state_.admission.closed(ticket_);
-    state_.close_from(address_);
     state_.stats.connection_closed();
   }
   connection_slot(const connection_slot&) = delete;
@@ -110,7 +88,6 @@ class connection_slot {
 
  private:
   shared_state& state_;
-  std::string address_;
   connection_admission::ticket ticket_;
 };
 
@@ -122,7 +99,7 @@ class unauthenticated_slot {
   unauthenticated_slot(const unauthenticated_slot&) = delete;
   unauthenticated_slot& operator=(const unauthenticated_slot&) = delete;
   static bool try_take(shared_state& state) {
-    if (++state.unauthenticated > state.options.max_unauthenticated) {
+    if (++state.unauthenticated > state.options.admission.max_unauthenticated_requests) {
       --state.unauthenticated;
       return false;
     }
@@ -165,8 +142,8 @@ bool is_health_probe(const bhttp::request_parser<bhttp::string_body>::value_type
 template <class Stream>
 class session : public std::enable_shared_from_this<session<Stream>> {
  public:
-  session(Stream&& stream, shared_state& state, std::string address, connection_admission::ticket ticket)
-      : stream_(std::move(stream)), state_(state), slot_(state, std::move(address), ticket) {}
+  session(Stream&& stream, shared_state& state, connection_admission::ticket ticket)
+      : stream_(std::move(stream)), state_(state), slot_(state, ticket) {}
 
   void run() {
     // Registered before the listener admits the next connection, which may be the one that evicts this.
@@ -247,31 +224,33 @@ class session : public std::enable_shared_from_this<session<Stream>> {
     state_.admission.answering(slot_.ticket());
     state_.stats.request_queued();
     asio::post(state_.workers, [self = this->shared_from_this(), req = parser_->release(),
-                                queued_at = std::chrono::steady_clock::now(), check_token = !authenticated_]() mutable {
+                                queued_at = std::chrono::steady_clock::now()]() mutable {
       self->state_.stats.request_started(
           std::chrono::duration<double>(std::chrono::steady_clock::now() - queued_at).count());
-      // The database is read here, on a request thread, never on the I/O threads.
-      const bool valid_token = check_token && self->state_.handler.carries_valid_token(req);
-      response res;
-      try {
-        res = self->state_.handler.handle_request(req);
-      } catch (...) {
-        // handle_request answers its own errors; anything past it must not end the pool's thread (an
-        // exception leaving an asio::thread_pool handler terminates the process).
-        std::cerr << "rnx-server: unexpected error answering a request\n";
-        res = error_response(500, "internal", "internal error (please report it)", req.version(), false);
-      }
-      asio::dispatch(self->stream_.get_executor(), [self, res = std::move(res), valid_token]() mutable {
-        if (valid_token) self->hold_as_authenticated();
-        self->send(std::move(res), false);
-      });
+      response res = self->answer(req);
+      asio::dispatch(self->stream_.get_executor(),
+                     [self, res = std::move(res)]() mutable { self->send(std::move(res), false); });
     });
   }
 
-  // The connection presented a valid token: from now on it is held in the reserve and never evicted.
-  void hold_as_authenticated() {
-    authenticated_ = true;
-    state_.admission.authenticated(slot_.ticket());
+  // On a request thread (the database is read here, never on the I/O threads): the token is checked on every
+  // request, the admission decides, and the request is answered or refused.
+  response answer(const request& req) {
+    try {
+      const credential who = state_.handler.check_credentials(req);
+      const request_admission what = state_.admission.present(slot_.ticket(), who, req.keep_alive());
+      if (what != request_admission::answer && what != request_admission::answer_then_close) {
+        return state_.handler.refusal(req, what, who);
+      }
+      response res = state_.handler.handle_request(req, who);
+      if (closes_connection(what)) res.keep_alive(false);
+      return res;
+    } catch (...) {
+      // handle_request answers its own errors; anything past it must not end the pool's thread (an
+      // exception leaving an asio::thread_pool handler terminates the process).
+      std::cerr << "rnx-server: unexpected error answering a request\n";
+      return error_response(500, "internal", "internal error (please report it)", req.version(), false);
+    }
   }
 
   void send(response res, bool drain_after) {
@@ -334,7 +313,6 @@ class session : public std::enable_shared_from_this<session<Stream>> {
   shared_state& state_;
   connection_slot slot_;
   std::optional<unauthenticated_slot> unauthenticated_;
-  bool authenticated_ = false;  // touched on the strand only
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::optional<response> response_;
@@ -362,28 +340,24 @@ class listener : public std::enable_shared_from_this<listener> {
       beast::error_code peer_ec;
       auto peer = socket.remote_endpoint(peer_ec);
       std::string address = peer_ec ? std::string("unknown") : address_key(peer.address());
-      admit(std::move(socket), std::move(address));
+      admit(std::move(socket), address);
     }
     // Errors such as EMFILE are transient: keep accepting.
     do_accept();
   }
 
-  void admit(tcp::socket socket, std::string address) {
-    // One address at its own cap is refused before it can evict anyone: the slots stay for everyone else.
-    if (!state_.open_from(address)) return refuse(socket);
-    auto d = state_.admission.admit();
-    if (!d.admitted) {
-      // Every slot is held by an authenticated connection or one being answered: nothing idle to give way.
-      state_.close_from(address);
-      return refuse(socket);
+  void admit(tcp::socket socket, const std::string& address) {
+    auto d = state_.admission.admit(address);
+    // Refused: its address is at its cap, or every slot is held by a connection in the reserve or being answered.
+    if (!d.admitted) return refuse(socket);
+    if (d.evict) {
+      state_.stats.connection_evicted();
+      state_.close_released(*d.evict);
     }
-    if (d.evict) state_.evict(*d.evict);
     if (tls_) {
-      std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_,
-                                            std::move(address), d.id)
-          ->run();
+      std::make_shared<session<tls_stream>>(tls_stream(plain_stream(std::move(socket)), *tls_), state_, d.id)->run();
     } else {
-      std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_, std::move(address), d.id)->run();
+      std::make_shared<session<plain_stream>>(plain_stream(std::move(socket)), state_, d.id)->run();
     }
   }
 
@@ -415,8 +389,25 @@ struct server::impl {
   asio::thread_pool workers;
   tcp::acceptor acceptor;
   asio::signal_set signals;
+  asio::steady_timer idle_sweep{ioc};
   std::optional<asio::ssl::context> tls;
   std::vector<std::thread> threads;
+
+  // Every quarter of the idle limit (within 50 ms to 1 s), closes the kept-alive connections idle past it: a
+  // connection is closed at most a quarter of the limit late.
+  void sweep_idle() {
+    auto period = std::clamp<std::chrono::milliseconds>(state.options.admission.idle_timeout / 4,
+                                                        std::chrono::milliseconds(50), std::chrono::seconds(1));
+    idle_sweep.expires_after(period);
+    idle_sweep.async_wait([this](beast::error_code ec) {
+      if (ec) return;  // cancelled: the server is stopping
+      for (auto t : state.admission.idle_expired()) {
+        state.stats.connection_idle_closed();
+        state.close_released(t);
+      }
+      sweep_idle();
+    });
+  }
 };
 
 server::server(api& handler, metrics& m, server_options options)
@@ -429,9 +420,11 @@ server::~server() {
 
 void server::start() {
   auto& o = impl_->state.options;
-  if (o.max_unauthenticated_connections > o.max_connections) {
-    throw error(errc::usage, "--max-unauthenticated-connections (" + std::to_string(o.max_unauthenticated_connections) +
-                                 ") must not be above --max-connections (" + std::to_string(o.max_connections) +
+  if (o.admission.max_unauthenticated_connections > o.admission.max_connections) {
+    throw error(errc::usage, "--max-unauthenticated-connections (" +
+                                 std::to_string(o.admission.max_unauthenticated_connections) +
+                                 ") must not be above --max-connections (" +
+                                 std::to_string(o.admission.max_connections) +
                                  "): the difference is the reserve for connections that sent a valid token");
   }
   if (!o.tls_cert.empty() || !o.tls_key.empty()) {
@@ -465,6 +458,7 @@ void server::start() {
   if (ec) throw error(errc::usage, "cannot listen on " + where + ": " + ec.message() + " (is the port in use?)");
 
   std::make_shared<listener>(impl_->ioc, acceptor, impl_->state, impl_->tls ? &*impl_->tls : nullptr)->run();
+  impl_->sweep_idle();
   if (handle_signals_) {
     impl_->signals.add(SIGINT);
     impl_->signals.add(SIGTERM);
@@ -506,6 +500,7 @@ void server::stop() {
     beast::error_code ignored;
     impl_->acceptor.close(ignored);
     impl_->signals.cancel(ignored);
+    impl_->idle_sweep.cancel();
   });
   impl_->ioc.stop();
   // Requests not yet started are dropped with their connections; one being answered finishes.

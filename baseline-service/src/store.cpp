@@ -643,6 +643,25 @@ std::int64_t database::count_runs() {
   return n;
 }
 
+std::int64_t database::count_visible_runs(std::optional<std::int64_t> own_project) {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare(
+      "SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.public = 1 OR p.id = ?1");
+  st.bind(1, own_project.value_or(-1));
+  std::int64_t n = st.step() ? st.integer(0) : 0;
+  st.restart();
+  return n;
+}
+
+std::vector<std::int64_t> database::public_project_ids() {
+  std::lock_guard lock(mutex_);
+  auto& st = prepare("SELECT id FROM projects WHERE public = 1");
+  std::vector<std::int64_t> out;
+  while (st.step()) out.push_back(st.integer(0));
+  st.restart();
+  return out;
+}
+
 std::string database::integrity_check() {
   std::lock_guard lock(mutex_);
   auto& st = prepare("PRAGMA integrity_check");

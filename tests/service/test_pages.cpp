@@ -3,6 +3,7 @@
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/speed_of_light.hpp"
 #include "rnx/service/api.hpp"
 #include "rnx/service/pages.hpp"
 #include "rnx/service/verdicts.hpp"
@@ -647,4 +648,31 @@ TEST_CASE("pages: a run view read back from its JSON renders the same page (rnx 
   auto read = pages::run_view_from_json(json::parse(json_text, "evidence").as_object());
   CHECK(json::serialize(pages::to_json(read)) == json_text);
   CHECK(pages::run_page(read, pages::link_style{}).body == pages::run_page(view, pages::link_style{}).body);
+}
+
+TEST_CASE("pages: the server's run page marks an upload's peaks and clocks as reported, not measured") {
+  fixture f;
+  run_spec s;
+  s.commit = "claims";
+  s.seed = 42;
+  auto doc = make_run(s);
+  // The document claims locked clocks and peaks; the server measured neither.
+  doc.env.clocks = {{"locked", 1}};
+  doc.env.peaks = {{gemm_peak_name("float32"), 1e12}, {std::string(copy_peak_name), 1e11}};
+  for (auto& r : doc.results) r.work = work_info{std::int64_t{2'000'000'000}, std::int64_t{8'000'000}, work_source::counted};
+  const auto id = store::upload_run(f.db, f.db.find_project("demo")->id, doc).run.id;
+  auto page = f.get("/runs/" + std::to_string(id), f.token);
+  REQUIRE(page.result_int() == 200);
+  CHECK(page.body().find("of the reported peak") != std::string::npos);
+  CHECK(page.body().find("of the measured peak") == std::string::npos);
+  CHECK(page.body().find("the server did not measure them") != std::string::npos);
+  auto evidence = f.get("/api/v1/runs/" + std::to_string(id) + "/evidence", f.token);
+  REQUIRE(evidence.result_int() == 200);
+  auto view = pages::run_view_from_json(json::parse(evidence.body(), "evidence").as_object());
+  CHECK(view.figures == pages::figure_source::reported);
+  // `rnx gate` renders the server's evidence: still reported there.
+  CHECK(pages::run_page(view, pages::link_style{}).body.find("of the reported peak") != std::string::npos);
+  // A run rnx measured itself (the embedded store of `rnx gate`) keeps "measured".
+  CHECK(pages::run_page(pages::run_data(f.db, id), pages::link_style{}).body.find("of the measured peak") !=
+        std::string::npos);
 }

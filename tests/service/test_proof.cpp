@@ -145,3 +145,23 @@ TEST_CASE("headroom bar: filled to the fraction, drawn full and red past the lim
   CHECK(past.find("#b00000") != std::string::npos);
   CHECK(pages::headroom_svg(0.042, true).find("4.2% flop") != std::string::npos);
 }
+
+TEST_CASE("proof page: clocks and peaks from a document rnx did not measure are marked reported, never measured") {
+  const auto measured = pages::proof_page(pages::proof_data(locked_run(), "7"));
+  CHECK(measured.body.find("clocks locked (queried, not set by rnx)") != std::string::npos);
+  CHECK(measured.body.find("of the measured peak") != std::string::npos);
+  CHECK(measured.body.find("reported") == std::string::npos);
+
+  const auto v = pages::proof_data(locked_run(), "7", pages::figure_source::reported);
+  CHECK(v.figures == pages::figure_source::reported);
+  const auto page = pages::proof_page(v);
+  CHECK(page.body.find("clocks locked as the run document reports them") != std::string::npos);
+  CHECK(page.body.find("clocks locked (queried") == std::string::npos);
+  CHECK(page.body.find("Reported by the uploaded run document") != std::string::npos);
+  CHECK(page.body.find("Measured by rnx bench") == std::string::npos);
+  CHECK(page.body.find("<th class=\"num\">reported (G/s)</th>") != std::string::npos);
+  CHECK(page.body.find("of the reported peak") != std::string::npos);
+  CHECK(page.body.find("of the measured peak") == std::string::npos);
+  CHECK(page.body.find("MHz while sampling (reported)") != std::string::npos);
+  CHECK(pages::to_json(v).at("figures").as_string() == "reported");
+}

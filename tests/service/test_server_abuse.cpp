@@ -12,6 +12,8 @@
 
 #include <sys/resource.h>
 
+#include <memory>
+
 using namespace rnx;
 namespace asio = boost::asio;
 using asio::ip::tcp;
@@ -195,4 +197,131 @@ TEST_CASE("abuse: a slowloris from nine addresses over every cap; a tenth addres
   CHECK(metric(m.body, "rnx_evicted_connections_total") >= 108 - 32);
   CHECK(metric(m.body, "rnx_open_connections") <= 64);
   CHECK(server.alive());
+}
+
+namespace {
+
+// A kept-alive connection from `from` that sends GET requests and reads each response whole.
+class keep_alive_connection {
+ public:
+  keep_alive_connection(asio::io_context& ioc, const char* from, unsigned short port)
+      : socket_(half_open(ioc, from, port, "")) {}
+
+  // The response to GET `target` with `token` (none when empty), or status 0 when the connection was closed first.
+  boost::beast::http::response<boost::beast::http::string_body> get(const std::string& target,
+                                                                    const std::string& token) {
+    namespace bhttp = boost::beast::http;
+    bhttp::request<bhttp::empty_body> req{bhttp::verb::get, target, 11};
+    req.set(bhttp::field::host, "127.0.0.1");
+    if (!token.empty()) req.set(bhttp::field::authorization, "Bearer " + token);
+    bhttp::response<bhttp::string_body> res;
+    boost::system::error_code ec;
+    bhttp::write(socket_, req, ec);
+    if (!ec) bhttp::read(socket_, buffer_, res, ec);
+    if (ec) res.result(0);
+    return res;
+  }
+
+  // Whether the server has closed the connection: reads until it does (bounded by the server's own timeouts).
+  bool closed_by_server() {
+    char byte = 0;
+    boost::system::error_code ec;
+    socket_.read_some(asio::buffer(&byte, 1), ec);
+    return ec == asio::error::eof || ec == asio::error::connection_reset;
+  }
+
+ private:
+  tcp::socket socket_;
+  boost::beast::flat_buffer buffer_;
+};
+
+}  // namespace
+
+TEST_CASE("abuse: the token is checked on every request: a revoked token's kept-alive connections get 401 and close") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  std::string other = test::make_token(db, "other", "upload");
+  test::server_process server(db);
+  asio::io_context ioc;
+  std::vector<std::unique_ptr<keep_alive_connection>> held;
+  for (int i = 0; i < 4; ++i) {
+    held.push_back(std::make_unique<keep_alive_connection>(ioc, attacker_address, server.port()));
+    REQUIRE(held.back()->get("/api/v1/projects/demo/token", token).result_int() == 200);
+  }
+  REQUIRE(held[0]->get("/api/v1/projects/demo/token", token).result_int() == 200);  // still open, still valid
+
+  store::database(db).revoke_token(token);
+  for (auto& c : held) {
+    auto refused = c->get("/api/v1/projects/demo/token", token);
+    CHECK(refused.result_int() == 401);
+    CHECK_FALSE(refused.keep_alive());
+    CHECK(refused.body().find("no longer valid") != std::string::npos);
+    CHECK(c->closed_by_server());
+  }
+  // A held connection that drops its token does not keep its place either: answered, then closed.
+  keep_alive_connection quiet(ioc, attacker_address, server.port());
+  REQUIRE(quiet.get("/api/v1/projects/other/token", other).result_int() == 200);
+  auto without = quiet.get("/healthz", "");
+  CHECK(without.result_int() == 200);
+  CHECK_FALSE(without.keep_alive());
+  CHECK(quiet.closed_by_server());
+  auto m = call(server, "GET", "/metrics", other);
+  CHECK(m.body.find("route=\"token-not-valid\",method=\"GET\",status=\"401\"") != std::string::npos);
+}
+
+TEST_CASE("abuse: connections held per token and per project are capped: one more gets 429 with Retry-After") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  std::string second = test::make_token(db, "demo", "baseline");
+  std::string other = test::make_token(db, "other", "upload");
+  test::server_process server(db, {"--max-connections-per-token", "2", "--max-connections-per-project", "3"});
+  asio::io_context ioc;
+  std::vector<std::unique_ptr<keep_alive_connection>> held;
+  auto open_with = [&](const std::string& t, const std::string& project) {
+    held.push_back(std::make_unique<keep_alive_connection>(ioc, attacker_address, server.port()));
+    return held.back()->get("/api/v1/projects/" + project + "/token", t);
+  };
+  CHECK(open_with(token, "demo").result_int() == 200);
+  CHECK(open_with(token, "demo").result_int() == 200);
+  auto over_token = open_with(token, "demo");
+  CHECK(over_token.result_int() == 429);
+  CHECK(over_token[boost::beast::http::field::retry_after] == "1");
+  CHECK(over_token.body().find("--max-connections-per-token") != std::string::npos);
+  CHECK(held.back()->closed_by_server());
+  CHECK(open_with(second, "demo").result_int() == 200);  // the project's third
+  auto over_project = open_with(second, "demo");
+  CHECK(over_project.result_int() == 429);
+  CHECK(over_project.body().find("--max-connections-per-project") != std::string::npos);
+  CHECK(held.back()->closed_by_server());
+  // Another project's client and a health probe are served, kept alive or not.
+  CHECK(open_with(other, "other").result_int() == 200);
+  CHECK(call(server, "GET", "/healthz", "").status == 200);
+  CHECK(call(server, "GET", "/api/v1/projects/other/token", other).status == 200);
+  // Once a held connection closes, its token has a place again.
+  held[0].reset();
+  int status = 0;
+  for (int i = 0; i < 200 && status != 200; ++i) {
+    status = open_with(token, "demo").result_int();
+    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look
+  }
+  CHECK(status == 200);
+}
+
+TEST_CASE("abuse: a kept-alive connection idle past --idle-timeout is closed, token or not") {
+  test::temp_dir dir;
+  std::string db = dir.file("rnx.sqlite");
+  std::string token = test::make_token(db, "demo", "upload");
+  test::server_process server(db, {"--idle-timeout", "0.2", "--header-timeout", "60"});
+  asio::io_context ioc;
+  keep_alive_connection held(ioc, attacker_address, server.port());
+  REQUIRE(held.get("/api/v1/projects/demo/token", token).result_int() == 200);
+  keep_alive_connection anonymous(ioc, attacker_address, server.port());
+  REQUIRE(anonymous.get("/healthz", "").result_int() == 200);
+  // Both are closed by the idle limit, long before the header timeout of 60 s (the ctest TIMEOUT bounds the wait).
+  CHECK(held.closed_by_server());
+  CHECK(anonymous.closed_by_server());
+  auto m = call(server, "GET", "/metrics", token);
+  CHECK(metric(m.body, "rnx_idle_closed_connections_total") >= 2);
 }

@@ -5,6 +5,7 @@
 //   auto res = api.handle_request(req);   // never throws; errors are {"error": {"code", "message"}}
 #pragma once
 
+#include "rnx/service/admission.hpp"
 #include "rnx/service/metrics.hpp"
 #include "rnx/service/store.hpp"
 
@@ -42,10 +43,17 @@ class api {
   api(store::database& db, metrics& m, notifier* notify, api_options options = {});
   ~api();
 
+  // Checks the request's credentials itself (tests, the fuzzer); the server checks them first and passes them on.
   response handle_request(const request& req);
-  // Whether `req` carries a valid token of any project (bearer or the sign-in cookie); never throws. The server holds
-  // a connection that sent one in the capacity reserved for authenticated clients.
-  bool carries_valid_token(const request& req);
+  // `who` is check_credentials(req): the request is counted in /metrics under its token's project.
+  response handle_request(const request& req, const credential& who);
+  // The token `req` carries (bearer or the sign-in cookie), checked against the database on every request: none,
+  // valid (its id and project) or invalid (unknown, revoked, expired); never throws (a database error reads as none,
+  // and the request's own answer reports it). The server's admission decides with it before answering.
+  credential check_credentials(const request& req);
+  // The answer to a request the admission refused (401 for a token no longer valid, 429 over a connection cap),
+  // closing the connection; `who` is its credential.
+  response refusal(const request& req, request_admission what, const credential& who);
 
  private:
   void add_api_routes();

@@ -57,6 +57,11 @@ struct run_side {
   std::vector<std::vector<double>> processes;  // per worker process, up to 100 evenly spaced order statistics
 };
 
+// Where a run's clocks and peaks come from: measured by rnx itself (this rnx gate or rnx bench, on this machine), or
+// reported by a run document rnx received (an upload to rnx-server, a server's evidence): a claim, and the pages say so.
+enum class figure_source { measured, reported };
+std::string_view to_string(figure_source source);
+
 // How close a time is to what the machine allows (rnx/common/speed_of_light.hpp): against the run's measured peaks,
 // and against the device's datasheet where rnx knows the device.
 struct light_figures {
@@ -91,6 +96,7 @@ struct run_view {
   std::vector<run_config_row> configs;
   std::optional<base_run_ref> base_run;
   std::optional<store::baseline_record> baseline_record;  // whether this run is a baseline now, and how
+  figure_source figures = figure_source::measured;        // the peaks its speed of light is set against
 };
 
 boost::json::object to_json(const run_view& v);
@@ -115,6 +121,7 @@ struct proof_view {
   std::optional<datasheet> sheet;
   std::vector<proof_row> rows;
   std::vector<config_key> without_light;  // measured, but no work or no peak to set it against
+  figure_source figures = figure_source::measured;  // whether rnx measured the clocks and peaks, or a document says so
 };
 
 // Why a run cannot back a speed-of-light claim, each reason with its fix; empty when it can: its clocks were queried
@@ -122,7 +129,9 @@ struct proof_view {
 // timed with the L2 flushed before each call, and the machine's peaks were measured.
 std::vector<std::string> proof_refusals(const run_document& run);
 // The page's data; `invalid` naming every refusal when proof_refusals is not empty.
-proof_view proof_data(const run_document& run, const std::string& id);
+// `figures`: reported for a document rnx did not measure itself (an upload).
+proof_view proof_data(const run_document& run, const std::string& id,
+                      figure_source figures = figure_source::measured);
 boost::json::object to_json(const proof_view& v);
 
 // One run of a hardware comparison, with its environment.

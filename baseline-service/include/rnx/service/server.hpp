@@ -1,6 +1,7 @@
 // The network side of rnx-server: a Beast listener and sessions (plain or TLS) on a thread pool.
 #pragma once
 
+#include "rnx/service/admission.hpp"
 #include "rnx/service/api.hpp"
 #include "rnx/service/metrics.hpp"
 
@@ -22,18 +23,9 @@ struct server_options {
   std::chrono::milliseconds header_timeout{std::chrono::seconds(10)};
   std::chrono::milliseconds read_timeout{std::chrono::seconds(30)};  // the body, once the headers are in
   std::chrono::milliseconds write_timeout{std::chrono::seconds(30)};
-  // Open connections at most. Those that have not yet presented a valid token (every new one, until a whole
-  // request with a valid bearer token or sign-in cookie was answered) take at most max_unauthenticated_connections of
-  // them; the rest is reserved for authenticated ones. When the unauthenticated pool (or the whole) is full, the
-  // unauthenticated connection that has waited longest for a request is closed to let the new one in (admission.hpp).
-  std::size_t max_connections = 512;
-  std::size_t max_unauthenticated_connections = 256;  // rnx-server's default: half of max_connections
-  // Open connections from one client address beyond which its new ones are closed at once, so that one client
-  // cannot take every slot (half-sent requests held until the header timeout).
-  std::size_t max_connections_per_address = 64;
-  // Requests without credentials (no bearer token, no sign-in cookie) being read or answered at once; one more
-  // gets 503 with Retry-After. Requests that carry credentials, and GET /healthz, are not counted.
-  std::size_t max_unauthenticated = 64;
+  // Who is held open and answered, and for how long between requests: connections in all, per address, per token
+  // and per project, the unauthenticated pool and the reserve, the idle limit (admission.hpp; docs/service.md).
+  admission_limits admission;
   std::string tls_cert;  // PEM certificate chain; with tls_key enables HTTPS
   std::string tls_key;
 };

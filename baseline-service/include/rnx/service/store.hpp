@@ -393,6 +393,9 @@ class database {
                                                                      std::optional<std::int64_t> baseline_run_id,
                                                                      verdict_kind kind);
   std::int64_t count_runs();
+  // Runs of public projects, and of `own_project` when given (what /metrics shows to that viewer).
+  std::int64_t count_visible_runs(std::optional<std::int64_t> own_project);
+  std::vector<std::int64_t> public_project_ids();
 
   // For the pages (store_pages.cpp). One configuration's points over time, by environment then run id.
   std::vector<config_point> config_history(std::int64_t project_id, const config_key& key, const config_range& range);
