@@ -54,6 +54,7 @@ const std::vector<manifest_key> all_keys = {
     RNX_BENCH_KEY("threads", "integer", between(0, 4096), "0"),
     RNX_BENCH_KEY("seed", "integer, 0 or more", std::nullopt, "0"),
     {"bench", "devices", "string", std::nullopt, "none (one device)"},
+    {"bench", "pass_env", "array of strings", std::nullopt, "none (no credential reaches a kernel)"},
 
     {"kernel", "name", "string", std::nullopt, "required"},
     {"kernel", "path", "string", std::nullopt, "required"},

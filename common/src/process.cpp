@@ -51,6 +51,7 @@ pid_t spawn_child(const std::vector<std::string>& argv, const process_options& o
   program_start start;
   start.argv = argv;
   start.env_set = options.env_set;
+  start.env_unset = options.env_unset;
   start.cwd = options.cwd;
   start.descriptors.emplace_back(pipes.in.fd[0], 0);
   if (options.what != capture::inherit) start.descriptors.emplace_back(pipes.out.fd[1], 1);

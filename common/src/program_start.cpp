@@ -54,12 +54,14 @@ std::string program_path(const std::string& name) {
                                    " (check the path and that the file is executable)");
 }
 
-std::vector<std::string> merged_environment(const std::map<std::string, std::string>& set) {
+std::vector<std::string> merged_environment(const std::map<std::string, std::string>& set,
+                                            const std::vector<std::string>& unset) {
   std::vector<std::string> env;
   for (char** e = environ; e && *e; ++e) {
     std::string kv(*e);
     std::string key = kv.substr(0, kv.find('='));
-    if (!set.count(key)) env.push_back(std::move(kv));
+    if (set.count(key) || std::find(unset.begin(), unset.end(), key) != unset.end()) continue;
+    env.push_back(std::move(kv));
   }
   for (const auto& [k, v] : set) {
     std::string kv = k;
@@ -96,10 +98,10 @@ struct child_steps {
     args = start.argv;
     for (auto& a : args) c_args.push_back(a.data());
     c_args.push_back(nullptr);
-    if (start.env_set.empty()) {
+    if (start.env_set.empty() && start.env_unset.empty()) {
       envp = environ;
     } else {
-      env = merged_environment(start.env_set);
+      env = merged_environment(start.env_set, start.env_unset);
       for (auto& e : env) c_env.push_back(e.data());
       c_env.push_back(nullptr);
       envp = c_env.data();

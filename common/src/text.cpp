@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 
-extern char** environ;
-
 namespace rnx {
 
 std::string tail_lines(const std::string& text, int lines) {
@@ -301,33 +299,6 @@ std::string markdown_cell_quotes::full_texts(std::string_view title) const {
   for (const auto& [label, text] : kept_)
     out += "**" + markdown_escape(label) + "**\n\n" + markdown_quoted(text) + "\n";
   return out + "</details>\n";
-}
-
-std::vector<secret_value> environment_secrets(bool (*looks_secret)(const std::string&)) {
-  std::vector<secret_value> found;
-  for (char** e = environ; e && *e; ++e) {
-    const std::string_view entry(*e);
-    const std::size_t equals = entry.find('=');
-    if (equals == std::string_view::npos || entry.size() - equals - 1 < 8) continue;
-    std::string name(entry.substr(0, equals));
-    if (looks_secret(name)) found.push_back({std::move(name), std::string(entry.substr(equals + 1))});
-  }
-  std::sort(found.begin(), found.end(), [](const secret_value& a, const secret_value& b) {
-    return a.value.size() != b.value.size() ? a.value.size() > b.value.size() : a.name < b.name;
-  });
-  return found;
-}
-
-std::string redact(std::string_view text, const std::vector<secret_value>& secrets) {
-  std::string out(text);
-  for (const auto& s : secrets) {
-    if (s.value.empty()) continue;
-    const std::string mark = "[redacted " + s.name + "]";
-    for (std::size_t at = out.find(s.value); at != std::string::npos; at = out.find(s.value, at + mark.size())) {
-      out.replace(at, s.value.size(), mark);
-    }
-  }
-  return out;
 }
 
 std::string html_escape(std::string_view text) {

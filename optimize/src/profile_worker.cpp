@@ -4,6 +4,8 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/kernel_environment.hpp"
+#include "rnx/common/manifest.hpp"
 #include "rnx/common/process.hpp"
 
 #include <boost/json.hpp>
@@ -33,6 +35,9 @@ op_profile profile_in_worker(const fs::path& manifest_path, const std::string& k
   po.timeout = timeout;
   // Importing the kernel must not leave __pycache__ in the user's tree.
   po.env_set["PYTHONDONTWRITEBYTECODE"] = "1";
+  // The repository's kernel runs here as in rnx bench's workers: without the job's credentials, less the
+  // manifest's [bench] pass_env (docs/runner.md, the workers' environment).
+  po.env_unset = kernel_withheld_variables(load_manifest(manifest_path).pass_env);
   process_result r = run_process(argv, po);
   if (r.timed_out) {
     throw error(errc::kernel_failed, "profiling kernel " + kernel + " did not finish within " +

@@ -6,6 +6,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/kernel_environment.hpp"
 #include "rnx/common/process.hpp"
 #include "rnx/runner/native_build.hpp"
 #include "rnx/runner/python.hpp"
@@ -53,6 +54,21 @@ bool cuda_listed() {
 
 fs::path cache_dir_of(const bench_options& o) { return o.cache_dir.empty() ? default_cache_dir() : o.cache_dir; }
 
+// The variables a kernel keeps although they are withheld ([bench] pass_env): the head manifest's; in a paired run
+// only those both manifests name, so a change under test cannot grant its own kernels a credential.
+std::vector<std::string> passed_variables(const std::vector<side_state>& sides) {
+  std::vector<std::string> passed = sides.at(0).m.pass_env;
+  for (std::size_t s = 1; s < sides.size(); ++s) {
+    const std::vector<std::string>& other = sides[s].m.pass_env;
+    passed.erase(std::remove_if(passed.begin(), passed.end(),
+                                [&](const std::string& n) {
+                                  return std::find(other.begin(), other.end(), n) == other.end();
+                                }),
+                 passed.end());
+  }
+  return passed;
+}
+
 }  // namespace
 
 bool orchestrator::cuda_visible() { return cuda_listed(); }
@@ -68,6 +84,7 @@ orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& side
       prestart_(prestart),
       shared_(shared) {
   worker_ = o.worker.empty() ? default_worker_path() : o.worker;
+  withheld_env_ = kernel_withheld_variables(passed_variables(sides_));
   for (std::size_t i : members_) {
     const planned& p = plan_[i];
     total_rounds_ = std::max(total_rounds_, p.max_processes);
@@ -495,7 +512,8 @@ void orchestrator::report(int round, const planned& p) {
 std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::take_worker(const fs::path& job_path) {
   if (!prestart_) {
     shared_.ledger.worker_started();
-    return {std::make_unique<worker_run>(worker_, job_path, o_.contain, lane_cores()), clock_type::now()};
+    return {std::make_unique<worker_run>(worker_, job_path, o_.contain, lane_cores(), withheld_env_),
+            clock_type::now()};
   }
   if (!next_) start_next();
   auto taken = std::make_pair(std::move(next_), next_launched_);
@@ -507,7 +525,7 @@ std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::tak
 void orchestrator::start_next() {
   shared_.ledger.worker_started();
   next_launched_ = clock_type::now();
-  next_ = std::make_unique<worker_run>(worker_, lane_cores());
+  next_ = std::make_unique<worker_run>(worker_, lane_cores(), withheld_env_);
 }
 
 }  // namespace rnx::runner::detail

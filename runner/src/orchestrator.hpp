@@ -113,6 +113,7 @@ class orchestrator {
   std::unique_ptr<worker_run> next_;  // prestart: the worker that takes the next job
   clock_type::time_point next_launched_;
   std::filesystem::path worker_;
+  std::vector<std::string> withheld_env_;  // removed from an uncontained worker's environment (kernel_environment.hpp)
   int total_rounds_ = 0;
   int looks_ = 1;
   gate_policy policy_;

@@ -14,6 +14,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -29,15 +30,18 @@ namespace fs = std::filesystem;
 namespace bj = boost::json;
 
 worker_run::worker_run(const fs::path& worker, const fs::path& job_path,
-                       const std::optional<sandbox::sandbox_limits>& contain, const std::vector<int>& cores) {
+                       const std::optional<sandbox::sandbox_limits>& contain, const std::vector<int>& cores,
+                       const std::vector<std::string>& withheld) {
   if (contain) {
     start_contained(worker, job_path, *contain);
   } else {
-    start(worker, job_path.string(), false, cores);
+    start(worker, job_path.string(), false, cores, withheld);
   }
 }
 
-worker_run::worker_run(const fs::path& worker, const std::vector<int>& cores) { start(worker, "-", true, cores); }
+worker_run::worker_run(const fs::path& worker, const std::vector<int>& cores, const std::vector<std::string>& withheld) {
+  start(worker, "-", true, cores, withheld);
+}
 
 void worker_run::release(const fs::path& job_path) {
   const std::string line = job_path.string() + "\n";
@@ -57,7 +61,8 @@ void worker_run::release(const fs::path& job_path) {
   job_fd_ = -1;
 }
 
-void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores) {
+void worker_run::start(const fs::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores,
+                       const std::vector<std::string>& withheld) {
   int result_pipe[2];
   int log_pipe[2];
   int job_pipe[2] = {-1, -1};
@@ -79,6 +84,11 @@ void worker_run::start(const fs::path& worker, const std::string& job_arg, bool 
   // itself again when it reads its job, and says why it cannot.
   plan.cores = cores;
   plan.close_others = true;  // no other lane's pipe, no descriptor a library left open
+  // The repository's kernels run uncontained, but without the job's credentials (docs/runner.md, the workers'
+  // environment); and this process, which keeps them, is not readable through /proc/PID/environ by a worker that
+  // runs as the same user.
+  plan.env_unset = withheld;
+  ::prctl(PR_SET_DUMPABLE, 0);
   try {
     pid_ = start_program(plan);
   } catch (...) {

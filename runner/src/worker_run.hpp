@@ -24,11 +24,16 @@ namespace rnx::runner::detail {
 // (the embedded Python, `import torch`) runs on its own lane and never on a core where another lane measures.
 class worker_run {
  public:
+  //
+  // `withheld` (rnx::kernel_withheld_variables: the job's credentials, less the manifest's [bench] pass_env) are
+  // removed from the environment an uncontained worker inherits; a contained one gets the sandbox's allow-list.
   worker_run(const std::filesystem::path& worker, const std::filesystem::path& job_path,
-             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt, const std::vector<int>& cores = {});
+             const std::optional<sandbox::sandbox_limits>& contain = std::nullopt, const std::vector<int>& cores = {},
+             const std::vector<std::string>& withheld = {});
   // A prestarted worker (`--job -`): it starts Python and imports torch now, reports "loaded", and waits
   // (touching no device) until release() hands it its job.
-  worker_run(const std::filesystem::path& worker, const std::vector<int>& cores);
+  worker_run(const std::filesystem::path& worker, const std::vector<int>& cores,
+             const std::vector<std::string>& withheld = {});
   void release(const std::filesystem::path& job_path);
   ~worker_run();
   worker_run(const worker_run&) = delete;
@@ -43,7 +48,8 @@ class worker_run {
   std::string log_tail() const;
 
  private:
-  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores);
+  void start(const std::filesystem::path& worker, const std::string& job_arg, bool held, const std::vector<int>& cores,
+             const std::vector<std::string>& withheld);
   void start_contained(const std::filesystem::path& worker, const std::filesystem::path& job_path,
                        const sandbox::sandbox_limits& limits);
   // A contained worker's line: false when it goes no further (a containment line, or anything after a failed

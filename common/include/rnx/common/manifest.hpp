@@ -108,6 +108,8 @@ struct manifest {
   std::vector<kernel_spec> kernels;
   bench_settings bench;  // [bench] as written (kernels hold their merged copy)
   std::string devices;   // [bench] devices: lanes measuring at once ("cuda:0,cuda:1"); empty = one
+  // [bench] pass_env: variables the kernels' processes keep although rnx::kernel_withheld_variables withholds them
+  std::vector<std::string> pass_env;
   gate_policy gate;
   std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
   std::string service_url;

@@ -25,6 +25,11 @@
 
 namespace rnx {
 
+// The most one message from a worker process may take (a result line of the runner's worker, a frame of the
+// verifier's candidate channel): the code such a worker runs is not trusted, and a reader that buffers until a
+// terminator would otherwise grow without limit. A worker that writes past it is stopped, with that reason.
+inline constexpr std::size_t max_worker_message_bytes = std::size_t{32} << 20;
+
 // Where the child's stdout and stderr go.
 enum class capture {
   stdout_and_stderr,  // both into process_result::out, interleaved as written
@@ -37,6 +42,7 @@ struct process_options {
   capture what = capture::separately;
   std::filesystem::path cwd;                   // empty = rnx's current folder
   std::map<std::string, std::string> env_set;  // added to / replacing the inherited environment
+  std::vector<std::string> env_unset;          // names removed from the inherited environment (env_set wins)
   std::string input;                           // written to the child's stdin, then closed (empty: EOF at once)
   // None: wait as long as the child runs. With a deadline the child runs in its own process group, and the
   // deadline kills the whole group (a shell script's python too).
@@ -58,6 +64,8 @@ struct process_result {
 struct program_start {
   std::vector<std::string> argv;                 // argv[0] is looked up on PATH when it has no '/'
   std::map<std::string, std::string> env_set;    // added to / replacing the inherited environment
+  // Names removed from the inherited environment (a kernel's process: rnx::kernel_withheld_variables); env_set wins.
+  std::vector<std::string> env_unset;
   std::filesystem::path cwd;                     // empty = rnx's current folder
   std::vector<std::pair<int, int>> descriptors;  // {our descriptor, its number in the child}
   std::vector<int> to_null;                      // the child's descriptors opened on /dev/null

@@ -3,6 +3,8 @@
 // passes such text through the escaper of its target, so it is shown as data and never read as markup.
 #pragma once
 
+#include "rnx/common/secret_scan.hpp"  // secret_value, environment_secrets, redact (moved there)
+
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -75,23 +77,6 @@ std::string markdown_code(std::string_view text);
 // `text` for HTML text or a quoted attribute value: & < > " ' as character references; control characters
 // (newlines kept, tabs made spaces) removed and invalid UTF-8 replaced, as in terminal_safe.
 std::string html_escape(std::string_view text);
-
-// A value this process must never publish (a token, a key from its environment) and the name shown in its place.
-struct secret_value {
-  std::string name;
-  std::string value;
-};
-
-// The values of this process's environment whose names `looks_secret` marks as credentials (rnx passes
-// sandbox::looks_secret, the one list of credential-looking names), longest first so that a value holding another is
-// hidden whole. Values shorter than 8 bytes are left out: no credential is that short, and hiding them would cut
-// ordinary words out of a report.
-std::vector<secret_value> environment_secrets(bool (*looks_secret)(const std::string&));
-
-// `text` with every occurrence of each secret's value replaced by "[redacted NAME]". Applied to outside text
-// before it is escaped for any target (an escaper would split the value), so JSON, terminal and Markdown all
-// carry the mark.
-std::string redact(std::string_view text, const std::vector<secret_value>& secrets);
 
 // At most the first `limit` bytes of `text`, each control or non-ASCII byte as '?': text from a request or a command
 // line quoted in an error message, so a message never carries terminal controls or a cut UTF-8 sequence.
