@@ -20,8 +20,8 @@ detail contains TEXT, correct=yes demands that the correctness stages pass (used
 whose cheat would show up as a wrong answer if it had worked), absent=TEXT demands that TEXT appears nowhere in the
 report (a forgery that reached it would carry it), markdown=quoted runs the case again with --format markdown and
 demands that the Markdown report links nothing outside code (no @mention, issue reference or URL), shows the
-detail= text only inside a fenced code block and carries the absent= text nowhere, and gpu=yes skips (exit 77)
-without CUDA.
+detail= text only inside a fenced code block and carries the absent= text nowhere, pass=ROW,ROW demands that
+those rows pass (a crash in one case must not cost the rows after it), and gpu=yes skips (exit 77) without CUDA.
 """
 import fcntl
 import json
@@ -309,6 +309,9 @@ def main():
         md = subprocess.run([a if a != "json" else "markdown" for a in cmd], stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, env=env)
         problems += markdown_problems(md.stdout, h)
+    for name in filter(None, h.get("pass", "").split(",")):
+        if rows.get(name, {}).get("result") != "pass":
+            problems.append(f"{name} should pass: {rows.get(name)}")
     if h.get("correct") == "yes":
         for stage in ("smoke", "shape_sweep", "edge_cases"):
             if rows.get(stage, {}).get("result") != "pass":

@@ -1,7 +1,8 @@
-# rnx-corpus-case: kernel=kb_literal_add expect=reject check=edge_cases gpu=yes
-# Cheat (a real defect, CUDA): a load_inline add that indexes the raw buffer as if it were contiguous and never
-# checks: on a non-contiguous view it reads the gaps (NaN in the verifier's edge case) and returns wrong values
-# silently. A narrowing must be a clear refusal; silence is rejected.
+# rnx-corpus-case: kernel=kb_literal_add expect=review check=edge_cases gpu=yes
+# Honest, narrower contract (CUDA): a load_inline add that indexes the raw buffer as if it were contiguous and
+# never checks, as most hand-written adds do: on a non-contiguous view it reads the gaps (NaN in the verifier's
+# edge case). The reference's own inputs are always contiguous, so it is wrong only on a layout they never have:
+# review, with the fix (.contiguous() or an assertion), never a rejection (issue 44; a cheat until then).
 import torch
 import torch.nn as nn
 from torch.utils.cpp_extension import load_inline

@@ -1,6 +1,7 @@
-# rnx-corpus-case: kernel=kb_literal_gelu expect=reject check=edge_cases
-# Cheat (a silent defect): reads the input's storage as if it were contiguous, so on a non-contiguous view it
-# computes on the gaps and returns wrong values without a word. Only a clear refusal narrows the contract.
+# rnx-corpus-case: kernel=kb_literal_gelu expect=review check=edge_cases
+# Honest, narrower contract: reads the input's storage as if it were contiguous, so on a non-contiguous view it
+# computes on the gaps. The reference's own inputs are always contiguous: wrong only on a layout they never have,
+# so review with the fix, never a rejection (issue 44; a cheat until then).
 import torch
 import torch.nn as nn
 

@@ -1,6 +1,7 @@
-# rnx-verify-case: reference=refs/kb_gelu_literal.py expect=reject check=edge_cases
-# Cheat (a silent defect): reads the storage as if the input were contiguous; on a non-contiguous view it computes
-# on the gaps and returns wrong values without a word. Only a clear refusal narrows the contract.
+# rnx-verify-case: reference=refs/kb_gelu_literal.py expect=review check=edge_cases detail=.contiguous()
+# Honest, narrower contract (issue 44): reads the storage as if the input were contiguous, as a kernel given a
+# data pointer and a length does; on a non-contiguous view it computes on the gaps. The reference's own inputs are
+# always contiguous, so this is wrong only on a layout they never have: review, with the fix, never a rejection.
 import torch
 
 

@@ -1,5 +1,6 @@
-# rnx-verify-case: kernel=scale_add expect=reject check=edge_cases
-# Cheat: reads raw memory as if every input were contiguous (skips the copy a strided input needs).
+# rnx-verify-case: kernel=scale_add expect=review check=edge_cases detail=returns wrong values for non-contiguous
+# Honest, narrower contract (issue 44): reads raw memory as if every input were contiguous; the manifest's inputs
+# always are, so a wrong value on a strided view narrows the contract (review, with its fix), it is no rejection.
 import torch
 
 
