@@ -20,6 +20,7 @@ end; the run ends by itself after --duration seconds.
 import argparse
 import http.client
 import json
+import multiprocessing
 import os
 import resource
 import selectors
@@ -193,6 +194,27 @@ class Flood(threading.Thread):
             self.revoked_at = time.monotonic()
 
 
+def flood_process(pipe, port, token, project, count, addresses, interval, nofile):
+    """The flood in a process of its own, so that its bursts never hold up the probes (one interpreter lock each).
+    Told over `pipe`: "revoked" (the token was revoked now), "stop" (answers with what it saw)."""
+    resource.setrlimit(resource.RLIMIT_NOFILE, nofile)
+    flood = Flood(port, token, project, count, addresses, interval)
+    flood.start()
+    while flood.opened < count and flood.is_alive():
+        time.sleep(0.05)
+    pipe.send("ready")
+    while True:
+        message = pipe.recv()
+        if message == "revoked":
+            flood.mark_revoked()
+        elif message == "stop":
+            break
+    flood.stop.set()
+    flood.join(timeout=30)
+    pipe.send({"opened": flood.opened, "open_failures": flood.open_failures, "max_open": flood.max_open,
+               "statuses": flood.statuses, "close_delays": flood.close_delays, "not_closed": flood.not_closed})
+
+
 def probe(port, source, path, token):
     """One request on a new connection: (served within 1 s, seconds, status)."""
     start = time.perf_counter()
@@ -265,11 +287,14 @@ def main():
         log = open(os.path.join(work, "server.log"), "w")
         proc, port = start(server, db, log, shlex.split(a.extra))
         try:
-            flood = Flood(port, flood_token, "flood", a.connections, addresses, a.interval)
-            flood.start()
+            ours, theirs = multiprocessing.Pipe()
+            flood_proc = multiprocessing.Process(
+                target=flood_process, args=(theirs, port, flood_token, "flood", a.connections, addresses, a.interval,
+                                            resource.getrlimit(resource.RLIMIT_NOFILE)))
+            flood_proc.start()
             # The flood is established (every connection opened and its first request sent) before probing.
-            while flood.opened < a.connections and flood.is_alive():
-                time.sleep(0.05)
+            if not ours.poll(120) or ours.recv() != "ready":
+                sys.exit("the flood did not start")
             time.sleep(1.0)
             samples = {"valid": {"health": [], "other": []}, "revoked": {"health": [], "other": []}}
             begin = time.monotonic()
@@ -278,7 +303,7 @@ def main():
                 if not revoked and time.monotonic() - begin >= a.duration / 2:
                     # Marked once the revocation is committed: a request before it was still answered.
                     admin(server, db, "token", "revoke", flood_token)
-                    flood.mark_revoked()
+                    ours.send("revoked")
                     revoked = True
                 phase = "revoked" if revoked else "valid"
                 samples[phase]["health"].append(probe(port, HEALTH_PROBE, "/healthz", None))
@@ -286,8 +311,9 @@ def main():
                 time.sleep(a.probe_gap)
             # Long enough for every connection open at revocation to send its next request and see it closed.
             time.sleep(a.interval + 1.5)
-            flood.stop.set()
-            flood.join(timeout=30)
+            ours.send("stop")
+            flood = ours.recv() if ours.poll(60) else sys.exit("the flood did not stop")
+            flood_proc.join(timeout=30)
             facts = {name: metric(port, name, other_token) for name in (
                 "rnx_refused_connections_total", "rnx_evicted_connections_total",
                 "rnx_idle_closed_connections_total", "rnx_open_connections")}
@@ -304,13 +330,13 @@ def main():
         return {"closed_after_next_request": len(delays), "closed_within_1s": sum(1 for d in delays if d <= 1.0),
                 "max_close_delay_ms": round(delays[-1] * 1e3, 2) if delays else None,
                 "p50_close_delay_ms": round(percentile(delays, 0.5) * 1e3, 2) if delays else None}
-    delays = [d for d, _ in flood.close_delays]
-    revoke = {"connections_open_at_revoke": len(delays) + flood.not_closed, "not_closed": flood.not_closed,
-              **closing(delays), "held": closing([d for d, held in flood.close_delays if held])}
+    delays = [d for d, _ in flood["close_delays"]]
+    revoke = {"connections_open_at_revoke": len(delays) + flood["not_closed"], "not_closed": flood["not_closed"],
+              **closing(delays), "held": closing([d for d, held in flood["close_delays"] if held])}
     result = {"server": server, "flags": a.extra, "connections": a.connections, "addresses": addresses,
               "interval_s": a.interval, "duration_s": a.duration, "probe_gap_s": a.probe_gap,
-              "flood_connection_attempts": flood.opened, "flood_open_failures": flood.open_failures,
-              "flood_max_open": flood.max_open, "flood_statuses": flood.statuses, "server_counters": facts,
+              "flood_connection_attempts": flood["opened"], "flood_open_failures": flood["open_failures"],
+              "flood_max_open": flood["max_open"], "flood_statuses": flood["statuses"], "server_counters": facts,
               "rows": rows, "revocation": revoke}
 
     print("rnx-server %s; flood: %d keep-alive connections from %d addresses (%s-%s), a request with one upload token "
@@ -318,7 +344,7 @@ def main():
           % (a.extra or "(defaults)", a.connections, a.addresses, addresses[0], addresses[-1], a.interval,
              a.duration / 2, a.duration))
     print("flood: %d connection attempts, at most %d open at once; answers while valid %s, after revocation %s"
-          % (flood.opened, flood.max_open, flood.statuses["valid"], flood.statuses["revoked"]))
+          % (flood["opened"], flood["max_open"], flood["statuses"]["valid"], flood["statuses"]["revoked"]))
     print("server: %s" % ", ".join("%s %d" % kv for kv in facts.items()))
     show = lambda v: "%9s" % "-" if v is None else "%9.2f" % v
     print("%-14s %-7s %7s %9s %8s %9s %9s %9s" % ("phase", "probe", "probes", "served", "pct", "p50_ms", "p99_ms",
@@ -328,8 +354,9 @@ def main():
                                                    r["served_pct"] or 0, show(r["p50_ms"]), show(r["p99_ms"]),
                                                    show(r["max_ms"])))
     held = revoke["held"]
-    print("revocation: %d connections open sent a request after it; %d closed after it (%d within 1 s, max %s ms, "
-          "p50 %s ms), %d stayed open; of them held with a 200 before: %d, closed %d within 1 s, max %s ms"
+    print("revocation: %d connections open at it sent a request after it: %d closed (%d within 1 s of that request, "
+          "max %s ms, p50 %s ms), %d stayed open; of the closed, %d had been answered 200 with the token before (held), "
+          "%d of them within 1 s, max %s ms"
           % (revoke["connections_open_at_revoke"], revoke["closed_after_next_request"], revoke["closed_within_1s"],
              revoke["max_close_delay_ms"], revoke["p50_close_delay_ms"], revoke["not_closed"],
              held["closed_after_next_request"], held["closed_within_1s"], held["max_close_delay_ms"]))
