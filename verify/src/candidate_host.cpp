@@ -133,6 +133,15 @@ int end_leftover_processes() {
   return alive;
 }
 
+// Whether a seccomp filter is already installed on this process (inherited from the process that started it).
+bool under_seccomp_filter() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("Seccomp:", 0) == 0) return line.find('2') != std::string::npos;
+  }
+  return false;
+}
+
 bool overlaps(const at::Tensor& a, const at::Tensor& b) {
   if (!a.defined() || !b.defined() || !a.has_storage() || !b.has_storage()) return false;
   if (a.device() != b.device()) return false;
@@ -223,6 +232,13 @@ class host {
   void load() {
     std::string why1;
     sealed_ = capabilities_dropped_ && sandbox::install_filter(1, why1);
+    if (!sealed_ && capabilities_dropped_ && under_seccomp_filter()) {
+      // A process the judge started again after a crash (candidate_slot) was forked once the judge had installed
+      // the same filter, which it inherits; that filter refuses a second SIGSYS handler, so a refused call ends this
+      // process instead of being counted (the judge then reports the kill). The refusals are the same.
+      sealed_ = true;
+      why1.clear();
+    }
     why_ += why1;
     guard_ = call_verify("namespace_guard", py_ref::steal(PyTuple_New(0)).get());
     // Landlock refuses writes outside the scratch folder (the current directory); this records the attempts.

@@ -1,6 +1,7 @@
-# rnx-verify-case: kernel=softmax expect=reject check=static_scan env=GITHUB_TOKEN=rnx-test-secret correct=yes
+# rnx-verify-case: kernel=softmax expect=reject check=sandbox env=GITHUB_TOKEN=rnx-test-secret correct=yes
 # Untrusted code: looks for the CI token in its environment and its parent's; returns a wrong answer if found,
 # so a passing smoke stage proves the secret was out of reach.
+# (The static scan sees the environment read and asks for review; the sandbox row rejects the /proc reads it tried.)
 import os
 
 import torch

@@ -1,8 +1,10 @@
-# rnx-verify-case: kernel=softmax expect=reject check=static_scan setup=sysctl sysctl=kernel.core_pattern correct=yes
+# rnx-verify-case: kernel=softmax expect=review check=static_scan setup=sysctl sysctl=kernel.core_pattern correct=yes
 # Untrusted code, point 2 of issue 21 (root): sets kernel.core_pattern through libc alone (ctypes: no audit
 # hook sees it), which as host root would make the next crashing process run a command as root. Here a harmless
 # file name is written; the test restores the setting if it changed. The static scan rejects the ctypes call;
 # what shows the containment is the target left unchanged and the correct answer (the write was refused).
+# (Since issue 44 the static scan alone asks for review, no longer rejects: the write was refused, which is what
+# the unchanged target and the correct answer show.)
 import ctypes
 import os
 

@@ -1,4 +1,4 @@
-# rnx-verify-case: kernel=softmax expect=reject check=static_scan correct=yes
+# rnx-verify-case: kernel=softmax expect=review check=static_scan correct=yes
 # Untrusted code, point 2 of issue 35: copies an installed program into its scratch folder and its /dev/shm and
 # starts each copy, directly and through the dynamic loader (`ld-linux ./copy`: the loader maps the copy itself,
 # which Landlock's execute right does not see; a noexec mount refuses the mapping), at import and at its first call;
@@ -7,6 +7,7 @@
 # not tried: mapping files there is what Triton's launcher, inductor's library and a cpp extension need, so the
 # loader runs one there, inside the same seccomp filter, Landlock rules and namespaces (docs/verify.md,
 # Containment). (The static scan rejects the subprocess import; the correct answer shows that nothing ran.)
+# (Since issue 44 the static scan alone asks for review: nothing ran, which the correct answer shows.)
 import os
 import shutil
 import subprocess
