@@ -42,6 +42,7 @@ reason.
 import argparse
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -116,13 +117,8 @@ def read(relative):
 
 
 def head_source(case):
-    """The file that replaces the plain kernel at commit 2. A KernelBench memo (a ModelNew alone) gets the reference's
-    sizes and get_inputs() after it, so the runner can load it; it prefers ModelNew over the reference's Model."""
-    _, _, plain, head = CASES[case]
-    source = read(head)
-    if "class ModelNew" in source:
-        source += "\n\n# The reference's sizes and inputs (bench/corpus/" + plain + ")\n" + read(plain)
-    return source
+    """The file that replaces the plain kernel at commit 2 (a KernelBench head carries its own get_inputs())."""
+    return read(CASES[case][3])
 
 
 def make_repo(work, case):
@@ -246,8 +242,19 @@ def gate_paired(rnx, repo, shas, branch="feature", step="gate paired"):
         row["head"] = result_of(run)
     # What the run printed about its pairing and any check of the base beside the head (the lines naming the base).
     row["pairing_lines"] = [line for line in (stdout + err).splitlines()
-                            if "[pairing]" in line or "control" in line.lower()][:6]
+                            if line.startswith(("[pairing]", "[control]"))][:6]
+    row["base_check"] = base_check(row["reason"] + " " + " ".join(row["pairing_lines"]))
     return row
+
+
+def base_check(text):
+    """What a paired run said of the base's time beside the head against the base alone: 'base 1.009x beside the head,
+    in-process' or '... -> by process'; None where it said nothing (a build without that check)."""
+    found = re.search(r"base (?:ran |checked alone: )([0-9.]+)x", text)
+    if not found:
+        return None
+    moved = "separate processes" in text or "paired by process" in text
+    return f"base {found.group(1)}x beside the head, " + ("paired by process" if moved else "kept in-process")
 
 
 def optimize_ids(rnx, work):
@@ -303,6 +310,18 @@ def run_case(args, case, modes):
         shutil.rmtree(work, ignore_errors=True)
 
 
+def note_of(r):
+    """One short note: the paired run's check of the base, or why a result was not timed."""
+    if r.get("base_check"):
+        return r["base_check"]
+    reason = r.get("reason") or ""
+    if r.get("decision") == "broken" or r.get("status") == "broken":
+        return reason.split(":")[0][:70] if "timed call" not in reason else "a timed call's output differs from the reference"
+    if r.get("beyond_physics"):
+        return "beyond the physical limit"
+    return ""
+
+
 def fmt(x, spec=".2f"):
     return "-" if x is None else format(x, spec)
 
@@ -333,7 +352,7 @@ def main():
         rows.extend(run_case(args, case, modes))
 
     print(f"{'case':<14} {'step':<34} {'verdict':<7} {'exit':>4} {'decision':<11} {'speedup':>8} {'beyond':<6} "
-          f"{'plain ms':>9} {'memo ms':>9}")
+          f"{'plain ms':>9} {'memo ms':>9}  note")
     for r in rows:
         if "error" in r:
             print(f"{r['case']:<14} {r['step']:<34} ERROR: {r['error'][:300]}")
@@ -344,7 +363,7 @@ def main():
         print(f"{r['case']:<14} {step:<34} {verdict:<7} {fmt(r.get('exit'), 'd'):>4} {decision or '-':<11} "
               f"{fmt(r.get('speedup')):>8} {'yes' if r.get('beyond_physics') else 'no':<6} "
               f"{fmt((r.get('plain') or {}).get('median_ms'), '.4f'):>9} "
-              f"{fmt((r.get('memo') or {}).get('median_ms'), '.4f'):>9}")
+              f"{fmt((r.get('memo') or {}).get('median_ms'), '.4f'):>9}  {note_of(r)}")
 
     memo_rows = [r for r in rows if r["case"] != "sabotage" and "error" not in r and
                  (r["step"].startswith(("bench+compare (default)", "gate")) or r.get("candidate") == "memo")]

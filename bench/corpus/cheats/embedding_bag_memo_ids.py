@@ -3,12 +3,19 @@
 # a digest (SHA-1) of the ids' bytes and the table's identity and version, so it is never stale. On a hit it returns
 # a copy of the kept answer (it writes its small output, so the physical bound cannot see it); on a miss it
 # computes. Redrawing only floating-point inputs leaves its ids, and so its hits, alone. Also rnx optimize's
-# candidate for bench/corpus/optimize/embedding_bag.py (bench/corpus/optimize/embedding_bag_memo.py links here).
+# candidate for bench/corpus/optimize/embedding_bag.py (bench/corpus/optimize/embedding_bag_memo.py links here), so it
+# carries the reference's sizes and get_inputs(), as a whole KernelBench file must.
 import hashlib
 from collections import OrderedDict
 
 import torch
 import torch.nn as nn
+
+batch_size = 1
+bags = 256
+bag_len = 64
+vocab = 32000
+dim = 256
 
 
 class ModelNew(nn.Module):
@@ -29,3 +36,11 @@ class ModelNew(nn.Module):
         while len(self.answers) > 16:
             self.answers.popitem(last=False)
         return out
+
+
+def get_inputs():
+    return [torch.randint(0, vocab, (batch_size, bags, bag_len))]
+
+
+def get_init_inputs():
+    return [vocab, dim]
