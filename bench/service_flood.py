@@ -225,8 +225,14 @@ def probe(port, source, path, token):
         r = conn.getresponse()
         r.read()
         status = r.status
-    except OSError:
-        status = 0
+    except socket.timeout:
+        status = "timeout"  # no answer within 1 s
+    except ConnectionResetError:
+        status = "reset"
+    except ConnectionRefusedError:
+        status = "refused"
+    except (OSError, http.client.HTTPException) as e:
+        status = type(e).__name__  # e.g. RemoteDisconnected: closed without an answer (evicted)
     finally:
         conn.close()
     seconds = time.perf_counter() - start
@@ -246,7 +252,8 @@ def summarize(samples):
             "served_pct": round(100.0 * served / len(samples), 2) if samples else None,
             "p50_ms": ms(percentile(times, 0.5)), "p99_ms": ms(percentile(times, 0.99)),
             "max_ms": ms(max(times) if times else None),
-            "statuses": {str(k): sum(1 for _, _, st in samples if st == k) for k in sorted({st for *_, st in samples})}}
+            "statuses": {str(k): sum(1 for _, _, st in samples if st == k)
+                         for k in sorted({st for *_, st in samples}, key=str)}}
 
 
 def metric(port, name, token):

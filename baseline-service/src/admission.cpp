@@ -60,22 +60,23 @@ connection_admission::decision connection_admission::admit(std::string_view addr
     d.refused = refusal::address_limit;
     return d;
   }
-  const bool full = unauthenticated_ >= limits_.max_unauthenticated_connections ||
-                    unauthenticated_ + held_ >= limits_.max_connections;
-  if (full) {
+  const bool pool_full = unauthenticated_ >= limits_.max_unauthenticated_connections;
+  const bool server_full = unauthenticated_ + held_ >= limits_.max_connections;
+  if ((pool_full || server_full) && !evictable_.empty()) {
     // Refusing the newcomer instead would refuse every client: each new connection, a CI job's included, is
     // unauthenticated until its first request is read. Evicting the longest waiter gives every connection as
     // long as the pool's size in newer arrivals to send its request, which a real client does at once.
-    if (evictable_.empty()) {
-      d.refused = refusal::full;
-      return d;
-    }
     auto oldest = evictable_.begin();
     d.evict = oldest->second;
     auto it = open_.find(*d.evict);
     release(it->second);
     open_.erase(it);
+  } else if (server_full) {
+    d.refused = refusal::full;
+    return d;
   }
+  // A full pool with none of it waiting (every one being answered: a burst of requests queued for the request
+  // threads) lets the newcomer take a place the reserve does not use now; max_connections still bounds the whole.
   d.admitted = true;
   d.id = next_ticket_++;
   entry e;

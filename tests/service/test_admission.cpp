@@ -89,18 +89,45 @@ TEST_CASE("admission: a connection being answered is not evicted; with every one
   auto t = admit_all(a, 2);
   a.answering(t[0]);
   CHECK(a.admit("a").evict == t[1]);
-  connection_admission busy(limits(10, 2));
-  auto b = admit_all(busy, 2);
-  busy.answering(b[0]);
-  busy.answering(b[1]);
+  // The whole server busy: 4 places, every one answering.
+  connection_admission busy(limits(4, 2));
+  std::vector<connection_admission::ticket> b;
+  for (int i = 0; i < 4; ++i) {
+    b.push_back(admit_all(busy, 1)[0]);
+    busy.answering(b.back());
+  }
   auto refused = busy.admit("a");
   CHECK_FALSE(refused.admitted);
   CHECK(refused.refused == connection_admission::refusal::full);
   CHECK_FALSE(refused.evict);
-  CHECK(busy.unauthenticated() == 2);
+  CHECK(busy.unauthenticated() == 4);
   // One finishes and closes: room again.
   busy.closed(b[0]);
   CHECK(busy.admit("a").admitted);
+}
+
+TEST_CASE("admission: a full pool of connections being answered lends the newcomer a place the reserve does not use") {
+  // A burst: every unauthenticated place holds a request queued for the request threads, nothing waits to give way.
+  connection_admission a(limits(6, 2));
+  auto t = admit_all(a, 2);
+  for (auto id : t) a.answering(id);
+  CHECK(request(a, t[0], token(1, 1)) == request_admission::answer);  // one held: the reserve has 3 places left
+  a.answering(t[0]);
+  auto lent = admit_all(a, 1);  // the pool has 1 again after the hold
+  a.answering(lent[0]);
+  for (int i = 0; i < 3; ++i) {
+    auto d = a.admit("probe");
+    CHECK(d.admitted);  // lent from the reserve's free places
+    CHECK_FALSE(d.evict);
+    a.answering(d.id);
+  }
+  CHECK(a.unauthenticated() == 5);
+  CHECK(a.held() + a.unauthenticated() == 6);
+  CHECK(a.admit("probe").refused == connection_admission::refusal::full);  // the whole server is full
+  // Once one of the lent ones waits again, the pool is over its size: the next newcomer evicts it.
+  a.waiting(lent[0]);
+  auto d = a.admit("probe");
+  CHECK(d.evict == lent[0]);
 }
 
 TEST_CASE("admission: an address at its cap is refused before it evicts anyone; its slots come back on close") {

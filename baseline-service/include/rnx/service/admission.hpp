@@ -99,7 +99,8 @@ class connection_admission {
 
   // A new connection from `address`, unauthenticated and waiting for its request. An address at its cap is refused;
   // when the unauthenticated pool (or the whole server) is full, the unauthenticated connection waiting longest is
-  // evicted to make room; with none waiting the newcomer is refused.
+  // evicted to make room. With none waiting (every one being answered) the newcomer takes a place the reserve does
+  // not use now, and is refused only when the whole server is full.
   decision admit(std::string_view address);
   void waiting(ticket t);    // waiting for its next request (an unauthenticated one may be evicted; idle is timed)
   void answering(ticket t);  // a complete request being read or answered: neither evicted nor idle
