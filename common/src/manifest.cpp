@@ -246,15 +246,18 @@ class walker {
   // An array of environment variable names (letters, digits, '_', not starting with a digit), each once.
   std::vector<std::string> variable_names(const toml::node& n, std::string_view key) const {
     auto arr = n.as_array();
-    if (!arr) fail(&n, key, std::string("expected an array of variable names such as [\"HF_TOKEN\"], got ") + type_name(n));
+    if (!arr)
+      fail(&n, key, std::string("expected an array of variable names such as [\"HF_TOKEN\"], got ") + type_name(n));
     std::vector<std::string> out;
     for (std::size_t i = 0; i < arr->size(); ++i) {
       std::string item_key = std::string(key) + "[" + std::to_string(i) + "]";
       std::string s = string(*arr->get(i), item_key);
       const bool valid = !s.empty() && !std::isdigit(static_cast<unsigned char>(s.front())) &&
-                         std::all_of(s.begin(), s.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
+                         std::all_of(s.begin(), s.end(),
+                                     [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; });
       if (!valid) fail(arr->get(i), item_key, "\"" + s + "\" is not a variable name (letters, digits and _)");
-      if (std::find(out.begin(), out.end(), s) != out.end()) fail(arr->get(i), item_key, "\"" + s + "\" is listed twice");
+      if (std::find(out.begin(), out.end(), s) != out.end())
+        fail(arr->get(i), item_key, "\"" + s + "\" is listed twice");
       out.push_back(s);
     }
     return out;

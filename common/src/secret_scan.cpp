@@ -93,7 +93,7 @@ bool mixed_base64(std::string_view s) {
 struct format {
   const char* kind;
   boost::regex pattern;
-  int group = 0;                          // the sub-match removed (0: the whole match)
+  int group = 0;                               // the sub-match removed (0: the whole match)
   bool (*accept)(std::string_view) = nullptr;  // a further check of the removed text
 };
 
@@ -177,11 +177,20 @@ bool secret_like_value(std::string_view v, bool any_value) {
 
 bool value_stop(char c) {
   switch (c) {
-    case ' ': case '\t': case '\r': case '\n': case ',': case ';': case '"': case '\'': case '`':
-    case ')': case '}': case ']': case '>':
-      return true;
-    default:
-      return false;
+    case ' ':
+    case '\t':
+    case '\r':
+    case '\n':
+    case ',':
+    case ';':
+    case '"':
+    case '\'':
+    case '`':
+    case ')':
+    case '}':
+    case ']':
+    case '>': return true;
+    default: return false;
   }
 }
 
@@ -214,7 +223,8 @@ void remove_named_values(std::string& text, std::vector<std::string>& removed) {
   std::size_t i = 0;
   while (i < n) {
     const char c = text[i];
-    const bool starts = (std::isalpha(static_cast<unsigned char>(c)) || c == '_') && (i == 0 || !name_char(text[i - 1]));
+    const bool starts =
+        (std::isalpha(static_cast<unsigned char>(c)) || c == '_') && (i == 0 || !name_char(text[i - 1]));
     if (!starts) {
       ++i;
       continue;
@@ -271,10 +281,10 @@ void remove_named_values(std::string& text, std::vector<std::string>& removed) {
 
 bool credential_name(const std::string& name) {
   static constexpr std::array<std::string_view, 13> strong = {
-      "TOKEN", "SECRET",     "SECRETS", "PASSWORD", "PASSWD",     "PASSPHRASE", "CREDENTIAL",
-      "CREDENTIALS", "CREDS", "APIKEY", "PRIVATEKEY", "ACCESSKEY", "SECRETKEY"};
-  static constexpr std::array<std::string_view, 9> weak = {"KEY",     "PASS", "PWD", "AUTH",         "PAT",
-                                                           "COOKIE",  "PRIVATE", "DSN", "AUTHORIZATION"};
+      "TOKEN",       "SECRET", "SECRETS", "PASSWORD",   "PASSWD",    "PASSPHRASE", "CREDENTIAL",
+      "CREDENTIALS", "CREDS",  "APIKEY",  "PRIVATEKEY", "ACCESSKEY", "SECRETKEY"};
+  static constexpr std::array<std::string_view, 9> weak = {"KEY",    "PASS",    "PWD", "AUTH",         "PAT",
+                                                           "COOKIE", "PRIVATE", "DSN", "AUTHORIZATION"};
   const std::string u = upper(name);
   std::vector<std::string_view> parts;
   std::size_t begin = 0;
@@ -338,13 +348,33 @@ std::string removal_note(const std::vector<std::string>& removed) {
   for (const auto& k : removed) {
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   }
-  std::string note = "[" + std::to_string(removed.size()) + (removed.size() == 1 ? " secret" : " secrets") + " removed: ";
+  std::string note =
+      "[" + std::to_string(removed.size()) + (removed.size() == 1 ? " secret" : " secrets") + " removed: ";
   for (std::size_t i = 0; i < kinds.size(); ++i) note += (i ? ", " : "") + kinds[i];
   return note + "]";
 }
 
+namespace {
+
+// The kinds of the "[redacted KIND]" marks of `text`, in the order they stand: this scan's and any an earlier one
+// left (the verifier redacts its rows before the optimizer publishes them).
+std::vector<std::string> marks_in(std::string_view text) {
+  static constexpr std::string_view opening = "[redacted ";
+  std::vector<std::string> kinds;
+  for (std::size_t at = text.find(opening); at != std::string_view::npos; at = text.find(opening, at + 1)) {
+    const std::size_t close = text.find(']', at + opening.size());
+    if (close == std::string_view::npos || close - at > 80) continue;
+    kinds.emplace_back(text.substr(at + opening.size(), close - at - opening.size()));
+  }
+  return kinds;
+}
+
+}  // namespace
+
 std::string published_excerpt(std::string_view text, std::size_t most, const std::vector<secret_value>& known) {
   secret_scan s = scan_secrets(text, known);
+  std::vector<std::string> removed = marks_in(s.text);
+  if (removed.empty()) removed = std::move(s.removed);  // a text withheld whole has no marks
   std::string out = std::move(s.text);
   if (out.size() > most) {
     std::size_t cut = most;
@@ -352,7 +382,7 @@ std::string published_excerpt(std::string_view text, std::size_t most, const std
     out.resize(cut);
     out += "\xE2\x80\xA6";  // …
   }
-  const std::string note = removal_note(s.removed);
+  const std::string note = removal_note(removed);
   if (!note.empty()) out += (out.empty() ? "" : " ") + note;
   return out;
 }

@@ -2,7 +2,10 @@
 // verdict, the choice of the best kept rewrite, and its proposal.
 #include "rnx/common/text.hpp"
 #include "rnx/common/enum_names.hpp"
+#include "rnx/common/secret_scan.hpp"
 #include "rnx/optimize/loop.hpp"
+
+#include "publish.hpp"
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/files.hpp"
@@ -23,12 +26,19 @@
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
+#include <streambuf>
 #include <unistd.h>
 
 namespace rnx::optimize {
 
 namespace fs = std::filesystem;
 namespace bj = boost::json;
+
+using detail::fixed;
+using detail::log_line_bytes;
+using detail::own_secrets;
+using detail::results_json;
+using detail::rewriter_bytes;
 
 namespace {
 
@@ -72,75 +82,6 @@ std::size_t literal_end(std::string_view text, std::size_t begin) {
   return i < text.size() && text[i] == quote ? i + 1 : std::string_view::npos;
 }
 
-std::string fixed(double v, int digits) {
-  char b[64];
-  std::snprintf(b, sizeof b, "%.*f", digits, v);
-  return b;
-}
-
-std::string speedup_cell(const attempt& a) {
-  if (!a.speedup) return "-";
-  std::string s = fixed(*a.speedup, 2) + "×";
-  if (a.p_faster) s += " (P(faster) " + fixed(*a.p_faster, 3) + ")";
-  return s;
-}
-
-std::string decision_cell(const attempt& a) {
-  if (a.kept) return "**kept**";
-  if (a.status == attempt_status::faster) return "faster, not best (reverted)";
-  if (a.status == attempt_status::rejected || a.status == attempt_status::error) {
-    return std::string(to_string(a.status));
-  }
-  return std::string(to_string(a.status)) + " (reverted)";
-}
-
-// A failed audit on a correct candidate is a cheat; on an incorrect one the audit rows mostly echo the wrong
-// answer (ignored inputs, precision), so they are reported as failed rather than as cheating.
-std::string audit_cell(const attempt& a, const std::string& cheat) {
-  if (!a.audit) return "-";
-  if (a.clean) return a.review ? "review" : "clean";
-  return a.correct ? cheat : "failed";
-}
-
-std::string yes_no(const attempt& a, bool v) {
-  if (!a.audit) return "-";
-  return v ? "yes" : "no";
-}
-
-// The result as it may be published: the runner's credentials redacted from every text that came from a
-// candidate's run or the rewriter (the attempts' reasons, the benchmark's reasons, the audit's rows) before any
-// renderer escapes it for its target.
-optimize_result published(const optimize_result& r) {
-  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
-  optimize_result out = r;
-  for (auto& a : out.attempts) {
-    a.reason = redact(a.reason, secrets);
-    for (auto& c : a.configs) c.reason = redact(c.reason, secrets);
-    if (!a.audit) continue;
-    for (auto& row : a.audit->checks) row.detail = redact(row.detail, secrets);
-  }
-  return out;
-}
-
-bj::value results_json(const std::vector<run_result>& results) {
-  bj::array out;
-  for (const auto& r : results) {
-    bj::object o{{"runtime", r.runtime},
-                 {"dtype", r.dtype},
-                 {"batch", r.batch},
-                 {"device", r.device},
-                 {"status", std::string(to_string(r.status))},
-                 {"samples", static_cast<std::int64_t>(r.samples_ms.size())}};
-    if (!r.samples_ms.empty()) {
-      o["median_ms"] = stats::median(r.samples_ms);
-      o["min_ms"] = *std::min_element(r.samples_ms.begin(), r.samples_ms.end());
-    }
-    if (!r.message.empty()) o["message"] = r.message;
-    out.push_back(std::move(o));
-  }
-  return out;
-}
-
 std::string inputs_text(const kernel_spec& spec) {
   std::string s;
   for (const auto& in : spec.inputs) s += (s.empty() ? "" : "; ") + in.name + "=" + in.text;
@@ -173,9 +114,40 @@ sandbox::sandbox_limits benchmark_containment(const sandbox::sandbox_limits& ver
 // it is made terminal_safe, one line.
 void say(std::ostream* log, const std::string& line) {
   if (!log) return;
-  *log << "rnx optimize: " << terminal_safe(redact(line, environment_secrets(sandbox::looks_secret)), false) << "\n"
+  *log << "rnx optimize: " << terminal_safe(published_excerpt(line, log_line_bytes, own_secrets()), false) << "\n"
        << std::flush;
 }
+
+// The benchmark's progress stream: each line passes the secret scan before it reaches the log, since the runner
+// quotes the first line of a configuration's failure, which for a candidate is its own exception.
+class scanned_lines : public std::streambuf {
+ public:
+  explicit scanned_lines(std::ostream& target) : target_(target) {}
+  ~scanned_lines() override {
+    if (!line_.empty()) write_line();
+  }
+  scanned_lines(const scanned_lines&) = delete;
+  scanned_lines& operator=(const scanned_lines&) = delete;
+
+ protected:
+  int overflow(int ch) override {
+    if (ch == traits_type::eof()) return 0;
+    if (ch == '\n') {
+      write_line();
+    } else {
+      line_ += static_cast<char>(ch);
+    }
+    return ch;
+  }
+
+ private:
+  void write_line() {
+    target_ << redact(line_, own_secrets()) << "\n" << std::flush;
+    line_.clear();
+  }
+  std::ostream& target_;
+  std::string line_;
+};
 
 }  // namespace
 
@@ -292,7 +264,7 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
   request.profile = result.profile ? to_json(*result.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
   request.benchmark = results_json(result.baseline);
   // The rewriter is a third party (a model provider): a credential a candidate printed never leaves in a reason.
-  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
+  const std::vector<secret_value> secrets = own_secrets();
   for (const auto& prev : result.attempts) {
     attempt_summary s;
     s.index = prev.index;
@@ -302,7 +274,7 @@ rewrite_request make_request(const kernel_spec& spec, const std::string& origina
     s.clean = prev.clean;
     s.speedup = prev.speedup;
     s.p_faster = prev.p_faster;
-    s.reason = redact(prev.reason, secrets);
+    s.reason = published_excerpt(prev.reason, rewriter_bytes, secrets);
     request.attempts.push_back(std::move(s));
   }
   request.attempt = index;
@@ -464,7 +436,7 @@ void keep_best(optimize_result& result, const manifest& m, const kernel_spec& sp
   c.kernel = spec.name;
   c.file = spec.resolved_path;
   c.new_source = best.source;
-  c.message = proposal_title(result) + "\n\n" + render_proposal_body(result);
+  c.message = render_commit_message(result);
   result.proposal = create_proposal_commit(c);
   say(options.log, "proposal: branch " + result.proposal->branch + ", commit " + result.proposal->commit);
   if (!options.open_pr) return;
@@ -504,6 +476,13 @@ optimize_result run_optimize(const optimize_options& options) {
   write_text(files.original_manifest,
              retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root, spec.name, {}));
   runner::bench_options bench = bench_settings(options, spec);
+  std::optional<scanned_lines> scanned_buffer;
+  std::optional<std::ostream> scanned_log;
+  if (options.log) {
+    scanned_buffer.emplace(*options.log);
+    scanned_log.emplace(&*scanned_buffer);
+    bench.log = &*scanned_log;
+  }
   if (options.profile) {
     say(options.log, "profiling the original with libtorch's profiler");
     result.profile = profile_in_worker(options.manifest_path, spec.name, options.profiling);
@@ -538,129 +517,6 @@ optimize_result run_optimize(const optimize_options& options) {
   keep_best(result, m, spec, options);
   write_text(result.work_dir / "optimize.json", json::serialize(to_json(result), true));
   return result;
-}
-
-std::string render_attempts_markdown(const optimize_result& result) {
-  const optimize_result r = published(result);
-  // A reason may quote the candidate (its exception, its output): a short summary in the cell, in full below.
-  markdown_cell_quotes why(200);
-  std::ostringstream s;
-  s << "| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) | Why |\n";
-  s << "| --- | --- | --- | --- | ---: | --- |\n";
-  for (const auto& a : r.attempts) {
-    std::string anti = audit_cell(a, "**cheat**");
-    const std::string label = "candidate " + std::to_string(a.index);
-    s << "| " << label << " | " << decision_cell(a) << " | " << yes_no(a, a.correct) << " | " << anti << " | "
-      << speedup_cell(a) << " | " << why.cell(label, a.reason) << " |\n";
-  }
-  if (const std::string full = why.full_texts("Reasons in full"); !full.empty()) s << "\n" << full;
-  return s.str();
-}
-
-std::string render_attempts_text(const optimize_result& result) {
-  const optimize_result r = published(result);
-  std::ostringstream s;
-  char line[512];
-  std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n", "rewrite", "decision", "correct", "anti-cheat",
-                "speedup (P(faster))", "why");
-  s << line;
-  for (const auto& a : r.attempts) {
-    std::string anti = audit_cell(a, "CHEAT");
-    std::string dec = a.kept ? "KEPT" : decision_cell(a);
-    std::snprintf(line, sizeof line, "%-12s %-28s %-8s %-10s %-30s %s\n",
-                  ("candidate " + std::to_string(a.index)).c_str(), dec.c_str(), yes_no(a, a.correct).c_str(),
-                  anti.c_str(), speedup_cell(a).c_str(), terminal_safe(capped(a.reason, 160), false).c_str());
-    s << line;
-  }
-  if (r.best) {
-    s << "\nkept: candidate " << r.attempts[*r.best].index;
-    if (r.proposal) s << " -> branch " << r.proposal->branch << " (commit " << r.proposal->commit.substr(0, 12) << ")";
-    if (r.pr) s << " -> " << r.pr->html_url;
-    s << "\n";
-  } else {
-    s << "\nnothing kept: no candidate was correct, clean and faster; nothing was written\n";
-  }
-  s << "record: " << (r.work_dir / "optimize.json").string() << "\n";
-  return s.str();
-}
-
-std::string proposal_title(const optimize_result& r) {
-  if (!r.best) return "rnx optimize: " + r.kernel + " (nothing kept)";
-  const attempt& a = r.attempts[*r.best];
-  std::string t = "optimize(" + r.kernel + "): " + fixed(a.speedup.value_or(1), 2) + "x faster";
-  if (a.p_faster) t += ", P(faster) " + fixed(*a.p_faster, 3);
-  return t;
-}
-
-std::string render_proposal_body(const optimize_result& result) {
-  const optimize_result r = published(result);
-  std::ostringstream s;
-  s << "## rnx optimize: " << markdown_code(r.kernel) << "\n\n";
-  if (r.best) {
-    const attempt& a = r.attempts[*r.best];
-    s << "Candidate " << a.index << " from " << markdown_escape(r.rewriter) << " replaces "
-      << markdown_code(r.kernel_file.filename().string())
-      << ": it passed the correctness gate and the anti-cheat audit and is faster than the original in a paired "
-         "benchmark (Bayesian verdict, ROPE ±"
-      << fixed(100 * r.policy.rope, 1) << "%, P >= " << fixed(r.policy.probability, 2) << ").\n\n";
-  }
-  s << "### Attempts\n\n" << render_attempts_markdown(r) << "\n";
-  if (r.best) {
-    const attempt& a = r.attempts[*r.best];
-    verdict_document v;
-    v.verdict = overall::pass;
-    v.policy = r.policy;
-    v.configs = a.configs;
-    v.reason = "candidate " + std::to_string(a.index) + " (head) against the original (base), one paired run";
-    s << "### Benchmark: candidate " << a.index << " against the original\n\n" << render_verdict_markdown(v) << "\n";
-    if (a.audit) s << "### Correctness and anti-cheat audit\n\n" << verify::render_markdown(*a.audit) << "\n";
-  }
-  if (r.profile)
-    s << "### Profile of the original\n\n" << render_profile_markdown(*r.profile, 8, {2.0, INFINITY}) << "\n";
-  s << "_Produced by " << markdown_code("rnx optimize --kernel " + r.kernel)
-    << "; every attempt is recorded in optimize.json._\n";
-  return s.str();
-}
-
-boost::json::value to_json(const optimize_result& result) {
-  const optimize_result r = published(result);
-  bj::array attempts;
-  for (const auto& a : r.attempts) {
-    bj::object o{{"index", a.index},   {"status", to_string(a.status)},
-                 {"kept", a.kept},     {"correct", a.correct},
-                 {"clean", a.clean},   {"review", a.review},
-                 {"reason", a.reason}, {"file", a.file.string()},
-                 {"source", a.source}};
-    o["speedup"] = a.speedup ? bj::value(*a.speedup) : bj::value(nullptr);
-    o["p_faster"] = a.p_faster ? bj::value(*a.p_faster) : bj::value(nullptr);
-    o["audit"] = a.audit ? bj::value(verify::to_json(*a.audit)) : bj::value(nullptr);
-    if (!a.configs.empty()) {
-      verdict_document v;
-      v.policy = r.policy;
-      v.configs = a.configs;
-      o["benchmark"] = rnx::to_json(v).as_object().at("configs");
-    } else {
-      o["benchmark"] = nullptr;
-    }
-    attempts.push_back(std::move(o));
-  }
-  bj::object out{{"schema", "rnx.optimize/v1"},           {"kernel", r.kernel},
-                 {"kernel_file", r.kernel_file.string()}, {"rewriter", r.rewriter},
-                 {"baseline", results_json(r.baseline)},  {"attempts", std::move(attempts)}};
-  out["profile"] = r.profile ? to_json(*r.profile, 10, {2.0, INFINITY}) : bj::value(nullptr);
-  out["kept"] = r.best ? bj::value(r.attempts[*r.best].index) : bj::value(nullptr);
-  if (r.proposal) {
-    out["proposal"] = bj::object{{"branch", r.proposal->branch},
-                                 {"commit", r.proposal->commit},
-                                 {"parent", r.proposal->parent},
-                                 {"base_branch", r.proposal->base_branch},
-                                 {"path", r.proposal->path_in_repo}};
-  } else {
-    out["proposal"] = nullptr;
-  }
-  out["pull_request"] =
-      r.pr ? bj::value(bj::object{{"number", r.pr->number}, {"html_url", r.pr->html_url}}) : bj::value(nullptr);
-  return out;
 }
 
 }  // namespace rnx::optimize

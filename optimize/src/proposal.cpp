@@ -5,6 +5,7 @@
 #include "rnx/common/text.hpp"
 #include "rnx/common/process.hpp"
 #include "rnx/common/retry.hpp"
+#include "rnx/common/secret_scan.hpp"
 #include "rnx/http/github.hpp"
 
 #include <cstdlib>
@@ -115,9 +116,11 @@ commit_proposal create_proposal_commit(const commit_request& request) {
                      {"GIT_COMMITTER_NAME", "rnx optimize"},
                      {"GIT_COMMITTER_EMAIL", "rnx-optimize@users.noreply.github.com"}};
   }
-  // GitHub links @mentions and issue references in a commit message whatever Markdown it holds, code included,
-  // and the message quotes candidates: none of it may notify anyone or link (or close) an issue.
-  p.commit = committer.run({"commit-tree", tree, "-p", p.parent, "-F", "-"}, unlinked(request.message));
+  // GitHub links @mentions and issue references in a commit message whatever Markdown it holds, code included: none
+  // of it may notify anyone or link (or close) an issue. The message quotes no candidate (render_commit_message);
+  // it passes the secret scan all the same, since a pushed commit cannot be taken back.
+  const std::string message = redact(request.message, environment_secrets(credential_name));
+  p.commit = committer.run({"commit-tree", tree, "-p", p.parent, "-F", "-"}, unlinked(message));
   // The empty old value makes git refuse if the branch appeared meanwhile instead of overwriting it.
   g.run({"update-ref", "refs/heads/" + p.branch, p.commit, ""});
   return p;

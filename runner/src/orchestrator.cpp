@@ -60,11 +60,10 @@ std::vector<std::string> passed_variables(const std::vector<side_state>& sides) 
   std::vector<std::string> passed = sides.at(0).m.pass_env;
   for (std::size_t s = 1; s < sides.size(); ++s) {
     const std::vector<std::string>& other = sides[s].m.pass_env;
-    passed.erase(std::remove_if(passed.begin(), passed.end(),
-                                [&](const std::string& n) {
-                                  return std::find(other.begin(), other.end(), n) == other.end();
-                                }),
-                 passed.end());
+    passed.erase(
+        std::remove_if(passed.begin(), passed.end(),
+                       [&](const std::string& n) { return std::find(other.begin(), other.end(), n) == other.end(); }),
+        passed.end());
   }
   return passed;
 }

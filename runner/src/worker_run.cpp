@@ -39,7 +39,8 @@ worker_run::worker_run(const fs::path& worker, const fs::path& job_path,
   }
 }
 
-worker_run::worker_run(const fs::path& worker, const std::vector<int>& cores, const std::vector<std::string>& withheld) {
+worker_run::worker_run(const fs::path& worker, const std::vector<int>& cores,
+                       const std::vector<std::string>& withheld) {
   start(worker, "-", true, cores, withheld);
 }
 

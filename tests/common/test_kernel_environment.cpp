@@ -125,7 +125,8 @@ TEST_CASE("kernel_withheld_variables: this process's withheld names, less the on
   CHECK(r.out.find("RNX_TEST_KENV_THREADS=4\n") != std::string::npos);
   CHECK(r.out.find("RNX_TEST_KENV_ADDED=yes\n") != std::string::npos);
   CHECK((r.out.rfind("PATH=", 0) == 0 || r.out.find("\nPATH=") != std::string::npos));
-  for (const char* n : {"RNX_TEST_KENV_TOKEN", "RNX_TEST_KENV_PASSED_TOKEN", "RNX_TEST_KENV_NOTE", "RNX_TEST_KENV_THREADS"}) {
+  for (const char* n :
+       {"RNX_TEST_KENV_TOKEN", "RNX_TEST_KENV_PASSED_TOKEN", "RNX_TEST_KENV_NOTE", "RNX_TEST_KENV_THREADS"}) {
     ::unsetenv(n);
   }
 }

@@ -30,8 +30,8 @@ std::vector<sample> secret_samples() {
        "ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7", "github token"},
       {"GitHub OAuth token", "gho_16C7e42F292c6912E7710c838347Ae178B4a", "gho_16C7e42F292c6912E7710c838347Ae178B4a",
        "github token"},
-      {"GitHub Actions token", "auth ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7", "ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7",
-       "github token"},
+      {"GitHub Actions token", "auth ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7",
+       "ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7", "github token"},
       {"GitHub fine-grained token",
        "github_pat_11AB2CD3E0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01234 in use",
        "github_pat_11AB2CD3E0aBcDeFgHiJkLmN_oPqRsTuVwXyZ0123456789aBcDeFgHiJkLmNoPqRsTuVwXyZ01234", "github token"},
@@ -42,8 +42,8 @@ std::vector<sample> secret_samples() {
        "q8Vn2Xc5Lm9Kj4Hg7Fd1Sa6Zx3Cv0Bn8Mq2Wp5Er", "secret-named value"},
       {"Google API key", "key=AIzaSyB3x9Kq2Lm7Np4Rs8Tv1Wx6Yz0Ab5Cd3Ef7", "AIzaSyB3x9Kq2Lm7Np4Rs8Tv1Wx6Yz0Ab5Cd3Ef7",
        "google api key"},
-      {"Google OAuth access token", "ya29.a0AfB_byC7Xk2Lm9Np4Qr8St1Uv6Wx3Yz0", "ya29.a0AfB_byC7Xk2Lm9Np4Qr8St1Uv6Wx3Yz0",
-       "google oauth token"},
+      {"Google OAuth access token", "ya29.a0AfB_byC7Xk2Lm9Np4Qr8St1Uv6Wx3Yz0",
+       "ya29.a0AfB_byC7Xk2Lm9Np4Qr8St1Uv6Wx3Yz0", "google oauth token"},
       {"Anthropic key", "sk-ant-api03-Hs82Kd71Lw93Mq64Nz50Pb27Xc18Vy39Tr46-AbCdEf",
        "sk-ant-api03-Hs82Kd71Lw93Mq64Nz50Pb27Xc18Vy39Tr46-AbCdEf", "anthropic key"},
       {"OpenAI project key", "OpenAI said no to sk-proj-Hs82Kd71Lw93Mq64Nz50Pb27Xc18Vy39Tr46",
@@ -60,8 +60,9 @@ std::vector<sample> secret_samples() {
        "bearer token"},
       {"URL password", "connect postgres://app:Pl4nted-Db-Pass-77@db.internal:5432/app", "Pl4nted-Db-Pass-77",
        "password in url"},
-      {"PEM private key", "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7Vq2Lx8Zt4Rk9Wm3Np6Hd1Jf5Gs0Tc8Y\n"
-                          "-----END RSA PRIVATE KEY-----\nafter",
+      {"PEM private key",
+       "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7Vq2Lx8Zt4Rk9Wm3Np6Hd1Jf5Gs0Tc8Y\n"
+       "-----END RSA PRIVATE KEY-----\nafter",
        "MIIEpAIBAAKCAQEA7Vq2Lx8Zt4Rk9Wm3Np6Hd1Jf5Gs0Tc8Y", "private key"},
       {"PEM cut before its END", "raised: -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU",
        "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU", "private key"},
@@ -170,26 +171,32 @@ TEST_CASE("scan_secrets: a planted .env and a service-account key, read whole an
 
 TEST_CASE("scan_secrets: known values first, marked with their names; the sandbox's old redact() is this scan") {
   const std::vector<secret_value> known = {{"RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e"}};
-  const rnx::secret_scan r = scan_secrets("token rnx-test-secret-5f1c9a7e and ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7", known);
+  const rnx::secret_scan r =
+      scan_secrets("token rnx-test-secret-5f1c9a7e and ghs_Qm3Vb8Nx2Lk7Jh5Gf1Ds9Az4Sx6Dc0Fv3Gb7", known);
   CHECK(r.text == "token [redacted RNX_TEST_SECRET_TOKEN] and [redacted github token]");
   CHECK(r.removed == std::vector<std::string>{"RNX_TEST_SECRET_TOKEN", "github token"});
   CHECK(rnx::redact("a rnx-test-secret-5f1c9a7e b", known) == "a [redacted RNX_TEST_SECRET_TOKEN] b");
 }
 
 TEST_CASE("published_excerpt: scanned whole, then cut to a bound, with what was removed said") {
-  const std::string pem = "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vq2L\n"
-                          "-----END PRIVATE KEY-----";
-  const std::string text = "RuntimeError: ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7 " + pem + " " + std::string(2000, 'x');
+  const std::string pem =
+      "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vq2L\n"
+      "-----END PRIVATE KEY-----";
+  const std::string text =
+      "RuntimeError: ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7 " + pem + " " + std::string(2000, 'x');
   const std::string out = published_excerpt(text, 300);
   CHECK(out.find("ghp_Zq7Lw2Vx9K") == std::string::npos);
   CHECK(out.find("MIIEvQIBADAN") == std::string::npos);
-  CHECK(out.find("\xE2\x80\xA6 [2 secrets removed: private key, github token]") != std::string::npos);
+  CHECK(out.find("\xE2\x80\xA6 [2 secrets removed: github token, private key]") != std::string::npos);
   CHECK(out.size() <= 300 + 3 + 1 + removal_note({"github token", "private key"}).size());
   // A secret across the bound is removed before the cut, so no prefix of it is left at the end.
   const std::string across = std::string(290, 'y') + " ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7";
   const std::string cut = published_excerpt(across, 300);
   CHECK(cut.find("ghp_Zq7") == std::string::npos);
   CHECK(cut.find("[1 secret removed: github token]") != std::string::npos);
+  // Marks an earlier scan left (the verifier's) are counted with this scan's, in the order they stand.
+  CHECK(published_excerpt("a [redacted RNX_TOKEN] b ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7", 300) ==
+        "a [redacted RNX_TOKEN] b [redacted github token] [2 secrets removed: RNX_TOKEN, github token]");
   // Short and clean: as it was.
   CHECK(published_excerpt("IndexError: list index out of range", 300) == "IndexError: list index out of range");
   // Never cut inside a character.
@@ -197,22 +204,65 @@ TEST_CASE("published_excerpt: scanned whole, then cut to a bound, with what was 
 }
 
 TEST_CASE("credential_name: the one rule for names that mark a credential") {
-  const char* credentials[] = {"GITHUB_TOKEN", "GH_TOKEN", "RNX_TOKEN", "RNX_BASELINE_TOKEN", "ACTIONS_RUNTIME_TOKEN",
-                               "ACTIONS_ID_TOKEN_REQUEST_URL", "ACTIONS_ID_TOKEN_REQUEST_TOKEN", "HF_TOKEN",
-                               "HUGGING_FACE_HUB_TOKEN", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "AWS_ACCESS_KEY_ID",
-                               "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "GOOGLE_APPLICATION_CREDENTIALS",
-                               "GOOGLE_GHA_CREDS_PATH", "AZURE_CLIENT_SECRET", "NPM_TOKEN", "TWINE_PASSWORD",
-                               "DOCKER_PASSWD", "SSH_AUTH_SOCK", "GH_PAT", "SENTRY_DSN", "DB_PASS", "GPG_PASSPHRASE",
-                               "clientSecret", "accessToken", "apiKey", "private_key", "private_key_id",
-                               "x-api-key", "password", "token", "secret"};
+  const char* credentials[] = {"GITHUB_TOKEN",
+                               "GH_TOKEN",
+                               "RNX_TOKEN",
+                               "RNX_BASELINE_TOKEN",
+                               "ACTIONS_RUNTIME_TOKEN",
+                               "ACTIONS_ID_TOKEN_REQUEST_URL",
+                               "ACTIONS_ID_TOKEN_REQUEST_TOKEN",
+                               "HF_TOKEN",
+                               "HUGGING_FACE_HUB_TOKEN",
+                               "OPENAI_API_KEY",
+                               "ANTHROPIC_API_KEY",
+                               "AWS_ACCESS_KEY_ID",
+                               "AWS_SECRET_ACCESS_KEY",
+                               "AWS_SESSION_TOKEN",
+                               "GOOGLE_APPLICATION_CREDENTIALS",
+                               "GOOGLE_GHA_CREDS_PATH",
+                               "AZURE_CLIENT_SECRET",
+                               "NPM_TOKEN",
+                               "TWINE_PASSWORD",
+                               "DOCKER_PASSWD",
+                               "SSH_AUTH_SOCK",
+                               "GH_PAT",
+                               "SENTRY_DSN",
+                               "DB_PASS",
+                               "GPG_PASSPHRASE",
+                               "clientSecret",
+                               "accessToken",
+                               "apiKey",
+                               "private_key",
+                               "private_key_id",
+                               "x-api-key",
+                               "password",
+                               "token",
+                               "secret"};
   for (const char* name : credentials) {
     CAPTURE(name);
     CHECK(credential_name(name));
   }
-  const char* settings[] = {"PATH", "PWD", "OLDPWD", "HOME", "CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                            "OMP_NUM_THREADS", "TRITON_CACHE_DIR", "TORCHINDUCTOR_CACHE_DIR", "PYTHONPATH",
-                            "LD_LIBRARY_PATH", "TOKENIZERS_PARALLELISM", "MAX_TOKENS", "max_tokens", "KeyError",
-                            "GIT_AUTHOR_NAME", "key", "auth", "KEYBOARD", "MONKEY_PATCH", "GIT_ASKPASS_HELPER_PATH"};
+  const char* settings[] = {"PATH",
+                            "PWD",
+                            "OLDPWD",
+                            "HOME",
+                            "CUDA_VISIBLE_DEVICES",
+                            "NVIDIA_VISIBLE_DEVICES",
+                            "OMP_NUM_THREADS",
+                            "TRITON_CACHE_DIR",
+                            "TORCHINDUCTOR_CACHE_DIR",
+                            "PYTHONPATH",
+                            "LD_LIBRARY_PATH",
+                            "TOKENIZERS_PARALLELISM",
+                            "MAX_TOKENS",
+                            "max_tokens",
+                            "KeyError",
+                            "GIT_AUTHOR_NAME",
+                            "key",
+                            "auth",
+                            "KEYBOARD",
+                            "MONKEY_PATCH",
+                            "GIT_ASKPASS_HELPER_PATH"};
   for (const char* name : settings) {
     CAPTURE(name);
     CHECK_FALSE(credential_name(name));
@@ -232,8 +282,8 @@ TEST_CASE("environment_secrets: this process's credentials by value, longest fir
   CHECK(names == std::vector<std::string>{"RNX_TEST_SCAN_TOKEN_LONG", "RNX_TEST_SCAN_TOKEN"});
   CHECK(rnx::redact("a rnx-scan-5f1c9a7e-and-more b", found).find("[redacted RNX_TEST_SCAN_TOKEN_LONG]") !=
         std::string::npos);
-  for (const char* n : {"RNX_TEST_SCAN_TOKEN", "RNX_TEST_SCAN_TOKEN_LONG", "RNX_TEST_SCAN_SHORT_TOKEN",
-                        "RNX_TEST_SCAN_SETTING"}) {
+  for (const char* n :
+       {"RNX_TEST_SCAN_TOKEN", "RNX_TEST_SCAN_TOKEN_LONG", "RNX_TEST_SCAN_SHORT_TOKEN", "RNX_TEST_SCAN_SETTING"}) {
     ::unsetenv(n);
   }
 }

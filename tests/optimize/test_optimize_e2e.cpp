@@ -1,7 +1,9 @@
 // End to end: `rnx optimize` in a temporary git repository with a scripted command rewriter. Candidate 1 is a
-// genuine faster rewrite, 2 correct but slower, 3 a cheat, 4 one whose exception is written for the pull request
-// (mentions, issue references, a fence, a credential): only 1 is kept, its branch and commit carry the tables, and
-// the pull request reaches a local stand-in for the GitHub API with the table in its body, 4's text quoted.
+// genuine faster rewrite, 2 correct but slower, 3 a cheat, 4 one that raises with the contents of a .env and a
+// service-account key planted beside the kernel, 5 one whose exception is written for the pull request (mentions,
+// issue references, a fence, a credential): only 1 is kept, its branch and commit carry the tables and nothing a
+// candidate wrote, and the pull request reaches a local stand-in for the GitHub API with the table in its body, 5's
+// text quoted and no byte of 4's secrets anywhere.
 #include "fake_http_server.hpp"
 
 #include "../support/markdown_probe.hpp"
@@ -14,6 +16,7 @@
 
 #include <boost/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -41,16 +44,87 @@ std::string without_joiners(std::string text) {
   return text;
 }
 
-// What a published text (PR body, step summary, commit message) must not do with candidate 4's exception: link
-// anyone or any issue, or carry the credential; its words are shown, unlinked, in a fenced block.
-void check_quoted(const std::string& where, const std::string& text, bool markdown) {
+// What a published text (PR body, step summary) must not do with candidate 5's exception: link anyone or any issue,
+// or carry the credential; its words are shown, unlinked, in a fenced block.
+void check_quoted(const std::string& where, const std::string& text) {
   CAPTURE(where);
-  const std::vector<std::string> links = github_links(markdown ? outside_code(text) : text);
+  const std::vector<std::string> links = github_links(outside_code(text));
   CHECK_MESSAGE(links.empty(), "live: " << (links.empty() ? "" : links.front()));
   CHECK(text.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
   CHECK(without_joiners(text).find("@octocat @github/security-team Closes #1") != std::string::npos);
   CHECK(without_joiners(text).find("token [redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
-  if (markdown) CHECK(text.find("<details><summary>Reasons in full</summary>") != std::string::npos);
+  CHECK(text.find("<details><summary>Reasons in full</summary>") != std::string::npos);
+}
+
+// The files a CI job may leave beside a kernel: a .env and a cloud login's service-account key. Every value below is
+// made up for this test, in the formats of real credentials.
+const std::string planted_env =
+    "# local settings\n"
+    "DEBUG=false\n"
+    "GITHUB_TOKEN=ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7\n"
+    "AWS_ACCESS_KEY_ID=AKIA5QW3RT7YU2IO9PLK\n"
+    "AWS_SECRET_ACCESS_KEY=q8Vn2Xc5Lm9Kj4Hg7Fd1Sa6Zx3Cv0Bn8Mq2Wp5Er\n"
+    "DATABASE_URL=postgres://app:Pl4nted-Db-Pass-77@db.internal:5432/app\n"
+    "OPENAI_API_KEY=sk-proj-Hs82Kd71Lw93Mq64Nz50Pb27Xc18Vy39Tr46\n"
+    "DB_PASSWORD=Corr3ct-H0rse-Battery\n";
+const std::string planted_key_body[] = {"MIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7Vq2Lx8Zt4Rk9Wm",
+                                        "3Np6Hd1Jf5Gs0Tc8Yb2Qe7Uw4Ia9Ol3Kv6Xn1Mz5Pr8Sd2Fg7Hj0Kl4Bn9Cm3Vx6Zq",
+                                        "Ty1Ru8Ei5Wo2Pa7Sd4Fg9Hj3Kl6Zx0Cv5Bn8Mq1We4Rt7Yu2Io9Pl3Ak6Sj0Dh5Fg"};
+const std::string planted_key_id = "4f1c2b9a7e6d5c3b2a1f0e9d8c7b6a5f4e3d2c1b";
+const std::string planted_client_email = "rnx-ci-deployer@demo-project-274183.iam.gserviceaccount.com";
+const std::string planted_client_id = "109876543210987654321";
+
+std::string planted_service_account() {
+  std::string pem = "-----BEGIN PRIVATE KEY-----\\n";
+  for (const auto& line : planted_key_body) pem += line + "\\n";
+  pem += "-----END PRIVATE KEY-----\\n";
+  return "{\n  \"type\": \"service_account\",\n  \"project_id\": \"demo-project-274183\",\n"
+         "  \"private_key_id\": \"" +
+         planted_key_id + "\",\n  \"private_key\": \"" + pem +
+         "\",\n"
+         "  \"client_email\": \"" +
+         planted_client_email + "\",\n  \"client_id\": \"" + planted_client_id +
+         "\",\n"
+         "  \"token_uri\": \"https://oauth2.googleapis.com/token\"\n}\n";
+}
+
+// Each secret of the planted files, as it is written there (of the service account's e-mail address, the account's
+// own part: its project's name is not a secret and stays in the file's project_id).
+std::vector<std::string> planted_secrets() {
+  std::vector<std::string> s = {"ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7",
+                                "AKIA5QW3RT7YU2IO9PLK",
+                                "q8Vn2Xc5Lm9Kj4Hg7Fd1Sa6Zx3Cv0Bn8Mq2Wp5Er",
+                                "Pl4nted-Db-Pass-77",
+                                "sk-proj-Hs82Kd71Lw93Mq64Nz50Pb27Xc18Vy39Tr46",
+                                "Corr3ct-H0rse-Battery",
+                                planted_key_id,
+                                "rnx-ci-deployer@demo",
+                                planted_client_id};
+  for (const auto& line : planted_key_body) s.push_back(line);
+  return s;
+}
+
+// `text` as a reader sees it: Markdown's escaping backslashes and the joiners that unlink mentions taken out, so an
+// escaped secret is still found.
+std::string as_read(const std::string& text) {
+  std::string out = without_joiners(text);
+  out.erase(std::remove(out.begin(), out.end(), '\\'), out.end());
+  return out;
+}
+
+// No piece of 10 bytes or more of any planted secret in `text` (as read).
+void check_no_planted_secret(const std::string& where, const std::string& text) {
+  CAPTURE(where);
+  const std::string read_text = as_read(text);
+  for (const auto& secret : planted_secrets()) {
+    for (std::size_t at = 0; at + 10 <= secret.size(); ++at) {
+      const std::string piece = secret.substr(at, 10);
+      if (read_text.find(piece) != std::string::npos) {
+        FAIL_CHECK(where << " holds \"" << piece << "\" of a planted secret");
+        break;
+      }
+    }
+  }
 }
 
 void write(const fs::path& p, const std::string& text) {
@@ -64,6 +138,17 @@ std::string read(const fs::path& p) {
   std::ostringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+// Every regular file under `root` whose bytes hold `needle`.
+std::vector<fs::path> files_holding(const fs::path& root, const std::string& needle) {
+  std::vector<fs::path> found;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
+       !ec && it != end; it.increment(ec)) {
+    if (it->is_regular_file(ec) && read(it->path()).find(needle) != std::string::npos) found.push_back(it->path());
+  }
+  return found;
 }
 
 struct repo {
@@ -91,6 +176,10 @@ struct repo {
                   fs::copy_options::overwrite_existing);
     fs::copy_file(RNX_TEST_FIXTURES "/rewriter.py", dir / "tools" / "rewriter.py",
                   fs::copy_options::overwrite_existing);
+    // Left beside the kernel as a CI job leaves them (untracked, world-readable).
+    write(dir / "kernels" / ".env", planted_env);
+    write(dir / "kernels" / "gha-creds-5d2e8f1a9c3b.json", planted_service_account());
+    std::ofstream(dir / ".gitignore") << ".env\ngha-creds-*.json\n";
     // Small shapes and few samples: the whole loop has to fit a two-core CI machine. Samples of 20 ms blocks
     // average out preemption by other jobs, which otherwise makes 1 ms samples bimodal (and the verdict abstain).
     // Five processes a side, because the machine's speed drifts 1.5-2x between processes and the two-level
@@ -147,13 +236,13 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   github.push(
       {201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
 
-  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo", "--budget", "4"},
+  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo", "--budget", "5"},
                                {{"GITHUB_TOKEN", "ghs_test_token"},
                                 {"GITHUB_API_URL", github.url()},
                                 {"GITHUB_BASE_REF", ""},
                                 {"GITHUB_STEP_SUMMARY", (r.root / "summary.md").string()},
                                 {"RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e"},
-                                {"RNX_TEST_ORDER", "1,2,3,8"}});
+                                {"RNX_TEST_ORDER", "1,2,3,9,8"}});
   MESSAGE("stdout:\n" << run.out);
   MESSAGE("stderr:\n" << rnx::tail_lines(run.err, 40));
   REQUIRE(run.exit_code == 0);
@@ -161,7 +250,7 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   // The record of every attempt.
   bj::value record = rnx::json::parse_file(r.root / "record.json");
   const auto& attempts = record.at("attempts").as_array();
-  REQUIRE(attempts.size() == 4);
+  REQUIRE(attempts.size() == 5);
   CHECK(attempts[0].at("status").as_string() == "kept");
   CHECK(attempts[0].at("kept").as_bool());
   CHECK(attempts[0].at("correct").as_bool());
@@ -178,8 +267,8 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK_FALSE(attempts[2].at("kept").as_bool());
   CHECK(attempts[2].at("benchmark").is_null());  // a rejected candidate is never benchmarked
   // The record is JSON: the hostile candidate's words stay as they are, the credential does not.
-  const std::string hostile(attempts[3].at("reason").as_string());
-  CHECK(attempts[3].at("status").as_string() == "rejected");
+  const std::string hostile(attempts[4].at("reason").as_string());
+  CHECK(attempts[4].at("status").as_string() == "rejected");
   CHECK(hostile.find("@octocat @github/security-team Closes #1") != std::string::npos);
   CHECK(hostile.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
   CHECK(hostile.find("[redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
@@ -210,13 +299,18 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
         std::string(attempts[0].at("source").as_string()));
   std::string message = repo::git_ok(r.dir, {"log", "-1", "--format=%B", commit});
   CHECK(message.rfind("optimize(attention): ", 0) == 0);
-  CHECK(message.find("| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) |") != std::string::npos);
+  CHECK(message.find("| Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)) |\n") != std::string::npos);
   CHECK(message.find("| candidate 1 | **kept** | yes | clean |") != std::string::npos);
   CHECK(message.find("| candidate 3 | rejected | ") != std::string::npos);
   CHECK(message.find("| **cheat** |") != std::string::npos);
   CHECK(message.find("### Benchmark: candidate 1 against the original") != std::string::npos);
   CHECK(message.find("### Correctness and anti-cheat audit") != std::string::npos);
-  check_quoted("commit message", message, false);
+  // Nothing a candidate wrote: not its words, not what was taken out of them, not the place they would go.
+  for (const char* words : {"octocat", "Closes", "rnx-test-secret", "[redacted", "secrets removed", "Reasons in full",
+                            "read beside the kernel", "service_account"}) {
+    CHECK_MESSAGE(message.find(words) == std::string::npos, "the commit message holds " << words);
+  }
+  check_no_planted_secret("commit message", message);
 
   // Nothing written to the current branch, the index or the working tree.
   CHECK(r.head("main") == main_before);
@@ -248,10 +342,38 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK(pr_body.find("| candidate 1 | **kept** | yes | clean |") != std::string::npos);
   CHECK(pr_body.find("| candidate 2 | slower (reverted) | yes | clean |") != std::string::npos);
   CHECK(pr_body.find("### Correctness and anti-cheat audit") != std::string::npos);
-  check_quoted("pull request body", pr_body, true);
-  check_quoted("step summary", read(r.root / "summary.md"), true);
+  check_quoted("pull request body", pr_body);
+  check_quoted("step summary", read(r.root / "summary.md"));
   CHECK(run.out.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
   CHECK(record.at("pull_request").at("number").as_int64() == 42);
+
+  // Candidate 4 raised with the planted .env and service-account key: its row says what was taken out, and no
+  // byte of a secret reached the pull request, the step summary, the record, the output, the log, the rewriter
+  // (the next request quotes the reason), or what the remote received.
+  const std::string planted_reason(attempts[3].at("reason").as_string());
+  CHECK(attempts[3].at("status").as_string() == "rejected");
+  CHECK_MESSAGE(planted_reason.find("secrets removed: ") != std::string::npos, planted_reason);
+  for (const char* kind : {"github token", "private key", "aws access key id", "service account email"}) {
+    CHECK_MESSAGE(planted_reason.find(kind) != std::string::npos, kind << " not named in: " << planted_reason);
+  }
+  CHECK(pr_body.find("secrets removed: ") != std::string::npos);
+  check_no_planted_secret("pull request (the whole request)", pr.body);
+  check_no_planted_secret("step summary", read(r.root / "summary.md"));
+  check_no_planted_secret("record", read(r.root / "record.json"));
+  check_no_planted_secret("optimize.json", read(r.root / "work-dir" / "optimize.json"));
+  check_no_planted_secret("stdout", run.out);
+  check_no_planted_secret("stderr", run.err);
+  check_no_planted_secret("the rewriter's fifth request", read(r.root / "requests" / "request-5.json"));
+  check_no_planted_secret("the remote's commit messages", repo::git_ok(r.remote, {"log", "--all", "--format=%H%n%B"}));
+  check_no_planted_secret("the remote's branch files", repo::git_ok(r.remote, {"grep", "-h", "-e", ".", branch, "--"}));
+  for (const auto& secret : planted_secrets()) {
+    // Outside the planted files, no file the run left (work folder, records, requests) holds a secret whole.
+    std::vector<fs::path> holding = files_holding(r.root, secret);
+    holding.erase(std::remove_if(holding.begin(), holding.end(),
+                                 [&](const fs::path& p) { return p.parent_path() == r.dir / "kernels"; }),
+                  holding.end());
+    CHECK_MESSAGE(holding.empty(), secret << " found in " << (holding.empty() ? fs::path() : holding.front()));
+  }
 }
 
 TEST_CASE("rnx optimize: nothing kept writes nothing; a missing token is a usage error before any work") {
@@ -279,17 +401,6 @@ TEST_CASE("rnx optimize: nothing kept writes nothing; a missing token is a usage
 }
 
 namespace {
-
-// Every regular file under `root` whose bytes hold `needle`.
-std::vector<fs::path> files_holding(const fs::path& root, const std::string& needle) {
-  std::vector<fs::path> found;
-  std::error_code ec;
-  for (fs::recursive_directory_iterator it(root, fs::directory_options::skip_permission_denied, ec), end;
-       !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && read(it->path()).find(needle) != std::string::npos) found.push_back(it->path());
-  }
-  return found;
-}
 
 const bj::object* audit_row(const bj::value& attempt, const std::string& name) {
   const bj::value& audit = attempt.at("audit");

@@ -196,6 +196,61 @@ TEST_CASE("attempts table and PR body: a candidate's words are quoted, unlinked,
   ::unsetenv("RNX_TEST_SECRET_TOKEN");
 }
 
+TEST_CASE("commit message and PR body: a candidate's words never in the commit, an excerpt without secrets in the PR") {
+  // A candidate that read a .env and a service-account key beside the kernel and raised with them (made-up values).
+  const std::string planted =
+      "RuntimeError: DEBUG=false\nGITHUB_TOKEN=ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7\n"
+      "AWS_SECRET_ACCESS_KEY=q8Vn2Xc5Lm9Kj4Hg7Fd1Sa6Zx3Cv0Bn8Mq2Wp5Er\n"
+      "{\"type\": \"service_account\", \"private_key\": \"-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQ"
+      "\\n-----END PRIVATE KEY-----\\n\", \"client_email\": \"ci@demo-274183.iam.gserviceaccount.com\"}\n" +
+      std::string(1000, 'x');
+  optimize_result r;
+  r.kernel = "k";
+  r.rewriter = "command ./tools/rewriter.py";
+  attempt kept;
+  kept.index = 1;
+  kept.status = attempt_status::kept;
+  kept.kept = kept.correct = kept.clean = true;
+  kept.audit = rnx::verify::verify_report{};
+  kept.audit->checks = {{rnx::verify::check_group::correctness, "smoke", rnx::verify::outcome::pass,
+                         "8 cases; the candidate printed ghp_Zq7Lw2Vx9Kc4Nb8Hj3Tf6Rd1Sg5Pm0Ya2Ue7", 0}};
+  kept.speedup = 2.5;
+  kept.p_faster = 0.999;
+  kept.reason = "faster in 1 of 1 configurations, none slower";
+  attempt thief;
+  thief.index = 2;
+  thief.status = attempt_status::rejected;
+  thief.audit = rnx::verify::verify_report{};
+  thief.reason = "correctness/smoke: " + planted;
+  r.attempts = {kept, thief};
+  r.best = 0;
+  const std::vector<std::string> secrets = {"ghp_Zq7Lw2Vx9Kc4", "q8Vn2Xc5Lm9Kj4Hg", "MIIEvQIBADAN", "ci@demo-274183"};
+
+  const std::string commit = render_commit_message(r);
+  CAPTURE(commit);
+  CHECK(commit.rfind("optimize(k): 2.50x faster, P(faster) 0.999\n\n", 0) == 0);
+  CHECK(commit.find("| candidate 1 | **kept** | yes | clean | 2.50× (P(faster) 0.999) |\n") != std::string::npos);
+  CHECK(commit.find("| candidate 2 | rejected | no | failed | - |\n") != std::string::npos);
+  for (const char* words : {"RuntimeError", "DEBUG=false", "service_account", "8 cases", "faster in 1 of 1", "Why",
+                            "Reasons in full", "[redacted", "removed:"}) {
+    CHECK_MESSAGE(commit.find(words) == std::string::npos, "the commit message holds " << words);
+  }
+  for (const auto& secret : secrets) CHECK(commit.find(secret) == std::string::npos);
+
+  const std::string body = render_proposal_body(r);
+  CAPTURE(body);
+  for (const auto& secret : secrets) CHECK(body.find(secret) == std::string::npos);
+  CHECK(body.find("DEBUG=false") != std::string::npos);  // what is not a secret stays
+  CHECK(body.find("secrets removed: ") != std::string::npos);
+  CHECK(body.find("8 cases; the candidate printed \\[redacted github token\\] \\[1 secret removed: github token\\]") !=
+        std::string::npos);
+  // An excerpt: a few hundred bytes of the candidate's text, not its kilobyte of padding.
+  CHECK(body.find(std::string(400, 'x')) == std::string::npos);
+  CHECK(body.find(std::string(100, 'x')) != std::string::npos);
+  const std::string record = rnx::json::serialize(to_json(r));
+  for (const auto& secret : secrets) CHECK(record.find(secret) == std::string::npos);
+}
+
 TEST_CASE("attempt status: every value's text parses back to it; other text does not parse") {
   for (attempt_status s :
        {attempt_status::error, attempt_status::rejected, attempt_status::faster, attempt_status::slower,

@@ -62,8 +62,8 @@ struct process_result {
 // environment as C arrays, the descriptor moves) before it forks, so that the child, forked perhaps from one of
 // several threads while another holds the allocator's lock, makes only async-signal-safe calls until execve.
 struct program_start {
-  std::vector<std::string> argv;                 // argv[0] is looked up on PATH when it has no '/'
-  std::map<std::string, std::string> env_set;    // added to / replacing the inherited environment
+  std::vector<std::string> argv;               // argv[0] is looked up on PATH when it has no '/'
+  std::map<std::string, std::string> env_set;  // added to / replacing the inherited environment
   // Names removed from the inherited environment (a kernel's process: rnx::kernel_withheld_variables); env_set wins.
   std::vector<std::string> env_unset;
   std::filesystem::path cwd;                     // empty = rnx's current folder

@@ -66,7 +66,8 @@ std::string removal_note(const std::vector<std::string>& removed);
 
 // Text an untrusted process produced, as rnx publishes it: its secrets removed (from the whole text, so that no
 // cut hides one from the scanner), then at most `most` bytes kept (cut on a character boundary, "…" at the cut),
-// then the removal note when something was removed.
+// then the removal note when something was removed: every "[redacted KIND]" of the text in the order they stand,
+// this scan's and those an earlier one left (the verifier's rows come redacted already).
 std::string published_excerpt(std::string_view text, std::size_t most, const std::vector<secret_value>& known = {});
 
 }  // namespace rnx

@@ -98,8 +98,13 @@ optimize_result run_optimize(const optimize_options& options);
 // Rewrite | Decision | Correct | Anti-cheat | Speedup (P(faster)), one row per attempt.
 std::string render_attempts_markdown(const optimize_result& r);
 std::string render_attempts_text(const optimize_result& r);
-// The commit message and PR body: the attempts, the kept candidate's benchmark and audit tables, the profile.
+// The PR body and step summary: the attempts, the kept candidate's benchmark and audit tables, the profile. Text a
+// candidate produced (reasons, audit details) appears only as an excerpt of a few hundred bytes after the secret
+// scan (rnx/common/secret_scan.hpp), with what was removed said.
 std::string render_proposal_body(const optimize_result& r);
+// The proposal commit's message: the title and the same tables, with nothing a candidate (or the rewriter) wrote:
+// no reason, no audit detail.
+std::string render_commit_message(const optimize_result& r);
 std::string proposal_title(const optimize_result& r);
 boost::json::value to_json(const optimize_result& r);
 

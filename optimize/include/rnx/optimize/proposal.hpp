@@ -16,7 +16,7 @@ struct commit_request {
   std::filesystem::path file;  // the file to replace (absolute, inside the repository)
   std::string new_source;
   std::string message;  // full commit message: title line, blank line, body (committed unlinked: no mention or
-                        // reference is live)
+                        // reference is live; and through the secret scan)
 };
 
 struct commit_proposal {
