@@ -153,7 +153,7 @@ class verifier {
   bool reference_accepts(const std::vector<at::Tensor>& base, const case_spec& c, at::ScalarType dtype);
   bool foreign_layout(const case_spec& c, const std::vector<at::Tensor>& base) const;
   // A failed candidate call of case `c`: restarts the process where it ended (candidate_slot) and says so.
-  std::string after_failed_call(const case_spec& c, const std::string& what);
+  std::string after_failed_call(const case_spec& c);
   // The base tolerance of `dtype` with atol widened to the accumulation allowance of a reduction (its N-term sum's
   // rounding in this dtype: accumulation_allowance), and the allowance's description ("" when it adds nothing).
   std::pair<tolerance, std::string> tolerance_for(const std::vector<at::Tensor>& wide,
