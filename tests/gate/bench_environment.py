@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """No CI secret reaches a repository's kernel: a kernel that dumps its environment when imported runs under
-`rnx bench`, `rnx bench --pair`, `rnx gate` and `rnx profile` with a CI job's tokens and credentials set (GitHub's,
-Actions' runtime, rnx's, the clouds', the model providers', generic secret names, a token under a harmless name).
+`rnx bench`, `rnx bench --prestart on`, `rnx bench --pair`, `rnx gate` and `rnx profile` with a CI job's tokens and
+credentials set (GitHub's, Actions' runtime, rnx's, the clouds', the model providers', generic secret names, a token
+under a harmless name).
 Every dump must hold none of them, by name or by value, and keep what kernels need (caches, Python's path, the
 locale); a variable named in [bench] pass_env is kept, and in a paired run only when both revisions name it
 (docs/runner.md, the workers' environment).
@@ -186,6 +187,12 @@ def main():
         folder = dump_folder(step.replace(" ", "-"))
         run([rnx, "bench", "--config", config, "--out", os.path.join(work, "run.json"), "--quiet"], repo, env, step,
             problems)
+        counts[step] = check_dumps(step, folder, env_kept, ["RNX_TEST_HEAD_ONLY_TOKEN"], {}, problems)
+
+        step = "rnx bench --prestart on"  # each next worker started ahead of its job
+        folder = dump_folder("prestart")
+        run([rnx, "bench", "--config", config, "--prestart", "on", "--out", os.path.join(work, "run-prestart.json"),
+             "--quiet"], repo, env, step, problems)
         counts[step] = check_dumps(step, folder, env_kept, ["RNX_TEST_HEAD_ONLY_TOKEN"], {}, problems)
 
         step = "rnx bench --pair HEAD~1"
