@@ -86,6 +86,7 @@ double verifier::accumulation_allowance(const std::vector<at::Tensor>& wide, con
   // The sum of the terms' magnitudes: the reference on |inputs| in float64 (for a sum, sum |x_i|; for a product
   // summed, sum |a_i||b_i|).
   std::vector<at::Tensor> magnitudes;
+  magnitudes.reserve(wide.size());
   for (const auto& w : wide) magnitudes.push_back(w.defined() && w.is_floating_point() ? w.abs() : w);
   std::vector<at::Tensor> m;
   try {

@@ -66,7 +66,7 @@ void candidate_slot::start() {
 std::string candidate_slot::load() { return current_->load(); }
 
 std::string candidate_slot::restart_if_ended(const std::string& during) {
-  const std::string ended = current_->ended();
+  std::string ended = current_->ended();
   if (ended.empty()) return "";
   if (current_->signal() == SIGSYS) {
     if (killed_by_filter_.empty()) killed_by_filter_ = ended;
