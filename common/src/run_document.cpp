@@ -300,7 +300,7 @@ run_result result_from(const json::reader& r, kernel_names names) {
   r.only_keys({"kernel",      "runtime",      "dtype",          "batch",       "device",  "status",
                "samples_ms",  "groups",       "unstable",       "max_abs_err", "rel_err", "tolerance",
                "message",     "pairing",      "pairing_reason", "params",      "origin",  "aggregates",
-               "measured_on", "timed_inputs", "work",           "l2",          "bound"});
+               "measured_on", "timed_inputs", "work",           "l2",          "bound",   "base_control"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -358,6 +358,10 @@ run_result result_from(const json::reader& r, kernel_names names) {
     res.pairing = *mode;
   }
   res.pairing_reason = r.string_or("pairing_reason", "");
+  if (auto c = r.maybe("base_control")) {
+    c->only_keys({"ratio", "limit", "steered"});
+    res.base_control = base_control_check{c->number("ratio"), c->number("limit"), c->at("steered").boolean()};
+  }
   if (auto t = r.maybe("timed_inputs")) {
     const std::optional<timed_inputs> inputs = timed_inputs_from_string(t->string());
     if (!inputs) t->fail("\"same\" or \"fresh\"");
@@ -531,6 +535,9 @@ bj::value to_json(const run_document& run) {
     o["message"] = res.message;
     if (res.pairing != pairing_mode::none) o["pairing"] = to_string(res.pairing);
     if (!res.pairing_reason.empty()) o["pairing_reason"] = res.pairing_reason;
+    if (const auto& c = res.base_control) {
+      o["base_control"] = bj::object{{"ratio", c->ratio}, {"limit", c->limit}, {"steered", c->steered}};
+    }
     if (res.inputs != timed_inputs::same) o["timed_inputs"] = to_string(res.inputs);
     if (res.l2 != l2_state::unstated) o["l2"] = to_string(res.l2);
     if (!res.measured_on.empty()) o["measured_on"] = res.measured_on;

@@ -48,7 +48,7 @@ struct bench_args {
   std::optional<int> processes;
   std::optional<int> max_processes;
   std::string pairing = "in-process";
-  bool fresh_inputs = false;
+  bool same_inputs = false;
   std::optional<double> rope;
   std::optional<double> probability;
   std::optional<int> samples;
@@ -183,7 +183,7 @@ runner::bench_options bench_options_of(const bench_args& a, const fs::path& conf
   o.processes = a.processes;
   o.max_processes = a.max_processes;
   o.in_process_pairing = pairing_mode_from_string(a.pairing) != pairing_mode::process;
-  o.fresh_inputs = a.fresh_inputs;
+  o.fresh_inputs = !a.same_inputs;
   policy = load_manifest(config).gate;
   if (a.rope) policy.rope = *a.rope;
   if (a.probability) policy.probability = *a.probability;
@@ -355,9 +355,10 @@ void add_bench_command(CLI::App& app) {
                   "With --pair: in-process (base and head alternated in the same workers) or process")
       ->check(CLI::IsMember({"in-process", "process"}))
       ->capture_default_str();
-  cmd->add_flag("--fresh-inputs", args->fresh_inputs,
-                "Give every timed call inputs no earlier call saw (a pool of input sets, values redrawn before each "
-                "use), so nothing cached per input is measured");
+  cmd->add_flag("--same-inputs", args->same_inputs,
+                "Time every call on the same inputs (by default each timed call gets inputs no earlier call saw, "
+                "from a pool of input sets redrawn before each use, so nothing cached per input is measured); for "
+                "comparing with runs measured that way");
   cmd->add_option("--rope", args->rope, "With --pair: the looks' band of equivalence (default: [gate] rope)")
       ->check(CLI::Range(1e-6, 0.999));
   cmd->add_option("--probability", args->probability,

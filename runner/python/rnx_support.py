@@ -132,24 +132,42 @@ def load(path, entry, module_name):
     return Loaded(module, path, KERNELBENCH, name, model_cls=target, ref_cls=reference_cls, local_modules=local)
 
 
-def check_arity(loaded, names):
-    """Returns None, or a message when the entry cannot take the declared inputs positionally."""
+def input_order(loaded, names):
+    """The declared inputs bound to the entry's parameters by name: returns (order, None), where order[i] is the
+    index in `names` of the input the entry's i-th positional parameter takes (None: the declared order, for entries
+    with no parameter names to bind by: KernelBench files, builtins without a signature, *args), or (None, message)
+    naming both lists when an input is not a parameter or a required parameter has no input."""
     if loaded.kind != FUNCTION:
-        return None
+        return None, None
     try:
         sig = inspect.signature(loaded.fn)
     except (TypeError, ValueError):
-        return None  # builtins without a signature: let the call decide
+        return None, None  # builtins without a signature: let the call decide
     params = list(sig.parameters.values())
-    if any(p.kind == p.VAR_POSITIONAL for p in params):
-        return None
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    required = [p for p in positional if p.default is p.empty]
-    if len(required) <= len(names) <= len(positional):
-        return None
-    want = f"{len(required)}" if len(required) == len(positional) else f"{len(required)} to {len(positional)}"
-    return (f"wrong arity: entry '{loaded.entry_name}{sig}' takes {want} positional argument(s) but the manifest "
-            f"declares {len(names)} input(s) ({', '.join(names) or 'none'}); make the inputs table match the signature")
+    variadic = any(p.kind == p.VAR_POSITIONAL for p in params)
+    declared = list(names)
+    param_names = [p.name for p in positional]
+    header = f"entry '{loaded.entry_name}{sig}'"
+    if variadic and not any(n in param_names for n in declared):
+        return None, None  # run(*xs): the declared order is all there is
+    unknown = [n for n in declared if n not in param_names]
+    if unknown:
+        return None, (f"input(s) {', '.join(unknown)} of the manifest are not parameters of {header} (parameters: "
+                      f"{', '.join(param_names) or 'none'}; inputs: {', '.join(declared) or 'none'}); inputs are "
+                      f"bound by name: name each input after the parameter it is for")
+    missing = [p.name for p in positional if p.default is p.empty and p.name not in declared]
+    if missing:
+        return None, (f"parameter(s) {', '.join(missing)} of {header} have no input in the manifest (inputs: "
+                      f"{', '.join(declared) or 'none'}); add them to the kernel's inputs table")
+    taken = [p.name for p in positional if p.name in declared]
+    # A parameter left to its default before one that is given cannot be skipped positionally.
+    for i, p in enumerate(positional[:len(taken)]):
+        if p.name not in declared:
+            later = [q.name for q in positional[i + 1:] if q.name in declared]
+            return None, (f"parameter {p.name} of {header} has no input but later ones do ({', '.join(later)}); "
+                          f"declare an input for it too")
+    return [declared.index(n) for n in taken], None
 
 
 # ---- KernelBench files: the one way rnx bench and rnx verify size them, draw their inputs and build models ----

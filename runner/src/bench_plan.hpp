@@ -30,6 +30,14 @@ struct planned {
   std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
   double spent_ms = 0;                     // timed sampling so far, this side's share (a joint process counts half)
   std::vector<pair_side> first_sides;      // in-process pairs, per process: the side loaded and bound first
+  // In-process pairs: whether the base has been timed alone, before its head was imported, in a process of theirs
+  // (on the head's entry; docs/runner.md, a head cannot steer its base), and those samples (on the base's entry)
+  // until they are judged.
+  bool control_done = false;
+  std::vector<double> control_ms;
+  // The round this configuration's counted processes start from: 0, or the round a steered pair was split in
+  // (its in-process samples dropped, its processes counted again from there).
+  int round_offset = 0;
 };
 
 struct side_state {

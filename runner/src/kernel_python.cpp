@@ -97,19 +97,7 @@ class python_kernel final : public kernel {
                                            " declares no inputs; add inputs = { x = \"B,1024\" } to its [[kernel]] "
                                            "(only KernelBench files with get_inputs() may omit them)");
     }
-    if (!kernelbench_) {
-      py_ref names = py_ref::steal(PyList_New(0));
-      for (const auto& in : spec.inputs) {
-        py_ref s = py_ref::steal(PyUnicode_FromString(in.name.c_str()));
-        PyList_Append(names.get(), s.get());
-      }
-      py_ref check_args = py_ref::steal(PyTuple_Pack(2, loaded_.get(), names.get()));
-      py_ref message = call_support("check_arity", check_args.get());
-      if (message.get() != Py_None) {
-        throw error(errc::kernel_failed,
-                    "kernel \"" + spec.name + "\" (" + spec.path + "): " + PyUnicode_AsUTF8(message.get()));
-      }
-    }
+    if (!kernelbench_) bind_inputs_by_name();
   }
 
   kernel_form kind() const override { return kernelbench_ ? kernel_form::kernelbench : kernel_form::function; }
@@ -192,7 +180,32 @@ class python_kernel final : public kernel {
   }
 
  private:
-  const kernel_spec& spec_;
+  // The declared inputs in the order of the entry's parameters, matched by name (rnx_support.input_order): a
+  // manifest's `{ b = ..., a = ... }` for `def run(a, b)` gives `a` its own shape. A name that is no parameter, or a
+  // required parameter with no input, is the kernel's error naming both lists.
+  void bind_inputs_by_name() {
+    py_ref names = py_ref::steal(PyList_New(0));
+    for (const auto& in : spec_.inputs) {
+      py_ref s = py_ref::steal(PyUnicode_FromString(in.name.c_str()));
+      PyList_Append(names.get(), s.get());
+    }
+    py_ref args = py_ref::steal(PyTuple_Pack(2, loaded_.get(), names.get()));
+    py_ref result = call_support("input_order", args.get());
+    PyObject* order = PyTuple_GetItem(result.get(), 0);
+    PyObject* message = PyTuple_GetItem(result.get(), 1);
+    if (message && message != Py_None) {
+      throw error(errc::kernel_failed,
+                  "kernel \"" + spec_.name + "\" (" + spec_.path + "): " + PyUnicode_AsUTF8(message));
+    }
+    if (!order || order == Py_None) return;
+    std::vector<input_spec> bound;
+    for (Py_ssize_t i = 0; i < PyList_Size(order); ++i) {
+      bound.push_back(spec_.inputs.at(static_cast<std::size_t>(PyLong_AsSsize_t(PyList_GetItem(order, i)))));
+    }
+    spec_.inputs = std::move(bound);
+  }
+
+  kernel_spec spec_;  // the manifest's, its inputs in the order of the entry's parameters
   py_ref loaded_;
   bool kernelbench_ = false;
 };

@@ -52,6 +52,16 @@ bool cuda_listed() {
   }
 }
 
+// How far the base beside its head may run from the base alone in the same process before the head is taken to
+// have steered it, beyond the two medians' own noise: binding the head and moving both sides' weights between the
+// two measurements moves the base by about 1% (docs/runner.md).
+constexpr double base_control_limit = 0.05;
+
+// The standard error of the log of a median of `v`: about 1.25 standard deviations (the MAD's) over sqrt(n).
+double median_log_se(const std::vector<double>& v) {
+  return v.size() < 2 ? 0.0 : 1.2533 * relative_mad(v) / std::sqrt(static_cast<double>(v.size()));
+}
+
 fs::path cache_dir_of(const bench_options& o) { return o.cache_dir.empty() ? default_cache_dir() : o.cache_dir; }
 
 // The variables a kernel keeps although they are withheld ([bench] pass_env): the head manifest's; in a paired run
@@ -95,7 +105,18 @@ orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& side
 }
 
 void orchestrator::run() {
-  for (int round = 0; round < total_rounds_; ++round) run_one_round(round);
+  for (int round = 0; round < total_rounds_; ++round) {
+    run_one_round(round);
+    if (round + 1 < total_rounds_) continue;
+    // The last round: pairs no look decided are judged on everything measured, so their orders are checked here
+    // (a steered one gets rounds of process pairing, which extend the loop).
+    for (std::size_t i : members_) {
+      planned& p = plan_[i];
+      if (p.side == 0 && p.partner && p.in_process && !p.failed && !p.decided && !plan_[*p.partner].failed) {
+        check_orders(round + 1, p);
+      }
+    }
+  }
   next_.reset();  // a worker started for a round that did not come
   {
     std::lock_guard<std::mutex> lock(shared_.mutex);
@@ -128,6 +149,94 @@ void orchestrator::run_one_round(int round) {
   }
 }
 
+// The base beside the head (this process's in-process samples) against the base alone in the same process, timed
+// before the head was imported (the control). Within 1 ± (base_control_limit + three standard errors of the log
+// ratio, from the two sample sets' spreads) the head did not move its base. Beyond it the pair's in-process samples
+// are dropped and it is measured by process pairing from this round on, where nothing of the head runs beside the
+// base.
+void orchestrator::judge_control(int round, planned& head) {
+  planned& base = plan_[*head.partner];
+  head.control_done = true;
+  const std::vector<double> beside(base.result.samples_ms.end() - base.result.groups.back(),
+                                   base.result.samples_ms.end());
+  const std::vector<double> alone = std::move(base.control_ms);
+  base.control_ms.clear();
+  if (beside.size() < 2 || alone.size() < 2 || !(median(alone) > 0) || !(median(beside) > 0)) return;
+  const double ratio = median(beside) / median(alone);
+  const double noise = 3 * std::hypot(median_log_se(beside), median_log_se(alone));
+  const double limit = std::exp(std::log1p(base_control_limit) + noise) - 1;
+  const base_control_check check{ratio, limit, std::abs(std::log(ratio)) > std::log1p(limit)};
+  head.result.base_control = base.result.base_control = check;
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << "the base ran " << check.ratio << "x its time alone beside the head";
+  if (!check.steered) {
+    progress("[control] " + label(head) + ": " + os.str() + " (within the limit)", true);
+    return;
+  }
+  os << " (the base alone, timed in the same process before the head was imported; the limit is 1 ± "
+     << std::setprecision(3) << limit
+     << "): the head changes the base's time when they share a process, so they are measured in processes of their "
+        "own";
+  drop_in_process(round, head, os.str());
+}
+
+// Where the head goes first, it is imported before the base and could slow the base only in such processes, which
+// no control sees (the control's process has the base first). Unchanged code gives the same ratio whichever side
+// goes first (within about 1%: where the weights land); so the pair's ratio among processes with the base first
+// against its ratio among processes with the head first, beyond base_control_limit plus three standard errors of
+// the two, means a head that behaves by its order: the pair goes on by process pairing.
+void orchestrator::check_orders(int round, planned& head) {
+  const planned& base = plan_[*head.partner];
+  if (!head.in_process || head.first_sides.size() != head.result.groups.size() ||
+      base.result.groups.size() != head.result.groups.size()) {
+    return;
+  }
+  std::vector<double> by_order[2];  // log block ratios: [0] base first, [1] head first
+  std::size_t at = 0;
+  for (std::size_t g = 0; g < head.result.groups.size(); ++g) {
+    const auto n = static_cast<std::size_t>(head.result.groups[g]);
+    if (static_cast<std::size_t>(base.result.groups[g]) != n) return;
+    for (std::size_t j = at; j + in_process_block <= at + n; j += in_process_block) {
+      double h = 0, b = 0;
+      for (std::size_t k = j; k < j + in_process_block; ++k) {
+        h += head.result.samples_ms[k];
+        b += base.result.samples_ms[k];
+      }
+      if (h > 0 && b > 0) by_order[head.first_sides[g] == pair_side::head].push_back(h / b);
+    }
+    at += n;
+  }
+  if (by_order[0].size() < 2 || by_order[1].size() < 2) return;
+  const double apart = median(by_order[1]) / median(by_order[0]);
+  const double noise = 3 * std::hypot(median_log_se(by_order[0]), median_log_se(by_order[1]));
+  const double limit = std::exp(std::log1p(base_control_limit) + noise) - 1;
+  if (std::abs(std::log(apart)) <= std::log1p(limit)) return;
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << "the ratio with the head loaded first is " << apart
+     << "x the ratio with the base loaded first (the limit is 1 ± " << limit
+     << "): the head behaves otherwise by the order the two were loaded in, so they are measured in processes of "
+        "their own";
+  head.result.base_control = plan_[*head.partner].result.base_control = base_control_check{apart, limit, true};
+  drop_in_process(round, head, os.str());
+}
+
+// A steered pair: its in-process samples dropped, measured by process pairing from this round on, counted afresh.
+void orchestrator::drop_in_process(int round, planned& head, const std::string& reason) {
+  planned& base = plan_[*head.partner];
+  for (planned* p : {&head, &base}) {
+    p->result.samples_ms.clear();
+    p->result.groups.clear();
+    p->process_notes.clear();
+    p->first_sides.clear();
+    p->rounds_done = 0;
+    p->spent_ms = 0;
+    p->decided = false;
+    p->round_offset = round;
+  }
+  total_rounds_ = std::max(total_rounds_, round + head.max_processes);
+  split_pair(head, reason);
+}
+
 // One line per in-process pair: which side was loaded and bound first in each of its processes.
 void orchestrator::report_construction_orders() {
   for (std::size_t i : members_) {
@@ -148,6 +257,7 @@ void orchestrator::report_construction_orders() {
 
 bool orchestrator::runs_in(const planned& p, int round) const {
   if (p.failed || p.decided) return false;
+  round -= p.round_offset;
   if (p.partner && plan_[*p.partner].failed) return round < p.processes;  // nothing left to pair it with
   if (round >= p.processes && budget_left_ms(p) < 0.25 * base_budget_ms(p)) return false;  // total budget spent
   return round < p.max_processes;
@@ -167,6 +277,7 @@ double orchestrator::budget_left_ms(const planned& p) const {
 // needs each process's ratio known better, or more processes, and longer processes give both), never more than
 // what the total budget has left. Samples are capped in proportion.
 std::pair<double, int> orchestrator::process_budget(const planned& p, int round) const {
+  round -= p.round_offset;
   const double base = base_budget_ms(p);
   const int samples = o_.max_samples.value_or(p.bench.max_samples);
   const double left = budget_left_ms(p);
@@ -187,17 +298,20 @@ void orchestrator::look(int round) {
   const pairing_info schedule{"", pair_side::head, "", in_process_block, looks_};
   for (std::size_t i : members_) {
     planned& head = plan_[i];
-    if (head.side != 0 || !head.partner || head.decided || head.failed || round < head.processes) continue;
+    const int local = round - head.round_offset;
+    if (head.side != 0 || !head.partner || head.decided || head.failed || local < head.processes) continue;
     // An in-process pair alternates which side is loaded first (where each side's weights land) from process to
     // process: it is judged only after an even number of processes, when both orders count equally.
-    if (head.in_process && round % 2 == 1) continue;
+    if (head.in_process && local % 2 == 1) continue;
     planned& base = plan_[*head.partner];
-    if (base.failed || head.rounds_done != round || base.rounds_done != round) continue;
+    if (base.failed || head.rounds_done != local || base.rounds_done != local) continue;
+    check_orders(round, head);
+    if (!head.in_process && head.rounds_done == 0) continue;  // steered: measured afresh by process pairing
     const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule);
     if (c.result == decision::abstain) continue;
     head.decided = base.decided = true;
     std::ostringstream os;
-    os << "[look " << (round - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44) << label(head)
+    os << "[look " << (local - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44) << label(head)
        << " " << to_string(c.result) << " after " << round << " processes";
     if (c.ratio) os << " (ratio " << std::fixed << std::setprecision(3) << *c.ratio << ")";
     progress(os.str(), true);
@@ -258,11 +372,15 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
   for (std::size_t i : pending) {
     const planned& p = plan_[i];
     job_config c{i, p.result.kernel, p.result.runtime, p.result.dtype, p.result.batch, !p.checked};
+    c.tol = p.result.tol;
     if (joint) {
       c.base_index = *p.partner;
       c.check_base = !plan_[*p.partner].checked;
+      c.base_tol = plan_[*p.partner].result.tol;
       // Which side is loaded and bound first alternates from one process of the configuration to the next.
       c.base_first = (p.first_sides.size() + i) % 2 == 0;
+      // The pair's first process with its base first times the base alone before loading the head (the control).
+      c.control_base = c.base_first && !p.control_done;
     }
     const auto [budget_ms, max_samples] = process_budget(p, round);
     c.budget_ms = budget_ms;
@@ -382,11 +500,15 @@ void orchestrator::on_event(worker_session& s, const result_event& e) {
       base.spent_ms += e.sampling_ms / 2;
       p.spent_ms += e.sampling_ms / 2;
       if (e.first_side) p.first_sides.push_back(*e.first_side);
+      base.control_ms = e.base->control_ms;
       merge(1, s.round, base, *e.base);
     } else {
       p.spent_ms += e.sampling_ms;
     }
     merge(s.side, s.round, p, e.head);
+    if (e.base && !plan_[*p.partner].control_ms.empty() && !p.failed && !plan_[*p.partner].failed) {
+      judge_control(s.round, p);
+    }
   }
   s.settled.insert(e.index);
   s.current.reset();
@@ -465,6 +587,9 @@ void orchestrator::merge(std::size_t side, int round, planned& p, const side_out
   if (outcome.work) p.result.work = with_counted(p.result.work, *outcome.work);
   if (outcome.bound) p.result.bound = outcome.bound;
   if (!outcome.work_error.empty()) add_note(p, "work not counted: " + outcome.work_error);
+  if (!outcome.inputs_note.empty() && p.note.find(outcome.inputs_note) == std::string::npos) {
+    add_note(p, outcome.inputs_note);
+  }
   if (outcome.status == result_status::ok) {
     const auto& samples = outcome.samples_ms;
     p.result.samples_ms.insert(p.result.samples_ms.end(), samples.begin(), samples.end());

@@ -63,6 +63,12 @@ class orchestrator {
   // Steps of run().
   void run_one_round(int round);
   void look(int round);
+  // A pair whose base was timed alone in this process (the control) against its base beside the head: a base the
+  // head moved was steered, and the pair goes on by process pairing.
+  void judge_control(int round, planned& head);
+  // A pair whose ratio depends on which side was loaded first (a head that behaves by its order) is steered too.
+  void check_orders(int round, planned& head);
+  void drop_in_process(int round, planned& head, const std::string& reason);
   void report_construction_orders();
 
   // One round of one side (or of the in-process pairs): workers until every pending configuration is settled.

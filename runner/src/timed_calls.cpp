@@ -4,6 +4,7 @@
 #include "rnx/common/error.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace rnx::runner {
 
@@ -22,8 +23,6 @@ std::uint64_t mixed(std::uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
   return (x ^ (x >> 31)) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed in Python
 }
-
-bool redrawn(const at::Tensor& t) { return t.is_floating_point() || t.is_complex(); }
 
 }  // namespace
 
@@ -80,9 +79,7 @@ void fresh_inputs::bind_new_sets() {
 void fresh_inputs::redraw(std::size_t set) {
   const std::vector<at::Tensor> values = draw();
   std::vector<at::Tensor>& target = pool_->sets[set];
-  for (std::size_t i = 0; i < target.size(); ++i) {
-    if (redrawn(target[i])) target[i].copy_(values[i]);
-  }
+  for (std::size_t i = 0; i < target.size(); ++i) target[i].copy_(values[i]);
   ++pool_->redraws;
 }
 
@@ -104,6 +101,60 @@ bound_call& fresh_inputs::call(std::int64_t i) {
                                     std::to_string(current_.size()));
   }
   return *calls_[current_[static_cast<std::size_t>(i)]];
+}
+
+const std::vector<at::Tensor>* fresh_inputs::inputs_of(std::int64_t i) const {
+  if (i < 0 || static_cast<std::size_t>(i) >= current_.size()) return nullptr;
+  return &pool_->sets[current_[static_cast<std::size_t>(i)]];
+}
+
+audited_calls::audited_calls(timed_calls& inner, std::vector<std::vector<at::Tensor>> audit_inputs,
+                             std::uint64_t seed)
+    : inner_(inner), audit_inputs_(std::move(audit_inputs)), rng_(mixed(seed ^ 0xA0D17ULL)) {
+  schedule_next();
+}
+
+void audited_calls::schedule_next() {
+  static constexpr std::uint64_t gaps[] = {32, 96, 256, 512};
+  const std::size_t k = std::min(kept_.size(), std::size(gaps) - 1);
+  rng_ = mixed(rng_);
+  next_audit_ = sample_ + 1 + static_cast<std::int64_t>(rng_ % gaps[k]);
+}
+
+void audited_calls::prepare_sample(std::int64_t calls) {
+  inner_.prepare_sample(calls);
+  prepared_ = std::max<std::int64_t>(calls, 1);
+  ++sample_;
+  auditing_ = sample_ == next_audit_ && kept_.size() < audit_inputs_.size();
+  keeping_.target = nullptr;
+  keeping_.kept.clear();
+  if (!auditing_) return;
+  const std::vector<at::Tensor>* set = inner_.inputs_of(prepared_ - 1);
+  const std::vector<at::Tensor>& audit = audit_inputs_[kept_.size()];
+  if (!set || set->size() != audit.size()) {
+    auditing_ = false;
+    return;
+  }
+  for (std::size_t i = 0; i < audit.size(); ++i) (*set)[i].copy_(audit[i]);
+}
+
+bound_call& audited_calls::call(std::int64_t i) {
+  bound_call& target = inner_.call(i);
+  if (!auditing_ || i != prepared_ - 1) return target;
+  keeping_.target = &target;
+  return keeping_;
+}
+
+void audited_calls::end_sample() {
+  inner_.end_sample();
+  if (!auditing_) return;
+  auditing_ = false;
+  if (!keeping_.target) return;  // the sampler stopped before the last call
+  timed_output kept{sample_, {}};
+  for (const auto& t : keeping_.kept) kept.outputs.push_back(t.defined() ? t.clone() : t);
+  keeping_.kept.clear();
+  kept_.push_back(std::move(kept));
+  schedule_next();
 }
 
 }  // namespace rnx::runner

@@ -86,7 +86,9 @@ class cpu_sampler final : public sampler {
     bound_call& call = calls_.call(0);
     const auto t0 = clock_type::now();
     call.invoke();
-    return ms_since(t0);
+    const double ms = ms_since(t0);
+    calls_.end_sample();
+    return ms;
   }
   void calibrate(const std::vector<double>& calls, const timing_options& o) override {
     // Blocks of calls keep the clock's own cost and resolution far below the measured time.
@@ -104,6 +106,7 @@ class cpu_sampler final : public sampler {
     for (std::int64_t i = 0; i < calls_per_sample; ++i) calls_.call(i).invoke();
     const double elapsed = ms_since(t0);
     const thread_counters after = counters();
+    calls_.end_sample();
     migrations_ += ::sched_getcpu() != cpu_before;
     minor_faults_ += after.minor_faults - before.minor_faults;
     major_faults_ += after.major_faults - before.major_faults;
@@ -208,6 +211,7 @@ class cuda_sampler final : public sampler {
     if (calibrated_) enqueue_ms_ = std::max(enqueue_ms_, last_enqueue_ms_);
     // Device-wide: work the kernel queued on other streams must finish inside the sample too.
     c10::cuda::device_synchronize();
+    calls_.end_sample();
     double total = 0;
     for (std::int64_t i = 0; i < calls; ++i) {
       const auto k = static_cast<std::size_t>(i);

@@ -32,6 +32,8 @@ struct side {
   std::uint64_t seed = 0;
   std::vector<at::Tensor> inputs;
   std::unique_ptr<bound_call> call;
+  std::optional<tolerance> applied;  // what the reference check applied (here, or in an earlier process)
+  bool fresh = false;                // its timed calls get fresh inputs
   result_status status = result_status::ok;  // what `out` says once the side failed
   bool failed() const { return status != result_status::ok; }
   void fail(result_status why, std::string_view message) {
@@ -160,6 +162,7 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
     put_bound(s, got);
     const tolerance applied = widen(base, yard, yard_basis::self_check);
+    s.applied = applied;
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
     auto json_number = [](double v) { return std::isfinite(v) ? v : 1e308; };
     s.out["max_abs_err"] = json_number(result.max_abs_err);
@@ -240,28 +243,91 @@ class phase_clock {
   bj::object phases_;
 };
 
-// What the side's timed calls are given: its bound inputs at every call, or (the job's fresh_inputs) a pool of
-// input sets made by the kernel's own input maker and redrawn before each use (timed_calls.hpp).
+// What the side's timed calls are given: a pool of input sets made by the kernel's own input maker and redrawn
+// before each use (timed_calls.hpp; the default), or its bound inputs at every call (--same-inputs, or where the
+// call cannot be given other inputs: the reason goes into the result's message).
 // The redraws' seeds mix in the job's pairing seed, drawn per run and round: another process of the configuration
 // never sees the values this one drew (a cache kept on disk would not carry over), while the two sides of a round
 // draw alike.
-std::unique_ptr<timed_calls> timed_calls_of(const side& s, std::int64_t batch, const worker_job& job) {
-  if (!job.fresh_inputs) return std::make_unique<same_inputs>(*s.call);
+std::unique_ptr<timed_calls> timed_calls_of(side& s, std::int64_t batch, const worker_job& job,
+                                            std::uint64_t salt = 0) {
+  s.fresh = false;
+  if (!job.fresh_inputs) return std::make_unique<same_inputs>(*s.call, &s.inputs);
   runner::kernel* k = s.entry->kernel.get();
   auto make = [k, batch, dtype = s.dtype, device = s.device](std::uint64_t seed) {
     return k->make_inputs(batch, dtype, device, seed);
   };
-  return std::make_unique<fresh_inputs>(*s.call, s.inputs, make, s.seed ^ job.pairing_seed);
+  try {
+    auto pool =
+        std::make_unique<fresh_inputs>(*s.call, s.inputs, make, s.seed ^ job.pairing_seed ^ (salt * 0x9E3779B97F4A7C15ULL));
+    s.fresh = true;
+    return pool;
+  } catch (const runtime_unavailable& e) {
+    s.out["inputs_note"] = std::string("timed on the same inputs at every call: ") + e.what();
+  } catch (const error& e) {
+    if (e.code() != errc::kernel_failed) throw;
+    s.out["inputs_note"] = std::string("timed on the same inputs at every call: ") + e.what();
+  }
+  return std::make_unique<same_inputs>(*s.call, &s.inputs);
 }
 
 // The second side of a pair with the same inputs takes them from the first side's pool (fresh_inputs: one pool,
 // taken in turn), so no input buffer is only one side's.
-std::unique_ptr<timed_calls> shared_pool(const side& s, timed_calls& first) {
+std::unique_ptr<timed_calls> shared_pool(side& s, timed_calls& first) {
+  s.fresh = true;
   return std::make_unique<fresh_inputs>(*s.call, dynamic_cast<fresh_inputs&>(first));
 }
 
-void put_inputs(bj::object& out, bool fresh) {
-  out["timed_inputs"] = to_string(fresh ? timed_inputs::fresh : timed_inputs::same);
+void put_inputs(side& s) {
+  s.out["timed_inputs"] = to_string(s.fresh ? timed_inputs::fresh : timed_inputs::same);
+}
+
+// The timed calls' audit (timed_calls.hpp, audited_calls): input sets drawn by the kernel's own maker under seeds
+// no other draw uses, and their float64 references, computed now, before any timed call. Only with fresh inputs
+// (the audit writes into a set of the pool) and a tolerance to judge by (checked here or in an earlier process).
+struct timed_audit {
+  std::vector<std::vector<at::Tensor>> inputs;
+  std::vector<std::vector<at::Tensor>> ref64;
+};
+constexpr int audited_calls_per_process = 3;
+
+timed_audit prepare_audit(const side& s, std::int64_t batch, std::uint64_t seed) {
+  timed_audit a;
+  if (!s.fresh || !s.applied) return a;
+  for (int k = 0; k < audited_calls_per_process; ++k) {
+    // Mixed (splitmix64) so that every bit of the seed reaches the low 32 bits, the only ones torch's CPU
+    // generator keeps: the rounds' seeds differ in their high bits.
+    std::uint64_t draw = seed + 0x9E3779B97F4A7C15ULL * static_cast<std::uint64_t>(k + 1);
+    draw = (draw ^ (draw >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    draw = (draw ^ (draw >> 27)) * 0x94D049BB133111EBULL;
+    draw = (draw ^ (draw >> 31)) & 0x7FFFFFFFFFFFFFFFULL;
+    a.inputs.push_back(s.entry->kernel->make_inputs(batch, s.dtype, s.device, draw));
+    a.ref64.push_back(s.entry->kernel->reference(a.inputs.back(), s.seed));
+  }
+  return a;
+}
+
+// The audited timed calls against the float64 references of the inputs they were given, under the tolerance the
+// reference check applied (docs/runner.md, timed outputs checked). A call that answered otherwise fails the side
+// as diverged: its timed calls did not compute what its checked call did.
+void check_timed_outputs(side& s, const audited_calls& audited, const timed_audit& audit) {
+  s.out["timed_checks"] = static_cast<std::int64_t>(audited.kept().size());
+  for (std::size_t k = 0; k < audited.kept().size() && k < audit.ref64.size(); ++k) {
+    const timed_output& kept = audited.kept()[k];
+    const check_result r = compare_outputs(kept.outputs, audit.ref64[k], *s.applied);
+    if (r.ok) continue;
+    s.fail(result_status::diverged,
+           "a timed call's output differs from the float64 reference on the inputs it was given (timed sample " +
+               std::to_string(kept.sample + 1) + ", warm-up calls counted): " + r.message +
+               "; its checked call agreed, so the kernel answers otherwise when called in the timing loop (work "
+               "skipped after some calls, a cache keyed on part of its inputs): it is broken, not fast");
+    return;
+  }
+}
+
+// The seed of a side's audit: drawn per process and side, never known to the kernel.
+std::uint64_t audit_seed(const side& s, const worker_job& job, std::uint64_t salt) {
+  return job.pairing_seed ^ s.seed ^ (0xD1B54A32D192ED03ULL * (salt + 1));
 }
 
 bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor>& b) {
@@ -289,13 +355,18 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
   if (c.check && !s.failed()) put_work(s, c.batch);
   clock.mark("bind");
   if (s.failed()) return s.out;
+  if (!s.applied) s.applied = c.tol;
   guarded(s, s.spec->name, [&] {
     const std::unique_ptr<timed_calls> calls = timed_calls_of(s, c.batch, job);
-    const timing_result timing = measure(*calls, s.device, timing_of(s.settings));
+    const timed_audit audit = prepare_audit(s, c.batch, audit_seed(s, job, 0));
+    audited_calls audited(*calls, audit.inputs, audit_seed(s, job, 5));
+    const timing_result timing = measure(audited, s.device, timing_of(s.settings));
     put_timing(s.out, timing);
-    put_inputs(s.out, job.fresh_inputs);
+    put_inputs(s);
+    clock.mark("measure");
+    check_timed_outputs(s, audited, audit);
   });
-  clock.mark("measure");
+  clock.mark("audit");
   s.out["phases_ms"] = clock.phases();
   return s.out;
 }
@@ -320,27 +391,65 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     *s = s == &base ? load_side(*c.base_index, c, base_manifest, job, cache, "rnx_base_")
                     : load_side(c.index, c, head_manifest, job, cache, "rnx_head_");
   };
-  load(first);
-  load(second);
-  clock.mark("load");
-  for (side* s : {&base, &head}) {
+  auto loaded = [&](side* s) -> std::optional<std::string> {
     if (s->failed()) {
-      return fallback(std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
-                      std::string(s->out.at("message").as_string().c_str()) + ")");
+      return std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
+             std::string(s->out.at("message").as_string().c_str()) + ")";
     }
     const auto local = s->entry->kernel->local_modules();
-    if (!local.empty()) {
-      std::string names;
-      for (const auto& n : local) names += (names.empty() ? "" : ", ") + n;
-      return fallback(s->spec->path + " imports modules from its own folder (" + names +
-                      "), which two revisions in one process would share");
-    }
-  }
-  for (side* s : {first, second}) {
+    if (local.empty()) return std::nullopt;
+    std::string names;
+    for (const auto& n : local) names += (names.empty() ? "" : ", ") + n;
+    return s->spec->path + " imports modules from its own folder (" + names +
+           "), which two revisions in one process would share";
+  };
+  auto make = [&](side* s) {
     guarded(*s, s->spec->name,
             [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
+  };
+  auto bind = [&](side* s) {
+    const bool check = s == &base ? c.check_base : c.check;
+    if (!s->failed()) bind_side(*s, c.runtime, check);
+    if (!s->failed() && check) put_work(*s, c.batch);
+  };
+  // The control (docs/runner.md, a head cannot steer its base): in a process whose base goes first, the base is
+  // loaded, bound and timed alone before the head's file is even imported, so nothing the head does can reach
+  // those samples; the orchestrator holds them against the base's samples beside the head in the same process.
+  const bool control = c.control_base && c.base_first;
+  if (control) {
+    load(&base);
+    if (auto why = loaded(&base)) return fallback(*why);
+    make(&base);
+    bind(&base);
+    if (!base.failed()) {
+      // Timed as a pair with itself (two pools of its own inputs, the blocks of the pair to come), so the control
+      // and the base beside the head differ only in what the other side of the blocks is.
+      guarded(base, base.spec->name, [&] {
+        const std::unique_ptr<timed_calls> one = timed_calls_of(base, c.batch, job, 1);
+        const std::unique_ptr<timed_calls> other = timed_calls_of(base, c.batch, job, 2);
+        timing_options t = timing_of(base.settings);
+        t.budget_ms = std::max(t.budget_ms / 8, 1.0);
+        const paired_timing_result timing =
+            measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
+        bj::array samples;
+        for (double ms : timing.base.samples_ms) samples.push_back(ms);
+        base.out["control_ms"] = std::move(samples);
+      });
+    }
+    clock.mark("control");
+    load(&head);
+    if (auto why = loaded(&head)) return fallback(*why);
+    make(&head);
+  } else {
+    load(first);
+    load(second);
+    for (side* s : {&base, &head}) {
+      if (auto why = loaded(s)) return fallback(*why);
+    }
+    make(first);
+    make(second);
   }
-  clock.mark("inputs");
+  clock.mark("load");
   // The very same tensors for both sides where the revisions make equal inputs: same values, same memory (the
   // first side's, made first).
   bool shared_inputs = false;
@@ -348,10 +457,11 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     second->inputs = first->inputs;
     shared_inputs = true;
   }
-  for (side* s : {first, second}) {
-    const bool check = s == &base ? c.check_base : c.check;
-    if (!s->failed()) bind_side(*s, c.runtime, check);
-    if (!s->failed() && check) put_work(*s, c.batch);
+  if (control) {
+    bind(&head);
+  } else {
+    bind(first);
+    bind(second);
   }
   clock.mark("bind");
   for (side* s : {&base, &head}) {
@@ -366,25 +476,40 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
   if (head.failed())
     return fallback("moving the two sides' weights failed: " + std::string(head.out.at("message").as_string().c_str()));
+  if (!base.applied) base.applied = c.base_tol;
+  if (!head.applied) head.applied = c.tol;
+  std::optional<audited_calls> base_audit;
+  std::optional<audited_calls> head_audit;
+  timed_audit base_refs;
+  timed_audit head_refs;
+  std::unique_ptr<timed_calls> first_calls;
+  std::unique_ptr<timed_calls> second_calls;
   guarded(head, head.spec->name, [&] {
     const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
-    const std::unique_ptr<timed_calls> first_calls = timed_calls_of(*first, c.batch, job);
-    const std::unique_ptr<timed_calls> second_calls =
-        shared_inputs && job.fresh_inputs ? shared_pool(*second, *first_calls) : timed_calls_of(*second, c.batch, job);
-    timed_calls& base_calls = first == &base ? *first_calls : *second_calls;
-    timed_calls& head_calls = first == &head ? *first_calls : *second_calls;
+    first_calls = timed_calls_of(*first, c.batch, job);
+    second_calls = shared_inputs && first->fresh ? shared_pool(*second, *first_calls)
+                                                 : timed_calls_of(*second, c.batch, job);
+    // Each side's audit sets are its own: no timed call of one sees values the other side was given.
+    base_refs = prepare_audit(base, c.batch, audit_seed(base, job, 2));
+    head_refs = prepare_audit(head, c.batch, audit_seed(head, job, 1));
+    base_audit.emplace(first == &base ? *first_calls : *second_calls, base_refs.inputs, audit_seed(base, job, 3));
+    head_audit.emplace(first == &head ? *first_calls : *second_calls, head_refs.inputs, audit_seed(head, job, 4));
     const paired_timing_result timing =
-        measure_paired(base_calls, head_calls, head.device, timing_of(head.settings), seed);
+        measure_paired(*base_audit, *head_audit, head.device, timing_of(head.settings), seed);
     put_timing(base.out, timing.base);
     put_timing(head.out, timing.head);
-    put_inputs(base.out, job.fresh_inputs);
-    put_inputs(head.out, job.fresh_inputs);
+    put_inputs(base);
+    put_inputs(head);
     head.out["retaken_blocks"] = timing.retaken_blocks;
   });
   if (head.failed())
     return fallback("measuring the two sides together failed: " +
                     std::string(head.out.at("message").as_string().c_str()));
   clock.mark("measure");
+  // A side whose timed calls answered otherwise than the reference is diverged (its own result, not a fallback).
+  guarded(base, base.spec->name, [&] { check_timed_outputs(base, *base_audit, base_refs); });
+  guarded(head, head.spec->name, [&] { check_timed_outputs(head, *head_audit, head_refs); });
+  clock.mark("audit");
   head.out["phases_ms"] = clock.phases();
   head.out["pairing"] = to_string(pairing_mode::in_process);
   head.out["shared_inputs"] = shared_inputs;

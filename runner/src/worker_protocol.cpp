@@ -31,7 +31,7 @@ bj::value to_json(const worker_job& job) {
   if (job.overrides.budget_ms) ov["budget_ms"] = *job.overrides.budget_ms;
   if (job.overrides.warmup_ms) ov["warmup_ms"] = *job.overrides.warmup_ms;
   o["overrides"] = std::move(ov);
-  if (job.fresh_inputs) o["fresh_inputs"] = true;
+  o["fresh_inputs"] = job.fresh_inputs;
   bj::array configs;
   for (const auto& c : job.configs) {
     bj::object config{{"index", c.index}, {"kernel", c.kernel}, {"runtime", c.runtime},
@@ -40,9 +40,12 @@ bj::value to_json(const worker_job& job) {
       config["base_index"] = *c.base_index;
       config["check_base"] = c.check_base;
       config["base_first"] = c.base_first;
+      if (c.control_base) config["control_base"] = true;
     }
     if (c.budget_ms) config["budget_ms"] = *c.budget_ms;
     if (c.max_samples) config["max_samples"] = *c.max_samples;
+    if (c.tol) config["tol"] = bj::object{{"rtol", c.tol->rtol}, {"atol", c.tol->atol}};
+    if (c.base_tol) config["base_tol"] = bj::object{{"rtol", c.base_tol->rtol}, {"atol", c.base_tol->atol}};
     configs.push_back(std::move(config));
   }
   o["configs"] = std::move(configs);
@@ -85,9 +88,12 @@ worker_job job_from_json(const bj::value& v) {
       jc.base_index = static_cast<std::size_t>(b->integer());
       jc.check_base = c.at("check_base").boolean();
       if (auto f = c.maybe("base_first")) jc.base_first = f->boolean();
+      if (auto f = c.maybe("control_base")) jc.control_base = f->boolean();
     }
     if (auto x = c.maybe("budget_ms")) jc.budget_ms = x->number();
     if (auto x = c.maybe("max_samples")) jc.max_samples = static_cast<int>(x->integer());
+    if (auto t = c.maybe("tol")) jc.tol = tolerance{t->number("rtol"), t->number("atol")};
+    if (auto t = c.maybe("base_tol")) jc.base_tol = tolerance{t->number("rtol"), t->number("atol")};
     job.configs.push_back(std::move(jc));
   }
   return job;
@@ -135,6 +141,10 @@ side_outcome outcome_from(const json::reader& r) {
   if (auto w = r.maybe("work")) out.work = work_info{w->integer("flops"), w->integer("bytes"), work_source::counted};
   if (auto b = r.maybe("bound")) out.bound = physical_bound{b->integer("output_bytes"), b->number("write_ms")};
   out.work_error = r.string_or("work_error", "");
+  out.inputs_note = r.string_or("inputs_note", "");
+  if (r.has("control_ms")) {
+    for (const auto& v : r.at("control_ms").array()) out.control_ms.push_back(v.to_number<double>());
+  }
   if (out.status != result_status::ok) return out;
   auto samples = r.at("samples_ms");
   for (const auto& s : samples.array()) out.samples_ms.push_back(s.to_number<double>());

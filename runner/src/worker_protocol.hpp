@@ -34,9 +34,15 @@ struct job_config {
   // Paired: which side is loaded, given inputs and bound first in this process. The orchestrator alternates it
   // across processes, so whatever the first side gets (an import, a memory placement) falls on both alike.
   bool base_first = true;
+  // Paired, base first: time the base alone before the head is imported (the control; worker_config.cpp).
+  bool control_base = false;
   // This process's share of the configuration's budget (sequential looks extend it); unset = the manifest's.
   std::optional<double> budget_ms;
   std::optional<int> max_samples;
+  // The tolerance the reference check applied to each side (set once a process has checked it): what the audited
+  // timed calls of later processes are held to (timed_calls.hpp, audited_calls).
+  std::optional<tolerance> tol;
+  std::optional<tolerance> base_tol;
 };
 
 struct job_overrides {
@@ -59,7 +65,7 @@ struct worker_job {
   std::vector<int> cores;
   job_overrides overrides;
   // Every timed call on inputs no earlier call saw (bench_options::fresh_inputs, timed_calls.hpp).
-  bool fresh_inputs = false;
+  bool fresh_inputs = true;
   std::vector<job_config> configs;
 };
 
@@ -109,6 +115,8 @@ struct side_outcome {
   std::optional<work_info> work;
   std::optional<physical_bound> bound;  // the check round: the least time a correct call can take here
   std::string work_error;
+  std::vector<double> control_ms;  // paired base: the control's samples (the base alone, before the head loaded)
+  std::string inputs_note;  // why the timed calls had the same inputs at every call although fresh ones were asked
 };
 
 // The worker finished the configuration at `index`: measured (one side, or both of an in-process pair), or found

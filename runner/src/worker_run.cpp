@@ -185,6 +185,14 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
     ssize_t got = ::read(result_fd_, buffer, sizeof buffer);
     if (got > 0) {
       pending_.append(buffer, static_cast<std::size_t>(got));
+      if (pending_.size() > max_worker_message_bytes && pending_.find('\n') == std::string::npos) {
+        // The kernel runs in the worker with this pipe open: a line past the one maximum is a flood, not a result.
+        overflow_ = "it wrote a result line longer than " + std::to_string(max_worker_message_bytes >> 20) +
+                    " MiB (the most a worker's message may take) and was stopped";
+        pending_.clear();
+        kill();
+        return lines;
+      }
       std::size_t nl;
       while ((nl = pending_.find('\n')) != std::string::npos) {
         std::string line = pending_.substr(0, nl);
@@ -216,16 +224,25 @@ void worker_run::read_contained_log() {
 }
 
 std::string worker_run::wait_description(bool& clean) {
+  // Helpers the kernel left behind (compile workers) go with it: the group is killed once the leader has exited
+  // but before it is reaped, while its zombie still holds the group's id (reaped first, the id could be reused).
+  siginfo_t info{};
+  while (::waitid(P_PID, static_cast<id_t>(pid_), &info, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-pid_, SIGKILL);
   int status = 0;
   while (::waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
   reaped_ = true;
-  ::kill(-pid_, SIGKILL);  // helpers the kernel left behind (compile workers) go with it
   clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
   if (scratch_ && log_.empty()) read_contained_log();
   if (!refused_.empty()) {
     clean = false;
     return "stopped before it ran a kernel";
+  }
+  if (!overflow_.empty()) {
+    clean = false;
+    return overflow_;
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);

@@ -67,6 +67,7 @@ class worker_run {
   int log_fd_ = -1;
   int job_fd_ = -1;  // a prestarted worker's stdin, where its job's path goes
   std::string pending_;
+  std::string overflow_;  // why the worker was stopped for a line past max_worker_message_bytes
   std::string log_;
 };
 

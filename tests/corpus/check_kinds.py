@@ -73,9 +73,9 @@ def main():
             try:
                 loaded = runner.load(path, entry, "r_" + module)
                 got_runner = loaded.kind
-                arity = runner.check_arity(loaded, list(k.get("inputs", {})))
-                if arity:
-                    problems.append(f"{manifest} {name}: the runner's arity check: {arity}")
+                _, binding = runner.input_order(loaded, list(k.get("inputs", {})))
+                if binding:
+                    problems.append(f"{manifest} {name}: the runner's binding of inputs by name: {binding}")
             except Exception as e:  # the loader's own errors, reported as the runner would
                 got_runner = f"error ({type(e).__name__}: {e})"
             try:

@@ -66,10 +66,13 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   body += kernel("native", d / "add.cpp", "inputs = { a = \"B,32\", b = \"B,32\" }\nbytes = \"3*4*B*32\"");
   body += kernel("missing_entry", d / "double.py", "inputs = { x = \"B,16\" }\nentry = \"nope\"");
   body += kernel("arity", d / "two_args.py", "inputs = { x = \"B,16\" }");
+  body += kernel("unbound", d / "two_args.py", "inputs = { a = \"B,16\" }");
+  body += kernel("swapped", d / "matmul.py", "inputs = { b = \"16,4\", a = \"B,16\" }");
   body += kernel("mismatch", d / "matmul.py", "inputs = { a = \"B,16\", b = \"8,4\" }");
   body += kernel("raises", d / "raises.py", "inputs = { x = \"B,16\" }");
   body += kernel("diverges", d / "half_internal.py", "inputs = { x = \"B,256\" }");
   body += kernel("segfault", d / "segfault.py", "inputs = { x = \"B,16\" }");
+  body += kernel("flood", d / "flood.py", "inputs = { x = \"B,16\" }");
   body += kernel("hang", d / "hang.py", "inputs = { x = \"B,16\" }\ntimeout_s = 4");
   body += kernel("broken_cpp", d / "broken.cpp", "inputs = { a = \"B,16\" }");
   body += kernel("gpu_only", d / "double.py", "inputs = { x = \"B,16\" }\ndevice = \"cuda\"");
@@ -159,8 +162,20 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     CHECK(r.at("arity/eager/float32/b2").status == rnx::result_status::error);
     CHECK(r.at("arity/eager/float32/b2").message ==
           "kernel \"arity\" (" + (d / "two_args.py").string() +
-              "): wrong arity: entry 'run(a, b)' takes 2 positional argument(s) but the manifest declares 1 input(s) "
-              "(x); make the inputs table match the signature");
+              "): input(s) x of the manifest are not parameters of entry 'run(a, b)' (parameters: a, b; inputs: x); "
+              "inputs are bound by name: name each input after the parameter it is for");
+    CHECK(r.at("unbound/eager/float32/b2").status == rnx::result_status::error);
+    CHECK(r.at("unbound/eager/float32/b2").message ==
+          "kernel \"unbound\" (" + (d / "two_args.py").string() +
+              "): parameter(s) b of entry 'run(a, b)' have no input in the manifest (inputs: a); add them to the "
+              "kernel's inputs table");
+  }
+
+  SUBCASE("inputs are bound by name, not by the order the manifest lists them in") {
+    // matmul.py: run(a, b) = a @ b; bound by position, (16, 4) @ (2, 16) would not multiply.
+    const auto& res = r.at("swapped/eager/float32/b2");
+    CAPTURE(res.message);
+    CHECK(res.status == rnx::result_status::ok);
   }
 
   SUBCASE("shape mismatch") {
@@ -200,6 +215,14 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
     CHECK(res.status == rnx::result_status::error);
     CHECK(res.message.rfind("the worker process crashed (killed by signal 11 (Segmentation fault)) while running this "
                             "configuration",
+                            0) == 0);
+  }
+
+  SUBCASE("a kernel flooding the result pipe is stopped at the one message maximum, with the reason") {
+    const auto& res = r.at("flood/eager/float32/b2");
+    CHECK(res.status == rnx::result_status::error);
+    CHECK(res.message.rfind("the worker process crashed (it wrote a result line longer than 32 MiB (the most a "
+                            "worker's message may take) and was stopped) while running this configuration",
                             0) == 0);
   }
 
@@ -372,6 +395,7 @@ TEST_CASE("self-check: a module with weights paired with itself loads twice; the
   const auto& br = by_label(sides[1]).at("norm/eager/float32/b4");
   REQUIRE(hr.status == rnx::result_status::ok);
   REQUIRE(br.status == rnx::result_status::ok);
+  INFO("pairing reason: " << hr.pairing_reason << "\nprogress:\n" << progress.str());
   CHECK(hr.pairing == rnx::pairing_mode::in_process);
   CHECK(br.pairing == rnx::pairing_mode::in_process);
   CHECK(hr.groups.size() == 2);

@@ -164,6 +164,15 @@ struct aggregate_summary {
   std::optional<double> max_ms;
 };
 
+// In-process pairs: the base measured alone, in a process without the head, against the base beside the head in
+// the same round (docs/runner.md, a head cannot steer its base). ratio = median beside the head / median alone;
+// beyond 1 ± limit the head moved its base and the pair was judged by process pairing instead (steered).
+struct base_control_check {
+  double ratio = 1;
+  double limit = 0;
+  bool steered = false;
+};
+
 struct run_result {
   std::string kernel;
   std::string runtime;
@@ -183,6 +192,7 @@ struct run_result {
   // processes, interleaved; `pairing_reason` says why it could not share one). none outside paired runs.
   pairing_mode pairing = pairing_mode::none;
   std::string pairing_reason;
+  std::optional<base_control_check> base_control;  // in-process pairs: the check above, where it ran
   timed_inputs inputs = timed_inputs::same;  // fresh: every timed call had inputs no earlier call saw
   l2_state l2 = l2_state::unstated;          // flushed: every timed call started with the GPU's L2 flushed
   // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",

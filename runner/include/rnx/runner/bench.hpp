@@ -62,11 +62,13 @@ struct bench_options {
   bool live = false;                  // a terminal: one live status line instead of plain lines
   std::optional<gate_policy> policy;  // paired runs' sequential looks; default: the head's [gate]
   bool in_process_pairing = true;     // false: every pair in separate processes (for comparison)
-  // Every timed call on inputs no earlier call saw (docs/runner.md, fresh inputs): a pool of input sets per
-  // configuration and process, each at its own addresses, its floating-point values redrawn before each use outside
-  // the clock, one set per call of a sample. Results then carry timed_inputs::fresh. Off: the same bound inputs at
-  // every call (the kernel called in a loop), which a kernel that remembers its answers per input can exploit.
-  bool fresh_inputs = false;
+  // Every timed call on inputs no earlier call saw (docs/runner.md, fresh inputs; the default): a pool of input
+  // sets per configuration and process, each at its own addresses, every value (any dtype) redrawn by the kernel's
+  // own input maker before each use outside the clock, one set per call of a sample, and the outputs of a few timed
+  // calls checked against the reference on their inputs. Results then carry timed_inputs::fresh. Off
+  // (`--same-inputs`): the same bound inputs at every call (the kernel called in a loop), which a kernel that
+  // remembers its answers per input can exploit.
+  bool fresh_inputs = true;
   // Untrusted kernels (rnx optimize's candidates): set, every worker starts inside rnx::sandbox with these
   // limits (its own user, network, mount and process namespaces; writes only in a scratch folder of its own;
   // rlimits; the allow-listed environment, no secrets) and drops its capabilities and installs the seccomp

@@ -1,5 +1,6 @@
 // What the timer calls: one bound call on the same inputs every time, or a pool of calls over distinct input sets
-// whose floating-point values are redrawn, outside the clock, before each use (fresh inputs).
+// whose values (every dtype) are redrawn by the kernel's own input maker, outside the clock, before each use (fresh
+// inputs); and a decorator that keeps the outputs of a few timed calls, chosen at random, for checking.
 //
 //   auto call = k->prepare("eager", inputs, at::kFloat, dev, seed);
 //   rnx::runner::fresh_inputs calls(*call, inputs, [&](std::uint64_t s) { return k->make_inputs(8, at::kFloat, dev, s);
@@ -28,18 +29,26 @@ class timed_calls {
   virtual void prepare_sample(std::int64_t calls) = 0;
   // Call `i` of the sample just prepared.
   virtual bound_call& call(std::int64_t i) = 0;
+  // Right after a sample's (or a warm-up call's) clock stopped: nothing of the kernel runs in between.
+  virtual void end_sample() {}
+  // The inputs call `i` of the prepared sample is given; nullptr where they are not known here.
+  virtual const std::vector<at::Tensor>* inputs_of(std::int64_t i) const = 0;
 };
 
 // The same bound inputs at every call: what `rnx bench` times by default (the kernel called in a loop).
 class same_inputs final : public timed_calls {
  public:
-  explicit same_inputs(bound_call& call) : call_(call) {}
+  // `inputs` (optional) are the tensors `call` is bound on, for inputs_of().
+  explicit same_inputs(bound_call& call, const std::vector<at::Tensor>* inputs = nullptr)
+      : call_(call), inputs_(inputs) {}
   std::int64_t max_calls_per_sample() const override { return std::numeric_limits<std::int64_t>::max(); }
   void prepare_sample(std::int64_t) override {}
   bound_call& call(std::int64_t) override { return call_; }
+  const std::vector<at::Tensor>* inputs_of(std::int64_t) const override { return inputs_; }
 
  private:
   bound_call& call_;
+  const std::vector<at::Tensor>* inputs_;
 };
 
 // How large the pool of fresh_inputs may grow: at most `max_sets` input sets and at most `max_bytes` of them
@@ -53,9 +62,10 @@ struct pool_limits {
 // contents) is ever served again: a pool of input sets, each its own tensors at their own addresses, taken in turn;
 // before a sample every set it will use gets new floating-point values, drawn by the kernel's own input maker under
 // a seed no earlier draw used and copied into the set's memory (outside the clock). The calls of one sample each
-// take a different set, so a sample makes at most as many calls as the pool has sets. Integer and boolean inputs
-// (indices, labels, masks) keep the values their set was made with: redrawn indices could fall outside what the
-// kernel accepts. Memory: the pool (pool_limits) plus one set while a redraw is copied in.
+// take a different set, so a sample makes at most as many calls as the pool has sets. Every input is redrawn,
+// integer and boolean ones (indices, labels, masks, token ids) included: the new values come from the kernel's own
+// maker (its get_inputs() under another seed, or the declared shapes' draw), so an index stays a valid index and a
+// mask a mask. Memory: the pool (pool_limits) plus one set while a redraw is copied in.
 class fresh_inputs final : public timed_calls {
  public:
   // One input set with the kernel's shapes, dtypes and device, drawn under `seed` (kernel::make_inputs).
@@ -76,6 +86,7 @@ class fresh_inputs final : public timed_calls {
   std::int64_t max_calls_per_sample() const override { return pool_->capacity; }
   void prepare_sample(std::int64_t calls) override;
   bound_call& call(std::int64_t i) override;
+  const std::vector<at::Tensor>* inputs_of(std::int64_t i) const override;
 
   std::int64_t sets() const { return static_cast<std::int64_t>(pool_->sets.size()); }  // made so far
   std::int64_t redraws() const { return pool_->redraws; }
@@ -99,6 +110,60 @@ class fresh_inputs final : public timed_calls {
   std::vector<std::unique_ptr<bound_call>> owned_;  // the others
   std::vector<std::size_t> current_;                // the set of each call of the prepared sample
   std::size_t cursor_ = 0;                          // the set this side's next sample starts with
+};
+
+// One audited timed call: which sample it closed and what it returned.
+struct timed_output {
+  std::int64_t sample = 0;  // 0-based, warm-up calls counted (each is a sample of one call)
+  std::vector<at::Tensor> outputs;
+};
+
+// The timed calls of `inner` (a fresh_inputs pool), with a few of them audited: the last call of samples drawn at
+// random (from `seed`: the kernel cannot tell which) is given one of `audit_inputs`, input sets the kernel has not
+// been called on in its dtype (the caller computed their float64 reference before the clock started), is made
+// through bound_call::outputs() instead of invoke(), and its outputs are copied once the sample's clock has
+// stopped. The caller then checks them against those references (worker_config.cpp): a kernel whose timed calls
+// answer otherwise than its checked call (it skips work after so many calls, or when called in a loop) is caught on
+// the very calls that were timed. The gaps between audits are drawn from 1..32, 1..96, 1..256, ... samples, so the
+// audits reach far into a long run. The audit inputs are copied into the call's set outside the clock; the
+// outputs() call differs from invoke() only by wrapping the returned tensors (microseconds, in one call of a few
+// samples).
+class audited_calls final : public timed_calls {
+ public:
+  audited_calls(timed_calls& inner, std::vector<std::vector<at::Tensor>> audit_inputs, std::uint64_t seed);
+
+  std::int64_t max_calls_per_sample() const override { return inner_.max_calls_per_sample(); }
+  void prepare_sample(std::int64_t calls) override;
+  bound_call& call(std::int64_t i) override;
+  void end_sample() override;
+  const std::vector<at::Tensor>* inputs_of(std::int64_t i) const override { return inner_.inputs_of(i); }
+
+  // The audited calls so far, in order: kept()[k] was given audit_inputs[k].
+  const std::vector<timed_output>& kept() const { return kept_; }
+
+ private:
+  // Forwards to the inner call, keeping the outputs of the one call it makes.
+  class keeping_call final : public bound_call {
+   public:
+    void invoke() override { kept = target->outputs(); }
+    std::vector<at::Tensor> outputs() override { return kept = target->outputs(); }
+    std::unique_ptr<bound_call> with_inputs(const std::vector<at::Tensor>& inputs) override {
+      return target->with_inputs(inputs);
+    }
+    bound_call* target = nullptr;
+    std::vector<at::Tensor> kept;
+  };
+  void schedule_next();
+
+  timed_calls& inner_;
+  std::vector<std::vector<at::Tensor>> audit_inputs_;
+  std::uint64_t rng_;
+  std::int64_t prepared_ = 0;    // calls of the sample prepared now
+  std::int64_t sample_ = -1;     // the sample prepared now (-1: none yet)
+  std::int64_t next_audit_ = 0;  // the sample to audit next
+  bool auditing_ = false;        // the prepared sample is audited
+  keeping_call keeping_;
+  std::vector<timed_output> kept_;
 };
 
 }  // namespace rnx::runner

@@ -1,7 +1,7 @@
 # For runner.fresh_inputs: appends what every float32 call was given (the process, each input's address and a
 # digest of its bytes, and the module's own name, which tells the two sides of a pair apart) to the file named by
 # $RNX_TEST_CALL_LOG, so the test can tell whether any timed call saw
-# inputs an earlier call saw. The integer input (indices) must keep its values; the float one must not repeat.
+# inputs an earlier call saw. Neither the float input nor the integer one (indices) may repeat.
 import hashlib
 import os
 
