@@ -283,11 +283,13 @@ void put_inputs(side& s) {
 }
 
 // The timed calls' audit (timed_calls.hpp, audited_calls): input sets drawn by the kernel's own maker under seeds
-// no other draw uses, and their float64 references, computed now, before any timed call. Only with fresh inputs
-// (the audit writes into a set of the pool) and a tolerance to judge by (checked here or in an earlier process).
+// no other draw uses, and what the kernel itself returns for them on an untimed call, made now, before any timed
+// call (its answer in its own dtype and runtime, so the comparison carries no rounding of its own). Only with fresh
+// inputs (the audit writes into a set of the pool) and a tolerance to judge by (checked here or in an earlier
+// process).
 struct timed_audit {
   std::vector<std::vector<at::Tensor>> inputs;
-  std::vector<std::vector<at::Tensor>> ref64;
+  std::vector<std::vector<at::Tensor>> expected;
 };
 constexpr int audited_calls_per_process = 3;
 
@@ -302,25 +304,30 @@ timed_audit prepare_audit(const side& s, std::int64_t batch, std::uint64_t seed)
     draw = (draw ^ (draw >> 27)) * 0x94D049BB133111EBULL;
     draw = (draw ^ (draw >> 31)) & 0x7FFFFFFFFFFFFFFFULL;
     a.inputs.push_back(s.entry->kernel->make_inputs(batch, s.dtype, s.device, draw));
-    a.ref64.push_back(s.entry->kernel->reference(a.inputs.back(), s.seed));
+    // On copies: the untimed call must not see the very buffers the timed one will be given.
+    std::vector<at::Tensor> copies;
+    for (const auto& t : a.inputs.back()) copies.push_back(t.clone());
+    std::vector<at::Tensor> expected;
+    for (const auto& t : s.call->with_inputs(copies)->outputs()) expected.push_back(t.defined() ? t.clone() : t);
+    a.expected.push_back(std::move(expected));
   }
   return a;
 }
 
-// The audited timed calls against the float64 references of the inputs they were given, under the tolerance the
-// reference check applied (docs/runner.md, timed outputs checked). A call that answered otherwise fails the side
-// as diverged: its timed calls did not compute what its checked call did.
+// The audited timed calls against the kernel's own untimed answers for the inputs they were given, under the
+// tolerance the reference check applied (docs/runner.md, timed outputs checked). A call that answered otherwise
+// fails the side as diverged: its timed calls did not compute what its untimed calls do.
 void check_timed_outputs(side& s, const audited_calls& audited, const timed_audit& audit) {
   s.out["timed_checks"] = static_cast<std::int64_t>(audited.kept().size());
-  for (std::size_t k = 0; k < audited.kept().size() && k < audit.ref64.size(); ++k) {
+  for (std::size_t k = 0; k < audited.kept().size() && k < audit.expected.size(); ++k) {
     const timed_output& kept = audited.kept()[k];
-    const check_result r = compare_outputs(kept.outputs, audit.ref64[k], *s.applied);
+    const check_result r = compare_outputs(kept.outputs, audit.expected[k], *s.applied);
     if (r.ok) continue;
     s.fail(result_status::diverged,
-           "a timed call's output differs from the float64 reference on the inputs it was given (timed sample " +
-               std::to_string(kept.sample + 1) + ", warm-up calls counted): " + r.message +
-               "; its checked call agreed, so the kernel answers otherwise when called in the timing loop (work "
-               "skipped after some calls, a cache keyed on part of its inputs): it is broken, not fast");
+           "a timed call's output differs from the kernel's own untimed answer for the inputs it was given (timed "
+           "sample " + std::to_string(kept.sample + 1) + ", warm-up calls counted): " + r.message +
+               "; the kernel answers otherwise when called in the timing loop (work skipped after some calls, a "
+               "cache keyed on part of its inputs): it is broken, not fast");
     return;
   }
 }

@@ -93,10 +93,15 @@ TEST_CASE("fresh inputs: no call sees values an earlier call saw, integers inclu
     ++seen_values[c.x_digest];
   }
   CHECK(pids.size() == 2);
+  // The timed calls' audit (docs/runner.md) calls the kernel once untimed on each of its three audit sets before
+  // the same values go to the audited timed call: at most three pairs a process, none seen more than twice.
+  int audited = 0;
   for (const auto& [digest, count] : seen_values) {
     INFO("float input values " << digest << " were given to " << count << " calls");
-    CHECK(count == 1);
+    CHECK(count <= 2);
+    audited += count == 2;
   }
+  CHECK(audited <= 3 * static_cast<int>(pids.size()));
   for (const std::string& pid : pids) {
     std::set<std::string> addresses;
     std::map<std::string, std::set<std::string>> index_values;  // per address of the integer input
@@ -113,10 +118,13 @@ TEST_CASE("fresh inputs: no call sees values an earlier call saw, integers inclu
   // same indices (8 draws from 0..63: a repeat by chance is below one in 10^10 per pair of calls).
   std::map<std::string, int> seen_indices;
   for (const auto& c : calls) ++seen_indices[c.idx_digest];
+  int audited_indices = 0;
   for (const auto& [digest, count] : seen_indices) {
     INFO("integer input values " << digest << " were given to " << count << " calls");
-    CHECK(count == 1);
+    CHECK(count <= 2);
+    audited_indices += count == 2;
   }
+  CHECK(audited_indices <= 3 * static_cast<int>(pids.size()));
 }
 
 TEST_CASE("without fresh inputs every call sees the same values (what the log above would show for reuse)") {
@@ -185,7 +193,7 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
       CHECK(count <= 2);
       repeated += count == 2;
     }
-    if (control_sets <= 2) CHECK(repeated <= (pid == pids.front() ? 2 : 1));
+    if (control_sets <= 2) CHECK(repeated <= (pid == pids.front() ? 2 : 1) + 2 * 3);  // + each side's audits
   }
 }
 
@@ -212,5 +220,5 @@ TEST_CASE("a kernel that answers wrongly only after many calls is caught on its 
   const rnx::run_result& r = sides[0].results[0];
   INFO(r.message);
   CHECK(r.status == rnx::result_status::diverged);
-  CHECK(r.message.find("a timed call's output differs from the float64 reference") != std::string::npos);
+  CHECK(r.message.find("a timed call's output differs from the kernel's own untimed answer") != std::string::npos);
 }
