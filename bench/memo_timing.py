@@ -254,7 +254,10 @@ def base_check(text):
     if not found:
         return None
     moved = "separate processes" in text or "paired by process" in text
-    return f"base {found.group(1)}x beside the head, " + ("paired by process" if moved else "kept in-process")
+    if not moved:
+        return f"base {found.group(1)}x beside the head, kept in-process"
+    why = "by the load order" if "loaded first is" in text else "by that check"
+    return f"base {found.group(1)}x beside the head, paired by process ({why})"
 
 
 def optimize_ids(rnx, work):
@@ -346,6 +349,7 @@ def main():
     out = args.out or os.path.join(ROOT, "bench", "results",
                                    "memo_timing" + (f"_{args.label}" if args.label else "") + ".json")
     modes = bench_flags(args.rnx)
+    code = code_state()  # at the start: others may edit the checkout while this runs
     began = time.time()
     rows = []
     for case in args.case or ["hash", "double_buffer", "ids", "sabotage"]:
@@ -381,7 +385,7 @@ def main():
     with open(out, "w") as f:
         json.dump({"command": " ".join(sys.argv), "label": args.label,
                    "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "machine": os.uname().nodename,
-                   "cpus": os.cpu_count(), "load_average": os.getloadavg(), "code": code_state(),
+                   "cpus": os.cpu_count(), "load_average": os.getloadavg(), "code": code,
                    "bench_input_modes": modes, "seconds": round(time.time() - began, 1), "rows": rows,
                    "summary": summary}, f, indent=2)
         f.write("\n")
