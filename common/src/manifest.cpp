@@ -100,6 +100,12 @@ tolerance default_tolerance(std::string_view dtype) {
   return {1.3e-6, 1e-5};
 }
 
+std::string_view to_string(service_error_action a) { return a == service_error_action::fail ? "fail" : "warn"; }
+
+std::optional<service_error_action> service_error_action_from_string(std::string_view text) {
+  return enum_from_name(text, {service_error_action::warn, service_error_action::fail});
+}
+
 std::string_view to_string(device_kind d) {
   switch (d) {
     case device_kind::automatic: return "auto";
@@ -438,6 +444,12 @@ void read_settings(const walker& w, const toml::table& doc, manifest& m) {
   }
   if (auto g = w.section(doc, "gate")) {
     m.gate = parse_gate(w, *g, "gate.", m.gate);
+    if (auto n = g->get("on_service_error")) {
+      const std::string text = w.string(*n, "gate.on_service_error");
+      auto action = service_error_action_from_string(text);
+      if (!action) w.fail(n, "gate.on_service_error", "unknown value \"" + text + "\" (use warn or fail)");
+      m.on_service_error = *action;
+    }
     if (auto r = g->get("runners")) {
       auto runners = r->as_table();
       if (!runners) w.fail(r, "gate.runners", "expected a table of runner labels, e.g. [gate.runners.gpu] rope = 0.03");

@@ -76,6 +76,7 @@ const std::vector<manifest_key> all_keys = {
     RNX_GATE_KEY("statistic", "string", std::nullopt, "\"median\""),
     RNX_GATE_KEY("on_abstain", "string", std::nullopt, "\"warn\""),
     RNX_GATE_KEY("report_only", "boolean", std::nullopt, "false"),
+    {"gate", "on_service_error", "string", std::nullopt, "\"warn\""},
     {"gate", "runners", "table of tables", std::nullopt, "none"},
     {"gate", "drift_budget", "number", strictly_between(0, 1), "none (no drift check)"},
     {"gate", "anchor", "string", std::nullopt, "\"accepted\""},

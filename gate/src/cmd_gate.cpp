@@ -83,7 +83,7 @@ int report(const gate_plan& plan, judged_job job, const std::optional<merged_sha
   facts.history = std::move(history.history);
   const gate_answer answer{std::move(verdict), std::move(facts), std::move(drift.note)};
   publish(plan, answer, {job.store.backend.get(), job.store.upload, plan.paired, job.runs.head, job.runs.base});
-  return exit_status(plan, answer.verdict, job.runs.head);
+  return exit_status(plan, answer.verdict, job.runs.head, answer.facts);
 }
 
 int run_gate(const gate_flags& flags) {
@@ -94,7 +94,7 @@ int run_gate(const gate_flags& flags) {
   if (!flags.sharding.merge.empty()) shards = read_shard_files(flags.sharding.merge);
   const gate_plan plan = make_plan(flags, std::move(ctx), shards);
   if (plan.flags.sharding.group_verdict) return report(plan, judge_group(plan), shards);
-  check_service(plan);
+  const std::optional<service_problem> problem = check_service(plan);
   measured_runs runs = measure(plan, shards);
   runs.head = file_head_run(plan, std::move(runs.head));
   if (runs.head.shard) {
@@ -103,7 +103,7 @@ int run_gate(const gate_flags& flags) {
                   plan.flags.out_dir, plan.ctx.output_path);
     return 0;
   }
-  return report(plan, store_and_judge(plan, std::move(runs)), shards);
+  return report(plan, store_and_judge(plan, std::move(runs), problem), shards);
 }
 
 }  // namespace
@@ -114,7 +114,8 @@ command_run add_gate_command(CLI::App& app) {
       "gate", "CI gate: benchmark, upload, verdict, report to GitHub (exit 0 PASS/WARN, 1 BLOCK, 2 bad config)");
   auto* config = cmd->add_option("--config", o->config, "The manifest")->capture_default_str();
   cmd->add_option("--results", o->results, "A prepared head run (rnx.run/v1) instead of running rnx bench");
-  cmd->add_option("--base-results", o->base_results, "Paired mode: a prepared base run instead of rnx bench --pair");
+  cmd->add_option("--base-results", o->base_results,
+                  "A prepared base run instead of rnx bench --pair: the paired comparison (implies --mode paired)");
   cmd->add_option("--mode", o->mode,
                   "paired: against the base revision measured in this job (the default on pull "
                   "requests whose base commit is checked out); stored: against the stored "
@@ -122,6 +123,9 @@ command_run add_gate_command(CLI::App& app) {
                   "is measured again paired at the baseline's commit before it can block");
   cmd->add_option("--pair-ref", o->pair_ref, "Paired mode's base revision (default: the PR's base commit)");
   add_backend_flags(*cmd, o->backend);
+  cmd->add_option("--on-service-error", o->on_service_error,
+                  "When the service cannot be used: warn (report \"no verdict\", exit 0) or fail (exit 2); "
+                  "default [gate] on_service_error, else warn");
   add_policy_flags(*cmd, o->policy);
   add_shard_flags(*cmd, o->sharding);
   cmd->add_option("--project", o->project, "Project name (default: [project] name of the manifest)");

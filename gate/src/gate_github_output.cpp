@@ -5,14 +5,15 @@
 #include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/text.hpp"
 
 #include <iostream>
 
 namespace rnx::gate {
 
-void print_annotations(const github_context& ctx, const verdict_document& verdict) {
+void print_annotations(const github_context& ctx, const verdict_document& verdict, const report_facts& facts) {
   if (!ctx.in_actions) return;
-  for (const auto& line : annotations(verdict)) std::cout << line << "\n";
+  for (const auto& line : annotations(verdict, facts)) std::cout << line << "\n";
 }
 
 void write_step_files(const github_context& ctx, const verdict_document& verdict, const step_files& files) {
@@ -55,6 +56,10 @@ void post_to_github(const github_context& ctx, const github_targets& targets, co
   }
   if (!ctx.commit.empty()) {
     auto [state, description] = commit_status(verdict);
+    if (facts.lead_is_error && !facts.lead.empty()) {
+      state = "error";
+      description = terminal_safe(facts.lead, false);
+    }
     try {
       github.post_status(ctx.commit, state, targets.status_context, description, ctx.run_url);
     } catch (const error& e) {

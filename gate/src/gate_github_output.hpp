@@ -12,9 +12,10 @@
 
 namespace rnx::gate {
 
-// In GitHub Actions: an `::error` annotation for every slower or broken configuration and the overall answer, on
-// standard output where the runner picks them up.
-void print_annotations(const github_context& ctx, const verdict_document& verdict);
+// In GitHub Actions: an `::error` annotation for every slower or broken configuration and the overall answer, and
+// first the service's problem when it could not be used (facts.lead), on standard output where the runner picks
+// them up.
+void print_annotations(const github_context& ctx, const verdict_document& verdict, const report_facts& facts);
 
 // The step's files, when Actions names them: the report appended to GITHUB_STEP_SUMMARY, and the outputs verdict,
 // run-id, reason, report, verdict-file and report-html appended to GITHUB_OUTPUT.
@@ -34,7 +35,7 @@ struct github_targets {
 };
 // The pull request's comment (one per project and key, updated in place) and the commit status, with GITHUB_TOKEN;
 // nothing outside Actions or with --no-github. A missing token is a notice, a refused call a warning annotation:
-// neither changes the verdict.
+// neither changes the verdict. A service problem that fails the job (facts.lead_is_error) is the status "error".
 void post_to_github(const github_context& ctx, const github_targets& targets, const verdict_document& verdict,
                     const report_facts& facts, const std::string& project);
 

@@ -1,6 +1,7 @@
 // `rnx gate`'s judging steps: store and judge, a run group's verdict, paired, drift, new baseline, accept, history.
 #include "gate_judge.hpp"
 
+#include "gate_measure.hpp"
 #include "gate_merge.hpp"
 #include "gate_paired.hpp"
 
@@ -52,10 +53,18 @@ bool embedded_store(const gate_plan& plan) {
 
 }  // namespace
 
-judged_job store_and_judge(const gate_plan& plan, measured_runs runs) {
+judged_job store_and_judge(const gate_plan& plan, measured_runs runs, const std::optional<service_problem>& problem) {
   store_answer store;
   store.embedded = embedded_store(plan);
   const run_document& head = runs.head;
+  if (problem) {
+    const std::string lead = service_lead(plan, *problem);
+    if (!plan.paired) store.verdict = warn_verdict(lead, plan.policy.policy, head);
+    report_facts facts = job_facts(plan, plan.reported_mode(), head, store);
+    facts.lead = lead;
+    facts.lead_is_error = plan.on_service_error == service_error_action::fail;
+    return {std::move(runs), std::move(store), std::move(facts)};
+  }
   try {
     store.backend = open_backend(plan.flags.backend, plan.manifest_ptr()).backend;
     store.upload = store.backend->upload(head);

@@ -44,8 +44,11 @@ struct judged_job {
 };
 
 // Uploads the head run and, outside paired mode, asks the backend's verdict. An outage of the store (or a fork's
-// pull request without RNX_TOKEN) gives a WARN verdict instead of failing the job.
-judged_job store_and_judge(const gate_plan& plan, measured_runs runs);
+// pull request without RNX_TOKEN) gives a WARN verdict instead of failing the job. With a `problem` found before
+// measuring, the service is not called: the report leads with it (facts.lead) and, outside paired mode, the verdict
+// is WARN with that reason.
+judged_job store_and_judge(const gate_plan& plan, measured_runs runs,
+                           const std::optional<service_problem>& problem = std::nullopt);
 
 // The final job of a sharded matrix with a store the shards uploaded to: the run group's verdict, once every shard
 // has arrived or the group is due, reported like any verdict (one comment, one status).

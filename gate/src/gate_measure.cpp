@@ -95,14 +95,21 @@ measured_runs merged_runs(const gate_plan& plan, const merged_shards& shards) {
 
 }  // namespace
 
-void check_service(const gate_plan& plan) {
-  if (const std::string line = service_unreachable_line(plan.flags.backend, plan.manifest_ptr()); !line.empty()) {
-    std::cerr << terminal_safe(line) << "\n";
-    return;
+std::string service_lead(const gate_plan& plan, const service_problem& problem) {
+  return std::string(plan.paired ? "verdict not stored: " : "no verdict: ") + describe(problem);
+}
+
+std::optional<service_problem> check_service(const gate_plan& plan) {
+  if (auto problem = find_service_problem(plan.flags.backend, plan.manifest_ptr())) {
+    const bool fail = plan.on_service_error == service_error_action::fail;
+    std::cerr << "rnx gate: " << (fail ? "error: " : "warning: ") << terminal_safe(service_lead(plan, *problem))
+              << "\n";
+    return problem;
   }
-  if (!plan.flags.results.empty() || !plan.flags.sharding.merge.empty()) return;
+  if (!plan.flags.results.empty() || !plan.flags.sharding.merge.empty()) return std::nullopt;
   check_access_before_measuring(plan.flags.backend, plan.manifest_ptr(), plan.project, is_push_run(plan.ctx),
                                 plan.ctx.pull_request_from_fork && env_or_empty("RNX_TOKEN").empty());
+  return std::nullopt;
 }
 
 measured_runs measure(const gate_plan& plan, const std::optional<merged_shards>& shards) {

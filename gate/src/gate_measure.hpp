@@ -15,10 +15,15 @@
 
 namespace rnx::gate {
 
-// A service that cannot be reached, and a missing or refused token, are found out before the benchmark, not after
-// it. A service that does not answer is one line on standard error (the URL and the cause), and the job goes on
-// as when the service is down; the token is checked only where something is to be measured.
-void check_service(const gate_plan& plan);
+// A service that cannot be used, and a missing or refused token, are found out before the benchmark, not after it.
+// A service that cannot be used (whatever the cause) is one line on standard error, the report's first line
+// (service_lead), and the job goes on without the service: store_and_judge does not call it. The token is checked
+// only where the service answers and something is to be measured.
+std::optional<service_problem> check_service(const gate_plan& plan);
+
+// What the report leads with when the service cannot be used: "no verdict: ..." where the service decides (stored
+// and confirmed modes), "verdict not stored: ..." where the job decided paired without it.
+std::string service_lead(const gate_plan& plan, const service_problem& problem);
 
 // The head run (and, paired, the base run): the merged shards, the prepared files given, or measured now by
 // `rnx bench` (with --pair in paired mode).

@@ -99,6 +99,15 @@ mode_choice choose_mode(const gate_flags& flags, const github_context& ctx, std:
   mode_choice choice;
   if (auto requested = requested_mode(flags.mode, merged)) {
     choice.mode = *requested;
+    if (choice.mode != gate_mode::paired && !flags.base_results.empty()) {
+      throw error(errc::usage, "--base-results " + flags.base_results + " is the base run of the paired comparison, "
+                                   "which --mode " + std::string(to_string(choice.mode)) +
+                                   " does not make: use --mode paired, or drop --base-results");
+    }
+  } else if (!flags.base_results.empty()) {
+    choice.mode = gate_mode::paired;
+    choice.notes.push_back("rnx gate: paired mode: the head is judged against the base run " + flags.base_results +
+                           " (--base-results)");
   } else {
     choice = automatic_mode(flags, ctx, is_commit_here);
   }
@@ -128,6 +137,7 @@ gate_plan plan_gate(gate_flags flags, github_context ctx, const mode_choice& mod
   plan.policy = resolve_policy(plan.manifest_ptr(), flags.policy, ctx.runner_environment);
   plan.project = !flags.project.empty() ? flags.project : plan.m ? plan.m->project : std::string();
   plan.out_dir = flags.out_dir;
+  plan.on_service_error = resolve_service_error_action(flags.on_service_error, plan.manifest_ptr());
   if (plan.paired && flags.sharding.merge.empty()) {
     const std::string& given = mode.pair_ref.empty() ? flags.pair_ref : mode.pair_ref;
     plan.pair_ref = paired_base_ref(given, flags, ctx, is_commit_here);

@@ -21,7 +21,7 @@ struct gate_flags {
   std::string config = "rnx.toml";
   bool config_given = false;
   std::string results;       // a prepared head run instead of benchmarking
-  std::string base_results;  // paired mode: a prepared base run instead of `rnx bench --pair`
+  std::string base_results;  // a prepared base run instead of `rnx bench --pair`; implies --mode paired
   std::string mode;          // --mode, read once by choose_mode; "" = auto: paired on pull requests whose base is here
   std::string pair_ref;
   backend_flags backend;
@@ -35,6 +35,7 @@ struct gate_flags {
   std::string report_key;
   std::string status_context = "rnx/benchmark";
   bool no_github = false;
+  std::string on_service_error;  // --on-service-error warn | fail; "" = [gate] on_service_error, else warn
   shard_flags sharding;  // --shard, --merge, --group-verdict (docs/scaling.md)
 };
 
@@ -61,7 +62,8 @@ struct mode_choice {
 // --mode (a usage error when it is not a mode), the mode of the --merge shards (`merged`: paired when their base
 // runs came with them), or the automatic choice: paired is the decisive comparison (both revisions measured side by
 // side in this job); it needs the base revision in the checkout; a push is a new baseline, and a prepared run has no
-// base run beside it. A local run with --pull-request stands for a pull request.
+// base run beside it. A local run with --pull-request stands for a pull request. --base-results is the base run of
+// the paired comparison: it implies paired mode, and beside --mode stored or confirmed it is a usage error.
 mode_choice choose_mode(const gate_flags& flags, const github_context& ctx, std::optional<gate_mode> merged,
                         const commit_lookup& is_commit_here);
 
@@ -76,6 +78,7 @@ struct gate_plan {
   std::string project;
   std::filesystem::path out_dir;
   std::string pair_ref;  // paired: the base revision measured beside the head
+  service_error_action on_service_error = service_error_action::warn;
 
   const manifest* manifest_ptr() const { return m ? &*m : nullptr; }
   // The mode the report names: paired only where the job is paired (a push never is).

@@ -20,7 +20,7 @@ void publish(const gate_plan& plan, const gate_answer& answer, const html_source
   std::cout << render_verdict_text(verdict);
   if (!facts.run_url.empty()) std::cout << "rnx gate: the run's page: " << terminal_safe(facts.run_url) << "\n";
   if (verdict.verdict == overall::block && !facts.accept_hint.empty()) std::cout << facts.accept_hint << "\n";
-  print_annotations(plan.ctx, verdict);
+  print_annotations(plan.ctx, verdict, facts);
   const std::filesystem::path verdict_path = plan.out_dir / "verdict.json";
   write_report_file(verdict_path, json::serialize(to_json(verdict), true));
   write_report_file(plan.out_dir / "report.md", report);
@@ -31,7 +31,13 @@ void publish(const gate_plan& plan, const gate_answer& answer, const html_source
                  html.head.project);
 }
 
-int exit_status(const gate_plan& plan, const verdict_document& verdict, const run_document& head) {
+int exit_status(const gate_plan& plan, const verdict_document& verdict, const run_document& head,
+                const report_facts& facts) {
+  if (facts.lead_is_error && !facts.lead.empty()) {
+    std::cout << "rnx gate: exit 2: the service could not be used and on_service_error is \"fail\" "
+              << "(--on-service-error warn, or [gate] on_service_error = \"warn\", reports it and exits 0)\n";
+    return 2;
+  }
   const bool push_run = is_push_run(plan.ctx);
   if (verdict.verdict == overall::block && push_run) {
     std::cout << "rnx gate: a push is not failed for a regression: the run is stored as the newest baseline of "

@@ -25,7 +25,9 @@ void publish(const gate_plan& plan, const gate_answer& answer, const html_source
 
 // The gate's exit status: 1 for BLOCK, else 0. A push has already landed: its regression is reported (annotation,
 // status, summary), and failing the job would only hide the stored baseline behind a red mark that no one can fix
-// by re-running, so a blocked push run says so and exits 0.
-int exit_status(const gate_plan& plan, const verdict_document& verdict, const run_document& head);
+// by re-running, so a blocked push run says so and exits 0. A service that could not be used is exit 2 where
+// on_service_error is "fail" (facts.lead_is_error), whatever the verdict: it says so on the terminal.
+int exit_status(const gate_plan& plan, const verdict_document& verdict, const run_document& head,
+                const report_facts& facts);
 
 }  // namespace rnx::gate

@@ -139,7 +139,15 @@ std::string comment_marker(std::string_view key) {
 
 std::string render_report(const verdict_document& verdict, const report_facts& facts) {
   std::ostringstream os;
-  if (verdict.configs.empty()) {
+  if (!facts.lead.empty()) {
+    // "no verdict: ..." / "verdict not stored: ...": the first thing anyone reads, never a footnote.
+    const std::size_t colon = facts.lead.find(": ");
+    os << "**" << markdown_escape(facts.lead.substr(0, colon)) << "**: " << markdown_escape(facts.lead.substr(colon + 2))
+       << "\n\n";
+  }
+  if (verdict.configs.empty() && !facts.lead.empty() && verdict.reason == facts.lead) {
+    os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n";
+  } else if (verdict.configs.empty()) {
     // Nothing was compared (the store was down, or the run was empty): an empty table says nothing.
     os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n" << markdown_escape(verdict.reason) << "\n\n";
   } else {
@@ -225,8 +233,13 @@ std::string escape_command_property(std::string_view text) {
   return out;
 }
 
-std::vector<std::string> annotations(const verdict_document& verdict) {
+std::vector<std::string> annotations(const verdict_document& verdict, const report_facts& facts) {
   std::vector<std::string> lines;
+  if (!facts.lead.empty()) {
+    const std::string headline = facts.lead.substr(0, facts.lead.find(": "));
+    lines.push_back("::" + std::string(facts.lead_is_error ? "error" : "warning") +
+                    " title=" + escape_command_property("rnx: " + headline) + "::" + escape_command_data(facts.lead));
+  }
   // report_only turned a BLOCK into WARN: the evidence stays, as warnings instead of errors.
   const std::string level = verdict.verdict == overall::block ? "error" : "warning";
   for (const auto& c : verdict.configs) {
@@ -234,7 +247,7 @@ std::vector<std::string> annotations(const verdict_document& verdict) {
     lines.push_back("::" + level + " title=" + escape_command_property("rnx: " + c.key.label()) +
                     "::" + escape_command_data(config_evidence(c)));
   }
-  if (verdict.verdict != overall::pass) {
+  if (verdict.verdict != overall::pass && (facts.lead.empty() || verdict.reason != facts.lead)) {
     lines.push_back("::" + std::string(verdict.verdict == overall::block ? "error" : "warning") +
                     " title=" + escape_command_property("rnx " + std::string(to_string(verdict.verdict))) +
                     "::" + escape_command_data(verdict.reason));

@@ -41,6 +41,10 @@ struct report_facts {
   std::string backend;       // "service http://..." / "embedded store ..." / ""
   std::string runner_label;  // the [gate.runners] label in force, "" for [gate]
   std::string note;          // e.g. why the history upload failed in paired mode
+  // The report's first line when the service could not be used ("no verdict: WHY; the service URL ...; fix: ..."),
+  // also an annotation: an error where [gate] on_service_error = "fail" (lead_is_error), else a warning.
+  std::string lead;
+  bool lead_is_error = false;
   std::string accept_hint;   // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
   std::string run_url;       // the run's evidence page on rnx-server; "" when no service URL is known
   // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
@@ -72,8 +76,10 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
 // The PR comment: marker + report.
 std::string render_comment(const verdict_document& verdict, const report_facts& facts, std::string_view marker);
 
-// `::error title=...::message` lines for every slower/broken configuration and the overall answer.
-std::vector<std::string> annotations(const verdict_document& verdict);
+// `::error title=...::message` lines for every slower/broken configuration and the overall answer; first, where the
+// service could not be used, `::warning title=rnx: no verdict::LEAD` (`::error` when lead_is_error), and then no
+// second line for an overall answer whose reason is that same lead.
+std::vector<std::string> annotations(const verdict_document& verdict, const report_facts& facts = {});
 // Escapes a workflow command's message (%, CR, LF) or property (also ':' and ',').
 std::string escape_command_data(std::string_view text);
 std::string escape_command_property(std::string_view text);

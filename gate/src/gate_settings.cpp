@@ -95,22 +95,58 @@ backend_choice open_backend(const backend_flags& flags, const manifest* m) {
   return choice;
 }
 
-std::string service_unreachable_line(const backend_flags& flags, const manifest* m) {
+namespace {
+
+// The URL without its path ("http://host:8722/api/v1" -> "http://host:8722"); the URL itself when it has none.
+std::string root_of(const std::string& url) {
+  const std::size_t scheme = url.find("://");
+  const std::size_t path = scheme == std::string::npos ? std::string::npos : url.find('/', scheme + 3);
+  return path == std::string::npos ? url : url.substr(0, path);
+}
+
+}  // namespace
+
+std::string describe(const service_problem& problem) {
+  return problem.why + "; the service URL " + problem.url + " (from " + problem.source + "); " + problem.fix;
+}
+
+std::optional<service_problem> find_service_problem(const backend_flags& flags, const manifest* m) {
   const service_setting setting = resolve_service_url(flags, m);
-  if (setting.url.empty()) return {};
+  if (setting.url.empty()) return std::nullopt;
   auto backend = open_backend(flags, m).backend;
-  const std::string going_on =
-      "; going on without it (a service that cannot be reached makes the verdict WARN, never a failed build)";
+  service_problem problem{{}, setting.url, setting.source, {}};
   try {
     backend->check_reachable();
-    return {};
+    return std::nullopt;
   } catch (const http::request_failure& f) {
-    return "rnx gate: warning: cannot reach the service at " + setting.url + " (" + setting.source + "): " + f.cause() +
-           going_on;
+    problem.why = "cannot reach the service: " + f.cause();
+    problem.fix = "fix: set " + setting.source + " to the address of a running rnx-server, or start it there";
   } catch (const error& e) {
-    return "rnx gate: warning: the service at " + setting.url + " (" + setting.source +
-           ") failed its health check: " + e.what() + going_on;
+    problem.why = "the service failed its health check: " + std::string(e.what());
+    const std::string root = root_of(setting.url);
+    while (!problem.url.empty() && problem.url.back() == '/') problem.url.pop_back();
+    if (e.code() == errc::not_found && root != problem.url) {
+      problem.fix = "fix: set " + setting.source + " to the server's root URL " + root + " (no path)";
+    } else if (e.code() == errc::not_found) {
+      problem.fix = "fix: set " + setting.source + " to the root URL of an rnx-server (it answers GET /healthz)";
+    } else {
+      problem.fix = "fix: see the service's log, or set " + setting.source + " to a working rnx-server";
+    }
+    problem.url = setting.url;
   }
+  return problem;
+}
+
+service_error_action resolve_service_error_action(const std::string& flag, const manifest* m) {
+  const std::string env = env_or_empty("RNX_ON_SERVICE_ERROR");
+  const std::string& text = flag.empty() ? env : flag;
+  if (!text.empty()) {
+    auto action = service_error_action_from_string(text);
+    const std::string name = flag.empty() ? "RNX_ON_SERVICE_ERROR (the on-service-error input)" : "--on-service-error";
+    if (!action) throw error(errc::usage, name + " \"" + text + "\" must be warn or fail");
+    return *action;
+  }
+  return m ? m->on_service_error : service_error_action::warn;
 }
 
 void check_access_before_measuring(const backend_flags& flags, const manifest* m, const std::string& project, bool push,

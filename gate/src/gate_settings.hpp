@@ -49,11 +49,25 @@ struct backend_choice {
 // the embedded store at --store or .rnx/baselines.db. Both flags at once is a usage error.
 backend_choice open_backend(const backend_flags& flags, const manifest* m);
 
-// Before `rnx gate` measures or uploads anything: with a service, does it answer GET /healthz? When it does not,
-// the one line for standard error that names the URL, where it was set and the cause in plain words ("connection
-// refused: nothing listens on 127.0.0.1:1"); the gate then goes on as when the service is down (the upload fails
-// again and the verdict is WARN). "" when it answers, and for the embedded store.
-std::string service_unreachable_line(const backend_flags& flags, const manifest* m);
+// Why the service in force cannot be used, where its URL came from and what fixes it; the gate's report leads with
+// it ("no verdict: ...") wherever the service cannot be used, whatever the cause (refused, a host that does not
+// resolve, TLS or the wrong scheme, a wrong path, an error answer, a timeout).
+struct service_problem {
+  std::string why;     // "connection refused: nothing listens on 127.0.0.1:1"
+  std::string url;     // the URL in force
+  std::string source;  // where it was set: "--service-url", "RNX_SERVICE_URL", "rnx.toml [service] url"
+  std::string fix;     // what to do, in words that name the flag or key
+};
+// "WHY; the service URL URL (from SOURCE); FIX": the words after the report's "no verdict: ".
+std::string describe(const service_problem& problem);
+
+// Before `rnx gate` measures or uploads anything: with a service, does it answer GET /healthz? nullopt when it does,
+// and for the embedded store.
+std::optional<service_problem> find_service_problem(const backend_flags& flags, const manifest* m);
+
+// --on-service-error, else RNX_ON_SERVICE_ERROR (the action's on-service-error input), else [gate]
+// on_service_error, else warn; a value that is neither warn nor fail is a usage error naming where it came from.
+service_error_action resolve_service_error_action(const std::string& flag, const manifest* m);
 
 // Before `rnx gate` measures anything: with a service, is RNX_TOKEN a token of `project` that may store this job's
 // run (a push run when `push`)? Throws the service's unauthorized / forbidden error (exit 2) unless `fork` (a pull

@@ -11,6 +11,7 @@ import argparse
 import json
 import math
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -149,13 +150,35 @@ def case_block_on_slowdown(h):
     assert_headers(h)
 
 
+def _plain(markdown_line):
+    """A Markdown line as it reads: escapes and the zero-width joiners that keep URLs from linking removed."""
+    return re.sub(r"\\(.)", r"\1", markdown_line).replace("\u200d", "")
+
+
+def _no_verdict(h, r, lead, level="warning"):
+    """The one rule for a service that cannot be used: the step summary's first line and the PR comment (after its
+    marker) lead with LEAD ("no verdict: why; the service URL ... (from ...); fix: ..."), one annotation of LEVEL
+    carries it, stderr says it, the verdict is WARN with it as the reason."""
+    first = _plain(r.summary.splitlines()[0])
+    check(first == "**no verdict**: " + lead[len("no verdict: "):], "summary's first line %r, expected %r" % (first, lead))
+    comment = rnx_comments(h)[-1]["body"].splitlines()
+    check(_plain(comment[1]) == first, "the PR comment leads with %r, not %r" % (first, comment[1]))
+    check(r.outputs.get("verdict") == "WARN", "no verdict is WARN, got %r" % r.outputs.get("verdict"))
+    check(r.outputs.get("reason") == lead, "reason %r, expected %r" % (r.outputs.get("reason"), lead))
+    want = "::%s title=rnx%%3A no verdict::%s\n" % (level, lead.replace("%", "%25"))
+    assert_in(want, r.stdout, "the annotation")
+    check(r.stdout.count("title=rnx WARN::") == 0, "one annotation for the lead, not a second for WARN")
+    check(r.stderr == "rnx gate: %s: %s\n" % ("error" if level == "error" else "warning", lead),
+          "stderr %r" % r.stderr)
+
+
 def _service_outage(h, url, extra=()):
     h.start_github({})
     started = time.time()
     r = pr_gate(h, run_file(h, "head.json", seed=2), extra_args=["--service-url", url, *extra], expect=0)
     check(r.outputs.get("verdict") == "WARN", "an unreachable service is WARN, got %r" % r.outputs.get("verdict"))
-    assert_in("unavailable", r.outputs.get("reason", ""), "reason")
-    assert_in("::warning title=rnx WARN::", r.stdout, "warning annotation")
+    check(r.outputs.get("reason", "").startswith("no verdict: "), "reason %r" % r.outputs.get("reason"))
+    assert_in("::warning title=rnx%3A no verdict::", r.stdout, "warning annotation")
     check(statuses(h)[-1]["state"] == "success", "WARN does not fail the commit status")
     check(statuses(h)[-1]["description"].startswith("WARN"), "status says WARN")
     check(len(requests_matching(h, "POST", "/issues/7/comments")) == 1, "the PR still gets its comment")
@@ -179,44 +202,78 @@ def case_warn_service_timeout(h):
     check(took < 15, "the gate gave up on a hung service after its timeout (took %.1fs)" % took)
 
 
-def _wrong_service_url(h, url, cause):
-    """`rnx gate --no-github --service-url URL` with a URL that cannot work: one line on stderr naming the URL and the
-    cause, then the service-down WARN (exit 0), failing at once rather than after a timeout."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GITHUB_", "RUNNER_", "RNX_"))}
+REACH_FIX = "fix: set --service-url to the address of a running rnx-server, or start it there"
+
+
+def _wrong_service_url(h, url, why, fix=REACH_FIX):
+    """A pull request's `rnx gate --service-url URL` with a URL that cannot work: no verdict, said first in the step
+    summary and the PR comment with the cause, the URL and where it came from and the fix; a warning annotation;
+    exit 0; at once rather than after the 30 s timeout. With --on-service-error fail: the same words as an error
+    annotation, the commit status "error", exit 2."""
+    h.start_github({})
+    lead = "no verdict: %s; the service URL %s (from --service-url); %s" % (why, url, fix)
     started = time.time()
-    r = subprocess_run(h, ["gate", "--no-github", "--results", run_file(h, "head.json", seed=2), "--service-url", url,
-                           "--service-timeout", "30", "--commit", HEAD_SHA, "--branch", "feature", "--base-branch",
-                           "main", "--pull-request", "9"], env, 0)
-    took = time.time() - started
-    want = ("rnx gate: warning: cannot reach the service at %s (--service-url): %s; going on without it (a service "
-            "that cannot be reached makes the verdict WARN, never a failed build)\n" % (url, cause))
-    check(r.stderr == want, "stderr %r, expected %r" % (r.stderr, want))
-    verdict = json.load(open(h.path(".rnx", "verdict.json")))
-    check(verdict["verdict"] == "WARN", "a wrong service URL is the service-down WARN, got %r" % verdict["verdict"])
-    want_reason = "the service %s is unavailable, so this run was not judged: POST %s/api/v1/runs: %s" % (url, url,
-                                                                                                       cause)
-    check(verdict["reason"] == want_reason, "reason %r, expected %r" % (verdict["reason"], want_reason))
-    assert_in("WARN", r.stdout, "the verdict on the terminal")
-    # Each cause fails at once; the 30 s timeout is never waited on.
-    check(took < 10, "the gate took %.1fs on a wrong URL" % took)
+    r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", url, "--service-timeout", "30"], expect=0)
+    check(time.time() - started < 10, "the gate took %.1fs on a wrong URL" % (time.time() - started))
+    _no_verdict(h, r, lead)
+    check(statuses(h)[-1]["state"] == "success", "a warning does not fail the commit status")
+    r = pr_gate(h, run_file(h, "head.json", seed=2), ["--service-url", url, "--on-service-error", "fail"], expect=2)
+    _no_verdict(h, r, lead, "error")
+    check(statuses(h)[-1]["state"] == "error", "on_service_error fail: the commit status is error")
+    assert_in("rnx gate: exit 2:", r.stdout, "the terminal says why exit 2")
 
 
 def case_wrong_url_refused(h):
     port = free_port()
-    _wrong_service_url(h, "http://127.0.0.1:%d" % port, "connection refused: nothing listens on 127.0.0.1:%d" % port)
+    _wrong_service_url(h, "http://127.0.0.1:%d" % port,
+                       "cannot reach the service: connection refused: nothing listens on 127.0.0.1:%d" % port)
 
 
 def case_wrong_url_unresolvable(h):
     # Under the reserved .invalid domain (RFC 6761), which never resolves and needs no network to say so.
-    _wrong_service_url(h, "http://rnx-server.invalid:8722",
-                       "the host name rnx-server.invalid does not resolve (is it spelled right?)")
+    _wrong_service_url(h, "http://rnx-no-such-host.invalid:8722", "cannot reach the service: the host name "
+                       "rnx-no-such-host.invalid does not resolve (is it spelled right?)")
 
 
 def case_wrong_url_https_to_http(h):
     h.start_service(PROJECT)
     where = h.service_url[len("http://"):]
-    _wrong_service_url(h, "https://" + where, "the server at %s speaks HTTP, not HTTPS (its answer to the TLS "
-                       "handshake was not TLS): write the URL with http://" % where)
+    _wrong_service_url(h, "https://" + where, "cannot reach the service: the server at %s speaks HTTP, not HTTPS "
+                       "(its answer to the TLS handshake was not TLS): write the URL with http://" % where)
+
+
+def case_wrong_url_path(h):
+    """A URL with a path the server does not have (the API's, say): its health check answers 404."""
+    h.start_service(PROJECT)
+    url = h.service_url + "/api/v1"
+    status, body = http_get(url + "/healthz", h.token)
+    check(status == 404, "the wrong path answers 404, got %d" % status)
+    message = json.loads(body)["error"]["message"]
+    _wrong_service_url(h, url, "the service failed its health check: GET %s/healthz answered 404: %s" % (url, message),
+                       "fix: set --service-url to the server's root URL %s (no path)" % h.service_url)
+
+
+def case_base_results_implies_paired(h):
+    """--results with --base-results and no --mode: the paired comparison against that base run (not the stored
+    baseline); beside --mode stored it is refused with the fix."""
+    h.start_service(PROJECT)
+    h.start_github({})
+    push_gate(h, run_file(h, "stored-base.json", seed=5, commit=BASE_SHA), ["--service-url", h.service_url])
+    base = run_file(h, "pair-base.json", seed=1, commit=BASE_SHA)
+    head = run_file(h, "pair-head.json", seed=2, scale=1.3)
+    r = pr_gate(h, head, ["--base-results", base, "--service-url", h.service_url], expect=1)
+    assert_in("rnx gate: paired mode: the head is judged against the base run %s (--base-results)" % base, r.stdout,
+              "the terminal")
+    check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK on the slowdown")
+    assert_in("mode paired", r.summary, "the report names the mode")
+    decided = json.load(open(h.path(".rnx", "verdict.json")))
+    stored_base = [c for c in decided["configs"]]
+    check(decided["baseline"]["commit"] == BASE_SHA and decided["baseline"]["id"].isdigit(),
+          "judged against the stored base run of --base-results: %r" % decided["baseline"])
+    check(stored_base and all(c["decision"] == "slower" for c in stored_base), "every configuration slower")
+    r = pr_gate(h, head, ["--base-results", base, "--mode", "stored", "--service-url", h.service_url], expect=2)
+    assert_in("--base-results %s is the base run of the paired comparison, which --mode stored does not make: use "
+              "--mode paired, or drop --base-results" % base, r.stderr, "the refusal")
 
 
 def case_warn_no_baseline(h):
@@ -374,7 +431,8 @@ def case_paired_mode(h):
     url = "http://127.0.0.1:%d" % free_port()
     r = pr_gate(h, head, ["--mode", "paired", "--base-results", base, "--service-url", url], expect=1)
     check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK on the slowdown")
-    assert_in("not stored for history", r.summary, "the note about the failed upload")
+    check(_plain(r.summary.splitlines()[0]).startswith("**verdict not stored**: cannot reach the service: connection "
+                                                       "refused"), "the summary leads with the unused service")
     assert_in("mode paired", r.summary, "the report names the mode")
     # Nothing was stored: report.html is the evidence page drawn from this job's base and head documents.
     html = open(h.path(r.outputs.get("report-html", ""))).read()

@@ -101,6 +101,13 @@ struct kernel_spec {
   bool native() const { return kind() == kernel_kind::cpp || kind() == kernel_kind::cuda; }  // compiled C++/CUDA
 };
 
+// [gate] on_service_error: what `rnx gate` does when the service it is given cannot be used (refused, a host that
+// does not resolve, TLS, a wrong path, an error answer): warn (the report leads with "no verdict", exit 0) or fail
+// (the same report, an error annotation and exit 2).
+enum class service_error_action { warn, fail };
+std::string_view to_string(service_error_action a);
+std::optional<service_error_action> service_error_action_from_string(std::string_view text);
+
 struct manifest {
   std::string source;          // the file it was read from (for messages)
   std::filesystem::path root;  // the folder paths are relative to
@@ -112,6 +119,7 @@ struct manifest {
   std::vector<std::string> pass_env;
   gate_policy gate;
   std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
+  service_error_action on_service_error = service_error_action::warn;  // [gate] on_service_error
   std::string service_url;
   std::string cuda_arch;  // [build] cuda_arch, e.g. "sm_90"; empty = detect
 
