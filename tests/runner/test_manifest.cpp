@@ -382,6 +382,7 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
       {"gate.report_only", g.report_only ? "true" : "false"},
       {"gate.anchor", "\"" + rnx::to_string(drift.anchor) + "\""},
       {"gate.drift_action", "\"" + std::string(rnx::to_string(drift.action)) + "\""},
+      {"gate.on_service_error", "\"" + std::string(rnx::to_string(m.on_service_error)) + "\""},
   };
   for (const auto& key : rnx::manifest_keys()) {
     const std::string path = rnx::manifest_key_path(key);
@@ -416,6 +417,16 @@ TEST_CASE("the ranges in the list of keys are the ones the parser enforces") {
     ++checked;
   }
   CHECK(checked >= 30);
+}
+
+TEST_CASE("[gate] on_service_error: warn or fail; another value names the key") {
+  const std::string kernel = "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n";
+  CHECK(parse(project + kernel).on_service_error == rnx::service_error_action::warn);
+  CHECK(parse(project + kernel + "[gate]\non_service_error = \"fail\"\n").on_service_error ==
+        rnx::service_error_action::fail);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\non_service_error = \"block\"\n"),
+                       doctest::Contains("key 'gate.on_service_error': unknown value \"block\" (use warn or fail)"),
+                       rnx::error);
 }
 
 TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the key and the line") {
