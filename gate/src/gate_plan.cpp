@@ -100,8 +100,10 @@ mode_choice choose_mode(const gate_flags& flags, const github_context& ctx, std:
   if (auto requested = requested_mode(flags.mode, merged)) {
     choice.mode = *requested;
     if (choice.mode != gate_mode::paired && !flags.base_results.empty()) {
-      throw error(errc::usage, "--base-results " + flags.base_results + " is the base run of the paired comparison, "
-                                   "which --mode " + std::string(to_string(choice.mode)) +
+      throw error(errc::usage, "--base-results " + flags.base_results +
+                                   " is the base run of the paired comparison, "
+                                   "which --mode " +
+                                   std::string(to_string(choice.mode)) +
                                    " does not make: use --mode paired, or drop --base-results");
     }
   } else if (!flags.base_results.empty()) {

@@ -36,7 +36,7 @@ struct gate_flags {
   std::string status_context = "rnx/benchmark";
   bool no_github = false;
   std::string on_service_error;  // --on-service-error warn | fail; "" = [gate] on_service_error, else warn
-  shard_flags sharding;  // --shard, --merge, --group-verdict (docs/scaling.md)
+  shard_flags sharding;          // --shard, --merge, --group-verdict (docs/scaling.md)
 };
 
 // The context with --commit, --branch, --base-branch and --pull-request in place of what GitHub said.

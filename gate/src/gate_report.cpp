@@ -142,8 +142,8 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   if (!facts.lead.empty()) {
     // "no verdict: ..." / "verdict not stored: ...": the first thing anyone reads, never a footnote.
     const std::size_t colon = facts.lead.find(": ");
-    os << "**" << markdown_escape(facts.lead.substr(0, colon)) << "**: " << markdown_escape(facts.lead.substr(colon + 2))
-       << "\n\n";
+    os << "**" << markdown_escape(facts.lead.substr(0, colon))
+       << "**: " << markdown_escape(facts.lead.substr(colon + 2)) << "\n\n";
   }
   if (verdict.configs.empty() && !facts.lead.empty() && verdict.reason == facts.lead) {
     os << "### rnx: **" << to_string(verdict.verdict) << "**\n\n";

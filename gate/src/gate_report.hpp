@@ -45,8 +45,8 @@ struct report_facts {
   // also an annotation: an error where [gate] on_service_error = "fail" (lead_is_error), else a warning.
   std::string lead;
   bool lead_is_error = false;
-  std::string accept_hint;   // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
-  std::string run_url;       // the run's evidence page on rnx-server; "" when no service URL is known
+  std::string accept_hint;  // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
+  std::string run_url;      // the run's evidence page on rnx-server; "" when no service URL is known
   // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
   std::vector<std::pair<std::string, std::vector<double>>> history;
   std::vector<light_row> light;

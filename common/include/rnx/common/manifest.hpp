@@ -118,7 +118,7 @@ struct manifest {
   // [bench] pass_env: variables the kernels' processes keep although rnx::kernel_withheld_variables withholds them
   std::vector<std::string> pass_env;
   gate_policy gate;
-  std::map<std::string, gate_policy> gate_runners;  // [gate.runners.NAME]: policy per runner label
+  std::map<std::string, gate_policy> gate_runners;                     // [gate.runners.NAME]: policy per runner label
   service_error_action on_service_error = service_error_action::warn;  // [gate] on_service_error
   std::string service_url;
   std::string cuda_arch;  // [build] cuda_arch, e.g. "sm_90"; empty = detect
