@@ -15,28 +15,20 @@ std::size_t count_in(const std::unordered_map<std::int64_t, std::size_t>& counts
 
 std::string_view to_string(credential_state state) {
   switch (state) {
-    case credential_state::none:
-      return "none";
-    case credential_state::valid:
-      return "valid";
-    case credential_state::invalid:
-      return "invalid";
+    case credential_state::none: return "none";
+    case credential_state::valid: return "valid";
+    case credential_state::invalid: return "invalid";
   }
   return "invalid";
 }
 
 std::string_view to_string(request_admission what) {
   switch (what) {
-    case request_admission::answer:
-      return "answer";
-    case request_admission::answer_then_close:
-      return "answer-then-close";
-    case request_admission::refuse_token_not_valid:
-      return "token-not-valid";
-    case request_admission::refuse_token_limit:
-      return "connections-per-token-limit";
-    case request_admission::refuse_project_limit:
-      return "connections-per-project-limit";
+    case request_admission::answer: return "answer";
+    case request_admission::answer_then_close: return "answer-then-close";
+    case request_admission::refuse_token_not_valid: return "token-not-valid";
+    case request_admission::refuse_token_limit: return "connections-per-token-limit";
+    case request_admission::refuse_project_limit: return "connections-per-project-limit";
   }
   return "answer";
 }
@@ -159,8 +151,7 @@ request_admission connection_admission::present(ticket t, const credential& c, b
       // Revoked or expired since it was held: refused. A connection never held is answered as the API answers a
       // bad token (401 where one is needed), and closed.
       return was_held ? request_admission::refuse_token_not_valid : request_admission::answer_then_close;
-    case credential_state::valid:
-      break;
+    case credential_state::valid: break;
   }
   if (was_held && e.holder->token_id == c.token_id) return request_admission::answer;
   if (!was_held && !keep_alive) return request_admission::answer;

@@ -230,8 +230,9 @@ response api::refusal(const request& req, request_admission what, const credenti
   const std::int64_t project = who.state == credential_state::valid ? who.project_id : 0;
   response res;
   if (what == request_admission::refuse_token_not_valid) {
-    std::string why = "the token this connection was held under is no longer valid (revoked, expired or replaced "
-                      "by one that is not valid); the connection is closed";
+    std::string why =
+        "the token this connection was held under is no longer valid (revoked, expired or replaced "
+        "by one that is not valid); the connection is closed";
     try {
       if (auto expired = db_.find_expired(request_token(req))) why += ": the token " + expired_token_text(*expired);
     } catch (const std::exception&) {
@@ -240,12 +241,13 @@ response api::refusal(const request& req, request_admission what, const credenti
     res = error_response(401, "unauthorized", why, req.version(), false);
   } else {
     const bool per_token = what == request_admission::refuse_token_limit;
-    res = error_response(
-        429, "too_many_connections",
-        std::string(per_token ? "this token" : "this token's project") + " already holds as many open connections as "
-            "the server allows (rnx-server serve " + (per_token ? "--max-connections-per-token" : "--max-connections-per-project") +
-            "); close idle connections or reuse one, and retry",
-        req.version(), false);
+    res = error_response(429, "too_many_connections",
+                         std::string(per_token ? "this token" : "this token's project") +
+                             " already holds as many open connections as "
+                             "the server allows (rnx-server serve " +
+                             (per_token ? "--max-connections-per-token" : "--max-connections-per-project") +
+                             "); close idle connections or reuse one, and retry",
+                         req.version(), false);
     res.set(bhttp::field::retry_after, "1");
   }
   metrics_.observe_request(to_string(what), std::string(req.method_string()), res.result_int(), 0.0, project);

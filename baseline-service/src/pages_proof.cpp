@@ -107,9 +107,7 @@ std::vector<std::string> proof_refusals(const run_document& run) {
   return out;
 }
 
-std::string_view to_string(figure_source source) {
-  return source == figure_source::reported ? "reported" : "measured";
-}
+std::string_view to_string(figure_source source) { return source == figure_source::reported ? "reported" : "measured"; }
 
 proof_view proof_data(const run_document& run, const std::string& id, figure_source figures) {
   if (auto refusals = proof_refusals(run); !refusals.empty()) {

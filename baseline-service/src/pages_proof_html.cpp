@@ -92,7 +92,8 @@ page proof_page(const proof_view& v) {
   peaks_table(os, v);
   os << "<h2>Every configuration, nearest the limit first</h2>\n<p class=\"legend\">Time: each worker process's "
         "median, geometric mean over the processes. At 100%: the time the work takes at the "
-     << to_string(v.figures) << " peak of its bound "
+     << to_string(v.figures)
+     << " peak of its bound "
         "(the larger of its FLOPs at the dtype's matrix product and its bytes at the copy). The bar is that time over "
         "the measured one; * marks work declared in rnx.toml rather than counted.</p>\n";
   rows_table(os, v);

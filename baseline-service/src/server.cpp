@@ -421,11 +421,10 @@ server::~server() {
 void server::start() {
   auto& o = impl_->state.options;
   if (o.admission.max_unauthenticated_connections > o.admission.max_connections) {
-    throw error(errc::usage, "--max-unauthenticated-connections (" +
-                                 std::to_string(o.admission.max_unauthenticated_connections) +
-                                 ") must not be above --max-connections (" +
-                                 std::to_string(o.admission.max_connections) +
-                                 "): the difference is the reserve for connections that sent a valid token");
+    throw error(errc::usage,
+                "--max-unauthenticated-connections (" + std::to_string(o.admission.max_unauthenticated_connections) +
+                    ") must not be above --max-connections (" + std::to_string(o.admission.max_connections) +
+                    "): the difference is the reserve for connections that sent a valid token");
   }
   if (!o.tls_cert.empty() || !o.tls_key.empty()) {
     if (o.tls_cert.empty() || o.tls_key.empty()) {

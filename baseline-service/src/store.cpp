@@ -645,8 +645,8 @@ std::int64_t database::count_runs() {
 
 std::int64_t database::count_visible_runs(std::optional<std::int64_t> own_project) {
   std::lock_guard lock(mutex_);
-  auto& st = prepare(
-      "SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.public = 1 OR p.id = ?1");
+  auto& st =
+      prepare("SELECT count(*) FROM runs r JOIN projects p ON p.id = r.project_id WHERE p.public = 1 OR p.id = ?1");
   st.bind(1, own_project.value_or(-1));
   std::int64_t n = st.step() ? st.integer(0) : 0;
   st.restart();

@@ -108,8 +108,7 @@ const std::vector<at::Tensor>* fresh_inputs::inputs_of(std::int64_t i) const {
   return &pool_->sets[current_[static_cast<std::size_t>(i)]];
 }
 
-audited_calls::audited_calls(timed_calls& inner, std::vector<std::vector<at::Tensor>> audit_inputs,
-                             std::uint64_t seed)
+audited_calls::audited_calls(timed_calls& inner, std::vector<std::vector<at::Tensor>> audit_inputs, std::uint64_t seed)
     : inner_(inner), audit_inputs_(std::move(audit_inputs)), rng_(mixed(seed ^ 0xA0D17ULL)) {
   schedule_next();
 }

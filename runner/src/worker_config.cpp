@@ -32,8 +32,8 @@ struct side {
   std::uint64_t seed = 0;
   std::vector<at::Tensor> inputs;
   std::unique_ptr<bound_call> call;
-  std::optional<tolerance> applied;  // what the reference check applied (here, or in an earlier process)
-  bool fresh = false;                // its timed calls get fresh inputs
+  std::optional<tolerance> applied;          // what the reference check applied (here, or in an earlier process)
+  bool fresh = false;                        // its timed calls get fresh inputs
   result_status status = result_status::ok;  // what `out` says once the side failed
   bool failed() const { return status != result_status::ok; }
   void fail(result_status why, std::string_view message) {
@@ -258,8 +258,8 @@ std::unique_ptr<timed_calls> timed_calls_of(side& s, std::int64_t batch, const w
     return k->make_inputs(batch, dtype, device, seed);
   };
   try {
-    auto pool =
-        std::make_unique<fresh_inputs>(*s.call, s.inputs, make, s.seed ^ job.pairing_seed ^ (salt * 0x9E3779B97F4A7C15ULL));
+    auto pool = std::make_unique<fresh_inputs>(*s.call, s.inputs, make,
+                                               s.seed ^ job.pairing_seed ^ (salt * 0x9E3779B97F4A7C15ULL));
     s.fresh = true;
     return pool;
   } catch (const runtime_unavailable& e) {
@@ -278,9 +278,7 @@ std::unique_ptr<timed_calls> shared_pool(side& s, timed_calls& first) {
   return std::make_unique<fresh_inputs>(*s.call, dynamic_cast<fresh_inputs&>(first));
 }
 
-void put_inputs(side& s) {
-  s.out["timed_inputs"] = to_string(s.fresh ? timed_inputs::fresh : timed_inputs::same);
-}
+void put_inputs(side& s) { s.out["timed_inputs"] = to_string(s.fresh ? timed_inputs::fresh : timed_inputs::same); }
 
 // The timed calls' audit (timed_calls.hpp, audited_calls): input sets drawn by the kernel's own maker under seeds
 // no other draw uses, and what the kernel itself returns for them on an untimed call, made now, before any timed
@@ -325,7 +323,8 @@ void check_timed_outputs(side& s, const audited_calls& audited, const timed_audi
     if (r.ok) continue;
     s.fail(result_status::diverged,
            "a timed call's output differs from the kernel's own untimed answer for the inputs it was given (timed "
-           "sample " + std::to_string(kept.sample + 1) + ", warm-up calls counted): " + r.message +
+           "sample " +
+               std::to_string(kept.sample + 1) + ", warm-up calls counted): " + r.message +
                "; the kernel answers otherwise when called in the timing loop (work skipped after some calls, a "
                "cache keyed on part of its inputs): it is broken, not fast");
     return;
@@ -345,6 +344,57 @@ bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
       return false;
     }
   }
+  return true;
+}
+
+// The control (docs/runner.md, a head cannot steer its base): the base timed alone, before the head's file is
+// imported, paired with itself (two pools of its own inputs, the blocks of the pair to come), so the control and
+// the base beside the head differ only in what the other side of the blocks is; an eighth of the budget a side.
+void time_base_alone(side& base, std::int64_t batch, const worker_job& job) {
+  const std::unique_ptr<timed_calls> one = timed_calls_of(base, batch, job, 1);
+  const std::unique_ptr<timed_calls> other = timed_calls_of(base, batch, job, 2);
+  timing_options t = timing_of(base.settings);
+  t.budget_ms = std::max(t.budget_ms / 8, 1.0);
+  const paired_timing_result timing = measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
+  bj::array samples;
+  for (double ms : timing.base.samples_ms) samples.push_back(ms);
+  base.out["control_ms"] = std::move(samples);
+}
+
+// Both sides timed together in blocks, each with its audited calls, then each side's audit judged (a side whose
+// timed calls answered otherwise is diverged: its own result, not a fallback). False when measuring failed (the
+// head's message says why).
+bool measure_pair(side& base, side& head, side& first, side& second, bool shared_inputs, const job_config& c,
+                  const worker_job& job) {
+  if (!base.applied) base.applied = c.base_tol;
+  if (!head.applied) head.applied = c.tol;
+  std::optional<audited_calls> base_audit;
+  std::optional<audited_calls> head_audit;
+  timed_audit base_refs;
+  timed_audit head_refs;
+  std::unique_ptr<timed_calls> first_calls;
+  std::unique_ptr<timed_calls> second_calls;
+  guarded(head, head.spec->name, [&] {
+    const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
+    first_calls = timed_calls_of(first, c.batch, job);
+    second_calls =
+        shared_inputs && first.fresh ? shared_pool(second, *first_calls) : timed_calls_of(second, c.batch, job);
+    // Each side's audit sets are its own: no timed call of one sees values the other side was given.
+    base_refs = prepare_audit(base, c.batch, audit_seed(base, job, 2));
+    head_refs = prepare_audit(head, c.batch, audit_seed(head, job, 1));
+    base_audit.emplace(&first == &base ? *first_calls : *second_calls, base_refs.inputs, audit_seed(base, job, 3));
+    head_audit.emplace(&first == &head ? *first_calls : *second_calls, head_refs.inputs, audit_seed(head, job, 4));
+    const paired_timing_result timing =
+        measure_paired(*base_audit, *head_audit, head.device, timing_of(head.settings), seed);
+    put_timing(base.out, timing.base);
+    put_timing(head.out, timing.head);
+    put_inputs(base);
+    put_inputs(head);
+    head.out["retaken_blocks"] = timing.retaken_blocks;
+  });
+  if (head.failed()) return false;
+  guarded(base, base.spec->name, [&] { check_timed_outputs(base, *base_audit, base_refs); });
+  guarded(head, head.spec->name, [&] { check_timed_outputs(head, *head_audit, head_refs); });
   return true;
 }
 
@@ -429,19 +479,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     make(&base);
     bind(&base);
     if (!base.failed()) {
-      // Timed as a pair with itself (two pools of its own inputs, the blocks of the pair to come), so the control
-      // and the base beside the head differ only in what the other side of the blocks is.
-      guarded(base, base.spec->name, [&] {
-        const std::unique_ptr<timed_calls> one = timed_calls_of(base, c.batch, job, 1);
-        const std::unique_ptr<timed_calls> other = timed_calls_of(base, c.batch, job, 2);
-        timing_options t = timing_of(base.settings);
-        t.budget_ms = std::max(t.budget_ms / 8, 1.0);
-        const paired_timing_result timing =
-            measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
-        bj::array samples;
-        for (double ms : timing.base.samples_ms) samples.push_back(ms);
-        base.out["control_ms"] = std::move(samples);
-      });
+      guarded(base, base.spec->name, [&] { time_base_alone(base, c.batch, job); });
     }
     clock.mark("control");
     load(&head);
@@ -483,40 +521,11 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
   if (head.failed())
     return fallback("moving the two sides' weights failed: " + std::string(head.out.at("message").as_string().c_str()));
-  if (!base.applied) base.applied = c.base_tol;
-  if (!head.applied) head.applied = c.tol;
-  std::optional<audited_calls> base_audit;
-  std::optional<audited_calls> head_audit;
-  timed_audit base_refs;
-  timed_audit head_refs;
-  std::unique_ptr<timed_calls> first_calls;
-  std::unique_ptr<timed_calls> second_calls;
-  guarded(head, head.spec->name, [&] {
-    const std::uint64_t seed = job.pairing_seed ^ (0x9e3779b97f4a7c15ULL * (c.index + 1));
-    first_calls = timed_calls_of(*first, c.batch, job);
-    second_calls = shared_inputs && first->fresh ? shared_pool(*second, *first_calls)
-                                                 : timed_calls_of(*second, c.batch, job);
-    // Each side's audit sets are its own: no timed call of one sees values the other side was given.
-    base_refs = prepare_audit(base, c.batch, audit_seed(base, job, 2));
-    head_refs = prepare_audit(head, c.batch, audit_seed(head, job, 1));
-    base_audit.emplace(first == &base ? *first_calls : *second_calls, base_refs.inputs, audit_seed(base, job, 3));
-    head_audit.emplace(first == &head ? *first_calls : *second_calls, head_refs.inputs, audit_seed(head, job, 4));
-    const paired_timing_result timing =
-        measure_paired(*base_audit, *head_audit, head.device, timing_of(head.settings), seed);
-    put_timing(base.out, timing.base);
-    put_timing(head.out, timing.head);
-    put_inputs(base);
-    put_inputs(head);
-    head.out["retaken_blocks"] = timing.retaken_blocks;
-  });
-  if (head.failed())
+  if (!measure_pair(base, head, *first, *second, shared_inputs, c, job)) {
     return fallback("measuring the two sides together failed: " +
                     std::string(head.out.at("message").as_string().c_str()));
+  }
   clock.mark("measure");
-  // A side whose timed calls answered otherwise than the reference is diverged (its own result, not a fallback).
-  guarded(base, base.spec->name, [&] { check_timed_outputs(base, *base_audit, base_refs); });
-  guarded(head, head.spec->name, [&] { check_timed_outputs(head, *head_audit, head_refs); });
-  clock.mark("audit");
   head.out["phases_ms"] = clock.phases();
   head.out["pairing"] = to_string(pairing_mode::in_process);
   head.out["shared_inputs"] = shared_inputs;

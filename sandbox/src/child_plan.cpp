@@ -149,7 +149,8 @@ child_plan::child_plan(const std::vector<std::string>& argv, const std::vector<s
           std::to_string(limits.compiled_mb) + " MiB" +
           (handed ? "; the job's files handed in read-only (handed/), not reached by their host paths" : ""),
       "its scratch folder is on the host's disk, without a size limit, and files written there may be mapped as "
-      "code" + std::string(handed ? ", or the job's files could not be handed in read-only" : ""));
+      "code" +
+          std::string(handed ? ", or the job's files could not be handed in read-only" : ""));
   tasks_lines = layer_line_pair(
       layer::tasks, "at most " + std::to_string(limits.processes) + " tasks (RLIMIT_NPROC of a uid that is not root)",
       "no process limit holds (RLIMIT_NPROC does not bind root)");

@@ -23,8 +23,8 @@ namespace {
 
 // What a kernel imports or includes from beside it.
 bool is_source(const fs::path& name) {
-  static const std::array<std::string_view, 13> suffixes = {".py",  ".pyi", ".c",   ".cc",  ".cpp", ".cxx", ".h",
-                                                            ".hh",  ".hpp", ".hxx", ".cu",  ".cuh", ".inl"};
+  static const std::array<std::string_view, 13> suffixes = {".py", ".pyi", ".c",   ".cc", ".cpp", ".cxx", ".h",
+                                                            ".hh", ".hpp", ".hxx", ".cu", ".cuh", ".inl"};
   const std::string ext = name.extension().string();
   return std::find(suffixes.begin(), suffixes.end(), ext) != suffixes.end();
 }
@@ -83,8 +83,10 @@ void make_folders(const fs::path& base, const fs::path& relative) {
     at /= part;
     std::error_code ec;
     fs::create_directory(at, ec);
-    fs::permissions(at, fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec |
-                            fs::perms::others_read | fs::perms::others_exec, ec);
+    fs::permissions(at,
+                    fs::perms::owner_all | fs::perms::group_read | fs::perms::group_exec | fs::perms::others_read |
+                        fs::perms::others_exec,
+                    ec);
     if (ec) throw error(errc::internal, "cannot make " + at.string() + ": " + ec.message());
   }
 }
@@ -118,8 +120,8 @@ std::vector<fs::path> kernel_sources(const fs::path& kernel) {
         }
       }
     }
-    if (out.size() + files.size() > max_handed_files ||
-        bytes + level_bytes > static_cast<std::uintmax_t>(max_handed_mb) << 20) {
+    if (out.size() + files.size() > max_handed_files || bytes + level_bytes > static_cast<std::uintmax_t>(max_handed_mb)
+                                                                                  << 20) {
       break;
     }
     out.insert(out.end(), files.begin(), files.end());

@@ -208,10 +208,10 @@ int take_handed(const char* handed) {
 
 bool show_handed(int tree, const char* handed) {
   if (tree < 0) return false;
-  const bool ok = ::mkdir(handed, 0755) == 0 &&
-                  ::syscall(SYS_move_mount, tree, "", AT_FDCWD, handed, move_mount_empty_from) == 0 &&
-                  ::mount(nullptr, handed, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
-                          nullptr) == 0;
+  const bool ok =
+      ::mkdir(handed, 0755) == 0 && ::syscall(SYS_move_mount, tree, "", AT_FDCWD, handed, move_mount_empty_from) == 0 &&
+      ::mount(nullptr, handed, nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) ==
+          0;
   ::close(tree);
   return ok;
 }

@@ -352,8 +352,8 @@ void decide(comparison& out, std::vector<double>& log_ratios, const comparison_o
   out.p_faster = static_cast<double>(below) / total;
   out.p_slower = static_cast<double>(above) / total;
   // Counted, not 1 - p_faster - p_slower, whose rounding once printed -5.4e-17.
-  out.p_equivalent = std::clamp(static_cast<double>(log_ratios.size() - static_cast<std::size_t>(below + above)) / total,
-                                0.0, 1.0);
+  out.p_equivalent =
+      std::clamp(static_cast<double>(log_ratios.size() - static_cast<std::size_t>(below + above)) / total, 0.0, 1.0);
   const auto [log_lo, log_hi] = central_interval(log_ratios, 0.025);
   out.ci_lo = std::exp(log_lo);
   out.ci_hi = std::exp(log_hi);

@@ -172,8 +172,8 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
     }
     INFO("process " << pid);
     REQUIRE(modules.size() == 2);
-    const std::string base_module = *std::find_if(modules.begin(), modules.end(),
-                                                   [](const std::string& m) { return m.find("base") != std::string::npos; });
+    const std::string base_module = *std::find_if(
+        modules.begin(), modules.end(), [](const std::string& m) { return m.find("base") != std::string::npos; });
     REQUIRE(sides_of.size() >= 2);
     // The first process also counts each side's work, once, on an input set of its own drawn under the work
     // count's seed: one buffer per side that only that side reads, and values both sides saw once. The process

@@ -181,7 +181,8 @@ TEST_CASE("the self-check's tail allowance: a few elements of a large output a l
 }
 
 TEST_CASE("a Python kernel loads, binds, matches its float64 reference and is timed") {
-  rnx::kernel_spec spec = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,32"});
+  rnx::kernel_spec spec =
+      python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,32"}, "", {"x"});
   auto k = rnx::runner::load_kernel(spec);
   CHECK(k->kind() == rnx::runner::kernel_form::function);
   auto inputs = k->make_inputs(2, at::kFloat, at::kCPU, 7);
@@ -256,7 +257,8 @@ TEST_CASE("rehome_state moves both sides' weights to new memory, values and outp
   REQUIRE(after.size() == before.size());
   CHECK(at::equal(after[0], before[0]));
   // A function has no state: nothing moves.
-  rnx::kernel_spec fn = python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,4"});
+  rnx::kernel_spec fn =
+      python_spec("double", fs::path(RNX_TEST_DATA_DIR) / "kernels" / "double.py", {"B,4"}, "", {"x"});
   auto fn_kernel = rnx::runner::load_kernel(fn);
   auto fn_inputs = fn_kernel->make_inputs(2, at::kFloat, at::kCPU, 3);
   auto fn_call = fn_kernel->prepare("eager", fn_inputs, at::kFloat, at::kCPU, 3);

@@ -19,7 +19,17 @@ namespace {
 
 // An entry of tests/runner/data/kernels/work.py with inputs of these shapes.
 rnx::kernel_spec work_spec(const std::string& entry, const std::vector<std::string>& shapes) {
-  return rnx::test::python_spec(entry, fs::path(RNX_TEST_DATA_DIR) / "kernels" / "work.py", shapes, entry);
+  // The parameters of work.py's entries: inputs are bound by name.
+  static const std::map<std::string, std::vector<std::string>> parameters = {{"conv2d", {"x", "w"}},
+                                                                             {"attention_explicit", {"q", "k", "v"}},
+                                                                             {"attention_sdpa", {"q", "k", "v"}},
+                                                                             {"layer_norm", {"x"}},
+                                                                             {"relu", {"x"}},
+                                                                             {"row_sum", {"x"}},
+                                                                             {"scale_in_place", {"x"}}};
+  const auto it = parameters.find(entry);
+  return rnx::test::python_spec(entry, fs::path(RNX_TEST_DATA_DIR) / "kernels" / "work.py", shapes, entry,
+                                it == parameters.end() ? std::vector<std::string>{} : it->second);
 }
 
 // The work the runner counts for `spec` at `batch` in `dtype` on its own inputs.

@@ -659,7 +659,8 @@ TEST_CASE("pages: the server's run page marks an upload's peaks and clocks as re
   // The document claims locked clocks and peaks; the server measured neither.
   doc.env.clocks = {{"locked", 1}};
   doc.env.peaks = {{gemm_peak_name("float32"), 1e12}, {std::string(copy_peak_name), 1e11}};
-  for (auto& r : doc.results) r.work = work_info{std::int64_t{2'000'000'000}, std::int64_t{8'000'000}, work_source::counted};
+  for (auto& r : doc.results)
+    r.work = work_info{std::int64_t{2'000'000'000}, std::int64_t{8'000'000}, work_source::counted};
   const auto id = store::upload_run(f.db, f.db.find_project("demo")->id, doc).run.id;
   auto page = f.get("/runs/" + std::to_string(id), f.token);
   REQUIRE(page.result_int() == 200);

@@ -237,9 +237,9 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 TEST_CASE("kernel_sources: the kernel and the sources beside it, never a hidden file, a credential, a link or data") {
   rnx::sandbox::scratch_folder dir("rnx-sandbox-test-");
   const auto k = dir.path() / "kernels";
-  for (const char* f : {"kernel.py", "helper.py", "fused.cu", "sub/util.py", "sub/deep/a/b/too_deep.py",
-                        "sub/weights.json", ".env", "gha-creds-0123abcd.json", "__pycache__/helper.cpython-311.py",
-                        ".hidden/x.py", "notes.txt"}) {
+  for (const char* f :
+       {"kernel.py", "helper.py", "fused.cu", "sub/util.py", "sub/deep/a/b/too_deep.py", "sub/weights.json", ".env",
+        "gha-creds-0123abcd.json", "__pycache__/helper.cpython-311.py", ".hidden/x.py", "notes.txt"}) {
     write_file(k / f, "x = 1\n");
   }
   std::filesystem::create_symlink("/etc/passwd", k / "linked.py");
@@ -253,7 +253,8 @@ TEST_CASE("kernel_sources: nearer levels first, a level past the limit left out"
   const auto k = dir.path() / "kernels";
   write_file(k / "kernel.py", "");
   write_file(k / "helper.py", "");
-  for (std::size_t i = 0; i < rnx::sandbox::max_handed_files; ++i) write_file(k / "many" / (std::to_string(i) + ".py"), "");
+  for (std::size_t i = 0; i < rnx::sandbox::max_handed_files; ++i)
+    write_file(k / "many" / (std::to_string(i) + ".py"), "");
   const std::vector<std::filesystem::path> expected = {"kernel.py", "helper.py"};
   CHECK(rnx::sandbox::kernel_sources(k / "kernel.py") == expected);
 }
@@ -270,13 +271,13 @@ TEST_CASE("a handed kernel is read in the sandbox, read-only; its folder's other
   write_file(k / "gha-creds-0123abcd.json", "{\"private_key\": \"rnx-service-account-secret\"}\n");
   // The worst case: world-readable, in a folder others may enter.
   for (const char* f : {"kernels", "kernels/.env", "kernels/gha-creds-0123abcd.json"}) {
-    std::filesystem::permissions(project.path() / f, std::filesystem::perms::others_read |
-                                                         std::filesystem::perms::others_exec,
+    std::filesystem::permissions(project.path() / f,
+                                 std::filesystem::perms::others_read | std::filesystem::perms::others_exec,
                                  std::filesystem::perm_options::add);
   }
   const char* home = std::getenv("HOME");
-  const auto home_secret = std::filesystem::path(home ? home : "/root") /
-                           (".rnx-sandbox-test-" + std::to_string(::getpid()) + ".env");
+  const auto home_secret =
+      std::filesystem::path(home ? home : "/root") / (".rnx-sandbox-test-" + std::to_string(::getpid()) + ".env");
   write_file(home_secret, "rnx-home-secret\n");
   std::filesystem::permissions(home_secret, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write |
                                                 std::filesystem::perms::group_read |
@@ -286,10 +287,12 @@ TEST_CASE("a handed kernel is read in the sandbox, read-only; its folder's other
   const std::string script =
       "cat handed/candidate/kernel.py handed/candidate/helper.py >&3;"
       " ls -a handed/candidate | tr '\\n' , | sed 's/^/listed=/' >&3; echo >&3;"
-      " for f in " + k.string() + "/.env " + k.string() + "/gha-creds-0123abcd.json " + k.string() + "/kernel.py " +
+      " for f in " +
+      k.string() + "/.env " + k.string() + "/gha-creds-0123abcd.json " + k.string() + "/kernel.py " +
       home_secret.string() +
       "; do cat $f >&3 2>/dev/null || echo refused:$f >&3; done;"
-      " (echo changed > handed/candidate/kernel.py) 2>/dev/null && echo handed=written >&3 || echo handed=read-only >&3;"
+      " (echo changed > handed/candidate/kernel.py) 2>/dev/null && echo handed=written >&3 || echo handed=read-only "
+      ">&3;"
       " mv handed gone 2>/dev/null && echo handed=moved >&3 || echo handed=stays >&3";
   std::string out = run_sandboxed(script, {"PATH=/usr/bin:/bin"}, limits, [&](const std::filesystem::path& scratch) {
     CHECK(rnx::sandbox::hand_kernel(scratch, k / "kernel.py", "candidate") ==

@@ -69,7 +69,8 @@ handed_kernels hand_kernels(const verify_options& o, const fs::path& dir) {
   handed_kernels h;
   h.reference = sandbox::hand_kernel(dir, o.reference.path, "reference");
   h.candidate = sandbox::hand_kernel(dir, o.candidate, "candidate");
-  for (const auto& [handed, original] : {std::pair{h.reference, o.reference.path}, std::pair{h.candidate, o.candidate}}) {
+  for (const auto& [handed, original] :
+       {std::pair{h.reference, o.reference.path}, std::pair{h.candidate, o.candidate}}) {
     h.shown_as.emplace_back((handed.parent_path() / "").string(), (fs::absolute(original).parent_path() / "").string());
   }
   return h;

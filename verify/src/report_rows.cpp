@@ -309,8 +309,8 @@ check_row sandbox_row(check_group group, const std::string& name, const worker_e
   if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
   os << "; its own temporary folder";
   if (!ev.restarts.empty()) {
-    os << "; the candidate's process ended during a case and was restarted " << ev.restarts.size()
-       << " time(s) (" << join_names(ev.restarts, 3) << ")";
+    os << "; the candidate's process ended during a case and was restarted " << ev.restarts.size() << " time(s) ("
+       << join_names(ev.restarts, 3) << ")";
   }
   r.detail = os.str();
   return r;

@@ -136,8 +136,7 @@ struct case_result {
 // The judge: runs the reference here and the candidate in its own process (`candidate`), and decides every row.
 class verifier {
  public:
-  verifier(job j, kernel_pair& pair, candidate_slot& candidate)
-      : job_(std::move(j)), pair_(pair), slot_(candidate) {}
+  verifier(job j, kernel_pair& pair, candidate_slot& candidate) : job_(std::move(j)), pair_(pair), slot_(candidate) {}
 
   void run_all();
 

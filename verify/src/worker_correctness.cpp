@@ -164,8 +164,8 @@ void verifier::stage_stability(dtype_run& run) {
        }},
   };
   if (!pair_.kernelbench()) {
-    transforms.insert(transforms.begin() + 2, scaled{"shifted by +100 (overflows a naive exp)",
-                                                     [](const at::Tensor& x) { return x + 100.0; }});
+    transforms.insert(transforms.begin() + 2,
+                      scaled{"shifted by +100 (overflows a naive exp)", [](const at::Tensor& x) { return x + 100.0; }});
   }
   for (const auto& tr : transforms) {
     stability.add(evaluate(
@@ -174,8 +174,12 @@ void verifier::stage_stability(dtype_run& run) {
   if (pair_.kernelbench()) {
     for (int draw = 0; draw < 2; ++draw) {
       const std::uint64_t seed = next_seed();
-      stability.add(evaluate({"a new draw of get_inputs() (seed " + std::to_string(seed) + ")", smoke_shape, seed,
-                              {}, {}, stability_rounding_draws},
+      stability.add(evaluate({"a new draw of get_inputs() (seed " + std::to_string(seed) + ")",
+                              smoke_shape,
+                              seed,
+                              {},
+                              {},
+                              stability_rounding_draws},
                              dtype));
     }
   }

@@ -129,11 +129,10 @@ void emit_static_scan(const job& j, bool kernelbench) {
   if (n > 6) detail += "; and " + std::to_string(n - 6) + " more";
   // A source pattern alone is for a person to look at: what the code does when it runs is judged by the measured
   // rows (hidden_work, extra_threads, patched_globals, sandbox and the value checks), which reject.
-  emit_check(
-      check_id::static_scan, n ? outcome::review : outcome::pass,
-      n ? "source patterns to look at (read, not run; the measured rows judge what the code does): " + detail
-        : "no timer patching, streams, threads, processes, network, secrets or reference fallbacks found",
-      now_s() - t);
+  emit_check(check_id::static_scan, n ? outcome::review : outcome::pass,
+             n ? "source patterns to look at (read, not run; the measured rows judge what the code does): " + detail
+               : "no timer patching, streams, threads, processes, network, secrets or reference fallbacks found",
+             now_s() - t);
 }
 
 }  // namespace rnx::verify::detail

@@ -97,11 +97,10 @@ class python_side final : public verify_kernel {
     // rnx_verify.bind hands back the instance its constructor arguments already built: one instance meets every
     // size that leaves them unchanged (a user builds a model once and calls it at every batch).
     py_ref dims = dims_dict(shape);
-    py_ref args = py_ref::steal(Py_BuildValue("(OOssKLOK)", loaded_.get(), reference_loaded_.get(),
-                                              std::string(runner::dtype_name(dtype)).c_str(), device_.str().c_str(),
-                                              static_cast<unsigned long long>(seed_),
-                                              static_cast<long long>(shape.batch), dims.get(),
-                                              static_cast<unsigned long long>(shape.parameters_seed)));
+    py_ref args = py_ref::steal(Py_BuildValue(
+        "(OOssKLOK)", loaded_.get(), reference_loaded_.get(), std::string(runner::dtype_name(dtype)).c_str(),
+        device_.str().c_str(), static_cast<unsigned long long>(seed_), static_cast<long long>(shape.batch), dims.get(),
+        static_cast<unsigned long long>(shape.parameters_seed)));
     py_ref model;
     try {
       model = call_verify("bind", args.get());

@@ -72,11 +72,11 @@ struct credential {
 
 // What the server does with a complete request, given its credentials.
 enum class request_admission {
-  answer,                     // answer it; the connection stays open as the request asks
-  answer_then_close,          // answer it, then close: it carries no token, or one that is not valid
-  refuse_token_not_valid,     // 401 and close: the connection was held under a token and this one is not valid
-  refuse_token_limit,         // 429 with Retry-After and close: max_connections_per_token reached
-  refuse_project_limit,       // 429 with Retry-After and close: max_connections_per_project reached
+  answer,                  // answer it; the connection stays open as the request asks
+  answer_then_close,       // answer it, then close: it carries no token, or one that is not valid
+  refuse_token_not_valid,  // 401 and close: the connection was held under a token and this one is not valid
+  refuse_token_limit,      // 429 with Retry-After and close: max_connections_per_token reached
+  refuse_project_limit,    // 429 with Retry-After and close: max_connections_per_project reached
 };
 std::string_view to_string(request_admission what);
 bool closes_connection(request_admission what);
@@ -122,8 +122,8 @@ class connection_admission {
  private:
   struct entry {
     std::string address;
-    std::optional<credential> holder;           // the token it is held under, when in the reserve
-    std::optional<std::uint64_t> waiting_turn;  // its place in evictable_, while it is there
+    std::optional<credential> holder;             // the token it is held under, when in the reserve
+    std::optional<std::uint64_t> waiting_turn;    // its place in evictable_, while it is there
     std::optional<clock::time_point> idle_since;  // waiting after an answered request
     bool answered = false;                        // at least one request presented: a kept-alive connection
   };

@@ -58,7 +58,8 @@ struct run_side {
 };
 
 // Where a run's clocks and peaks come from: measured by rnx itself (this rnx gate or rnx bench, on this machine), or
-// reported by a run document rnx received (an upload to rnx-server, a server's evidence): a claim, and the pages say so.
+// reported by a run document rnx received (an upload to rnx-server, a server's evidence): a claim, and the pages say
+// so.
 enum class figure_source { measured, reported };
 std::string_view to_string(figure_source source);
 
@@ -120,7 +121,7 @@ struct proof_view {
   environment env;
   std::optional<datasheet> sheet;
   std::vector<proof_row> rows;
-  std::vector<config_key> without_light;  // measured, but no work or no peak to set it against
+  std::vector<config_key> without_light;            // measured, but no work or no peak to set it against
   figure_source figures = figure_source::measured;  // whether rnx measured the clocks and peaks, or a document says so
 };
 
@@ -130,8 +131,7 @@ struct proof_view {
 std::vector<std::string> proof_refusals(const run_document& run);
 // The page's data; `invalid` naming every refusal when proof_refusals is not empty.
 // `figures`: reported for a document rnx did not measure itself (an upload).
-proof_view proof_data(const run_document& run, const std::string& id,
-                      figure_source figures = figure_source::measured);
+proof_view proof_data(const run_document& run, const std::string& id, figure_source figures = figure_source::measured);
 boost::json::object to_json(const proof_view& v);
 
 // One run of a hardware comparison, with its environment.

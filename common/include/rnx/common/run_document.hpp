@@ -193,8 +193,8 @@ struct run_result {
   pairing_mode pairing = pairing_mode::none;
   std::string pairing_reason;
   std::optional<base_control_check> base_control;  // in-process pairs: the check above, where it ran
-  timed_inputs inputs = timed_inputs::same;  // fresh: every timed call had inputs no earlier call saw
-  l2_state l2 = l2_state::unstated;          // flushed: every timed call started with the GPU's L2 flushed
+  timed_inputs inputs = timed_inputs::same;        // fresh: every timed call had inputs no earlier call saw
+  l2_state l2 = l2_state::unstated;                // flushed: every timed call started with the GPU's L2 flushed
   // `rnx bench --devices`: the device lane that measured every process of this configuration ("cuda:1",
   // "cpu:0-3"); both sides of a pair name the same one. Empty when the run had no device list.
   std::string measured_on;

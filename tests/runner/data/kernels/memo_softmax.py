@@ -1,5 +1,5 @@
 # For runner.physics: a softmax that keeps its answer per input and hands the same tensor back when called on the
-# same input again (rnx bench times the same bound inputs at every call by default). Its time is then a dictionary
+# same input address again (what rnx bench --same-inputs times). Its time is then a dictionary
 # lookup, far below what writing the output takes: the physical bound must catch it.
 import torch
 
