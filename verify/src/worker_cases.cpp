@@ -111,6 +111,48 @@ std::pair<tolerance, std::string> verifier::tolerance_for(const std::vector<at::
                  " x unit roundoff x the sum of the terms' magnitudes = " + fmt(allowance)};
 }
 
+namespace {
+
+// The first output whose shape, dtype or device differs from the reference's in this dtype, and how ("" when
+// every output has the reference's form).
+std::pair<std::size_t, std::string> form_problem(const std::vector<at::Tensor>& out,
+                                                 const std::vector<at::Tensor>& expected) {
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const at::Tensor& o = out[i];
+    const at::Tensor& e = expected[i];
+    if (!o.defined()) return {i, "is undefined"};
+    if (o.sizes() != e.sizes()) {
+      std::ostringstream os;
+      os << "has shape " << o.sizes() << ", expected " << e.sizes();
+      return {i, os.str()};
+    }
+    if (o.scalar_type() != e.scalar_type()) {
+      return {i, std::string("has dtype ") + std::string(c10::toString(o.scalar_type())) + ", expected " +
+                     c10::toString(e.scalar_type())};
+    }
+    if (o.device() != e.device()) return {i, "is on " + o.device().str() + ", expected " + e.device().str()};
+  }
+  return {0, ""};
+}
+
+}  // namespace
+
+void verifier::note_side_effects(const case_spec& c, const std::vector<at::Tensor>& inputs,
+                                 const std::vector<at::Tensor>& before) {
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!at::equal(inputs[i], before[i])) {
+      if (mutations_.size() < 4) {
+        mutations_.push_back(c.label + ": input " + std::to_string(i) + " was modified by the candidate");
+      }
+    }
+  }
+  for (const auto& [o, i] : candidate().last_notes().shares_input) {
+    if (aliasing_.size() < 4) {
+      aliasing_.push_back(c.label + ": output " + std::to_string(o) + " shares memory with input " + std::to_string(i));
+    }
+  }
+}
+
 case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
   case_result r;
   std::vector<at::Tensor> base;
@@ -145,18 +187,7 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
     return r;
   }
   synchronize_device(dev);
-  for (std::size_t i = 0; i < inputs.size(); ++i) {
-    if (!at::equal(inputs[i], before[i])) {
-      if (mutations_.size() < 4) {
-        mutations_.push_back(c.label + ": input " + std::to_string(i) + " was modified by the candidate");
-      }
-    }
-  }
-  for (const auto& [o, i] : candidate().last_notes().shares_input) {
-    if (aliasing_.size() < 4) {
-      aliasing_.push_back(c.label + ": output " + std::to_string(o) + " shares memory with input " + std::to_string(i));
-    }
-  }
+  note_side_effects(c, inputs, before);
   // The reference sees pristine values rounded to the candidate's dtype, in float64 and in that dtype.
   std::vector<at::Tensor> wide, narrow;
   for (const auto& b : base) {
@@ -196,32 +227,15 @@ case_result verifier::evaluate(const case_spec& c, at::ScalarType dtype) {
                 std::to_string(refdt.size());
     return r;
   }
-  for (std::size_t i = 0; i < r.out.size(); ++i) {
-    const at::Tensor& o = r.out[i];
-    const at::Tensor& e = refdt[i];
-    std::string problem;
-    if (!o.defined()) {
-      problem = "is undefined";
-    } else if (o.sizes() != e.sizes()) {
-      std::ostringstream os;
-      os << "has shape " << o.sizes() << ", expected " << e.sizes();
-      problem = os.str();
-    } else if (o.scalar_type() != e.scalar_type()) {
-      problem = std::string("has dtype ") + std::string(c10::toString(o.scalar_type())) + ", expected " +
-                c10::toString(e.scalar_type());
-    } else if (o.device() != e.device()) {
-      problem = "is on " + o.device().str() + ", expected " + e.device().str();
+  if (auto [i, problem] = form_problem(r.out, refdt); !problem.empty()) {
+    r.status = case_result::state::fail;
+    r.message = c.label + ": output " + std::to_string(i) + " " + problem;
+    if (foreign_layout(c, base)) {
+      r.status = case_result::state::narrowed;
+      r.message = "returns a wrong form for " + c.label + ", a layout the reference's own inputs never have (" +
+                  layout_fix(c.lay) + "): output " + std::to_string(i) + " " + problem;
     }
-    if (!problem.empty()) {
-      r.status = case_result::state::fail;
-      r.message = c.label + ": output " + std::to_string(i) + " " + problem;
-      if (foreign_layout(c, base)) {
-        r.status = case_result::state::narrowed;
-        r.message = "returns a wrong form for " + c.label + ", a layout the reference's own inputs never have (" +
-                    layout_fix(c.lay) + "): output " + std::to_string(i) + " " + problem;
-      }
-      return r;
-    }
+    return r;
   }
   const auto [tol, allowance] = tolerance_for(wide, r.ref64, dtype, c.shape);
   r.allowance = tol.atol > tol_for(dtype).atol ? tol.atol : 0;

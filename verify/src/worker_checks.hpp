@@ -160,6 +160,10 @@ class verifier {
                                                   const shape_variant& shape);
   double accumulation_allowance(const std::vector<at::Tensor>& wide, const std::vector<at::Tensor>& ref64,
                                 at::ScalarType dtype, const shape_variant& shape, std::int64_t& terms);
+  // Records (up to four each) the inputs the candidate's call of case `c` modified and the outputs sharing an input's
+  // memory.
+  void note_side_effects(const case_spec& c, const std::vector<at::Tensor>& inputs,
+                         const std::vector<at::Tensor>& before);
   case_result evaluate(const case_spec& c, at::ScalarType dtype);
   // The reference's yardstick on one input set (`refdt`: the reference in `dtype`, `ref64`: in float64 on `wide`),
   // with the TF32 input-rounding error measured too where the reference dispatches convolutions or matrix products
