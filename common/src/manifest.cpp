@@ -2,6 +2,7 @@
 #include "rnx/common/manifest.hpp"
 
 #include "rnx/common/drift_settings.hpp"
+#include "rnx/common/explain_settings.hpp"
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/files.hpp"
@@ -583,7 +584,8 @@ manifest parse_manifest(std::string_view text, const std::string& source, const 
   read_project(w, doc, m);
   const kernel_defaults defaults = read_defaults(w, doc);
   read_settings(w, doc, m);
-  (void)parse_drift_settings(text, source);  // drift_budget, anchor, drift_action: checked here, read by the gate
+  (void)parse_drift_settings(text, source);    // drift_budget, anchor, drift_action: checked here, read by the gate
+  (void)parse_explain_settings(text, source);  // explain, explain_budget_s, ...: checked here, read by the gate
 
   auto kernels_node = doc.get("kernel");
   if (!kernels_node) {

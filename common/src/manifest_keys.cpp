@@ -81,6 +81,10 @@ const std::vector<manifest_key> all_keys = {
     {"gate", "drift_budget", "number", strictly_between(0, 1), "none (no drift check)"},
     {"gate", "anchor", "string", std::nullopt, "\"accepted\""},
     {"gate", "drift_action", "string", std::nullopt, "\"warn\""},
+    {"gate", "explain", "string", std::nullopt, "\"auto\""},
+    {"gate", "explain_budget_s", "number", between(0, 86400), "120"},
+    {"gate", "explain_ncu", "boolean", std::nullopt, "false"},
+    {"gate", "explain_count_threshold", "number", between(0, 1), "0.01"},
 
     {"service", "url", "string", std::nullopt, "none (the embedded store)"},
 

@@ -1,6 +1,8 @@
 // Text and Markdown renderings of verdict documents.
 #include "rnx/common/report.hpp"
 
+#include "rnx/common/explanation_report.hpp"
+
 #include "rnx/common/text.hpp"
 
 #include <algorithm>
@@ -105,6 +107,7 @@ std::string render_verdict_text(const verdict_document& v) {
     os << "\n";
   }
   if (!v.configs.empty()) os << statistic_legend(v) << "\nRule: " << rule_text(v) << ".\n";
+  os << render_explanations_text(v);
   return os.str();
 }
 
@@ -134,6 +137,7 @@ std::string render_verdict_markdown(const verdict_document& v) {
     os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "
           "head/base ratios.\n";
   }
+  os << render_explanations_markdown(v);
   return os.str();
 }
 

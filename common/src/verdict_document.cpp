@@ -155,6 +155,7 @@ bj::value to_json(const verdict_document& v) {
     if (c.pairing != pairing_mode::none) o["pairing"] = to_string(c.pairing);
     if (c.threshold) o["threshold"] = *c.threshold;
     if (c.beyond_physics) o["beyond_physics"] = true;
+    if (c.explanation) o["explanation"] = to_json(*c.explanation);
     configs.push_back(std::move(o));
   }
   doc["configs"] = std::move(configs);
@@ -221,6 +222,7 @@ verdict_document verdict_from_json(const bj::value& v, std::string_view source) 
     }
     cv.threshold = optional_number(c, "threshold");
     if (auto b = c.maybe("beyond_physics")) cv.beyond_physics = b->boolean();
+    if (auto e = c.maybe("explanation")) cv.explanation = explanation_from_json(e->value(), std::string(source));
     doc.configs.push_back(std::move(cv));
   }
   return doc;

@@ -1,5 +1,6 @@
-// rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS: profiles one kernel configuration
-// with libtorch's profiler and prints the profile as JSON (or {"error": {...}}) on stdout.
+// rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS [mark-window]: profiles one kernel
+// configuration with libtorch's profiler and prints the profile as JSON (or {"error": {...}}) on stdout; with
+// mark-window the calls run without a profiler, marked for one outside (Nsight Compute).
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/optimize/config.hpp"
@@ -12,10 +13,10 @@
 int main(int argc, char** argv) {
   using namespace rnx;
   try {
-    if (argc != 9) {
+    if (argc != 9 && !(argc == 10 && std::string(argv[9]) == "mark-window")) {
       throw error(errc::usage,
-                  "usage: rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS "
-                  "(run by rnx profile / rnx optimize)");
+                  "usage: rnx-profile-worker MANIFEST KERNEL RUNTIME DTYPE BATCH DEVICE WARMUP CALLS [mark-window] "
+                  "(run by rnx profile, rnx optimize and rnx explain)");
     }
     manifest m = optimize::load_manifest_with_optimize(argv[1]);
     const kernel_spec* spec = m.find_kernel(argv[2]);
@@ -27,6 +28,7 @@ int main(int argc, char** argv) {
     if (std::string(argv[6]) != "-") o.device = argv[6];
     o.warmup_calls = std::stoi(argv[7]);
     o.calls = std::stoi(argv[8]);
+    o.mark_window_only = argc == 10;
     optimize::op_profile p = optimize::profile_kernel(*spec, o);
     std::cout << json::serialize(optimize::to_json(p, static_cast<int>(p.ops.size()), {}));
     return 0;

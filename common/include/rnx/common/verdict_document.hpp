@@ -1,6 +1,7 @@
 // The verdict document (rnx.verdict/v1) and the gate policy that produces its overall answer.
 #pragma once
 
+#include "rnx/common/explanation.hpp"
 #include "rnx/common/run_document.hpp"
 
 #include <boost/json/value.hpp>
@@ -58,6 +59,8 @@ struct config_verdict {
   std::optional<double> threshold;            // the probability a decision needed, when looks split it (< probability)
   // A side's median time is below its physical bound (run_document.hpp, physical_bound): never faster or slower.
   bool beyond_physics = false;
+  // Why the time moved: base and head profiled (rnx::explain); absent where nothing was asked or explained.
+  std::optional<rnx::explanation> explanation;
 };
 
 // How a stored run became a baseline: uploaded by a push to its branch, or accepted (rnx accept); unknown where

@@ -16,6 +16,9 @@ struct profile_options {
   std::string device;      // empty = the kernel's device (auto | cpu | cuda:N)
   int warmup_calls = 3;
   int calls = 10;  // calls inside the profiled window
+  // No profiler in this process: the window is only marked for an outside one (cudaProfilerStart/Stop on a GPU,
+  // which Nsight Compute's --profile-from-start off honours), and the profile returned has no rows.
+  bool mark_window_only = false;
 };
 
 // Loads the kernel with the runner, warms it up, and records `calls` calls with the profiler on: host operators
