@@ -73,12 +73,13 @@ std::string rule_text(const verdict_document& v) {
      << "-draw Bayesian bootstrap, at least " << v.policy.min_samples
      << " samples a side): a one-sided rule, so a slower's interval shown (two-sided, 95%) may reach below "
      << 1 + v.policy.rope << " while its " << 100 * (1 - v.policy.probability) << "% quantile lies above it";
-  // Paired runs that added processes look by look split the probability over their looks (Bonferroni), said here
-  // once rather than in every configuration's reason.
+  // Paired runs that added processes look by look decided under an alpha-spending schedule over their looks, said
+  // here once rather than in every configuration's reason.
   const auto split = std::find_if(v.configs.begin(), v.configs.end(), [](const auto& c) { return c.threshold; });
   if (split != v.configs.end()) {
-    os << "; processes were added one look at a time until decided, so the " << v.policy.probability
-       << " is split over the looks: each decision needed P >= " << fixed(split->threshold, 4);
+    os << "; processes were added one look at a time until decided, under an alpha-spending schedule over the looks "
+          "(earlier looks need more, so stopping early keeps the error rate of one look at "
+       << v.policy.probability << "): the last look needed P >= " << fixed(split->threshold, 4);
   }
   return os.str();
 }

@@ -362,7 +362,7 @@ void add_bench_command(CLI::App& app) {
   cmd->add_option("--rope", args->rope, "With --pair: the looks' band of equivalence (default: [gate] rope)")
       ->check(CLI::Range(1e-6, 0.999));
   cmd->add_option("--probability", args->probability,
-                  "With --pair: the looks' probability before the split over looks (default: [gate] probability)")
+                  "With --pair: the looks' probability, spent over the looks (default: [gate] probability)")
       ->check(CLI::Range(0.5, 1.0));
   cmd->add_option("--samples", args->samples, "At most this many samples per process")->check(CLI::Range(1, 100000));
   cmd->add_option("--min-samples", args->min_samples, "At least this many samples per process")

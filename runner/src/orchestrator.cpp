@@ -291,8 +291,8 @@ std::pair<double, int> orchestrator::process_budget(const planned& p, int round)
 }
 
 // A look of the sequential schedule, before `round`: every pair that has had its first `processes` rounds and is
-// decided at the split threshold stops (docs/statistics.md). The verdict later applies the same threshold to the
-// same samples, so it reaches the same decision.
+// decided at its look's threshold stops (docs/statistics.md, alpha spending). The verdict later applies the last
+// look's threshold, never higher than an earlier one, to the same samples, so it reaches the same decision.
 void orchestrator::look(int round) {
   if (sides_.size() < 2) return;
   const pairing_info schedule{"", pair_side::head, "", in_process_block, looks_};
@@ -307,7 +307,9 @@ void orchestrator::look(int round) {
     if (base.failed || head.rounds_done != local || base.rounds_done != local) continue;
     check_orders(round, head);
     if (!head.in_process && head.rounds_done == 0) continue;  // steered: measured afresh by process pairing
-    const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule);
+    // This configuration's last look is the schedule's last (the verdict), so one with fewer looks skips early ones.
+    const int index = std::clamp(looks_ - (head.max_processes - local), 1, looks_);
+    const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule, index);
     if (c.result == decision::abstain) continue;
     head.decided = base.decided = true;
     std::ostringstream os;

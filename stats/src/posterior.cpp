@@ -1,5 +1,6 @@
 // Posterior of a per-side statistic (Bayesian bootstrap, two-level over processes) and the ROPE decision.
 #include "rnx/stats/posterior.hpp"
+#include "rnx/stats/look_schedule.hpp"
 #include "rnx/stats/summary.hpp"
 
 #include "random.hpp"
@@ -331,7 +332,7 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
 }
 
 double decision_threshold(const comparison_options& opt) {
-  return 1.0 - (1.0 - opt.probability) / static_cast<double>(std::max(opt.looks, 1));
+  return look_threshold(opt.probability, opt.look, opt.looks);
 }
 
 namespace {

@@ -155,9 +155,10 @@ std::optional<runtime_kind> measured_by(const run_result& head) {
 }  // namespace
 
 comparison compare_measured(const run_result& base, const run_result& head, const gate_policy& policy,
-                            const std::optional<pairing_info>& pairing) {
+                            const std::optional<pairing_info>& pairing, int look) {
   comparison_options opt{policy.rope,      policy.probability, policy.min_samples,
                          policy.resamples, policy.stat,        pairing ? static_cast<int>(pairing->looks) : 1};
+  opt.look = look;
   opt.harness = measured_by(head);
   if (in_process(base, head, pairing)) {
     return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);

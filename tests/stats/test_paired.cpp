@@ -1,5 +1,6 @@
 // The paired-ratio posterior (rnx::stats::compare_paired): calibration under drift and under the sequential
 // schedule's optional stopping, detection, the minimum detectable effect, and bad input.
+#include "rnx/stats/look_schedule.hpp"
 #include "rnx/stats/posterior.hpp"
 
 #include <doctest/doctest.h>
@@ -46,7 +47,7 @@ void add_process(paired_samples& s, std::mt19937_64& rng, int blocks, double tru
 }
 
 // The sequential schedule of a paired run: 3 processes, then one more per look up to 6, stopping at the first
-// decided look; each look needs the threshold split over the four looks.
+// decided look; each look needs its threshold of the alpha-spending schedule over the four looks.
 comparison sequential(std::mt19937_64& rng, double true_ratio, double layout_sd, int looks, int* processes_used) {
   paired_samples s;
   comparison_options opt;
@@ -55,6 +56,7 @@ comparison sequential(std::mt19937_64& rng, double true_ratio, double layout_sd,
   for (int k = 1; k <= 6; ++k) {
     add_process(s, rng, 25, true_ratio, layout_sd);
     if (k < 3) continue;
+    opt.look = k - 2;
     c = compare_paired({s.base, s.head, s.groups, 4}, opt);
     if (processes_used) *processes_used = k;
     if (c.result != decision::abstain) break;
@@ -67,7 +69,7 @@ comparison sequential(std::mt19937_64& rng, double true_ratio, double layout_sd,
 TEST_CASE("paired calibration under drift and optional stopping: identical code, 1000 sequential runs") {
   // A 25% machine drift between processes and a wander within each cancel in every block's ratio; what is left
   // between processes (0.2%, 0.5%, 1%) is the Student-t level's to carry. Stopping at the first decided of four looks
-  // with the threshold split over them keeps the false calls under 1%.
+  // with the alpha-spending schedule's thresholds keeps the false calls under 1%.
   for (const double layout_sd : {0.002, 0.005, 0.01}) {
     std::mt19937_64 rng(static_cast<std::uint64_t>(9100 + 1000 * layout_sd));
     const int runs = 1000;
@@ -80,14 +82,14 @@ TEST_CASE("paired calibration under drift and optional stopping: identical code,
       faster += c.result == decision::faster;
       equivalent += c.result == decision::equivalent;
       early += used < 6;
-      // The same schedule without the split, for contrast: every look at the plain 0.95.
+      // The same schedule without a schedule, for contrast: every look at the plain 0.95.
       const comparison u = sequential(rng, 1.0, layout_sd, 1, nullptr);
       unsplit_slower += u.result == decision::slower;
       unsplit_faster += u.result == decision::faster;
     }
     std::printf(
         "paired A/A, process layout sd %.1f%%: slower %.3f faster %.3f equivalent %.3f, stopped before the "
-        "last look %.3f | without the split: slower %.3f faster %.3f\n",
+        "last look %.3f | every look at 0.95: slower %.3f faster %.3f\n",
         100 * layout_sd, slower / double(runs), faster / double(runs), equivalent / double(runs), early / double(runs),
         unsplit_slower / double(runs), unsplit_faster / double(runs));
     CHECK(slower <= runs / 100);
@@ -153,11 +155,15 @@ TEST_CASE("minimum detectable effect: at least the rope, larger for noisier rati
   CHECK(n.reason.find("; to decide: ") != std::string::npos);
   INFO(n.reason);
   CHECK(n.reason.find("more processes") != std::string::npos);
-  // The split threshold is the one reported and applied.
+  // The last look's threshold of the schedule is the one reported and applied.
   comparison_options four_looks;
   four_looks.looks = 4;
-  CHECK(decision_threshold(four_looks) == doctest::Approx(0.9875));
-  CHECK(compare_paired({quiet.base, quiet.head, quiet.groups, 4}, four_looks).threshold == doctest::Approx(0.9875));
+  const double last = look_threshold(0.95, 4, 4);
+  CHECK(decision_threshold(four_looks) == doctest::Approx(last));
+  CHECK(compare_paired({quiet.base, quiet.head, quiet.groups, 4}, four_looks).threshold == doctest::Approx(last));
+  four_looks.look = 1;
+  CHECK(compare_paired({quiet.base, quiet.head, quiet.groups, 4}, four_looks).threshold ==
+        doctest::Approx(look_threshold(0.95, 1, 4)));
 }
 
 TEST_CASE("paired bad input: abstain with the reason, never a throw") {

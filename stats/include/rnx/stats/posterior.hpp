@@ -34,16 +34,18 @@ struct comparison_options {
   int min_samples = 8;
   int resamples = 2000;
   statistic stat = statistic::median;
-  // Looks of a sequential schedule that may stop at any of them: each decision then needs
-  // 1 - (1 - probability) / looks (Bonferroni over the looks), so stopping early keeps its error rate.
+  // Looks of a sequential schedule that may stop at any of them, and which of them this is (1-based; 0: the last).
+  // Each look needs the threshold of an alpha-spending schedule (look_schedule.hpp): early looks nearly certainty,
+  // the last close to `probability`, so stopping early keeps the error rate of one look at `probability`.
   int looks = 1;
+  int look = 0;
   // Who measured both sides, which decides what an abstain advises: rnx bench (unset) can measure the two revisions
   // paired; a harness whose results were imported (rnx import: runtime gbench, pytest-benchmark or nvbench) cannot,
   // and is told how to give its harness more to go on instead.
   std::optional<runtime_kind> harness;
 };
 
-// The probability a decision needs under `opt` (probability itself for one look).
+// The probability a decision needs under `opt`: look `opt.look` of the schedule (probability itself for one look).
 double decision_threshold(const comparison_options& opt);
 
 // Base and head of one in-process paired configuration: the same processes, blocks of `block` samples a side
