@@ -2,6 +2,7 @@
 #include "rnx/service/page_views.hpp"
 #include "rnx/service/pages.hpp"
 
+#include "pages_explain.hpp"
 #include "pages_parts.hpp"
 
 #include <algorithm>
@@ -216,7 +217,7 @@ page run_page(const run_view& v, const link_style& links) {
      << "%): the dot is the change, the bar its interval (an arrow where it runs off the chart), the dashed line no "
         "change. Times are the verdict's: "
      << escape_html(statistic_description) << ".</p>\n"
-     << scroll_box(t.str()) << light_table(v);
+     << scroll_box(t.str()) << light_table(v) << explanation_section(v);
   os << "<h2>Samples per worker process, base beside head</h2>\n<p class=\"legend\">Each column is one "
         "worker process; each dot one sample's time (up to 100 evenly spaced quantiles per process). Base in blue, "
         "head in orange. The time axis is logarithmic when the samples span more than 10&times;, so an outlier "

@@ -1,6 +1,8 @@
 // Baseline selection and verdicts over the store; the statistics themselves come from rnx::stats.
 #include "rnx/service/verdicts.hpp"
 
+#include "rnx/common/explanation_report.hpp"
+
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/stats/verdict.hpp"
@@ -165,7 +167,14 @@ judged_run record_paired_verdict(database& db, std::int64_t project_id, std::int
                                    " and " + std::to_string(base_run_id) + " under the policy sent: " + diff +
                                    "; send the verdict `rnx gate` decided from these two documents");
   }
+  // The explanations the gate attached (profile diffs, counts) are not statistics the store can derive: they are
+  // kept beside the derived decisions, which they never change (explanation_report.hpp, attach_explanation).
   if (out.verdict_id == 0) {
+    for (auto& c : out.verdict.configs) {
+      for (const auto& d : decided.configs) {
+        if (d.key == c.key && d.explanation) attach_explanation(c, *d.explanation);
+      }
+    }
     out.verdict_id = db.store_verdict(head_run_id, base_run_id, verdict_kind::paired, out.verdict);
   }
   return out;

@@ -78,6 +78,14 @@ std::optional<double> count_change::change() const {
   return *head / *base - 1;
 }
 
+bool executed_count(count_kind k) { return k != count_kind::flops && k != count_kind::bytes; }
+
+bool count_moved(const count_change& c, double threshold) {
+  if (!c.base || !c.head) return false;
+  if (!(*c.base > 0)) return *c.head > 0;
+  return std::fabs(*c.head / *c.base - 1) > threshold;
+}
+
 namespace {
 
 bj::value optional_number(const std::optional<double>& v) { return v ? bj::value(*v) : bj::value(nullptr); }

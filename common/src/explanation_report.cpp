@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <sstream>
+#include <vector>
 
 namespace rnx {
 
@@ -26,7 +27,46 @@ std::string window_text(const explanation& e) {
 
 std::string title(const config_verdict& c) { return "Why " + std::string(to_string(c.result)) + ": " + c.key.label(); }
 
+std::string percent_text(double fraction) { return format("%+.1f%%", 100 * fraction); }
+
 }  // namespace
+
+std::string counts_reason(decision d, const explanation& e) {
+  if (e.status != explain_status::explained) return "";
+  std::vector<const count_change*> known;
+  for (const auto& c : e.counts) {
+    if (executed_count(c.kind) && c.base && c.head) known.push_back(&c);
+  }
+  if (known.empty()) return "";
+  const std::string threshold = format("%g%%", 100 * e.count_threshold);
+  if (d == decision::abstain && e.counts_moved) {
+    std::string which;
+    for (const auto* c : known) {
+      if (!count_moved(*c, e.count_threshold)) continue;
+      const auto change = c->change();
+      which += (which.empty() ? "" : ", ") + std::string(count_label(c->kind)) + " " +
+               (change ? percent_text(*change) : std::string("from none"));
+    }
+    return "the time abstains, but a count of work moved by more than " + threshold + " (" + which +
+           "): the head does different work";
+  }
+  if (d == decision::slower && !e.counts_moved) {
+    std::string which;
+    for (const auto* c : known) which += (which.empty() ? "" : ", ") + std::string(count_label(c->kind));
+    return "slower, yet no count of work moved by more than " + threshold + " (" + which +
+           "): a clock, placement or contention change rather than more work";
+  }
+  return "";
+}
+
+void attach_explanation(config_verdict& c, explanation e) {
+  const std::string why = counts_reason(c.result, e);
+  if (!why.empty()) {
+    if (e.note.find(why) == std::string::npos) e.note = e.note.empty() ? why : why + "; " + e.note;
+    if (c.reason.find(why) == std::string::npos) c.reason = c.reason.empty() ? why : c.reason + "; " + why;
+  }
+  c.explanation = std::move(e);
+}
 
 std::string render_explanations_markdown(const verdict_document& v) {
   std::ostringstream os;
@@ -35,7 +75,7 @@ std::string render_explanations_markdown(const verdict_document& v) {
     const explanation& e = *c.explanation;
     os << "\n<details><summary>" << html_escape(title(c)) << " (" << to_string(e.status) << ")</summary>\n\n";
     if (e.status != explain_status::explained) {
-      os << markdown_escape(e.note) << "\n\n</details>\n";
+      os << markdown_escape(e.note) << "\n\n</details>\n\n";
       continue;
     }
     const auto lines = top_lines(e, explanation_lines_shown);
@@ -49,7 +89,7 @@ std::string render_explanations_markdown(const verdict_document& v) {
       os << "\n\n";
     }
     if (!e.note.empty()) os << markdown_escape(e.note) << "\n\n";
-    os << markdown_escape(window_text(e)) << "\n\n</details>\n";
+    os << markdown_escape(window_text(e)) << "\n\n</details>\n\n";
   }
   return os.str();
 }

@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <map>
 
 namespace rnx::explain {
@@ -28,28 +27,8 @@ double total_calls(const std::map<std::string, per_call>& rows) {
   return sum;
 }
 
-bool is_work_count(count_kind k) { return k != count_kind::flops && k != count_kind::bytes; }
-
-bool moved(const count_change& c, double threshold) {
-  if (!c.base || !c.head) return false;
-  if (!(*c.base > 0)) return *c.head > 0;
-  return std::fabs(*c.head / *c.base - 1) > threshold;
-}
-
 // Structural changes (a row on one side only, a different call count) before time alone, then by time moved.
 int rank_class(change_kind k) { return k == change_kind::time ? 1 : 0; }
-
-std::string percent(double fraction) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%+.1f%%", 100 * fraction);
-  return buffer;
-}
-
-std::string threshold_text(double threshold) {
-  char buffer[32];
-  std::snprintf(buffer, sizeof buffer, "%g%%", 100 * threshold);
-  return buffer;
-}
 
 }  // namespace
 
@@ -118,7 +97,7 @@ void set_count(explanation& e, count_change c) {
     *it = c;
   }
   e.counts_moved = std::any_of(e.counts.begin(), e.counts.end(), [&](const count_change& x) {
-    return is_work_count(x.kind) && moved(x, e.count_threshold);
+    return executed_count(x.kind) && count_moved(x, e.count_threshold);
   });
 }
 
@@ -133,34 +112,6 @@ void add_work_counts(explanation& e, const run_result* base, const run_result* h
   };
   if (flops(base) || flops(head)) set_count(e, {count_kind::flops, flops(base), flops(head)});
   if (bytes(base) || bytes(head)) set_count(e, {count_kind::bytes, bytes(base), bytes(head)});
-}
-
-std::string counts_reason(decision d, const explanation& e) {
-  if (e.status != explain_status::explained) return "";
-  std::vector<const count_change*> known;
-  for (const auto& c : e.counts) {
-    if (is_work_count(c.kind) && c.base && c.head) known.push_back(&c);
-  }
-  if (known.empty()) return "";
-  const std::string threshold = threshold_text(e.count_threshold);
-  if (d == decision::abstain && e.counts_moved) {
-    std::string which;
-    for (const auto* c : known) {
-      if (!moved(*c, e.count_threshold)) continue;
-      const auto change = c->change();
-      which += (which.empty() ? "" : ", ") + std::string(count_label(c->kind)) + " " +
-               (change ? percent(*change) : std::string("from none"));
-    }
-    return "the time abstains, but a count of work moved by more than " + threshold + " (" + which +
-           "): the head does different work";
-  }
-  if (d == decision::slower && !e.counts_moved) {
-    std::string which;
-    for (const auto* c : known) which += (which.empty() ? "" : ", ") + std::string(count_label(c->kind));
-    return "slower, yet no count of work moved by more than " + threshold + " (" + which +
-           "): a clock, placement or contention change rather than more work";
-  }
-  return "";
 }
 
 }  // namespace rnx::explain

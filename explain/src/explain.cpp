@@ -3,6 +3,7 @@
 #include "rnx/explain/explain.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/explanation_report.hpp"
 #include "rnx/common/files.hpp"
 #include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
@@ -180,16 +181,11 @@ verdict_document explain_verdict(verdict_document v, const sides& s, const expla
       e = explain_one(c, s, settings, t, start + settings.budget_s);
       e.cost_s = t.now_s() - t0;
     }
-    const std::string why = counts_reason(c.result, e);
-    if (!why.empty()) {
-      e.note = e.note.empty() ? why : why + "; " + e.note;
-      c.reason = c.reason.empty() ? why : c.reason + "; " + why;
-    }
     if (t.log) {
       *t.log << "rnx explain: " << terminal_safe(c.key.label(), false) << " " << to_string(e.status) << " in "
              << seconds_text(e.cost_s) << " s\n";
     }
-    c.explanation = std::move(e);
+    attach_explanation(c, std::move(e));
   }
   return v;
 }

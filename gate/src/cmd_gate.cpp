@@ -12,7 +12,12 @@
 #include "gate_publish.hpp"
 #include "gate_settings.hpp"
 #include "git_command.hpp"
+#ifdef RNX_HAVE_TORCH
+#include "gate_explain.hpp"
+#endif
 
+#include "rnx/common/error.hpp"
+#include "rnx/common/explain_settings.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/stats/shards.hpp"
 
@@ -53,6 +58,17 @@ gate_plan make_plan(const gate_flags& flags, github_context ctx, const std::opti
   return plan_gate(flags, std::move(ctx), mode, std::move(m), is_commit_here);
 }
 
+// Each configuration the scope asks for explained (base and head profiled), where this rnx has the profile worker.
+verdict_document with_explanations(const gate_plan& plan, const measured_runs& runs, verdict_document verdict) {
+#ifdef RNX_HAVE_TORCH
+  return explain_gate_verdict(plan, runs, std::move(verdict));
+#else
+  (void)plan;
+  (void)runs;
+  return verdict;
+#endif
+}
+
 // From the store's answer to the exit status: each step revises the verdict or adds to the report, in this order.
 int report(const gate_plan& plan, judged_job job, const std::optional<merged_shards>& shards) {
   report_facts facts = std::move(job.facts);
@@ -67,12 +83,15 @@ int report(const gate_plan& plan, judged_job job, const std::optional<merged_sha
     }
   }
   if (plan.paired) {
-    revised_verdict stored = store_paired(plan, job, judge_paired(plan, job.runs, facts.run_id));
+    verdict_document judged = with_explanations(plan, job.runs, judge_paired(plan, job.runs, facts.run_id));
+    revised_verdict stored = store_paired(plan, job, std::move(judged));
     verdict = std::move(stored.verdict);
     if (!stored.note.empty()) {
       std::cout << "rnx gate: " << terminal_safe(stored.note) << "\n";
       facts.note += (facts.note.empty() ? "" : "; ") + stored.note;
     }
+  } else {
+    verdict = with_explanations(plan, job.runs, std::move(verdict));
   }
   revised_verdict drift = check_drift_budget(plan, job, std::move(verdict), drift_measurement(plan));
   verdict = std::move(drift.verdict);
@@ -87,6 +106,10 @@ int report(const gate_plan& plan, judged_job job, const std::optional<merged_sha
 }
 
 int run_gate(const gate_flags& flags) {
+  if (!flags.explain.empty() && !explain_scope_from_string(flags.explain)) {
+    throw error(errc::usage, "--explain " + flags.explain +
+                                 ": not a scope (auto: slower and abstaining configurations, all: every one, off)");
+  }
   github_context ctx = with_flags(read_github_context(process_env()), flags);
   if (auto answered = answer_non_gating_event(ctx, flags)) return *answered;
   check_shard_flags(flags.sharding, !flags.results.empty());
@@ -138,6 +161,9 @@ command_run add_gate_command(CLI::App& app) {
                   "Distinguishes the PR comments of several gate jobs (default: the job id)");
   cmd->add_option("--status-context", o->status_context, "Commit status context")->capture_default_str();
   cmd->add_flag("--no-github", o->no_github, "Do not comment or post a status through the GitHub API");
+  cmd->add_option("--explain", o->explain,
+                  "Profile diffs of base and head: auto (slower and abstaining configurations), all, or off; default "
+                  "[gate] explain, else auto");
   return {cmd, [o, config] {
             gate_flags flags = *o;
             flags.config_given = config->count() > 0 && !flags.config.empty();

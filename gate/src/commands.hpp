@@ -36,6 +36,7 @@ void add_optimize_command(CLI::App& app);
 #endif
 #if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
 void add_bisect_command(CLI::App& app);
+void add_explain_command(CLI::App& app);
 #endif
 
 // --format of the commands that print a document: text for a terminal, JSON, or Markdown.

@@ -37,6 +37,7 @@ struct gate_flags {
   bool no_github = false;
   std::string on_service_error;  // --on-service-error warn | fail; "" = [gate] on_service_error, else warn
   shard_flags sharding;          // --shard, --merge, --group-verdict (docs/scaling.md)
+  std::string explain;           // --explain auto | all | off; "" = [gate] explain, else auto (gate_explain.hpp)
 };
 
 // The context with --commit, --branch, --base-branch and --pull-request in place of what GitHub said.

@@ -52,6 +52,7 @@ int main(int argc, char** argv) {
 #endif
 #if defined(RNX_HAVE_GATE) && defined(RNX_HAVE_TORCH)
   rnx::cli::add_bisect_command(app);
+  rnx::cli::add_explain_command(app);
 #endif
   try {
     app.parse(argc, argv);

@@ -89,7 +89,7 @@ TEST_CASE("the four-pass softmax: the extra operators named with their share of 
   REQUIRE(lines.size() == 5);
   CHECK(lines[0] == "aten::exp added: 1 call, 0.12 ms a call, 40% of the added time");
   // A slower time with the work moved needs no word from the counts.
-  CHECK(explain::counts_reason(decision::slower, e).empty());
+  CHECK(counts_reason(decision::slower, e).empty());
 }
 
 TEST_CASE("time rows: kept where they moved beyond the profiler's jitter, dropped where not") {
@@ -100,10 +100,10 @@ TEST_CASE("time rows: kept where they moved beyond the profiler's jitter, droppe
   CHECK(e.changes[0].name == "aten::mm");
   CHECK(e.changes[0].kind == change_kind::time);
   CHECK_FALSE(e.counts_moved);
-  CHECK(explain::counts_reason(decision::slower, e) ==
+  CHECK(counts_reason(decision::slower, e) ==
         "slower, yet no count of work moved by more than 1% (operator calls): a clock, placement or contention "
         "change rather than more work");
-  CHECK(explain::counts_reason(decision::abstain, e).empty());
+  CHECK(counts_reason(decision::abstain, e).empty());
 }
 
 TEST_CASE("a GPU profile: one more kernel launch a call is a call-count row and the launch count moves") {
@@ -118,7 +118,7 @@ TEST_CASE("a GPU profile: one more kernel launch a call is a call-count row and 
   CHECK(*launches->base == 2);
   CHECK(*launches->head == 3);
   CHECK(count_of(e, count_kind::operator_calls) == nullptr);
-  CHECK(explain::counts_reason(decision::abstain, e) ==
+  CHECK(counts_reason(decision::abstain, e) ==
         "the time abstains, but a count of work moved by more than 1% (kernel launches +50.0%): the head does "
         "different work");
 }

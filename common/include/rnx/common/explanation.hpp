@@ -61,6 +61,12 @@ struct count_change {
   std::optional<double> change() const;
 };
 
+// Whether a count is of what the head executed (launches, operator calls, DRAM bytes, instructions) rather than the
+// reference's work the run documents carry (flops, bytes), which a rewrite inherits and so cannot move.
+bool executed_count(count_kind k);
+// Whether both sides are known and the count changed by more than `threshold` (a fraction; from zero: any rise).
+bool count_moved(const count_change& c, double threshold);
+
 struct explanation {
   explain_status status = explain_status::explained;
   std::string note;        // failed / over_budget: why; explained: "" or what the counts say about the time

@@ -3,7 +3,6 @@
 //
 //   rnx::explanation e = rnx::explain::diff_profiles(base_profile, head_profile, 0.01);
 //   rnx::explain::add_work_counts(e, base_result, head_result);
-//   std::string why = rnx::explain::counts_reason(decision::slower, e);
 #pragma once
 
 #include "rnx/common/explanation.hpp"
@@ -27,9 +26,5 @@ void add_work_counts(explanation& e, const run_result* base, const run_result* h
 
 // Adds (or replaces) a count and recomputes counts_moved.
 void set_count(explanation& e, count_change c);
-
-// What the counts say about the decision: an abstaining time with a count moved past the threshold, or a slower time
-// with no count moved ("" otherwise, and "" where no count of work is known on both sides).
-std::string counts_reason(decision d, const explanation& e);
 
 }  // namespace rnx::explain
