@@ -1,6 +1,7 @@
 // rnx.toml parsing: defaults, per-kernel overrides, input order, [gate]/[service], and every bad-input message.
 #include "rnx/common/error.hpp"
 #include "rnx/common/drift_settings.hpp"
+#include "rnx/common/explain_settings.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/manifest_keys.hpp"
 
@@ -354,6 +355,7 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
   const rnx::bench_settings& b = k.bench;
   const rnx::gate_policy& g = m.gate;
   const rnx::drift_settings drift = rnx::parse_drift_settings(project + "[[kernel]]\nname = \"a\"\n", "rnx.toml");
+  const rnx::explain_settings explain = rnx::parse_explain_settings(project + "[[kernel]]\nname = \"a\"\n", "rnx.toml");
   std::string on_abstain(rnx::to_string(g.on_abstain));
   for (auto& c : on_abstain) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   const std::map<std::string, std::string> actual = {
@@ -383,6 +385,10 @@ TEST_CASE("the defaults in the list of keys are the parser's") {
       {"gate.anchor", "\"" + rnx::to_string(drift.anchor) + "\""},
       {"gate.drift_action", "\"" + std::string(rnx::to_string(drift.action)) + "\""},
       {"gate.on_service_error", "\"" + std::string(rnx::to_string(m.on_service_error)) + "\""},
+      {"gate.explain", "\"" + std::string(rnx::to_string(explain.scope)) + "\""},
+      {"gate.explain_budget_s", number_text(explain.budget_s)},
+      {"gate.explain_ncu", explain.ncu ? "true" : "false"},
+      {"gate.explain_count_threshold", number_text(explain.count_threshold)},
   };
   for (const auto& key : rnx::manifest_keys()) {
     const std::string path = rnx::manifest_key_path(key);
@@ -447,6 +453,25 @@ TEST_CASE("[gate] drift keys: read with their one spelling; bad values name the 
                        doctest::Contains("key 'gate.drift_action': unknown value \"fail\""), rnx::error);
   CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nanchor = \"days:30\"\n"), doctest::Contains("need a budget"),
                        rnx::error);
+}
+
+TEST_CASE("[gate] explain keys: read with their one spelling; bad values name the key") {
+  const std::string kernel = "[[kernel]]\nname = \"a\"\npath = \"a.py\"\n";
+  const std::string good = project + kernel +
+                           "[gate]\nexplain = \"all\"\nexplain_budget_s = 30\nexplain_ncu = true\n"
+                           "explain_count_threshold = 0.05\n";
+  (void)parse(good);
+  const rnx::explain_settings e = rnx::parse_explain_settings(good, "rnx.toml");
+  CHECK(e.scope == rnx::explain_scope::all);
+  CHECK(e.budget_s == 30);
+  CHECK(e.ncu);
+  CHECK(e.count_threshold == doctest::Approx(0.05));
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nexplain = \"slower\"\n"),
+                       doctest::Contains("key 'gate.explain': unknown value \"slower\""), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nexplain_ncu = \"yes\"\n"),
+                       doctest::Contains("key 'gate.explain_ncu': expected true or false"), rnx::error);
+  CHECK_THROWS_WITH_AS(parse(project + kernel + "[gate]\nexplain_budget_s = -1\n"),
+                       doctest::Contains("key 'gate.explain_budget_s'"), rnx::error);
 }
 
 TEST_CASE("kernel kind: each kind's text parses back to it; the unknown kind and other text do not parse") {
