@@ -52,7 +52,8 @@ store::run_number number_of(const run_result& r);
 std::string shown_reason(const verdict_document& v, const std::optional<store::baseline_record>& record,
                          const store::run_summary& run);
 
-// A speed of light as JSON: {"fraction", "ideal_ms", "bound": "compute" | "memory", "sheet_fraction"}.
+// A speed of light as JSON: {"fraction", "ideal_ms", "bound": "compute" | "memory", "peak_error", "beyond_peak",
+// "sheet_fraction"}.
 boost::json::object light_json(const light_figures& l);
 
 // a / b of two run numbers with an approximate 95% interval: their intervals combined in log space, each side's

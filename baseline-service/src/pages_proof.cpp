@@ -54,16 +54,26 @@ void clock_refusals(const environment& env, std::vector<std::string>& out) {
   }
 }
 
-// The results' part: every measured result timed with the L2 flushed, and something to set against the peaks.
+// The results' part: measured on a CUDA device, every measured result timed with the L2 flushed, and something to
+// set against the peaks.
 void result_refusals(const run_document& run, std::vector<std::string>& out) {
   std::vector<std::string> warm;
   std::size_t measured = 0;
+  std::size_t on_cpu = 0;
   for (const auto& r : run.results) {
     if (r.status != result_status::ok || r.samples_ms.empty()) continue;
     ++measured;
+    if (r.device.rfind("cpu", 0) == 0) ++on_cpu;
     if (r.l2 != l2_state::flushed) warm.push_back(r.key().label());
   }
   if (measured == 0) out.push_back("the run has no measured configuration (every result failed or was skipped)");
+  if (on_cpu > 0) {
+    out.push_back(
+        "a CPU run cannot qualify (" + std::to_string(on_cpu) + " of " + std::to_string(measured) +
+        " measured configurations ran on the CPU): rnx flushes no CPU cache before a timed call, so a working set "
+        "that fits in the cache is timed from it and its fraction of the copy's peak says nothing of the memory; "
+        "measure on a CUDA device with locked clocks");
+  }
   if (!warm.empty()) {
     std::string list;
     for (std::size_t i = 0; i < warm.size() && i < 5; ++i) list += (i ? ", " : "") + warm[i];
@@ -86,7 +96,7 @@ std::optional<light_figures> light_of(const run_result& r, const environment& en
   if (!r.work || !ms) return std::nullopt;
   auto measured = speed_of_light(*r.work, r.dtype, env.peaks, *ms);
   if (!measured) return std::nullopt;
-  light_figures out{*measured, std::nullopt};
+  light_figures out{*measured, peak_error(*measured, env.peak_measurements), std::nullopt};
   if (auto sheet = datasheet_for(env.device)) {
     if (auto s = speed_of_light(*r.work, r.dtype, sheet->peaks, *ms)) out.sheet_fraction = s->fraction;
   }
@@ -97,6 +107,8 @@ bj::object light_json(const light_figures& l) {
   return {{"fraction", l.measured.fraction},
           {"ideal_ms", l.measured.ideal_ms},
           {"bound", l.measured.compute_bound ? "compute" : "memory"},
+          {"peak_error", l.error},
+          {"beyond_peak", beyond_peak(l.measured, l.error)},
           {"sheet_fraction", l.sheet_fraction ? bj::value(*l.sheet_fraction) : bj::value(nullptr)}};
 }
 
@@ -111,7 +123,8 @@ std::string_view to_string(figure_source source) { return source == figure_sourc
 
 proof_view proof_data(const run_document& run, const std::string& id, figure_source figures) {
   if (auto refusals = proof_refusals(run); !refusals.empty()) {
-    std::string text = "rnx report --proof: no speed-of-light page for run " + id + ", because:";
+    std::string text = "rnx report --proof: no speed-of-light page for run " + id + ". " +
+                       std::string(proof_requirements) + "\nThis run does not qualify, because:";
     for (const auto& r : refusals) text += "\n  - " + r;
     throw error(errc::invalid, text);
   }

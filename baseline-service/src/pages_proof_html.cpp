@@ -13,24 +13,37 @@ using namespace parts;
 
 namespace {
 
-// 1.234e12 FLOP/s -> "1234 G"; the units the table's header names.
-std::string giga(std::optional<double> per_s) {
-  return fmt(per_s ? std::optional<double>(*per_s / 1e9) : std::nullopt, "%.4g");
+// A rate already in units of 1e9 per second, whole from a thousand up (628292, never 6.283e+05).
+std::string giga_text(std::optional<double> giga) {
+  if (!giga) return "-";
+  return fmt(*giga, *giga >= 1000 ? "%.0f" : "%.4g");
+}
+
+// 1.234e12 per second -> "1234 GFLOP/s" or "1234 GB/s": each peak in the unit of its own quantity (a matrix
+// product's FLOPs, a copy's bytes), never one unit for both.
+std::string rate_with_unit(std::optional<double> per_s, const std::string& peak) {
+  if (!per_s) return "-";
+  return giga_text(*per_s / 1e9) + (peak == copy_peak_name ? " GB/s" : " GFLOP/s");
 }
 
 void peaks_table(std::ostringstream& os, const proof_view& v) {
   const std::string source(to_string(v.figures));
   os << "<table class=\"peaks\"><thead><tr><th>peak</th><th class=\"num\">" << source
-     << " (G/s)</th><th class=\"num\">datasheet (G/s)</th><th class=\"num\">" << source
-     << " / datasheet</th></tr></thead><tbody>\n";
+     << "</th><th class=\"num\">its error</th><th class=\"num\">datasheet</th><th class=\"num\">" << source
+     << " / datasheet</th><th>measured</th></tr></thead><tbody>\n";
   for (const auto& [name, value] : v.env.peaks) {
     std::optional<double> sheet;
     if (v.sheet) {
       if (auto it = v.sheet->peaks.find(name); it != v.sheet->peaks.end()) sheet = it->second;
     }
-    os << "<tr><td><code>" << escape_html(name) << "</code></td><td class=\"num\">" << giga(value)
-       << "</td><td class=\"num\">" << giga(sheet) << "</td><td class=\"num\">"
-       << percent(sheet ? std::optional<double>(value / *sheet) : std::nullopt) << "</td></tr>\n";
+    const auto m = v.env.peak_measurements.find(name);
+    const bool recorded = m != v.env.peak_measurements.end();
+    os << "<tr><td><code>" << escape_html(name) << "</code></td><td class=\"num\">" << rate_with_unit(value, name)
+       << "</td><td class=\"num\">" << (recorded ? "&plusmn;" + fmt(100 * m->second.error, "%.2g") + "%" : "-")
+       << "</td><td class=\"num\">" << rate_with_unit(sheet, name) << "</td><td class=\"num\">"
+       << percent(sheet ? std::optional<double>(value / *sheet) : std::nullopt) << "</td><td>"
+       << (recorded ? escape_html(m->second.measured_at + ": " + m->second.how) : "not recorded (an older rnx)")
+       << "</td></tr>\n";
   }
   os << "</tbody></table>\n";
 }
@@ -48,12 +61,12 @@ void rows_table(std::ostringstream& os, const proof_view& v) {
     };
     t << "<tr><td><code>" << escape_html(r.key.label()) << "</code></td><td class=\"num\">" << fmt(r.ms, "%.4g")
       << "</td><td class=\"num\">" << fmt(scaled(r.work.flops, 1e9), "%.4g", mark) << "</td><td class=\"num\">"
-      << fmt(scaled(r.work.bytes, 1e6), "%.4g", mark) << "</td><td class=\"num\">" << fmt(r.rates.gflop_per_s, "%.4g")
-      << "</td><td class=\"num\">" << fmt(r.rates.gb_per_s, "%.4g") << "</td><td>"
+      << fmt(scaled(r.work.bytes, 1e6), "%.4g", mark) << "</td><td class=\"num\">" << giga_text(r.rates.gflop_per_s)
+      << "</td><td class=\"num\">" << giga_text(r.rates.gb_per_s) << "</td><td>"
       << (r.light.measured.compute_bound ? "compute" : "memory") << "</td><td class=\"num\">"
       << fmt(r.light.measured.ideal_ms, "%.4g") << "</td><td>"
-      << headroom_svg(r.light.measured.fraction, r.light.measured.compute_bound) << "</td><td class=\"num\">"
-      << percent(r.light.sheet_fraction) << "</td></tr>\n";
+      << headroom_svg(r.light.measured.fraction, r.light.measured.compute_bound, r.light.error)
+      << "</td><td class=\"num\">" << percent(r.light.sheet_fraction) << "</td></tr>\n";
   }
   t << "</tbody></table>";
   os << scroll_box(t.str());
@@ -64,7 +77,8 @@ void rows_table(std::ostringstream& os, const proof_view& v) {
 page proof_page(const proof_view& v) {
   std::ostringstream os;
   os << "<h1>Speed of light: " << escape_html(v.project) << " at <code>" << escape_html(v.run.commit.substr(0, 12))
-     << "</code></h1>\n<dl class=\"facts\"><dt>machine</dt><dd>" << machine_text(v.env.device, v.env.cpu)
+     << "</code></h1>\n<p class=\"legend\">" << escape_html(proof_requirements)
+     << "</p>\n<dl class=\"facts\"><dt>machine</dt><dd>" << machine_text(v.env.device, v.env.cpu)
      << "</dd><dt>environment</dt><dd><code>" << escape_html(v.env.env_id) << "</code></dd><dt>measured under</dt><dd>";
   if (v.figures == figure_source::reported) {
     os << "<span class=\"reported\">clocks locked as the run document reports them (uploaded: a claim, not "
@@ -95,7 +109,9 @@ page proof_page(const proof_view& v) {
      << to_string(v.figures)
      << " peak of its bound "
         "(the larger of its FLOPs at the dtype's matrix product and its bytes at the copy). The bar is that time over "
-        "the measured one; * marks work declared in rnx.toml rather than counted.</p>\n";
+        "the measured one; past 100% by no more than the peak's own error it is at the peak (drawn as 100%), past it "
+        "by more it is beyond what the machine can do (drawn in red); * marks work declared in rnx.toml rather than "
+        "counted.</p>\n";
   rows_table(os, v);
   if (!v.without_light.empty()) {
     os << "<p class=\"legend\">Measured without a speed of light (no work counted or declared, or no peak for its "

@@ -86,8 +86,8 @@ std::string light_table(const run_view& v) {
     t << "<tr><td><code>" << escape_html(c->key.label()) << "</code></td><td class=\"num\">"
       << fmt(c->head ? c->head->number.ms : std::nullopt, "%.4g") << "</td><td class=\"num\">"
       << fmt(c->light->measured.ideal_ms, "%.4g") << "</td><td>"
-      << headroom_svg(c->light->measured.fraction, c->light->measured.compute_bound) << "</td><td class=\"num\">"
-      << percent(c->light->sheet_fraction) << "</td></tr>\n";
+      << headroom_svg(c->light->measured.fraction, c->light->measured.compute_bound, c->light->error)
+      << "</td><td class=\"num\">" << percent(c->light->sheet_fraction) << "</td></tr>\n";
   }
   t << "</tbody></table>";
   return "<h2>How far from the limit</h2>\n<p class=\"legend\">The time the head's work of one call (counted over the "
@@ -95,8 +95,8 @@ std::string light_table(const run_view& v) {
          std::string(reported ? "reported" : "measured") +
          " peak of its bound (flop: the dtype's matrix "
          "product, mem: a device copy), over the head's time, nearest the limit first; a bar drawn full and red is "
-         "past "
-         "what the machine can do. Of the datasheet: the same against the device's published figures." +
+         "past what the machine can do by more than the peak's own measurement error (within it, the bar reads "
+         "100%: at the peak). Of the datasheet: the same against the device's published figures." +
          std::string(reported ? " <span class=\"reported\">Reported: the peaks (and whether the clocks were locked) "
                                 "are what the uploaded run document says; the server did not measure them.</span>"
                               : "") +

@@ -126,15 +126,17 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
   return out;
 }
 
-std::string headroom_svg(std::optional<double> fraction, bool compute_bound) {
+std::string headroom_svg(std::optional<double> fraction, bool compute_bound, double error) {
   if (!fraction || !std::isfinite(*fraction) || *fraction < 0) return "";
   constexpr double width = 80;
   const double filled = width * std::min(*fraction, 1.0);
-  const std::string label = light_text({0, *fraction, compute_bound});
+  const light_speed light{0, *fraction, compute_bound, ""};
+  const std::string label = light_text(light, error);
   const std::string title =
       label + " of the peak of its bound (" + (compute_bound ? "the dtype's matrix product" : "a device copy") + ")";
-  // Past 100% is impossible for honest work at these peaks: drawn full, in the broken colour.
-  const std::string colour = *fraction > 1 ? "#b00000" : "#1a3f66";
+  // Past 100% by more than the peak's own measurement error is impossible for honest work at these peaks: drawn
+  // full, in the broken colour. Within that error it is at the peak: drawn full, in the ordinary one.
+  const std::string colour = beyond_peak(light, error) ? "#b00000" : "#1a3f66";
   std::string out = "<svg class=\"headroom\" viewBox=\"0 0 " + number(width + 60, "%.0f") + " 14\" width=\"" +
                     number(width + 60, "%.0f") + "\" height=\"14\" role=\"img\" aria-label=\"" + escape_html(title) +
                     "\"><title>" + escape_html(title) + "</title>";

@@ -210,9 +210,20 @@ env_source env_source_from(const json::reader& r) {
   return source;
 }
 
+peak_measurement peak_measurement_from(const json::reader& r) {
+  r.only_keys({"error", "measured_at", "how"});
+  peak_measurement m;
+  auto error = r.at("error");
+  m.error = error.number();
+  if (!(m.error >= 0 && m.error < 1)) error.fail("a fraction in [0, 1) (1 - best / lower quartile of the timed calls)");
+  m.measured_at = r.string_or("measured_at", "");
+  m.how = r.string_or("how", "");
+  return m;
+}
+
 environment environment_from(const json::reader& r) {
   r.only_keys({"env_id", "device", "compute_capability", "driver", "cuda", "torch", "python", "cpu", "threads", "os",
-               "image", "harness", "clocks", "peaks", "host", "source"});
+               "image", "harness", "clocks", "peaks", "peak_measurements", "host", "source"});
   environment env;
   env.env_id = non_empty(r.at("env_id"));
   env.device = non_empty(r.at("device"));
@@ -240,6 +251,11 @@ environment environment_from(const json::reader& r) {
       const double v = peak.number();
       if (!(v > 0)) peak.fail("a positive number (a peak rate)");
       env.peaks[std::string(name)] = v;
+    }
+  }
+  if (auto measured = r.maybe("peak_measurements")) {
+    for (const auto& [name, value] : measured->object()) {
+      env.peak_measurements[std::string(name)] = peak_measurement_from(measured->at(std::string_view(name)));
     }
   }
   env.host = r.string_or("host", "");
@@ -504,6 +520,13 @@ bj::value to_json(const run_document& run) {
     bj::object peaks;
     for (const auto& [name, value] : run.env.peaks) peaks[name] = value;
     env["peaks"] = std::move(peaks);
+  }
+  if (!run.env.peak_measurements.empty()) {
+    bj::object measured;
+    for (const auto& [name, m] : run.env.peak_measurements) {
+      measured[name] = bj::object{{"error", m.error}, {"measured_at", m.measured_at}, {"how", m.how}};
+    }
+    env["peak_measurements"] = std::move(measured);
   }
   if (!run.env.host.empty()) env["host"] = run.env.host;
   if (run.env.source) {

@@ -92,12 +92,21 @@ std::optional<light_speed> speed_of_light(const work_info& work, std::string_vie
   out.compute_bound = compute_ms && (!memory_ms || *compute_ms > *memory_ms);
   out.ideal_ms = out.compute_bound ? *compute_ms : *memory_ms;
   out.fraction = out.ideal_ms / ms_per_call;
+  out.peak = out.compute_bound ? gemm_peak_name(dtype) : std::string(copy_peak_name);
   return out;
 }
 
-std::string light_text(const light_speed& light) {
+double peak_error(const light_speed& light, const std::map<std::string, peak_measurement>& measurements) {
+  auto it = measurements.find(light.peak);
+  return it == measurements.end() ? 0.0 : it->second.error;
+}
+
+bool beyond_peak(const light_speed& light, double error) { return light.fraction > 1 + error; }
+
+std::string light_text(const light_speed& light, double error) {
+  const double shown = light.fraction > 1 && !beyond_peak(light, error) ? 1.0 : light.fraction;
   char buffer[32];
-  std::snprintf(buffer, sizeof buffer, light.fraction < 0.1 ? "%.1f%% %s" : "%.0f%% %s", 100 * light.fraction,
+  std::snprintf(buffer, sizeof buffer, shown < 0.1 ? "%.1f%% %s" : "%.0f%% %s", 100 * shown,
                 light.compute_bound ? "flop" : "mem");
   return buffer;
 }

@@ -68,7 +68,7 @@ std::vector<light_row> light_rows(const run_document& head) {
     const auto ms = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
     const auto light = pages::light_of(r, head.env, ms);
     if (!light) continue;
-    light_row row{r.key().label(), light_text(light->measured), "", light->measured.fraction};
+    light_row row{r.key().label(), light_text(light->measured, light->error), "", light->measured.fraction};
     if (light->sheet_fraction) row.sheet = light_text({0, *light->sheet_fraction, light->measured.compute_bound});
     rows.push_back(std::move(row));
   }

@@ -8,6 +8,7 @@
 #include "rnx/common/process.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/runner/native_build.hpp"
+#include "rnx/runner/peak_cache.hpp"
 #include "rnx/common/speed_of_light.hpp"
 #include "rnx/runner/python.hpp"
 #include "rnx/runner/sample_stats.hpp"
@@ -196,6 +197,34 @@ int run_lanes(const bench_options& options, std::vector<side_state>& sides, std:
   return looks;
 }
 
+// The work of a configuration is the problem's, not what a candidate happens to execute: in a paired run the head
+// of a configuration whose work was counted carries the base's count (a function kernel is its own reference, and
+// the base branch's is the problem's definition; a KernelBench file's is its Model's on both sides). Declared work
+// stays the head's own.
+void take_base_work(bench_side& head, const bench_side& base) {
+  for (auto& r : head.results) {
+    if (r.work && r.work->source == work_source::declared) continue;
+    const auto same = std::find_if(base.results.begin(), base.results.end(),
+                                   [&](const run_result& b) { return b.key() == r.key() && b.work; });
+    if (same != base.results.end() && same->work->source == work_source::counted) r.work = same->work;
+  }
+}
+
+// Each peak a result of `side` beats (a fraction of it past 1, however little) is marked in the environment's
+// cache, so that the next worker measures it again and the higher stands (peak_cache.hpp).
+void mark_beaten_peaks(const bench_side& side, const fs::path& cache_dir) {
+  for (const auto& r : side.results) {
+    if (r.status != result_status::ok || r.samples_ms.empty() || !r.work) continue;
+    const auto centre = stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+    if (!centre) continue;
+    const auto light = speed_of_light(*r.work, r.dtype, side.env.peaks, *centre);
+    if (!light || !(light->fraction > 1)) continue;
+    std::ostringstream by;
+    by << r.key().label() << " at " << std::setprecision(4) << light->fraction << " of it";
+    mark_beaten(cache_dir, side.env.env_id, light->peak, by.str());
+  }
+}
+
 }  // namespace
 
 std::vector<bench_side> run_bench(const bench_options& options, bench_timing* timing) {
@@ -206,9 +235,13 @@ std::vector<bench_side> run_bench(const bench_options& options, bench_timing* ti
   const int looks = run_lanes(options, sides, configs, lanes, timing, began);
   const std::string pairing_id = new_pairing_id(sides.size());
   std::vector<bench_side> out;
+  const fs::path cache_dir = options.cache_dir.empty() ? default_cache_dir() : options.cache_dir;
   for (std::size_t s = 0; s < sides.size(); ++s) {
     out.push_back(assemble_side(s, sides[s], configs, pairing_id, looks));
+    take_kept_peaks(out.back().env, cache_dir);
   }
+  if (out.size() == 2) take_base_work(out[0], out[1]);
+  for (const auto& side : out) mark_beaten_peaks(side, cache_dir);
   return out;
 }
 
@@ -243,6 +276,7 @@ void print_rates(std::ostream& os, const run_result& r, const std::optional<doub
 // takes at the peak of its bound (the dtype's matrix product for FLOPs, a device copy for bytes), against `peaks`; "-"
 // where that is unknown.
 std::string light_cell(const run_result& r, const std::map<std::string, double>& peaks,
+                       const std::map<std::string, peak_measurement>& measurements,
                        const std::optional<double>& median_ms) {
   if (!r.work || !median_ms) return "-";
   const auto light = speed_of_light(*r.work, r.dtype, peaks, *median_ms);
@@ -250,7 +284,21 @@ std::string light_cell(const run_result& r, const std::map<std::string, double>&
   // The column holds ten characters: a time a hundred times past the limit (a result kept, not computed; the note
   // says so with its numbers) is written as past 9999%, its exact figure in the run document's work and peaks.
   if (light->fraction >= 100) return std::string(">9999% ") + (light->compute_bound ? "flop" : "mem");
-  return light_text(*light);
+  return light_text(*light, peak_error(*light, measurements));
+}
+
+// "BEYOND THE MEASURED PEAK: ...: " where the median is past the machine's measured peak of its bound by more than
+// that peak's own measurement error, else empty.
+std::string peak_note(const run_result& r, const environment& env, const std::optional<double>& median_ms) {
+  if (r.status != result_status::ok || !r.work || !median_ms) return "";
+  const auto light = speed_of_light(*r.work, r.dtype, env.peaks, *median_ms);
+  if (!light) return "";
+  const double error = peak_error(*light, env.peak_measurements);
+  if (!beyond_peak(*light, error)) return "";
+  std::ostringstream os;
+  os << std::setprecision(3) << "BEYOND THE MEASURED PEAK: " << 100 * light->fraction << "% of " << light->peak
+     << " (its error " << 100 * error << "%) ";
+  return os.str();
 }
 
 // "beyond the physical limit ...: " where the result's median is below its physical bound, else empty.
@@ -285,14 +333,16 @@ void print_summary(std::ostream& os, const run_document& run) {
       os << std::setw(12) << (centre ? fmt_ms(*centre) : std::string("-")) << std::setw(10) << spread.str()
          << std::setw(10) << r.samples_ms.size() << std::setw(11) << std::max<std::size_t>(r.groups.size(), 1);
       print_rates(os, r, centre);
-      os << std::setw(11) << light_cell(r, run.env.peaks, centre) << std::setw(11)
-         << light_cell(r, sheet ? sheet->peaks : no_peaks, centre);
+      os << std::setw(11) << light_cell(r, run.env.peaks, run.env.peak_measurements, centre) << std::setw(11)
+         << light_cell(r, sheet ? sheet->peaks : no_peaks, {}, centre);
     } else {
       os << std::setw(12) << "-" << std::setw(10) << "-" << std::setw(10) << "-" << std::setw(11) << "-";
       print_rates(os, r, std::nullopt);
       os << std::setw(11) << "-" << std::setw(11) << "-";
     }
-    std::string note = physics_note(r) + r.message.substr(0, r.message.find('\n'));
+    const auto centre =
+        r.samples_ms.empty() ? std::nullopt : stats::observed_statistic({r.samples_ms, r.groups}, statistic::median);
+    std::string note = physics_note(r) + peak_note(r, run.env, centre) + r.message.substr(0, r.message.find('\n'));
     if (note.size() > note_width || note.size() < r.message.size()) {
       note = note.substr(0, std::min(note.size(), note_width - 20)) + "... (in full below)";
       cut.push_back(&r);
@@ -303,7 +353,9 @@ void print_summary(std::ostream& os, const run_document& run) {
         "the verdict compares); spread: MAD / median of all samples; samples: all processes together; GFLOP/s, GB/s: "
         "the work of one call of the eager reference over that median (* declared in rnx.toml, not counted); SOL: the "
         "time that work takes at this machine's measured peak of its bound (flop: the dtype's matrix product, mem: a "
-        "device copy; environment.peaks) over the median; sheet: the same against the device's datasheet";
+        "device copy; environment.peaks) over the median, written 100% where it is past the peak by no more than the "
+        "peak's own measurement error (environment.peak_measurements), and noted BEYOND THE MEASURED PEAK where by "
+        "more; sheet: the same against the device's datasheet";
   if (sheet) os << " (" << sheet->source << ")";
   os << "\n";
   for (const auto* r : cut) {

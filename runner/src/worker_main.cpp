@@ -74,12 +74,15 @@ bj::object environment_json(const environment& env) {
 }
 
 // The environment with the machine's peaks, measured on this worker's device the first time this environment is
-// seen (the job's cache keeps them). A contained worker (timing untrusted candidates) leaves them out: its cache
-// is not writable, and rnx optimize judges candidates by the verdict, not by the peaks.
+// seen and again where a result beat one or one was a busy machine's (the job's cache keeps them, the higher). A
+// contained worker (timing untrusted candidates) leaves them out: its cache is not writable, and rnx optimize
+// judges candidates by the verdict, not by the peaks.
 environment with_peaks(environment env, at::Device device, const runner::detail::worker_job& job, bool contained) {
   if (contained || job.cache_dir.empty()) return env;
   try {
-    env.peaks = runner::machine_peaks(device, env.env_id, job.cache_dir);
+    auto kept = runner::machine_peaks(device, env.env_id, job.cache_dir);
+    env.peaks = std::move(kept.peaks);
+    env.peak_measurements = std::move(kept.measurements);
   } catch (const std::exception& e) {
     std::cerr << "rnx-runner-worker: the machine's peaks were not measured (" << e.what() << ")\n";
   }

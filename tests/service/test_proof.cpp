@@ -159,9 +159,67 @@ TEST_CASE("proof page: clocks and peaks from a document rnx did not measure are 
   CHECK(page.body.find("clocks locked (queried") == std::string::npos);
   CHECK(page.body.find("Reported by the uploaded run document") != std::string::npos);
   CHECK(page.body.find("Measured by rnx bench") == std::string::npos);
-  CHECK(page.body.find("<th class=\"num\">reported (G/s)</th>") != std::string::npos);
+  CHECK(page.body.find("<th class=\"num\">reported</th>") != std::string::npos);
   CHECK(page.body.find("of the reported peak") != std::string::npos);
   CHECK(page.body.find("of the measured peak") == std::string::npos);
   CHECK(page.body.find("MHz while sampling (reported)") != std::string::npos);
   CHECK(pages::to_json(v).at("figures").as_string() == "reported");
+}
+
+TEST_CASE("proof page: each peak in its own unit with its error and how it was measured; what qualifies, up front") {
+  auto run = locked_run();
+  run.env.peak_measurements[gemm_peak_name("bfloat16")] = {
+      0.012, "2026-12-06T07:00:00Z", "the fastest of 10 calls of a 8192 x 8192 bfloat16 matrix product on cuda:0"};
+  const auto body = pages::proof_page(pages::proof_data(run, "7")).body;
+  // 7e14 FLOP/s and 2.9e12 B/s, each in its unit; never one "G/s" for both.
+  CHECK(body.find("700000 GFLOP/s") != std::string::npos);
+  CHECK(body.find("2900 GB/s") != std::string::npos);
+  CHECK(body.find("989500 GFLOP/s") != std::string::npos);  // the datasheet's, in the same unit
+  CHECK(body.find("e+05") == std::string::npos);
+  CHECK(body.find("3350 GB/s") != std::string::npos);
+  CHECK(body.find(" G/s") == std::string::npos);
+  CHECK(body.find("&plusmn;1.2%") != std::string::npos);
+  CHECK(body.find("2026-12-06T07:00:00Z: the fastest of 10 calls") != std::string::npos);
+  CHECK(body.find("not recorded (an older rnx)") != std::string::npos);  // the copy's, which has no record
+  // What a run needs comes first, before the facts and the tables, and says a CPU run cannot qualify, and why.
+  const auto needs = body.find("A run qualifies for this page when");
+  REQUIRE(needs != std::string::npos);
+  CHECK(needs < body.find("<dl class=\"facts\">"));
+  CHECK(body.find("A CPU run cannot qualify: rnx flushes no CPU cache", needs) != std::string::npos);
+}
+
+TEST_CASE("proof page: a CPU run is refused as one, and the refusal says first what a run needs") {
+  auto cpu = locked_run();
+  for (auto& r : cpu.results) {
+    r.device = "cpu";
+    r.l2 = l2_state::unstated;
+  }
+  const std::string text = refusal_text(cpu);
+  CHECK(text.find("A run qualifies for this page when") < text.find("This run does not qualify, because:"));
+  CHECK(text.find("a CPU run cannot qualify (3 of 3 measured configurations ran on the CPU)") != std::string::npos);
+  CHECK(pages::proof_refusals(locked_run()).empty());
+}
+
+TEST_CASE("headroom bar: past 100% within the peak's own error is at the peak, drawn full in the ordinary colour") {
+  const auto within = pages::headroom_svg(1.03, true, 0.05);
+  CHECK(within.find("100% flop") != std::string::npos);
+  CHECK(within.find("#b00000") == std::string::npos);
+  CHECK(within.find("width=\"80.0\"") != std::string::npos);
+  const auto beyond = pages::headroom_svg(1.07, true, 0.05);
+  CHECK(beyond.find("107% flop") != std::string::npos);
+  CHECK(beyond.find("#b00000") != std::string::npos);
+
+  // The run page takes the error from the run's record of its peaks, and keeps it through the page's JSON.
+  auto run = locked_run();
+  run.results[1].samples_ms.assign(24, 1.5);  // 1.570731 ms at the peak: 104.7% of it
+  run.env.peak_measurements[gemm_peak_name("bfloat16")] = {0.06, "", ""};
+  const auto view = pages::run_data(run, "local", nullptr, "", nullptr);
+  REQUIRE(view.configs[1].light);
+  CHECK(view.configs[1].light->error == 0.06);
+  const auto read =
+      pages::run_view_from_json(json::parse(json::serialize(pages::to_json(view)), "run view").as_object());
+  CHECK(read.configs[1].light->error == 0.06);
+  const auto body = pages::run_page(view, pages::link_style{}).body;
+  CHECK(body.find("100% flop") != std::string::npos);
+  CHECK(body.find("#b00000") == std::string::npos);
 }

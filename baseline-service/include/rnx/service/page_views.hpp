@@ -67,6 +67,7 @@ std::string_view to_string(figure_source source);
 // and against the device's datasheet where rnx knows the device.
 struct light_figures {
   light_speed measured;
+  double error = 0;  // the measured peak's own measurement error (peak_error): within it past 1 is at the peak
   std::optional<double> sheet_fraction;
 };
 // The head's speed of light at its run number; nullopt without work, peaks or a number.
@@ -124,6 +125,14 @@ struct proof_view {
   std::vector<config_key> without_light;            // measured, but no work or no peak to set it against
   figure_source figures = figure_source::measured;  // whether rnx measured the clocks and peaks, or a document says so
 };
+
+// What a run needs for a speed-of-light page, as the page and its refusal say it first.
+inline constexpr std::string_view proof_requirements =
+    "A run qualifies for this page when its numbers can carry a claim about the machine: measured by rnx bench on a "
+    "CUDA device whose clocks were queried and found locked and held still while it sampled, every timed call "
+    "started with the L2 flushed, and the machine's peaks measured. A CPU run cannot qualify: rnx flushes no CPU "
+    "cache, so a working set that fits in the cache is timed from it and reads past the copy's peak (a fraction "
+    "of the memory's peak that says nothing of the memory), and a CPU's clocks are seldom lockable or queryable.";
 
 // Why a run cannot back a speed-of-light claim, each reason with its fix; empty when it can: its clocks were queried
 // and found locked (environment.clocks.locked), the SM clock held still while it sampled, every measured result was

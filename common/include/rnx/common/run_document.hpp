@@ -28,6 +28,16 @@ struct env_source {
   std::string imported_on;
 };
 
+// How one of a machine's peaks was measured: its own error (1 - fastest / lower quartile of its timed calls: how far
+// the fastest call stands from the calls nearest it; a result within that much past the peak is at it, not beyond
+// it), when (UTC, ISO 8601), and how ("the fastest of 10 calls of a 1024 x 1024 float32 matrix product on 2
+// threads; other processes kept 0.05 of 2 cores busy meanwhile").
+struct peak_measurement {
+  double error = 0;
+  std::string measured_at;
+  std::string how;
+};
+
 struct environment {
   std::string env_id;  // hash of every other field except host, source and clocks; see compute_env_id
   std::string device;
@@ -52,6 +62,8 @@ struct environment {
   // rnx/common/speed_of_light.hpp): gemm_<dtype>_flops_per_s, copy_bytes_per_s; recorded, not part of env_id
   // (measurements, not identity).
   std::map<std::string, double> peaks;
+  // When and how each of those peaks was measured, by the same names (absent in runs of an older rnx).
+  std::map<std::string, peak_measurement> peak_measurements;
   // The host name a harness recorded (Google Benchmark's host_name, pytest-benchmark's node); not part of env_id,
   // because CI jobs run on hosts of a new name each time.
   std::string host;

@@ -40,13 +40,24 @@ struct light_speed {
   double ideal_ms = 0;
   double fraction = 0;
   bool compute_bound = false;  // the FLOPs' time at peak is the larger
+  std::string peak;            // the name of the peak it is set against (gemm_float32_flops_per_s, copy_bytes_per_s)
 };
 // nullopt where neither part of the work has a peak to go with it (no FLOPs counted and no copy peak, a dtype
 // without a measured matrix product, no peaks at all) or the time is not positive.
 std::optional<light_speed> speed_of_light(const work_info& work, std::string_view dtype,
                                           const std::map<std::string, double>& peaks, double ms_per_call);
 
-// "62% mem", "45% flop", "4.2% flop" (one decimal under 10%): how every report writes a speed of light.
-std::string light_text(const light_speed& light);
+// The measurement error of the peak `light` is set against (environment.peak_measurements); 0 where none is
+// recorded (a datasheet's figure, a run of an older rnx).
+double peak_error(const light_speed& light, const std::map<std::string, peak_measurement>& measurements);
+
+// Whether a speed of light is past its peak by more than that peak's own measurement error `error`: a time the
+// machine cannot give honest work (a result kept from an earlier call, a peak measured on a busy machine). Within
+// the error it is at the peak, not beyond it.
+bool beyond_peak(const light_speed& light, double error);
+
+// "62% mem", "45% flop", "4.2% flop" (one decimal under 10%): how every report writes a speed of light. A fraction
+// past 1 by no more than `error` (the peak's own, peak_error) is written "100%": at the peak within its error.
+std::string light_text(const light_speed& light, double error = 0);
 
 }  // namespace rnx

@@ -21,15 +21,25 @@ environment collect_environment(at::Device device);
 // happens (the worker's start-up split) rather than in the first configuration. Does nothing for the CPU.
 void open_device(at::Device device);
 
-// Measures the peaks of `device` (the worker does this, on its own device, after its job: the lane is its alone):
-// the best of several event-timed (CUDA) or clock-timed (CPU) calls of a square matrix product per dtype (CUDA:
-// float32, float16, bfloat16 at 8192; CPU: float32 at 1024 with the worker's threads) and of a copy (CUDA 1 GiB,
-// CPU 256 MiB; its bytes read plus written).
-std::map<std::string, double> measure_peaks(at::Device device);
+// The machine's peaks (environment.peaks) and how each was measured (environment.peak_measurements).
+struct peak_record {
+  std::map<std::string, double> peaks;
+  std::map<std::string, peak_measurement> measurements;
+};
 
-// measure_peaks once per environment: read from CACHE_DIR/peaks/ENV_ID.json when it is there, else measured and
-// written there (written whole, by rename; a cache that cannot be written is left alone).
-std::map<std::string, double> machine_peaks(at::Device device, const std::string& env_id,
-                                            const std::filesystem::path& cache_dir);
+// Measures the peaks of `device` (the worker does this, on its own device, before its first configuration: the lane
+// is its alone): ten event-timed (CUDA) or clock-timed (CPU) calls of a square matrix product per dtype (CUDA:
+// float32, float16, bfloat16 at 8192; CPU: float32 at 1024 with the worker's threads) and ten (CUDA twenty) of a
+// copy (CUDA 1 GiB, CPU 256 MiB; its bytes read plus written), each after two untimed ones. A peak is the rate at
+// the fastest call, its error 1 - fastest / lower quartile of the calls; on the CPU its record says how many cores
+// other processes kept busy while it was timed.
+peak_record measure_peaks(at::Device device);
+
+// The peaks of this environment as CACHE_DIR/peaks/ENV_ID.json keeps them (peak_cache.hpp), measured where the
+// file has none. They are measured again, and per peak the higher kept, where a result has beaten one since
+// (rnx bench marks it) or where one was timed while other processes kept the machine busy and it is quiet now: a
+// busy machine's low peak never stays for good. The file is written whole, by rename; one that cannot be written
+// is left alone.
+peak_record machine_peaks(at::Device device, const std::string& env_id, const std::filesystem::path& cache_dir);
 
 }  // namespace rnx::runner
