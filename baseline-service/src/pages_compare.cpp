@@ -246,8 +246,8 @@ std::string unstable_list(const compare_view& v) {
   for (const auto& c : v.configs) {
     for (std::size_t i = 0; i < c.cells.size() && i < v.runs.size(); ++i) {
       if (!c.cells[i].number.unstable) continue;
-      os << "<li>run " << escape_html(v.runs[i].run.id) << ", <code>" << escape_html(c.key.label())
-         << "</code>: " << escape_html(unstable_text(c.cells[i].number)) << "</li>";
+      os << "<li>" << unstable_folded("run " + v.runs[i].run.id + ", " + c.key.label() + ": ", c.cells[i].number)
+         << "</li>";
     }
   }
   if (os.str().empty()) return "";

@@ -140,6 +140,15 @@ std::string unstable_badge(const store::run_number& n) {
   return " <span class=\"badge unstable\" title=\"" + escape_html(unstable_text(n)) + "\">&#9888; unstable</span>";
 }
 
+std::string unstable_folded(const std::string& label, const store::run_number& n) {
+  if (!n.unstable) return "";
+  const std::string line = unstable_summary(n);
+  const std::string whole = unstable_text(n);
+  const std::string head = "&#9888; " + escape_html(label) + escape_html(line);
+  if (line == whole) return "<span class=\"unstable-note\">" + head + "</span>";
+  return "<details class=\"unstable-note\"><summary>" + head + "</summary>" + escape_html(whole) + "</details>";
+}
+
 }  // namespace parts
 
 std::string escape_html(std::string_view text) { return html_escape(text); }

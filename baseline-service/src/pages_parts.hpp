@@ -34,6 +34,10 @@ std::string upload_help(std::string_view project);
 // A warning badge for an unstable number, its reason in the title; "" for a stable one.
 std::string unstable_badge(const store::run_number& n);
 
+// An unstable number's reason as one line (unstable_summary) after `label`, the whole of it folded beneath in a
+// <details> when there is more; "" for a stable one.
+std::string unstable_folded(const std::string& label, const store::run_number& n);
+
 }  // namespace rnx::pages::parts
 
 // The data side's shared pieces (pages_data.cpp, pages_run.cpp, pages_compare.cpp, pages_overview.cpp).

@@ -13,6 +13,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 namespace rnx::pages {
 
@@ -239,7 +240,19 @@ store::run_number read_number(const bj::object& in) {
 
 std::string unstable_text(const store::run_number& n) {
   if (!n.unstable) return "";
-  return n.unstable_reason.empty() ? "unstable" : "unstable: " + n.unstable_reason;
+  if (n.unstable_reason.empty()) return "unstable";
+  constexpr std::string_view prefix = "unstable: ";
+  const bool prefixed = n.unstable_reason.compare(0, prefix.size(), prefix) == 0;
+  return prefixed ? n.unstable_reason : std::string(prefix) + n.unstable_reason;
+}
+
+std::string unstable_summary(const store::run_number& n) {
+  constexpr std::size_t most = 160;
+  std::string line = unstable_text(n);
+  line = line.substr(0, std::min({line.find(" ["), line.find('\n'), line.size()}));
+  if (line.size() <= most) return line;
+  const auto space = line.rfind(' ', most - 3);
+  return line.substr(0, space == std::string::npos ? most - 3 : space) + "...";
 }
 
 run_view run_data(const run_document& head, const std::string& head_id, const run_document* base,

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <sstream>
+#include <string_view>
 
 namespace rnx::pages {
 
@@ -44,15 +45,24 @@ std::string config_reason(const config_verdict& c, const gate_policy& policy) {
   }
 }
 
-// The unstable sides of a row, as the reason column says them (each once, unless the reason quotes it already).
+// The unstable sides of a row, one line each (the whole reason folded beneath); a side whose line the reason column
+// quotes already shows only the fold of what its processes went through, if there is one.
 std::string unstable_note(const run_config_row& c, const std::string& reason) {
   std::string out;
   for (const auto& [name, side] : {std::pair{"base", &c.base}, std::pair{"head", &c.head}}) {
     if (!*side || !(*side)->number.unstable) continue;
-    const std::string& why = (*side)->number.unstable_reason;
-    if (!why.empty() && reason.find(why) != std::string::npos) continue;
-    out += " <span class=\"unstable-note\">&#9888; " + std::string(name) + " " +
-           escape_html(unstable_text((*side)->number)) + "</span>";
+    const store::run_number& n = (*side)->number;
+    const std::string summary = unstable_summary(n);
+    constexpr std::string_view prefix = "unstable: ";
+    const std::string line = summary.size() > prefix.size() ? summary.substr(prefix.size()) : "";
+    const bool quoted = !line.empty() && reason.find(escape_html(line)) != std::string::npos;
+    if (!quoted) {
+      out += " " + unstable_folded(std::string(name) + " ", n);
+    } else if (const auto list = n.unstable_reason.find(" ["); list != std::string::npos) {
+      out += " <details class=\"unstable-note\"><summary>&#9888; " + std::string(name) +
+             ": what each process went through</summary>" + escape_html(n.unstable_reason.substr(list + 1)) +
+             "</details>";
+    }
   }
   return out;
 }

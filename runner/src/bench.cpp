@@ -89,7 +89,7 @@ environment side_environment(const side_state& side) {
 // A measured configuration whose processes disagree is marked unstable, with what each process went through.
 void mark_instability(planned& p) {
   if (p.result.status != result_status::ok) return;
-  auto why = instability(p.result.samples_ms, p.result.groups);
+  auto why = instability(p.result.samples_ms, p.result.groups, p.partner.has_value());
   if (!why) return;
   p.result.unstable = true;
   p.result.message = "unstable: " + *why;

@@ -60,7 +60,8 @@ std::optional<std::string> bimodality(std::vector<double> sorted) {
 
 }  // namespace
 
-std::optional<std::string> instability(const std::vector<double>& samples, const std::vector<std::int64_t>& groups) {
+std::optional<std::string> instability(const std::vector<double>& samples, const std::vector<std::int64_t>& groups,
+                                       bool paired) {
   // One part per worker process; the whole pool when the samples carry no process groups.
   std::vector<std::vector<double>> parts;
   if (groups.size() >= 2) {
@@ -94,7 +95,10 @@ std::optional<std::string> instability(const std::vector<double>& samples, const
       for (double m : medians) list += (list.empty() ? "" : ", ") + fmt(m, 4);
       return "process medians disagree: " + list + " ms (max/min " + fmt(1 + disagreement) +
              "x) while each process varies only ~" + fmt(100 * within, 2) +
-             "%; rerun on a quieter machine or use --pair";
+             (paired ? "%; rerun on a quieter machine (in-process pairs' block ratios cancel what both sides "
+                       "share in a process)"
+                     : "%; rerun on a quieter machine, or measure paired (rnx bench --pair BASE, rnx gate --mode "
+                       "paired), whose block ratios cancel what both sides share");
     }
   }
   // Multi-modality inside one process: a split of its sorted samples, with at least 35% on each side, where the

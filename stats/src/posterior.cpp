@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iomanip>
 #include <memory>
 #include <mutex>
 #include <numeric>
@@ -464,7 +465,11 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
     // Bimodal or drifting samples widen what a change must beat, but a change far beyond them still decides:
     // the head's 5-95% range must lie wholly beyond the base's, by more than the rope.
     const char* name = base.unstable ? "base" : "head";
-    const std::string& why = base.unstable ? base.unstable_reason : head.unstable_reason;
+    // The reason's first part: without the runner's own "unstable: " and the list of what each process went through
+    // (" [process 1: ...]"), which the run document keeps and the pages fold away.
+    std::string why = base.unstable ? base.unstable_reason : head.unstable_reason;
+    if (why.rfind("unstable: ", 0) == 0) why.erase(0, 10);
+    why = why.substr(0, why.find(" ["));
     const std::vector<double> head_values(head.samples.begin(), head.samples.end());
     const std::vector<double> base_values(base.samples.begin(), base.samples.end());
     const double head_low = quantile(head_values, 0.05), head_high = quantile(head_values, 0.95);
@@ -543,11 +548,16 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
   // explains. Where they differ by more than the band and four times that noise, something that differs between
   // processes and not between the sides inside one is in the ratio; the verdict's second level counts it (so the
   // interval is wide), and the reason says so, whatever the decision.
+  const bool decided = out.result == decision::slower || out.result == decision::faster;
   if (spread.processes > 1 && spread.between > opt.rope && spread.between > 4 * spread.within) {
     std::ostringstream note;
     note.precision(2);
-    note << std::fixed << "; the processes disagree (their ratios spread by " << 100 * spread.between << "% against "
-         << 100 * spread.within
+    // A decided change comes first: a large slowdown whose processes disagree about its size is still a slowdown,
+    // and must not read as a glitch.
+    note << std::fixed
+         << (decided ? "; the processes agree on the direction but disagree about the size"
+                     : "; the processes disagree")
+         << " (their ratios spread by " << 100 * spread.between << "% against " << 100 * spread.within
          << "% within one): something that differs between worker processes and is not cancelled inside one (where "
             "buffers landed, what the cache held, the launch path) moves the ratio";
     out.process_note = note.str();
@@ -561,12 +571,19 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     }
     if (spread.processes > 1 && spread.between > 2 * spread.within) {
       advice << "more processes (processes differ by " << 100 * spread.between << "% against " << 100 * spread.within
-             << "% within one: raise [bench] max_processes or --processes)";
+             << "% within one: raise max_processes in [bench] of rnx.toml)";
     } else {
       advice << "a longer budget per process (each process's ratio is uncertain by " << 100 * spread.within
-             << "%: raise budget_ms or --budget-ms)";
+             << "%: raise budget_ms in [bench] of rnx.toml, and total_budget_s, which caps the later looks)";
     }
     out.reason += advice.str();
+  }
+  if (decided && !out.process_note.empty() && out.ratio) {
+    std::ostringstream lead;
+    lead << std::fixed << std::setprecision(3) << to_string(out.result) << ": ratio " << *out.ratio << " ("
+         << std::showpos << std::setprecision(1) << 100 * (*out.ratio - 1) << std::noshowpos << "%), 95% interval ["
+         << std::setprecision(3) << out.ci_lo.value_or(NAN) << ", " << out.ci_hi.value_or(NAN) << "]";
+    out.reason = lead.str() + (out.reason.empty() ? "" : "; " + out.reason);
   }
   out.reason += out.reason.empty() && !out.process_note.empty() ? out.process_note.substr(2) : out.process_note;
   return out;

@@ -452,6 +452,12 @@ TEST_CASE("instability: disagreeing process medians and bimodal samples are name
   auto why = rnx::runner::instability(split, {10, 10});
   REQUIRE(why.has_value());
   CHECK(why->rfind("process medians disagree: 0.731, 18.01 ms (max/min 24.6x)", 0) == 0);
+  // Its advice is what the printing commands accept; a side of a paired run is not told to measure paired.
+  CHECK(why->find("rnx bench --pair BASE, rnx gate --mode paired") != std::string::npos);
+  auto paired_why = rnx::runner::instability(split, {10, 10}, true);
+  REQUIRE(paired_why.has_value());
+  CHECK(paired_why->find("--pair") == std::string::npos);
+  CHECK(paired_why->find("rerun on a quieter machine") != std::string::npos);
 
   std::vector<double> bimodal;
   bimodal.reserve(20);

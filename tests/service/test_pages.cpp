@@ -536,6 +536,54 @@ TEST_CASE("pages: one number everywhere; an unstable run is flagged on the run p
   CHECK(compare_html.find(printed(gate_ms).substr(0, 6)) != std::string::npos);
 }
 
+TEST_CASE("pages: an unstable side's reason is one line on the run and compare pages, its process list folded") {
+  fixture f;
+  auto project = *f.db.find_project("demo");
+  store::upload_run(f.db, project.id, three_process_run("steady", {0.080, 0.081, 0.079}));
+  // The runner's message: it starts with "unstable: " itself and lists what each process went through.
+  std::string notes;
+  for (int p = 1; p <= 3; ++p) {
+    notes += (p > 1 ? "; " : "") + std::string("process ") + std::to_string(p) +
+             ": 0 involuntary context switches, 3 migrations, 12 minor faults, ran on cpus 0-1";
+  }
+  const std::string reason =
+      "unstable: process medians disagree: 0.08, 17.9, 0.079 ms (max/min 227x) while each process varies only ~0.10%; "
+      "rerun on a quieter machine [" +
+      notes + "]";
+  const auto id = store::upload_run(f.db, project.id, three_process_run("noisy", {0.080, 17.9, 0.079}, reason)).run.id;
+  store::judge_stored_run(f.db, id, gate_policy{});
+
+  const std::string run_html = f.get("/runs/" + std::to_string(id), f.token).body();
+  CHECK(run_html.find("unstable: unstable:") == std::string::npos);
+  // The reason column says the instability once, on its line, without the process list ...
+  const auto reason_at = run_html.find("<td class=\"reason\">head is unstable (process medians disagree: 0.08, 17.9");
+  REQUIRE(reason_at != std::string::npos);
+  const auto row_end = run_html.find("</tr>", reason_at);
+  const std::string cell = run_html.substr(reason_at, row_end - reason_at);
+  CHECK(cell.find("rerun on a quieter machine); head 5-95%") != std::string::npos);
+  // ... which is folded beneath it, under a one-line summary.
+  const auto folded = cell.find(
+      "<details class=\"unstable-note\"><summary>&#9888; head: what each process went "
+      "through</summary>[process 1: 0 involuntary");
+  REQUIRE(folded != std::string::npos);
+  CHECK(cell.find("[process 1") == cell.find("[process 1", folded));
+  CHECK(cell.find("process 3: 0 involuntary") < cell.find("</details>"));
+
+  const std::string compare_html =
+      f.get("/compare?runs=" + std::to_string(f.runs[0]) + "," + std::to_string(id), f.token).body();
+  CHECK(compare_html.find("unstable: unstable:") == std::string::npos);
+  CHECK(compare_html.find("kernel0/eager/float32/b1: unstable: process medians disagree") != std::string::npos);
+  CHECK(compare_html.find("<details class=\"unstable-note\">") != std::string::npos);
+
+  // The one-line form alone: no prefix twice, cut at a word past 160 characters.
+  store::run_number n;
+  n.unstable = true;
+  n.unstable_reason = "unstable: bimodal";
+  CHECK(pages::unstable_text(n) == "unstable: bimodal");
+  n.unstable_reason = std::string(40, 'x') + std::string(50, ' ') + std::string(200, 'y');
+  CHECK(pages::unstable_summary(n).size() <= 160);
+}
+
 TEST_CASE("pages: the band chart's axis is a log axis clamped to what a ratio can be") {
   // A 4x slowdown with a wide interval: the axis reaches beyond it, never below -100%.
   auto svg = pages::ratio_band_svg(4.0, 3.5, 4.6, 0.02, "slower");

@@ -201,3 +201,46 @@ TEST_CASE(
   CHECK(c.process_note.empty());
   CHECK(c.reason.find("the processes disagree") == std::string::npos);
 }
+
+TEST_CASE("a large slowdown whose processes disagree about its size reads as slower first, not as a glitch") {
+  // Four processes, each 50% to 100% slower (a +78.6%-like step whose size the processes do not agree on), with
+  // 0.5% noise a sample.
+  std::mt19937_64 rng(3402);
+  std::normal_distribution<double> noise(0.0, 0.005);
+  std::vector<double> base, head;
+  std::vector<std::int64_t> groups;
+  for (const double ratio : {1.5, 1.95, 1.6, 2.0}) {
+    for (int i = 0; i < 40; ++i) {
+      base.push_back(std::exp(noise(rng)));
+      head.push_back(ratio * std::exp(noise(rng)));
+    }
+    groups.push_back(40);
+  }
+  const comparison c = compare_paired({base, head, groups, 4}, {});
+  CHECK(c.result == decision::slower);
+  INFO(c.reason);
+  CHECK(c.reason.rfind("slower: ratio 1.", 0) == 0);
+  CHECK(c.reason.find("%), 95% interval [") != std::string::npos);
+  CHECK(c.reason.find("agree on the direction but disagree about the size") != std::string::npos);
+}
+
+TEST_CASE("an abstain's advice names manifest keys, which every measuring command reads, not a flag rnx gate lacks") {
+  std::mt19937_64 rng(3403);
+  paired_samples noisy, spread;
+  for (int p = 0; p < 4; ++p) {
+    add_process(noisy, rng, 3, 1.0, 0.0);     // few blocks: each process's ratio uncertain
+    add_process(spread, rng, 25, 1.0, 0.04);  // processes apart
+  }
+  for (const auto* s : {&noisy, &spread}) {
+    const comparison c = compare_paired({s->base, s->head, s->groups, 4}, {});
+    INFO(c.reason);
+    REQUIRE(c.result == decision::abstain);
+    CHECK(c.reason.find("in [bench] of rnx.toml") != std::string::npos);
+    CHECK(c.reason.find("--budget-ms") == std::string::npos);
+    CHECK(c.reason.find("--processes") == std::string::npos);
+  }
+  CHECK(compare_paired({noisy.base, noisy.head, noisy.groups, 4}, {}).reason.find("raise budget_ms") !=
+        std::string::npos);
+  CHECK(compare_paired({spread.base, spread.head, spread.groups, 4}, {}).reason.find("raise max_processes") !=
+        std::string::npos);
+}

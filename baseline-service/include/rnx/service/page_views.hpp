@@ -26,8 +26,13 @@ inline constexpr std::string_view statistic_description =
 // A run_number as JSON: stat_ms, stat_lo_ms, stat_hi_ms, unstable, unstable_reason.
 void write_number(boost::json::object& out, const store::run_number& n);
 store::run_number read_number(const boost::json::object& in);
-// "unstable: REASON" (or "unstable" alone) for an unstable number; "" otherwise.
+// "unstable: REASON" (or "unstable" alone) for an unstable number; "" otherwise. A reason that starts with
+// "unstable: " itself (the runner's message does) is not prefixed again.
 std::string unstable_text(const store::run_number& n);
+
+// unstable_text on one line: up to the list of what each process went through ("[process 1: ...]") and at most
+// 160 characters, cut at a word with "..."; the pages show the rest folded under it.
+std::string unstable_summary(const store::run_number& n);
 
 // a / b of two run numbers with an approximate 95% interval (the overview's Δ%, the comparison's ratios).
 struct ratio_with_interval {

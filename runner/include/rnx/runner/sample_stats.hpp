@@ -21,7 +21,9 @@ double median_ci_relative_halfwidth(std::vector<double> values);
 double relative_mad(const std::vector<double>& values);
 
 // Why a configuration's samples cannot be judged: process medians that disagree far beyond each process's own
-// spread, or a multi-modal pool of samples. nullopt = stable. `groups` splits `samples` per process.
-std::optional<std::string> instability(const std::vector<double>& samples, const std::vector<std::int64_t>& groups);
+// spread, or a multi-modal pool of samples. nullopt = stable. `groups` splits `samples` per process. `paired`: the
+// side of a paired run, whose verdict is over block ratios already, so the advice is not to measure paired.
+std::optional<std::string> instability(const std::vector<double>& samples, const std::vector<std::int64_t>& groups,
+                                       bool paired = false);
 
 }  // namespace rnx::runner
