@@ -95,7 +95,8 @@ void write_peaks(const fs::path& file, const peak_set& peaks) {
 
 bool needs_measuring(const kept_peak& p, double others_now) {
   if (!p.beaten_by.empty()) return true;
-  return p.others_cores > busy_cores && others_now <= busy_cores;
+  if (!(p.others_cores > busy_cores)) return false;
+  return others_now <= busy_cores || others_now + quieter_by <= p.others_cores;
 }
 
 peak_set keep_higher(const peak_set& kept, const peak_set& fresh) {

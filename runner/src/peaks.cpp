@@ -61,10 +61,10 @@ double others_cores(const std::optional<cpu_ticks>& a, const std::optional<cpu_t
   return std::max(0.0, ((b->machine - a->machine) - (b->self - a->self)) / hz / wall_s);
 }
 
-// The cores other processes keep busy now, over 50 ms (this process is idle meanwhile).
+// The cores other processes keep busy now, over 100 ms (this process is idle meanwhile).
 double others_now() {
   const auto a = read_ticks();
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
   return others_cores(a, read_ticks());
 }
 

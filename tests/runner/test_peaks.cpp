@@ -67,6 +67,9 @@ TEST_CASE("a peak is measured again where a result beat it, or where a busy mach
   // Timed while other processes kept 1.2 cores busy: measured again once the machine is quiet, not while it is busy.
   CHECK(rnx::runner::needs_measuring(peak(4e10, 1.2), 0.1));
   CHECK_FALSE(rnx::runner::needs_measuring(peak(4e10, 1.2), 1.5));
+  CHECK_FALSE(rnx::runner::needs_measuring(peak(4e10, 1.2), 0.8));
+  // Not quiet, but a core quieter than when it was timed (a build on one core where two were busy): again.
+  CHECK(rnx::runner::needs_measuring(peak(4e10, 1.9), 0.9));
   CHECK_FALSE(rnx::runner::needs_measuring(peak(4e10, rnx::runner::busy_cores), 0.0));
 }
 

@@ -28,6 +28,8 @@ using peak_set = std::map<std::string, kept_peak>;
 // Other processes keeping more than this many cores busy while a peak was timed: it was measured on a busy machine
 // and may be low, so a worker that finds the machine quieter than this measures it again.
 inline constexpr double busy_cores = 0.25;
+// A machine this many cores quieter than when a busy machine's peak was timed measures it again, quiet or not.
+inline constexpr double quieter_by = 0.5;
 
 // The file of `env_id`'s peaks under `cache_dir`.
 std::filesystem::path peak_file(const std::filesystem::path& cache_dir, const std::string& env_id);
@@ -41,7 +43,8 @@ std::optional<peak_set> read_peaks(const std::filesystem::path& file);
 void write_peaks(const std::filesystem::path& file, const peak_set& peaks);
 
 // Whether a kept peak must be measured again: a result beat it, or it was timed while other processes kept more
-// than busy_cores busy and the machine is now quieter (`others_now`: the cores they keep busy now).
+// than busy_cores busy and the machine is now quiet (at most busy_cores) or at least quieter_by cores quieter
+// (`others_now`: the cores they keep busy now).
 bool needs_measuring(const kept_peak& p, double others_now);
 
 // `kept` after a new measurement `fresh`: per peak the higher of the two stands, with its own measurement; a kept
