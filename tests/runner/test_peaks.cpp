@@ -196,3 +196,31 @@ TEST_CASE("rnx bench measures a beaten peak again and keeps the higher; a result
   CHECK(rnx::runner::read_peaks(file)->at(gemm).beaten_by.empty());
   fs::remove_all(dir);
 }
+
+TEST_CASE("the work is the problem's: a paired head that executes twice the FLOPs carries its base's count") {
+  const fs::path dir = scratch("paired");
+  const fs::path wasteful = dir / "wasteful.py";
+  std::ofstream(wasteful) << "import torch\n\n\ndef run(a, b):\n    torch.matmul(a, b)  # thrown away\n"
+                          << "    return torch.matmul(a, b)\n";
+  auto head = gemm_bench(dir, dir / "cache");  // the plain product's manifest: the base; the head's names wasteful.py
+  const fs::path base_manifest = dir / "base.toml";
+  const fs::path head_manifest = dir / "head.toml";
+  fs::copy_file(head.manifests[0], base_manifest, fs::copy_options::overwrite_existing);
+  {
+    std::ifstream in(base_manifest);
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const std::string plain = (fs::path(RNX_SOURCE_DIR) / "bench" / "corpus" / "kernels" / "gemm_fp32.py").string();
+    text.replace(text.find(plain), plain.size(), wasteful.string());
+    std::ofstream(head_manifest) << text;
+  }
+  head.manifests = {head_manifest, base_manifest};
+  const auto sides = rnx::runner::run_bench(head);
+  REQUIRE(sides.size() == 2);
+  const auto& h = sides[0].results.at(0);
+  const auto& b = sides[1].results.at(0);
+  REQUIRE(b.work);
+  REQUIRE(h.work);
+  CHECK(*b.work->flops == 2LL * 64 * 128 * 128);  // (64 x 128) @ (128 x 128), counted once over the base
+  CHECK(*h.work->flops == *b.work->flops);
+  fs::remove_all(dir);
+}
