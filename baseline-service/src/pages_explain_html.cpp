@@ -26,6 +26,12 @@ std::string share_cell(double share) {
   return "&ndash;";
 }
 
+// A count as people read it: whole counts in full (4194304 bytes), fractions of a call to four digits.
+std::string count_cell(std::optional<double> v) {
+  if (!v) return "&ndash;";
+  return fmt(v, std::fabs(*v - std::round(*v)) < 1e-9 ? "%.0f" : "%.4g");
+}
+
 std::string changes_table(const explanation& e) {
   if (e.changes.empty()) return "<p>No operator or kernel changed between base and head.</p>\n";
   std::ostringstream t;
@@ -50,8 +56,8 @@ std::string counts_table(const explanation& e) {
   for (const auto& c : e.counts) {
     if (!c.base && !c.head) continue;
     ++rows;
-    t << "<tr><td>" << escape_html(std::string(count_label(c.kind))) << "</td><td class=\"num\">" << fmt(c.base, "%.6g")
-      << "</td><td class=\"num\">" << fmt(c.head, "%.6g") << "</td><td class=\"num\">" << signed_percent(c.change())
+    t << "<tr><td>" << escape_html(std::string(count_label(c.kind))) << "</td><td class=\"num\">" << count_cell(c.base)
+      << "</td><td class=\"num\">" << count_cell(c.head) << "</td><td class=\"num\">" << signed_percent(c.change())
       << "</td></tr>\n";
   }
   t << "</tbody></table>";

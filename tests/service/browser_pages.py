@@ -194,6 +194,53 @@ def paired_block(rnx, work, base, token, project, env_index=0):
     return decided["head_run_id"], decided, env["env_id"]
 
 
+def explained_pair(rnx, work, base, token, project):
+    """A pull request 30% slower in its one configuration, stored as the paired gate stores it (both runs uploaded,
+    then POST /api/v1/runs/{head}/paired-verdict) with the explanation the gate attached: the demo's four-pass
+    softmax as its profile diff names it (docs/gate.md, Why it got slower). The store keeps the explanation beside
+    the decisions it derives again. Returns the head run's id."""
+    import random
+    from datetime import datetime, timedelta, timezone
+    rng = random.Random(17)
+    # The paired job's environment and configuration (paired_block): no row, series or environment of its own. The
+    # base run is filed as the gate files it, a pull request's run, so it never becomes main's baseline.
+    env = dict(pages_seed.ENVIRONMENTS[0])
+    env["cpu"] += " (paired job)"
+    cfgs = pages_seed.configs(1, [1])
+    when = datetime(2026, 9, 7, 20, 0, tzinfo=timezone.utc)
+    base_doc = pages_seed.document(project, env, when, "%040x" % 3, "main", 778, cfgs, {}, rng, 40, 5)
+    head_doc = pages_seed.document(project, env, when + timedelta(minutes=20), "%040x" % 4, "four-pass", 778, cfgs,
+                                   {k: 1.3 for k in pages_seed.KERNELS}, rng, 40, 5)
+    files = {}
+    for name, doc in (("base", base_doc), ("head", head_doc)):
+        files[name] = os.path.join(work, "explained-%s.json" % name)
+        with open(files[name], "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+    r = subprocess.run([rnx, "compare", files["base"], files["head"], "--format", "json"], capture_output=True,
+                       text=True, timeout=60)
+    decided = json.loads(r.stdout)
+    slower = [c for c in decided["configs"] if c["decision"] == "slower"]
+    if not slower:
+        sys.exit("browser_pages: the 30%% slower pair was not judged slower: %r" % decided["configs"])
+    slower[0]["explanation"] = {
+        "status": "explained", "note": "", "profiler": "libtorch profiler", "ranked_by": "self CPU time",
+        "profiled_calls": 10, "base_ms": 0.12, "head_ms": 0.3, "counts_moved": True, "count_threshold": 0.01,
+        "cost_s": 3.8,
+        "changes": [{"name": n, "kind": k, "base_calls": bc, "head_calls": hc, "base_ms": bm, "head_ms": hm,
+                     "share": sh} for (n, k, bc, hc, bm, hm, sh) in (
+            ("aten::exp", "added", 0, 1, 0, 0.12, 0.4), ("aten::_softmax", "removed", 1, 0, 0.1, 0, -0.1 / 0.12),
+            ("aten::max", "added", 0, 1, 0, 0.06, 0.2), ("aten::sub", "added", 0, 1, 0, 0.05, 0.5 / 3),
+            ("aten::div", "added", 0, 1, 0, 0.04, 0.4 / 3), ("aten::sum", "added", 0, 1, 0, 0.03, 0.1),
+            ("aten::softmax", "removed", 1, 0, 0.02, 0, -0.02 / 0.12))],
+        "counts": [{"kind": "operator_calls", "base": 2, "head": 5, "change": 1.5},
+                   {"kind": "bytes", "base": 4194304, "head": 4194304, "change": 0.0}]}
+    client = pages_seed.Client(base, token)
+    base_id = client.post("/api/v1/runs", base_doc)["id"]
+    head_id = client.post("/api/v1/runs", head_doc)["id"]
+    client.post("/api/v1/runs/%s/paired-verdict" % head_id, {"base_run_id": base_id, "verdict": decided})
+    return str(head_id)
+
+
 def first_push(base, token, project):
     """A project's first push, judged as the gate does after storing it: the run is its branch's first baseline."""
     import random
@@ -406,6 +453,7 @@ def main():
         block_run, block_decided, paired_env = paired_block(a.rnx, work, base, token, "demo")
         block_verdict = block_decided["verdict"]
         fresh_run = first_push(base, fresh_token, "fresh")
+        explained_run = explained_pair(a.rnx, work, base, token, "demo")
         unstable_run, unstable_decided, unstable_terminal, twin_run = unstable_gate(a.rnx, work, base, token, "demo")
         print("seeded %d runs in %.1fs" % (len(facts["runs"]) + 2, time.time() - started))
 
@@ -611,6 +659,28 @@ def main():
             return new Promise(r => setTimeout(() => r(!before && !!Chart.getChart(d.querySelector('canvas'))), 100));
             })()"""
         folded_drawn.append(browser.js(unfold))
+
+        # Why it got slower: the paired verdict's explanation as tables on its run page, open for a slower one.
+        status = browser.open(base + "/runs/" + explained_run)
+        why = browser.js("""(() => { const h = [...document.querySelectorAll('h2')]
+              .find(x => x.textContent === 'Why the time moved');
+            const d = document.querySelector('details.explain');
+            const rows = d ? [...d.querySelectorAll('table.explain-table tbody tr')] : [];
+            const box = d ? d.querySelector('table.explain-table').getBoundingClientRect() : null;
+            return {heading: !!h, open: !!(d && d.open), chip: d ? d.querySelector('.chip').textContent : '',
+              rows: rows.map(tr => [...tr.querySelectorAll('td')].map(td => td.textContent)),
+              counts: d ? [...d.querySelectorAll('table.count-table tbody tr')].map(tr => tr.textContent) : [],
+              visible: !!(box && box.width > 0 && box.height > 0)}; })()""")
+        checks.expect(status == 200 and why["heading"] and why["open"] and why["chip"] == "slower" and why["visible"],
+                      "explained run: a drawn, open 'Why the time moved' section for the slower configuration (%r)"
+                      % {k: why[k] for k in ("heading", "open", "chip", "visible")})
+        added = [r[0] for r in why["rows"] if len(r) == 7 and r[1] == "added" and r[6].endswith("of the added time")]
+        checks.expect(sorted(added) == ["aten::div", "aten::exp", "aten::max", "aten::sub", "aten::sum"],
+                      "explained run: the extra operators with their share of the added time (%r)" % why["rows"])
+        checks.expect(any(c.startswith("operator calls25+150.0%") for c in why["counts"]),
+                      "explained run: the operator calls beside the time, exact (%r)" % why["counts"])
+        checks.expect(not browser_problems(browser), "explained run: no console error")
+        browser.screenshot(os.path.join(a.out, "run_explained.png"))
 
         # Run page of the abstain: the unstable message said once.
         status = browser.open(base + "/runs/" + facts["abstain_run"])
