@@ -14,21 +14,33 @@
 
 namespace rnx::pages {
 
+namespace {
+
+// A verdict stored before its run became the first baseline of its branch: nothing compared, every configuration new.
+bool first_baseline(const verdict_document& v, const std::optional<store::baseline_record>& record) {
+  return !v.baseline && record && std::all_of(v.configs.begin(), v.configs.end(), [](const config_verdict& c) {
+    return c.result == decision::new_config;
+  });
+}
+
+}  // namespace
+
 // What a stored verdict says overall, as the page shows it. A run stored as the first baseline of its branch was
 // judged before it became one ("no baseline yet ... make run N the baseline"): the page says what it is instead,
 // as the gate's terminal did.
 std::string shown_reason(const verdict_document& v, const std::optional<store::baseline_record>& record,
                          const store::run_summary& run) {
-  if (v.baseline || !record) return v.reason;
-  bool all_new = std::all_of(v.configs.begin(), v.configs.end(),
-                             [](const config_verdict& c) { return c.result == decision::new_config; });
-  if (!all_new) return v.reason;
+  if (!first_baseline(v, record)) return v.reason;
   if (record->source == baseline_kind::accepted) {
     return "accepted as the baseline of " + record->branch + " in environment " + run.env_id +
            "; there was no earlier baseline to compare it with";
   }
-  return "stored as the first baseline of " + record->branch + " in environment " + run.env_id +
-         "; there is nothing earlier to compare it with";
+  return "first baseline: nothing to compare; stored as the first baseline of " + record->branch + " in environment " +
+         run.env_id;
+}
+
+overall shown_overall(const verdict_document& v, const std::optional<store::baseline_record>& record) {
+  return first_baseline(v, record) && v.verdict == overall::warn ? overall::pass : v.verdict;
 }
 
 std::optional<ratio_with_interval> ratio_of(const store::run_number& a, const store::run_number& b) {

@@ -93,8 +93,9 @@ std::vector<overview_verdict> recent_verdicts(store::database& db, const store::
           {row.run_id, row.run.env_id, c.result, c.ratio, change_text(c.ratio, c.ci_lo, c.ci_hi)});
     }
     o.run_id = row.run_id;
-    o.verdict = v.verdict;
-    o.reason = shown_reason(v, db.baseline_of_run(row.run_id), row.run);
+    const auto record = db.baseline_of_run(row.run_id);
+    o.verdict = shown_overall(v, record);
+    o.reason = shown_reason(v, record, row.run);
     // The gate's paired comparison: stored as its own kind, or named by the base revision it measured.
     o.paired = row.kind == store::verdict_kind::paired || (v.baseline && v.baseline->id.rfind("paired:", 0) == 0);
     o.branch = row.run.branch;

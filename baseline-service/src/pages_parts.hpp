@@ -55,6 +55,8 @@ store::run_number number_of(const run_result& r);
 // what it is instead of "no baseline yet".
 std::string shown_reason(const verdict_document& v, const std::optional<store::baseline_record>& record,
                          const store::run_summary& run);
+// Its overall answer, as the gate gave it: the first baseline of a branch is PASS (WARN as stored: nothing compared).
+overall shown_overall(const verdict_document& v, const std::optional<store::baseline_record>& record);
 
 // A speed of light as JSON: {"fraction", "ideal_ms", "bound": "compute" | "memory", "peak_error", "beyond_peak",
 // "sheet_fraction"}.

@@ -7,6 +7,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/stats/posterior.hpp"
 #include "rnx/stats/run_statistic.hpp"
 
 #include <algorithm>
@@ -248,8 +249,7 @@ std::string unstable_text(const store::run_number& n) {
 
 std::string unstable_summary(const store::run_number& n) {
   constexpr std::size_t most = 160;
-  std::string line = unstable_text(n);
-  line = line.substr(0, std::min({line.find(" ["), line.find('\n'), line.size()}));
+  std::string line = n.unstable_reason.empty() ? "unstable" : "unstable: " + stats::unstable_line(n.unstable_reason);
   if (line.size() <= most) return line;
   const auto space = line.rfind(' ', most - 3);
   return line.substr(0, space == std::string::npos ? most - 3 : space) + "...";
@@ -313,7 +313,10 @@ run_view run_data(store::database& db, std::int64_t run_id) {
   std::optional<store::stored_run> base;
   if (base_id) base = db.find_run(*base_id);
   auto record = db.baseline_of_run(run_id);
-  if (verdict) verdict->reason = shown_reason(*verdict, record, head->summary);
+  if (verdict) {
+    verdict->reason = shown_reason(*verdict, record, head->summary);
+    verdict->verdict = shown_overall(*verdict, record);
+  }
   auto out = run_data(head->document, std::to_string(run_id), base ? &base->document : nullptr,
                       base ? std::to_string(base->summary.id) : "", verdict ? &*verdict : nullptr);
   out.run = header_of(head->summary);

@@ -232,6 +232,8 @@ verdict_document no_baseline_verdict(const run_document& head, std::int64_t head
     c.head_ms = stats::observed_statistic({r.samples_ms, r.groups}, policy.stat);
     c.n_head = static_cast<std::int64_t>(r.samples_ms.size());
     c.reason = "no baseline to compare with";
+    c.head_unstable = r.unstable;
+    if (r.unstable) c.reason += "; measured unstable: " + stats::unstable_line(r.message);
     if (r.status == result_status::error || r.status == result_status::diverged) {
       // A failing kernel is broken whether or not there is a baseline: its error must not hide behind "new".
       c.result = decision::broken;

@@ -20,12 +20,15 @@ std::string fixed(const std::optional<double>& v, int digits) {
   return buffer;
 }
 
-std::string time_ms(const std::optional<double>& v) {
+// `mark` follows the time of a side measured unstable (its processes disagree: no one number).
+std::string time_ms(const std::optional<double>& v, bool unstable = false, const char* mark = "") {
   if (!v) return "-";
-  char buffer[64];
-  // Enough significant digits for microsecond kernels and second-long ones alike.
-  std::snprintf(buffer, sizeof buffer, "%.4g", *v);
-  return buffer;
+  return unstable ? format_ms(*v) + mark : format_ms(*v);
+}
+
+bool any_unstable(const verdict_document& v) {
+  return std::any_of(v.configs.begin(), v.configs.end(),
+                     [](const auto& c) { return c.base_unstable || c.head_unstable; });
 }
 
 std::string ratio_cell(const config_verdict& c) {
@@ -86,6 +89,16 @@ std::string rule_text(const verdict_document& v) {
 
 }  // namespace
 
+std::string format_ms(double ms) {
+  char buffer[64];
+  // Four significant digits for microsecond kernels and second-long ones alike, trailing zeros kept: a time of
+  // 1.000 ms is not written "1", as if it were a count or rounded.
+  std::snprintf(buffer, sizeof buffer, "%#.4g", ms);
+  std::string out = buffer;
+  if (!out.empty() && out.back() == '.') out.pop_back();
+  return out;
+}
+
 std::string render_verdict_text(const verdict_document& v) {
   std::ostringstream os;
   // Names, commits and reasons come from run documents and manifests: printed as data (terminal_safe).
@@ -101,13 +114,15 @@ std::string render_verdict_text(const verdict_document& v) {
   os << line;
   for (const auto& c : v.configs) {
     std::snprintf(line, sizeof line, "%-44s %10s %10s  %-24s %9s %7s  %s", terminal_safe(c.key.label(), false).c_str(),
-                  time_ms(c.base_ms).c_str(), time_ms(c.head_ms).c_str(), ratio_cell(c).c_str(),
-                  fixed(c.p_slower, 3).c_str(), mde_cell(c).c_str(), std::string(to_string(c.result)).c_str());
+                  time_ms(c.base_ms, c.base_unstable, "!").c_str(), time_ms(c.head_ms, c.head_unstable, "!").c_str(),
+                  ratio_cell(c).c_str(), fixed(c.p_slower, 3).c_str(), mde_cell(c).c_str(),
+                  std::string(to_string(c.result)).c_str());
     os << line;
     if (!c.reason.empty()) os << "  (" << terminal_safe(c.reason, false) << ")";
     os << "\n";
   }
   if (!v.configs.empty()) os << statistic_legend(v) << "\nRule: " << rule_text(v) << ".\n";
+  if (any_unstable(v)) os << "!: measured unstable (its processes disagree): the time is no one number.\n";
   os << render_explanations_text(v);
   return os.str();
 }
@@ -126,8 +141,9 @@ std::string render_verdict_markdown(const verdict_document& v) {
      << " (ms) | Ratio [95% CI] | P(slower) | MDE | Decision |\n";
   os << "|---|---:|---:|---|---:|---:|---|\n";
   for (const auto& c : v.configs) {
-    os << "| " << markdown_code(c.key.label()) << " | " << time_ms(c.base_ms) << " | " << time_ms(c.head_ms) << " | "
-       << ratio_cell(c) << " | " << fixed(c.p_slower, 3) << " | " << mde_cell(c) << " | " << to_string(c.result);
+    os << "| " << markdown_code(c.key.label()) << " | " << time_ms(c.base_ms, c.base_unstable, " \u26a0") << " | "
+       << time_ms(c.head_ms, c.head_unstable, " \u26a0") << " | " << ratio_cell(c) << " | " << fixed(c.p_slower, 3)
+       << " | " << mde_cell(c) << " | " << to_string(c.result);
     if (!c.reason.empty()) os << ": " << markdown_escape(c.reason);
     os << " |\n";
   }
@@ -138,6 +154,7 @@ std::string render_verdict_markdown(const verdict_document& v) {
     os << "Paired in-process: base and head alternated in the same worker processes; the ratio is over per-block "
           "head/base ratios.\n";
   }
+  if (any_unstable(v)) os << "\u26a0: measured unstable (its processes disagree): the time is no one number.\n";
   os << render_explanations_markdown(v);
   return os.str();
 }

@@ -155,6 +155,8 @@ bj::value to_json(const verdict_document& v) {
     if (c.pairing != pairing_mode::none) o["pairing"] = to_string(c.pairing);
     if (c.threshold) o["threshold"] = *c.threshold;
     if (c.beyond_physics) o["beyond_physics"] = true;
+    if (c.base_unstable) o["base_unstable"] = true;
+    if (c.head_unstable) o["head_unstable"] = true;
     if (c.explanation) o["explanation"] = to_json(*c.explanation);
     configs.push_back(std::move(o));
   }
@@ -222,6 +224,8 @@ verdict_document verdict_from_json(const bj::value& v, std::string_view source) 
     }
     cv.threshold = optional_number(c, "threshold");
     if (auto b = c.maybe("beyond_physics")) cv.beyond_physics = b->boolean();
+    if (auto b = c.maybe("base_unstable")) cv.base_unstable = b->boolean();
+    if (auto b = c.maybe("head_unstable")) cv.head_unstable = b->boolean();
     if (auto e = c.maybe("explanation")) cv.explanation = explanation_from_json(e->value(), std::string(source));
     doc.configs.push_back(std::move(cv));
   }

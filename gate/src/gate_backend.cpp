@@ -160,25 +160,26 @@ class service_backend final : public baseline_backend {
     return {json_string(o, "run_id"), json_string(o, "branch"), json_string(o, "env_id")};
   }
 
-  std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
-                                             const std::string& env_id, int limit) override {
+  std::vector<config_numbers> recent_numbers(const std::string& project, const std::string& env_id,
+                                             int limit) override {
     bj::value body = call("GET",
-                          "/api/v1/projects/" + percent_encode(project) + "/history?branch=" + percent_encode(branch) +
-                              "&env_id=" + percent_encode(env_id) + "&limit=" + std::to_string(limit),
+                          "/api/v1/projects/" + percent_encode(project) + "/history?env_id=" + percent_encode(env_id) +
+                              "&limit=" + std::to_string(limit),
                           "");
-    std::vector<config_medians> out;
+    std::vector<config_numbers> out;
     const auto* series = body.as_object().if_contains("series");
     if (!series || !series->is_array()) return out;
     for (const auto& sv : series->get_array()) {
       const auto* s = sv.if_object();
       if (!s) continue;
-      config_medians m;
+      config_numbers m;
       m.key = {json_string(*s, "kernel"), json_string(*s, "runtime"), json_string(*s, "dtype"), 0};
       if (const auto* b = s->if_contains("batch"); b && b->is_int64()) m.key.batch = b->get_int64();
       if (const auto* points = s->if_contains("points"); points && points->is_array()) {
         for (const auto& p : points->get_array()) {
-          const auto* median = p.is_object() ? p.get_object().if_contains("median_ms") : nullptr;
-          if (median && median->is_number()) m.medians.push_back(median->to_number<double>());
+          const auto* o = p.if_object();
+          const auto* stat = o ? o->if_contains("stat_ms") : nullptr;
+          if (stat && stat->is_number()) m.points.emplace_back(json_string(*o, "run_id"), stat->to_number<double>());
         }
       }
       out.push_back(std::move(m));
@@ -373,19 +374,18 @@ class embedded_backend final : public baseline_backend {
     return {std::to_string(record.run_id), record.branch, record.env_id};
   }
 
-  std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
-                                             const std::string& env_id, int limit) override {
-    std::vector<config_medians> out;
+  std::vector<config_numbers> recent_numbers(const std::string& project, const std::string& env_id,
+                                             int limit) override {
+    std::vector<config_numbers> out;
     auto p = db_.find_project(project);
     if (!p) return out;
     store::run_filter filter;
-    filter.branch = branch;
     filter.env_id = env_id;
     filter.limit = limit;
     for (const auto& s : db_.history(p->id, filter)) {
-      config_medians m{s.key, {}};
+      config_numbers m{s.key, {}};
       for (const auto& point : s.points) {
-        if (point.median_ms) m.medians.push_back(*point.median_ms);
+        if (point.number.ms) m.points.emplace_back(std::to_string(point.run_id), *point.number.ms);
       }
       out.push_back(std::move(m));
     }

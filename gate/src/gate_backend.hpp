@@ -38,10 +38,11 @@ struct accepted_baseline {
   std::string env_id;
 };
 
-// One configuration's medians over recent runs, oldest first (the PR comment's sparklines).
-struct config_medians {
+// One configuration's numbers over recent runs, oldest first: each run's id and the statistic the verdict compares
+// (each process's median, geometric mean over processes; store::run_number), as every page shows it.
+struct config_numbers {
   config_key key;
-  std::vector<double> medians;
+  std::vector<std::pair<std::string, double>> points;
 };
 
 // A run group's verdict: unset while shards are missing and the group is not yet due (docs/scaling.md).
@@ -78,9 +79,10 @@ class baseline_backend {
                                                      int limit) = 0;
   virtual accepted_baseline accept(const std::string& run_id, const std::string& accepted_by,
                                    const std::string& reason) = 0;
-  // Medians per configuration over the newest `limit` runs of `branch` in environment `env_id`.
-  virtual std::vector<config_medians> recent_medians(const std::string& project, const std::string& branch,
-                                                     const std::string& env_id, int limit) = 0;
+  // Numbers per configuration over the newest `limit` runs of every branch in environment `env_id` (the PR
+  // comment's sparklines keep those of the base branch's baselines).
+  virtual std::vector<config_numbers> recent_numbers(const std::string& project, const std::string& env_id,
+                                                     int limit) = 0;
   // The baselines of `branch` in environment `env_id`, newest first (at most `limit`): the runs its history is made
   // of, as the drift check walks it back to an anchor.
   virtual std::vector<stored_run_ref> baseline_history(const std::string& project, const std::string& branch,

@@ -10,9 +10,11 @@
 #include "rnx/common/text.hpp"
 #include "rnx/stats/verdict.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <set>
 
 namespace rnx::gate {
 
@@ -170,10 +172,19 @@ verdict_document note_new_baseline(const gate_plan& plan, const judged_job& job,
         "stored as the newest baseline of " + head.branch + "; against the previous one: " + verdict.reason;
     return verdict;
   }
-  verdict.reason = "stored as the first baseline of " + head.branch + " in environment " + head.env.env_id +
-                   "; there is nothing earlier to compare it with";
+  // The first baseline of a branch is the start of its history, not a warning: PASS, with its note, unless a
+  // configuration is broken (a failing kernel is never passed by).
+  const bool only_new = std::all_of(verdict.configs.begin(), verdict.configs.end(), [](const config_verdict& c) {
+    return c.result == decision::new_config || c.result == decision::abstain;
+  });
+  if (only_new && verdict.verdict == overall::warn) verdict.verdict = overall::pass;
+  verdict.reason = "first baseline: nothing to compare; stored as the first baseline of " + head.branch +
+                   " in environment " + head.env.env_id;
   for (auto& c : verdict.configs) {
-    if (c.result == decision::new_config) c.reason = "first baseline: nothing earlier to compare with";
+    if (c.result != decision::new_config) continue;
+    const std::string unstable =
+        c.head_unstable ? c.reason.substr(std::min(c.reason.find("; measured unstable"), c.reason.size())) : "";
+    c.reason = "first baseline: nothing earlier to compare with" + unstable;
   }
   return verdict;
 }
@@ -187,11 +198,21 @@ run_history recent_history(const gate_plan& plan, const judged_job& job) {
     found.run_url = url + "/runs/" + job.store.upload->id;
   }
   try {
+    // The base branch's baselines only (not pull requests' paired base runs, not other branches' runs), each
+    // drawn by the statistic the verdict compares, so the newest point is the number the table compared with.
     const run_document& head = job.runs.head;
     const std::string branch = head.base_branch.empty() ? head.branch : head.base_branch;
+    constexpr int points = 20;
+    std::set<std::string> baselines;
+    for (const auto& ref : job.store.backend->baseline_history(head.project, branch, head.env.env_id, points)) {
+      baselines.insert(ref.id);
+    }
     std::map<config_key, std::vector<double>> recent;
-    for (auto& h : job.store.backend->recent_medians(head.project, branch, head.env.env_id, 20)) {
-      recent[h.key] = std::move(h.medians);
+    for (auto& h : job.store.backend->recent_numbers(head.project, head.env.env_id, 10 * points)) {
+      auto& values = recent[h.key];
+      for (const auto& [run_id, ms] : h.points) {
+        if (baselines.count(run_id)) values.push_back(ms);
+      }
     }
     for (const auto& r : head.results) {
       auto it = recent.find(r.key());

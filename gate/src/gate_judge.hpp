@@ -81,7 +81,7 @@ revised_verdict check_drift_budget(const gate_plan& plan, const judged_job& job,
 // does not also ask for a baseline.
 verdict_document note_new_baseline(const gate_plan& plan, const judged_job& job, verdict_document verdict);
 
-// The stored run's page on the service, and the recent medians the report draws as sparklines.
+// The stored run's page on the service, and the base branch's baselines the report draws as sparklines.
 struct run_history {
   std::string run_url;  // "" for the embedded store or a run not stored
   std::vector<std::pair<std::string, std::vector<double>>> history;

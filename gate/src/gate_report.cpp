@@ -164,13 +164,13 @@ std::string render_report(const verdict_document& verdict, const report_facts& f
   if (!facts.history.empty()) {
     std::size_t width = 0;
     for (const auto& [label, values] : facts.history) width = std::max(width, code_block_line(label).size());
-    os << "<details><summary>Recent history (median per run, oldest to newest)</summary>\n\n```\n";
+    os << "<details><summary>Recent history (the base branch's baselines, oldest to newest: each one's statistic as "
+          "the verdict compares it)</summary>\n\n```\n";
     for (const auto& [label, values] : facts.history) {
       if (values.empty()) continue;
-      char last[32];
-      std::snprintf(last, sizeof last, "%.4g ms", values.back());
       std::string line = code_block_line(label);
-      os << line << std::string(width - line.size() + 2, ' ') << text_sparkline(values) << "  " << last << "\n";
+      os << line << std::string(width - line.size() + 2, ' ') << text_sparkline(values) << "  "
+         << format_ms(values.back()) << " ms\n";
     }
     os << "```\n\n</details>\n\n";
   }

@@ -47,7 +47,8 @@ struct report_facts {
   bool lead_is_error = false;
   std::string accept_hint;  // on BLOCK: how an intended slowdown becomes the baseline here ("" = not offered)
   std::string run_url;      // the run's evidence page on rnx-server; "" when no service URL is known
-  // Recent medians per configuration, oldest first, drawn as text sparklines under the table.
+  // The verdict's statistic per configuration over the base branch's baselines, oldest first, drawn as text
+  // sparklines under the table.
   std::vector<std::pair<std::string, std::vector<double>>> history;
   std::vector<light_row> light;
   std::string datasheet;  // where the sheet column's figures come from; "" without one

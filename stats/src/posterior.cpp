@@ -435,6 +435,12 @@ std::string abstain_advice(const comparison_options& opt, bool why_paired) {
 
 }  // namespace
 
+std::string unstable_line(std::string_view reason) {
+  constexpr std::string_view prefix = "unstable: ";
+  if (reason.substr(0, prefix.size()) == prefix) reason.remove_prefix(prefix.size());
+  return std::string(reason.substr(0, std::min(reason.find(" ["), reason.find('\n'))));
+}
+
 comparison compare_samples(const sample_view& base, const sample_view& head, const comparison_options& opt, bool flat) {
   comparison out;
   out.threshold = decision_threshold(opt);
@@ -467,9 +473,7 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
     const char* name = base.unstable ? "base" : "head";
     // The reason's first part: without the runner's own "unstable: " and the list of what each process went through
     // (" [process 1: ...]"), which the run document keeps and the pages fold away.
-    std::string why = base.unstable ? base.unstable_reason : head.unstable_reason;
-    if (why.rfind("unstable: ", 0) == 0) why.erase(0, 10);
-    why = why.substr(0, why.find(" ["));
+    const std::string why = unstable_line(base.unstable ? base.unstable_reason : head.unstable_reason);
     const std::vector<double> head_values(head.samples.begin(), head.samples.end());
     const std::vector<double> base_values(base.samples.begin(), base.samples.end());
     const double head_low = quantile(head_values, 0.05), head_high = quantile(head_values, 0.95);

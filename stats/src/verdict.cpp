@@ -63,6 +63,8 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
   v.key = head.key();
   v.n_base = static_cast<std::int64_t>(base.samples_ms.size());
   v.n_head = static_cast<std::int64_t>(head.samples_ms.size());
+  v.base_unstable = base.unstable;
+  v.head_unstable = head.unstable;
   const bool base_ok = base.status == result_status::ok;
   const bool head_ok = head.status == result_status::ok;
   if (base_ok && (head.status == result_status::diverged || head.status == result_status::error)) {
@@ -243,6 +245,10 @@ verdict_document judge_runs(const run_document& base, const run_document& head, 
         v.result = h.status == result_status::skipped ? decision::abstain : decision::new_config;
         v.reason =
             h.status == result_status::skipped ? "skipped on both sides: " + h.message : "not in the baseline run";
+        v.head_unstable = h.unstable;
+        // The statistic a verdict would compare, as every table shows it (the service's first verdict does too).
+        if (h.status == result_status::ok) v.head_ms = observed_statistic({h.samples_ms, h.groups}, policy.stat);
+        if (h.unstable) v.reason += "; measured unstable: " + unstable_line(h.message);
       }
       doc.configs.push_back(std::move(v));
       continue;

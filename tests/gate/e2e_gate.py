@@ -84,8 +84,10 @@ def case_pass_and_comment_in_place(h):
     # 120 earlier comments put the gate's comment on the second page: the search must follow Link.
     h.start_github({"comments": [{"issue": 7, "body": "review note %d" % i, "user": "reviewer"} for i in range(120)]})
     r = push_gate(h, run_file(h, "base.json", seed=1))
-    check(r.outputs.get("verdict") == "WARN", "the first baseline has nothing to compare with: WARN")
+    check(r.outputs.get("verdict") == "PASS", "the first baseline has nothing to compare with: PASS with its note")
+    assert_in("first baseline: nothing to compare", r.outputs.get("reason", ""), "push reason")
     assert_in("first baseline of main", r.outputs.get("reason", ""), "push reason")
+    assert_in("### rnx: **PASS**", r.summary, "the first baseline's step summary")
     check(r.outputs.get("run-id"), "push outputs a run id")
 
     r = pr_gate(h, run_file(h, "head1.json", seed=2), expect=0)
@@ -141,10 +143,16 @@ def case_block_on_slowdown(h):
     r = push_gate(h, run_file(h, "merged.json", seed=4, scale=1.3), sha=HEAD_SHA, expect=0)
     check(r.outputs.get("verdict") == "BLOCK", "the push reports the regression")
     assert_in("newest baseline of main; against the previous one", r.outputs.get("reason", ""), "push reason")
-    # Two baselines of main now: the summary draws each configuration's recent medians as a text sparkline.
-    assert_in("Recent history (median per run, oldest to newest)", r.summary, "sparkline section")
-    check(any(line.startswith("matmul/eager/float32/b8") and ("\u2581" in line or "\u2588" in line)
-              for line in r.summary.splitlines()), "a sparkline per configuration")
+    # Two baselines of main now: the summary draws each configuration's statistic over the base branch's baselines
+    # only (the pull request's runs between them are not), its newest point the number the table shows for it.
+    assert_in("Recent history (the base branch's baselines, oldest to newest", r.summary, "sparkline section")
+    spark = [line for line in r.summary.splitlines() if line.startswith("matmul/eager/float32/b8 ")]
+    check(len(spark) == 1, "a sparkline per configuration: %r" % spark)
+    drawn, last = spark[0].split()[1], spark[0].split()[2]
+    check(len(drawn) == 2, "two baselines drawn, no pull request run: %r" % spark[0])
+    row = [line for line in r.summary.splitlines() if line.startswith("| `matmul/eager/float32/b8` |")]
+    check(row and row[0].split("|")[3].strip() == last,
+          "the newest point is the table's head number: %r against %r" % (spark[0], row))
     assert_in("::error title=rnx%3A softmax/eager/float32/b8::", r.stdout, "regression annotations on push")
     check(not requests_matching(h, "POST", "/issues/0/"), "a push comments on no pull request")
     assert_headers(h)

@@ -113,7 +113,8 @@ def case_stored(h, examples):
     env = h.event_env("push", push_payload(after=BASE_SHA), "refs/heads/main", BASE_SHA,
                       {"RNX_SERVICE_URL": h.service_url})
     r = h.run_rnx(["gate"], env, expect=0)
-    check(r.outputs.get("verdict") == "WARN", "the first baseline: WARN, got %r" % r.outputs.get("verdict"))
+    check(r.outputs.get("verdict") == "PASS", "the first baseline: PASS, got %r" % r.outputs.get("verdict"))
+    check("first baseline: nothing to compare" in r.outputs.get("reason", ""), "push reason: %r" % r.outputs.get("reason"))
     run = json.load(open(h.path(".rnx", "run.json")))
     check(run["commit"] == BASE_SHA and run["branch"] == "main" and run.get("pull_request") is None,
           "the push run is filed under main at the pushed commit")

@@ -7,6 +7,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
+#include "rnx/common/report.hpp"
 #include "rnx/common/speed_of_light.hpp"
 
 #include <doctest/doctest.h>
@@ -239,7 +240,7 @@ TEST_CASE("the report names the facts and offers /rnx accept on BLOCK") {
   facts.history = {{"softmax/eager/float32/b1", {1.0, 1.0, 2.0, 1.5}}};
   text = render_report(v, facts);
   CHECK(text.find("[Evidence for this run](https://rnx.example/runs/17)") != std::string::npos);
-  CHECK(text.find("softmax/eager/float32/b1  \u2581\u2581\u2588\u2585  1.5 ms") != std::string::npos);
+  CHECK(text.find("softmax/eager/float32/b1  \u2581\u2581\u2588\u2585  1.500 ms") != std::string::npos);
   facts.commit.clear();
   CHECK(render_report(v, facts).find("<sub>commit unknown · run `17`") != std::string::npos);
 }
@@ -368,4 +369,32 @@ on_abstain = "pass"
   bad = {};
   bad.on_abstain = "maybe";
   CHECK_THROWS_AS(resolve_policy(&m, bad, ""), rnx::error);
+}
+
+TEST_CASE("a new configuration whose processes were far apart: its time with four digits and the unstable mark") {
+  verdict_document v;
+  v.verdict = overall::warn;
+  v.reason = "1 new";
+  config_verdict c;
+  c.key = {"attention", "eager", "float32", 1};
+  c.result = decision::new_config;
+  c.head_ms = 1.0;  // the geometric mean of process medians 0.0668 and 14.97 ms (224x apart)
+  c.head_unstable = true;
+  c.reason = "not in the baseline run; measured unstable: process medians disagree: 0.0668, 14.97 ms (max/min 224x)";
+  v.configs.push_back(c);
+  report_facts facts;
+  const std::string text = render_report(v, facts);
+  INFO(text);
+  CHECK(text.find("| `attention/eager/float32/b1` | - | 1.000 \u26a0 |") != std::string::npos);
+  CHECK(text.find("| 1 |") == std::string::npos);
+  CHECK(text.find("\u26a0: measured unstable") != std::string::npos);
+  const std::string terminal = render_verdict_text(v);
+  CHECK(terminal.find("1.000!") != std::string::npos);
+  CHECK(terminal.find("!: measured unstable") != std::string::npos);
+  // A stable time keeps its digits too, with no mark.
+  v.configs[0].head_unstable = false;
+  v.configs[0].head_ms = 12.5;
+  CHECK(render_report(v, facts).find("| - | 12.50 |") != std::string::npos);
+  CHECK(format_ms(1234.0) == "1234");
+  CHECK(format_ms(0.08331) == "0.08331");
 }

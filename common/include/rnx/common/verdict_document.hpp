@@ -59,6 +59,10 @@ struct config_verdict {
   std::optional<double> threshold;            // the probability a decision needed, when looks split it (< probability)
   // A side's median time is below its physical bound (run_document.hpp, physical_bound): never faster or slower.
   bool beyond_physics = false;
+  // A side's result was marked unstable by the runner (its processes disagree, or its samples are bimodal): its
+  // time is no one number, and the tables mark it so.
+  bool base_unstable = false;
+  bool head_unstable = false;
   // Why the time moved: base and head profiled (rnx::explain); absent where nothing was asked or explained.
   std::optional<rnx::explanation> explanation;
 };

@@ -16,6 +16,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -94,6 +95,10 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
 // The central interval [q, 1 - q] of values (q <= 0.5), each end linear-interpolated between neighbouring order
 // statistics like numpy's default quantile; values is reordered. NaNs for no values. (Exposed for tests.)
 std::pair<double, double> central_interval(std::vector<double>& values, double q);
+
+// An unstable result's reason on one line: without the runner's leading "unstable: " and without the list of what
+// each process went through (" [process 1: ...]"), which the run document keeps and the pages fold away.
+std::string unstable_line(std::string_view reason);
 
 // The observed statistic (median or mean; for grouped samples the geometric mean of process statistics).
 std::optional<double> observed_statistic(const sample_view& side, statistic stat);
