@@ -110,8 +110,12 @@ void add_work_counts(explanation& e, const run_result* base, const run_result* h
     if (!r || !r->work || !r->work->bytes) return std::nullopt;
     return static_cast<double>(*r->work->bytes);
   };
-  if (flops(base) || flops(head)) set_count(e, {count_kind::flops, flops(base), flops(head)});
-  if (bytes(base) || bytes(head)) set_count(e, {count_kind::bytes, bytes(base), bytes(head)});
+  // A count of nothing on both sides (no FLOPs the counter knows of) says nothing, and is left out.
+  auto some = [](const std::optional<double>& b, const std::optional<double>& h) {
+    return (b && *b > 0) || (h && *h > 0);
+  };
+  if (some(flops(base), flops(head))) set_count(e, {count_kind::flops, flops(base), flops(head)});
+  if (some(bytes(base), bytes(head))) set_count(e, {count_kind::bytes, bytes(base), bytes(head)});
 }
 
 }  // namespace rnx::explain

@@ -134,6 +134,12 @@ TEST_CASE("counts: the work of the run documents is shown but is not a count of 
   CHECK_FALSE(e.counts_moved);
   explain::set_count(e, {count_kind::dram_bytes_read, 1000.0, 2000.0});
   CHECK(e.counts_moved);
+  explanation none = explain::diff_profiles(fused(), fused(), 0.01);
+  b.work = work_info{0, 4096, work_source::counted};
+  h.work = work_info{0, 4096, work_source::counted};
+  explain::add_work_counts(none, &b, &h);
+  CHECK(count_of(none, count_kind::flops) == nullptr);  // no FLOPs on either side: left out
+  CHECK(count_of(none, count_kind::bytes) != nullptr);
   explain::set_count(e, {count_kind::dram_bytes_read, 1000.0, 1005.0});
   CHECK_FALSE(e.counts_moved);  // 0.5% is under the 1% threshold
 }
