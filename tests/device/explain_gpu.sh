@@ -33,7 +33,8 @@ fail() { echo "explain_gpu: FAIL: $*"; failures=$((failures + 1)); }
 
 ncu_line=""
 if command -v ncu >/dev/null 2>&1; then
-  export RNX_NCU="$(command -v ncu)"
+  RNX_NCU="$(command -v ncu)"
+  export RNX_NCU
 elif [ -x /usr/local/cuda/bin/ncu ]; then
   export RNX_NCU=/usr/local/cuda/bin/ncu
 fi
