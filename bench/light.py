@@ -17,7 +17,7 @@ import sys
 COLUMNS = {"configuration": (0, 44), "status": (44, 54), "median_ms": (54, 66), "gflop_per_s": (97, 107),
            "gb_per_s": (107, 117), "sol": (117, 128), "sheet": (128, 139)}
 HEADER = re.compile(r"^configuration\s+status\s+median ms")
-FRACTION = re.compile(r"^(>?)(\d+(?:\.\d+)?)% (flop|mem)$")  # ">9999%": past a hundred times the limit
+FRACTION = re.compile(r"^(>?)(\d+(?:\.\d+)?)% (flop|mem|elem)$")  # ">9999%": past a hundred times the limit
 
 
 def fraction(cell):

@@ -106,7 +106,9 @@ std::optional<light_figures> light_of(const run_result& r, const environment& en
 bj::object light_json(const light_figures& l) {
   return {{"fraction", l.measured.fraction},
           {"ideal_ms", l.measured.ideal_ms},
-          {"bound", l.measured.compute_bound ? "compute" : "memory"},
+          {"bound", l.measured.compute_bound ? "compute"
+                    : l.measured.elementwise ? "elementwise"
+                                             : "memory"},
           {"peak_error", l.error},
           {"beyond_peak", beyond_peak(l.measured, l.error)},
           {"sheet_fraction", l.sheet_fraction ? bj::value(*l.sheet_fraction) : bj::value(nullptr)}};

@@ -63,9 +63,12 @@ void rows_table(std::ostringstream& os, const proof_view& v) {
       << "</td><td class=\"num\">" << fmt(scaled(r.work.flops, 1e9), "%.4g", mark) << "</td><td class=\"num\">"
       << fmt(scaled(r.work.bytes, 1e6), "%.4g", mark) << "</td><td class=\"num\">" << giga_text(r.rates.gflop_per_s)
       << "</td><td class=\"num\">" << giga_text(r.rates.gb_per_s) << "</td><td>"
-      << (r.light.measured.compute_bound ? "compute" : "memory") << "</td><td class=\"num\">"
-      << fmt(r.light.measured.ideal_ms, "%.4g") << "</td><td>"
-      << headroom_svg(r.light.measured.fraction, r.light.measured.compute_bound, r.light.error)
+      << (r.light.measured.compute_bound ? "compute"
+          : r.light.measured.elementwise ? "elementwise"
+                                         : "memory")
+      << "</td><td class=\"num\">" << fmt(r.light.measured.ideal_ms, "%.4g") << "</td><td>"
+      << headroom_svg(r.light.measured.fraction, r.light.measured.compute_bound, r.light.error,
+                      r.light.measured.elementwise)
       << "</td><td class=\"num\">" << percent(r.light.sheet_fraction) << "</td></tr>\n";
   }
   t << "</tbody></table>";

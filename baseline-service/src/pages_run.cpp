@@ -125,6 +125,7 @@ std::optional<light_figures> light_from_json(const bj::object& o) {
   l.measured.fraction = *fraction;
   l.measured.ideal_ms = *ideal;
   l.measured.compute_bound = text_of(o, "bound") == "compute";
+  l.measured.elementwise = text_of(o, "bound") == "elementwise";
   l.error = opt_num(o, "peak_error").value_or(0);
   l.sheet_fraction = opt_num(o, "sheet_fraction");
   return l;

@@ -96,7 +96,8 @@ std::string light_table(const run_view& v) {
     t << "<tr><td><code>" << escape_html(c->key.label()) << "</code></td><td class=\"num\">"
       << fmt(c->head ? c->head->number.ms : std::nullopt, "%.4g") << "</td><td class=\"num\">"
       << fmt(c->light->measured.ideal_ms, "%.4g") << "</td><td>"
-      << headroom_svg(c->light->measured.fraction, c->light->measured.compute_bound, c->light->error)
+      << headroom_svg(c->light->measured.fraction, c->light->measured.compute_bound, c->light->error,
+                      c->light->measured.elementwise)
       << "</td><td class=\"num\">" << percent(c->light->sheet_fraction) << "</td></tr>\n";
   }
   t << "</tbody></table>";

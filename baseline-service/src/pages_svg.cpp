@@ -126,14 +126,18 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
   return out;
 }
 
-std::string headroom_svg(std::optional<double> fraction, bool compute_bound, double error) {
+std::string headroom_svg(std::optional<double> fraction, bool compute_bound, double error, bool elementwise) {
   if (!fraction || !std::isfinite(*fraction) || *fraction < 0) return "";
   constexpr double width = 80;
   const double filled = width * std::min(*fraction, 1.0);
-  const light_speed light{0, *fraction, compute_bound, ""};
+  const light_speed light{0, *fraction, compute_bound, "", elementwise};
   const std::string label = light_text(light, error);
   const std::string title =
-      label + " of the peak of its bound (" + (compute_bound ? "the dtype's matrix product" : "a device copy") + ")";
+      label + " of the peak of its bound (" +
+      (compute_bound ? "the dtype's matrix product"
+       : elementwise ? "a device copy; its transcendental elementwise arithmetic has no peak, so this is a floor"
+                     : "a device copy") +
+      ")";
   // Past 100% by more than the peak's own measurement error is impossible for honest work at these peaks: drawn
   // full, in the broken colour. Within that error it is at the peak: drawn full, in the ordinary one.
   const std::string colour = beyond_peak(light, error) ? "#b00000" : "#1a3f66";

@@ -265,7 +265,7 @@ environment environment_from(const json::reader& r) {
 
 // A result's work: flops and bytes (non-negative counts, at least one of them) and where they came from.
 work_info work_from(const json::reader& r) {
-  r.only_keys({"flops", "bytes", "source"});
+  r.only_keys({"flops", "bytes", "source", "elementwise"});
   work_info w;
   auto source = r.at("source");
   const std::optional<work_source> from = work_source_from_string(source.string());
@@ -280,6 +280,7 @@ work_info work_from(const json::reader& r) {
   };
   w.flops = count("flops");
   w.bytes = count("bytes");
+  w.elementwise = count("elementwise");
   if (!w.flops && !w.bytes) r.fail("flops, bytes or both (a result whose work is unknown has no work)");
   return w;
 }
@@ -568,6 +569,7 @@ bj::value to_json(const run_document& run) {
       bj::object w{{"source", to_string(res.work->source)}};
       if (res.work->flops) w["flops"] = *res.work->flops;
       if (res.work->bytes) w["bytes"] = *res.work->bytes;
+      if (res.work->elementwise) w["elementwise"] = *res.work->elementwise;
       o["work"] = std::move(w);
     }
     if (res.bound) {

@@ -93,7 +93,12 @@ std::optional<light_speed> speed_of_light(const work_info& work, std::string_vie
   out.ideal_ms = out.compute_bound ? *compute_ms : *memory_ms;
   out.fraction = out.ideal_ms / ms_per_call;
   out.peak = out.compute_bound ? gemm_peak_name(dtype) : std::string(copy_peak_name);
+  out.elementwise = !out.compute_bound && work.elementwise && *work.elementwise > 0;
   return out;
+}
+
+std::string_view bound_text(const light_speed& light) {
+  return light.compute_bound ? "flop" : light.elementwise ? "elem" : "mem";
 }
 
 double peak_error(const light_speed& light, const std::map<std::string, peak_measurement>& measurements) {
@@ -107,7 +112,7 @@ std::string light_text(const light_speed& light, double error) {
   const double shown = light.fraction > 1 && !beyond_peak(light, error) ? 1.0 : light.fraction;
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, shown < 0.1 ? "%.1f%% %s" : "%.0f%% %s", 100 * shown,
-                light.compute_bound ? "flop" : "mem");
+                std::string(bound_text(light)).c_str());
   return buffer;
 }
 

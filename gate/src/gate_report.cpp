@@ -69,7 +69,10 @@ std::vector<light_row> light_rows(const run_document& head) {
     const auto light = pages::light_of(r, head.env, ms);
     if (!light) continue;
     light_row row{r.key().label(), light_text(light->measured, light->error), "", light->measured.fraction};
-    if (light->sheet_fraction) row.sheet = light_text({0, *light->sheet_fraction, light->measured.compute_bound});
+    if (light->sheet_fraction) {
+      row.sheet =
+          light_text({0, *light->sheet_fraction, light->measured.compute_bound, "", light->measured.elementwise});
+    }
     rows.push_back(std::move(row));
   }
   std::stable_sort(rows.begin(), rows.end(),

@@ -397,18 +397,44 @@ def distinct_bytes(tensors):
     return total
 
 
+# Elementwise functions whose arithmetic is more than a few instructions an element (a series or a table per value):
+# the FLOP counter counts none of them, and no peak rnx measures is theirs.
+TRANSCENDENTAL = frozenset((
+    "erf", "erfc", "erfinv", "exp", "exp2", "expm1", "log", "log1p", "log2", "log10", "tanh", "sigmoid", "gelu",
+    "silu", "mish", "softplus", "elu", "selu", "celu", "logit", "sin", "cos", "tan", "asin", "acos", "atan", "atan2",
+    "sinh", "cosh", "asinh", "acosh", "atanh", "pow", "sqrt", "rsqrt", "lgamma", "digamma"))
+
+
+def _elementwise_mode():
+    """A dispatch mode that counts the output elements of every TRANSCENDENTAL call it sees."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Elementwise(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            out = func(*args, **(kwargs or {}))
+            if func.overloadpacket.__name__.rstrip("_") in TRANSCENDENTAL:
+                Elementwise.count += out.numel() if isinstance(out, torch.Tensor) else 0
+            return out
+
+    return Elementwise()
+
+
 def count_work(loaded, inputs, dtype, device, seed):
     """The work of one call of the eager reference in `dtype` (a KernelBench file's Model, never its ModelNew: a
     rewrite does the reference's work): (FLOPs as torch's FLOP counter counts them, the distinct bytes of the
-    inputs, the module's parameters and buffers, and the outputs)."""
+    inputs, the module's parameters and buffers, and the outputs, the elements of transcendental elementwise
+    functions it evaluates (TRANSCENDENTAL))."""
     # Imported here: a torch without the counter fails this count (the result says why), not every kernel's load.
     from torch.utils.flop_counter import FlopCounterMode
 
     target = loaded.fn if loaded.kind == FUNCTION else _model(loaded, loaded.ref_cls, DTYPES[dtype], device, seed)
-    with FlopCounterMode(display=False, custom_mapping=_flop_formulas()) as counter:
+    elementwise = _elementwise_mode()
+    with FlopCounterMode(display=False, custom_mapping=_flop_formulas()) as counter, elementwise:
         outputs = tensors_of(target(*inputs))
     weights = list(target.parameters()) + list(target.buffers()) if isinstance(target, torch.nn.Module) else []
-    return counter.get_total_flops(), distinct_bytes(list(inputs) + weights + outputs)
+    return counter.get_total_flops(), distinct_bytes(list(inputs) + weights + outputs), type(elementwise).count
 
 
 def preload_compilers():

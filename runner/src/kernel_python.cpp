@@ -162,8 +162,11 @@ class python_kernel final : public kernel {
     py_ref counts = call_support("count_work", args.get());
     long long flops = 0;
     long long bytes = 0;
-    if (!PyArg_ParseTuple(counts.get(), "LL", &flops, &bytes)) kernel_call_failed(spec_, take_python_error(), inputs);
-    return work_info{flops, bytes, work_source::counted};
+    long long elementwise = 0;
+    if (!PyArg_ParseTuple(counts.get(), "LLL", &flops, &bytes, &elementwise)) {
+      kernel_call_failed(spec_, take_python_error(), inputs);
+    }
+    return work_info{flops, bytes, work_source::counted, elementwise};
   }
 
   std::vector<std::string> local_modules() const override {

@@ -39,6 +39,7 @@ work_info with_counted(const std::optional<work_info>& declared, const work_info
   work_info w = *declared;
   if (!w.flops) w.flops = counted.flops;
   if (!w.bytes) w.bytes = counted.bytes;
+  if (!w.flops) w.elementwise = counted.elementwise;  // declared FLOPs count the arithmetic the author means
   return w;
 }
 

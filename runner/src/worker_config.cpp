@@ -186,7 +186,8 @@ void put_work(side& s, std::int64_t batch) {
     const std::uint64_t seed = (s.seed ^ 0x5DEECE66DULL) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed
     const std::vector<at::Tensor> inputs = s.entry->kernel->make_inputs(batch, s.dtype, s.device, seed);
     if (auto w = s.entry->kernel->count_work(inputs, s.dtype, s.device, s.seed)) {
-      s.out["work"] = bj::object{{"flops", *w->flops}, {"bytes", *w->bytes}};
+      s.out["work"] =
+          bj::object{{"flops", *w->flops}, {"bytes", *w->bytes}, {"elementwise", w->elementwise.value_or(0)}};
     }
   } catch (const c10::Error& e) {
     s.out["work_error"] = e.what_without_backtrace();

@@ -138,7 +138,10 @@ side_outcome outcome_from(const json::reader& r) {
     out.check = side_outcome::reference_check{bounded(r.at("max_abs_err")), bounded(r.at("rel_err")),
                                               tolerance{r.number("rtol"), r.number("atol")}};
   }
-  if (auto w = r.maybe("work")) out.work = work_info{w->integer("flops"), w->integer("bytes"), work_source::counted};
+  if (auto w = r.maybe("work")) {
+    out.work = work_info{w->integer("flops"), w->integer("bytes"), work_source::counted,
+                         w->has("elementwise") ? std::optional<std::int64_t>(w->integer("elementwise")) : std::nullopt};
+  }
   if (auto b = r.maybe("bound")) out.bound = physical_bound{b->integer("output_bytes"), b->number("write_ms")};
   out.work_error = r.string_or("work_error", "");
   out.inputs_note = r.string_or("inputs_note", "");

@@ -25,6 +25,7 @@ rnx::kernel_spec work_spec(const std::string& entry, const std::vector<std::stri
                                                                              {"attention_sdpa", {"q", "k", "v"}},
                                                                              {"layer_norm", {"x"}},
                                                                              {"relu", {"x"}},
+                                                                             {"gelu_tanh", {"x"}},
                                                                              {"row_sum", {"x"}},
                                                                              {"scale_in_place", {"x"}}};
   const auto it = parameters.find(entry);
@@ -112,6 +113,26 @@ flops = "8*B*64*100"
   // Nothing declared: the count as it is.
   CHECK_FALSE(rnx::runner::detail::declared_work(work_spec("layer_norm", {"B,4"}), 2, "rnx.toml"));
   CHECK(rnx::runner::detail::with_counted(std::nullopt, norm).source == rnx::work_source::counted);
+}
+
+TEST_CASE("transcendental elementwise functions are counted by element, and name the bound where the bytes bind") {
+  const rnx::work_info gelu = counted(work_spec("gelu_tanh", {"B,1000"}), 3);
+  CHECK(*gelu.flops == 0);
+  CHECK(*gelu.elementwise == 3 * 1000);  // one tanh an element; the multiplies and adds are not transcendental
+  CHECK(*counted(work_spec("relu", {"B,1000"}), 3).elementwise == 0);
+  const std::map<std::string, double> peaks{{std::string(rnx::copy_peak_name), 1e10}};
+  const auto light = rnx::speed_of_light(gelu, "float32", peaks, 0.01);
+  REQUIRE(light);
+  CHECK(light->elementwise);
+  CHECK(rnx::light_text(*light) == "24% elem");  // 24000 bytes at 1e10 B/s: 0.0024 ms over 0.01 ms
+  rnx::work_info copy = gelu;
+  copy.elementwise = 0;
+  CHECK(rnx::light_text(*rnx::speed_of_light(copy, "float32", peaks, 0.01)) == "24% mem");
+  // Where the FLOPs bind, the bound is theirs whatever else the work evaluates.
+  rnx::work_info gemm = gelu;
+  gemm.flops = 1'000'000'000;
+  const auto g = rnx::speed_of_light(gemm, "float32", {{rnx::gemm_peak_name("float32"), 1e11}}, 20);
+  CHECK(rnx::light_text(*g) == "50% flop");
 }
 
 TEST_CASE("bytes are exact for an elementwise kernel and a reduction") {

@@ -131,7 +131,8 @@ std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci
 
 // A small inline SVG bar: how much of the limit a time reaches (`fraction` of the peak of its bound, drawn up to 100%
 // and marked past it), labelled "62% mem" or "45% flop". "" without a fraction.
-std::string headroom_svg(std::optional<double> fraction, bool compute_bound, double error = 0);
+std::string headroom_svg(std::optional<double> fraction, bool compute_bound, double error = 0,
+                         bool elementwise = false);
 
 // A whole HTML document served by rnx-server: assets from /assets/.
 std::string render_page(const page& p);

@@ -131,6 +131,10 @@ struct work_info {
   std::optional<std::int64_t> flops;
   std::optional<std::int64_t> bytes;
   work_source source = work_source::counted;
+  // Counted work only: the elements of transcendental elementwise functions (erf, exp, tanh, ...) one call
+  // evaluates. The FLOP counter counts none of that arithmetic and no measured peak is its: where it is there and
+  // the bytes bind, the speed of light names its bound elementwise (speed_of_light.hpp).
+  std::optional<std::int64_t> elementwise;
 };
 
 // The least time a correct call can take on the device that measured it: a call returns `output_bytes` of output

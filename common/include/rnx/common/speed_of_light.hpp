@@ -41,7 +41,14 @@ struct light_speed {
   double fraction = 0;
   bool compute_bound = false;  // the FLOPs' time at peak is the larger
   std::string peak;            // the name of the peak it is set against (gemm_float32_flops_per_s, copy_bytes_per_s)
+  // The bytes bind and the work evaluates transcendental elementwise functions (work_info::elementwise), whose
+  // arithmetic has no measured peak: the bound is named elementwise, not memory; the fraction is still the bytes'
+  // time at the copy's peak over the time, a floor (the arithmetic may be the nearer limit).
+  bool elementwise = false;
 };
+
+// The bound's name as reports write it: "flop", "mem", "elem".
+std::string_view bound_text(const light_speed& light);
 // nullopt where neither part of the work has a peak to go with it (no FLOPs counted and no copy peak, a dtype
 // without a measured matrix product, no peaks at all) or the time is not positive.
 std::optional<light_speed> speed_of_light(const work_info& work, std::string_view dtype,
@@ -56,8 +63,8 @@ double peak_error(const light_speed& light, const std::map<std::string, peak_mea
 // the error it is at the peak, not beyond it.
 bool beyond_peak(const light_speed& light, double error);
 
-// "62% mem", "45% flop", "4.2% flop" (one decimal under 10%): how every report writes a speed of light. A fraction
-// past 1 by no more than `error` (the peak's own, peak_error) is written "100%": at the peak within its error.
+// "62% mem", "45% flop", "4.2% flop" (one decimal under 10%), "29% elem": how every report writes a speed of light. A
+// fraction past 1 by no more than `error` (the peak's own, peak_error) is written "100%": at the peak within its error.
 std::string light_text(const light_speed& light, double error = 0);
 
 }  // namespace rnx
