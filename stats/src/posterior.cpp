@@ -425,6 +425,10 @@ std::string abstain_advice(const comparison_options& opt, bool why_paired) {
     case runtime_kind::pytest_benchmark: more_samples = "--benchmark-min-rounds"; break;
     case runtime_kind::nvbench: more_samples = "--min-samples"; break;
     default:
+      if (opt.paired_by_process) {
+        return "more processes (raise max_processes in [bench] of rnx.toml), or what kept this pair from sharing its "
+               "processes fixed (the reason below)";
+      }
       return std::string("measure paired (rnx bench --pair BASE, rnx gate --mode paired)") +
              (why_paired ? ", where drift of the machine cancels in each ratio" : "");
   }

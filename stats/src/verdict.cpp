@@ -162,6 +162,7 @@ comparison compare_measured(const run_result& base, const run_result& head, cons
                          policy.resamples, policy.stat,        pairing ? static_cast<int>(pairing->looks) : 1};
   opt.look = look;
   opt.harness = measured_by(head);
+  opt.paired_by_process = pairing.has_value() && !in_process(base, head, pairing);
   if (in_process(base, head, pairing)) {
     return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
   }

@@ -254,3 +254,28 @@ TEST_CASE("a kernel that errors in the head is broken even when the baseline fai
   const verdict_document s = stats::judge_runs(run({result("k", 1.0, result_status::error)}), run({skipped}), {});
   CHECK(find(s, "k").result == decision::abstain);
 }
+
+TEST_CASE("an abstain of a pair measured by process is not told to measure paired") {
+  run_result b = result("softmax", 1.0);
+  run_result h = result("softmax", 1.0);
+  // Three processes a side, far apart, so that nothing decides.
+  b.samples_ms.clear();
+  h.samples_ms.clear();
+  for (const double speed : {1.0, 1.3, 0.8}) {
+    for (int i = 0; i < 10; ++i) {
+      b.samples_ms.push_back(speed * (1 + 0.001 * i));
+      h.samples_ms.push_back((2.1 - speed) * (1 + 0.001 * i));
+    }
+  }
+  b.groups = h.groups = {10, 10, 10};
+  run_document base = run({b});
+  run_document head = run({h});
+  base.pairing = pairing_info{"pair-1", rnx::pair_side::base, "", 4, 4};
+  head.pairing = pairing_info{"pair-1", rnx::pair_side::head, "", 4, 4};
+  const auto& c = find(stats::judge_runs(base, head, {}), "softmax");
+  INFO(c.reason);
+  CHECK(c.pairing == rnx::pairing_mode::process);
+  REQUIRE(c.result == decision::abstain);
+  CHECK(c.reason.find("measure paired") == std::string::npos);
+  CHECK(c.reason.find("raise max_processes in [bench] of rnx.toml") != std::string::npos);
+}

@@ -44,6 +44,8 @@ struct comparison_options {
   // paired; a harness whose results were imported (rnx import: runtime gbench, pytest-benchmark or nvbench) cannot,
   // and is told how to give its harness more to go on instead.
   std::optional<runtime_kind> harness;
+  // The two sides are one paired run measured by process (not in-process): an abstain is not told to measure paired.
+  bool paired_by_process = false;
 };
 
 // The probability a decision needs under `opt`: look `opt.look` of the schedule (probability itself for one look).
