@@ -14,6 +14,7 @@
 #include "rnx/optimize/profile_worker.hpp"
 #include "rnx/optimize/rewriter.hpp"
 #include "rnx/runner/bench.hpp"
+#include "rnx/sandbox/sandbox.hpp"
 #include "rnx/stats/summary.hpp"
 #include "rnx/stats/verdict.hpp"
 
@@ -339,7 +340,18 @@ struct loop_files {
   std::string manifest_text;
   std::string original_source;
   fs::path original_manifest;
+  // The original's handed copy (sandbox::hand_kernel): the kernel and its own sources, never what else lies beside
+  // it (a .env, a cloud login's key file), so the candidate, which shares the benchmark's sandbox, reads none of it.
+  fs::path original_kernel;
 };
+
+// The original kernel handed into `folder` (loop_files::original_kernel), in place of a copy an earlier run with
+// the same work folder left there.
+fs::path hand_original(const fs::path& folder, const fs::path& kernel) {
+  fs::create_directories(folder);
+  fs::remove_all(sandbox::handed_folder(folder));
+  return sandbox::hand_kernel(folder, kernel, "kernel");
+}
 
 // One paired run, candidate (head) against original (base), in the verifier's sandbox; the verdict per
 // configuration into a.configs. The two sides never share a process (docs/optimize.md): each runs in worker
@@ -358,11 +370,13 @@ void benchmark_attempt(attempt& a, const manifest& m, const kernel_spec& spec, c
   paired.manifests = {candidate_manifest, files.original_manifest};
   paired.contain = benchmark_containment(options.verify_limits);
   // What the workers read beyond the installed files, shown to them where it lies under a folder nobody may enter
-  // (a work folder made by mkdtemp, mode 700): the two manifests and kernels, and their folders (helper modules).
-  for (const fs::path& file : {candidate_manifest, files.original_manifest, a.file, spec.resolved_path}) {
+  // (a work folder made by mkdtemp, mode 700): the two manifests, the candidate's folder (it and its manifest) and
+  // the original's handed copy. Never the original kernel's own folder: what else lies there is not the kernel's.
+  for (const fs::path& file : {candidate_manifest, files.original_manifest, a.file, files.original_kernel}) {
     paired.contain->readable.push_back(fs::absolute(file));
-    paired.contain->readable.push_back(fs::absolute(file).parent_path());
   }
+  paired.contain->readable.push_back(fs::absolute(a.file).parent_path());
+  paired.contain->readable.push_back(fs::absolute(files.original_kernel).parent_path());
   paired.in_process_pairing = !options.isolated_benchmark;
   std::vector<runner::bench_side> sides = runner::run_bench(paired);
   run_document head = runner::make_run_document(sides.at(0), "candidate-" + std::to_string(a.index), "", "", {});
@@ -472,9 +486,10 @@ optimize_result run_optimize(const optimize_options& options) {
                        ", budget " + std::to_string(config.budget) + ", work folder " + result.work_dir.string());
 
   loop_files files{read_text(options.manifest_path), read_text(spec.resolved_path),
-                   result.work_dir / "original" / "rnx.toml"};
-  write_text(files.original_manifest,
-             retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root, spec.name, {}));
+                   result.work_dir / "original" / "rnx.toml",
+                   hand_original(result.work_dir / "original", spec.resolved_path)};
+  write_text(files.original_manifest, retarget_manifest(files.manifest_text, options.manifest_path.string(), m.root,
+                                                        spec.name, files.original_kernel));
   runner::bench_options bench = bench_settings(options, spec);
   std::optional<scanned_lines> scanned_buffer;
   std::optional<std::ostream> scanned_log;

@@ -1,6 +1,8 @@
 // The worker's environment: an allow-list of what kernels need; credentials and everything else withheld.
 #include "rnx/sandbox/sandbox.hpp"
 
+#include "rnx/common/secret_scan.hpp"
+
 #include <pwd.h>
 #include <unistd.h>
 
@@ -34,8 +36,8 @@ bool allowed_variable(const std::string& name, const sandbox_limits& limits) {
   for (const auto& k : limits.keep_env) {
     if (name == k) return true;
   }
-  // A credential never passes, even under an allowed prefix.
-  if (looks_secret(name)) return false;
+  // A credential (rnx::credential_name, the one rule) never passes, even under an allowed prefix.
+  if (credential_name(name)) return false;
   for (const char* p : prefixes) {
     if (name.rfind(p, 0) == 0) return true;
   }
@@ -57,19 +59,6 @@ std::string worker_user_name() {
 }  // namespace
 
 std::filesystem::path compiled_folder(const std::filesystem::path& workdir) { return workdir / ".compiled"; }
-
-const std::vector<std::string>& secret_words() {
-  static const std::vector<std::string> words = {"TOKEN",      "SECRET", "PASSWORD", "PASSWD",
-                                                 "CREDENTIAL", "KEY",    "PRIVATE",  "AUTH"};
-  return words;
-}
-
-bool looks_secret(const std::string& name) {
-  for (const auto& word : secret_words()) {
-    if (name.find(word) != std::string::npos) return true;
-  }
-  return false;
-}
 
 std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
                                              std::vector<std::string>* withheld) {

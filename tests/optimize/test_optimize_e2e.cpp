@@ -3,7 +3,8 @@
 // service-account key planted beside the kernel, 5 one whose exception is written for the pull request (mentions,
 // issue references, a fence, a credential): only 1 is kept, its branch and commit carry the tables and nothing a
 // candidate wrote, and the pull request reaches a local stand-in for the GitHub API with the table in its body, 5's
-// text quoted and no byte of 4's secrets anywhere.
+// text quoted and no byte of 4's secrets anywhere. 6 is the original reading those files at import: it sees them
+// neither in the verifier's sandbox nor in the benchmark's, so it stays the original.
 #include "fake_http_server.hpp"
 
 #include "../support/markdown_probe.hpp"
@@ -236,13 +237,13 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   github.push(
       {201, R"({"number": 42, "html_url": "https://github.example/owner/demo/pull/42", "state": "open"})", {}, {}});
 
-  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo", "--budget", "5"},
+  process_result run = run_rnx(r, {"--open-pr", "--repo", "owner/demo", "--budget", "6"},
                                {{"GITHUB_TOKEN", "ghs_test_token"},
                                 {"GITHUB_API_URL", github.url()},
                                 {"GITHUB_BASE_REF", ""},
                                 {"GITHUB_STEP_SUMMARY", (r.root / "summary.md").string()},
                                 {"RNX_TEST_SECRET_TOKEN", "rnx-test-secret-5f1c9a7e"},
-                                {"RNX_TEST_ORDER", "1,2,3,9,8"}});
+                                {"RNX_TEST_ORDER", "1,2,3,9,8,10"}});
   MESSAGE("stdout:\n" << run.out);
   MESSAGE("stderr:\n" << rnx::tail_lines(run.err, 40));
   REQUIRE(run.exit_code == 0);
@@ -250,7 +251,7 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   // The record of every attempt.
   bj::value record = rnx::json::parse_file(r.root / "record.json");
   const auto& attempts = record.at("attempts").as_array();
-  REQUIRE(attempts.size() == 5);
+  REQUIRE(attempts.size() == 6);
   CHECK(attempts[0].at("status").as_string() == "kept");
   CHECK(attempts[0].at("kept").as_bool());
   CHECK(attempts[0].at("correct").as_bool());
@@ -272,6 +273,14 @@ TEST_CASE("rnx optimize: faster kept, slower and cheat reverted; branch, commit 
   CHECK(hostile.find("@octocat @github/security-team Closes #1") != std::string::npos);
   CHECK(hostile.find("rnx-test-secret-5f1c9a7e") == std::string::npos);
   CHECK(hostile.find("[redacted RNX_TEST_SECRET_TOKEN]") != std::string::npos);
+  // The original read files planted beside the kernel at import: refused by the verifier's sandbox, and by the
+  // benchmark's, which sees the original's handed copy and never the kernel's own folder. It stays the original.
+  const std::string beside(attempts[5].at("reason").as_string());
+  CAPTURE(beside);
+  CHECK(attempts[5].at("correct").as_bool());
+  CHECK(attempts[5].at("status").as_string() != "broken");
+  CHECK(attempts[5].at("status").as_string() != "error");
+  CHECK(beside.find("read beside the kernel in the benchmark") == std::string::npos);
   CHECK(record.at("kept").as_int64() == 1);
   CHECK(record.at("profile").at("ops").as_array().size() > 0);
 

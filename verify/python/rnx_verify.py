@@ -475,14 +475,14 @@ _PROCESS_CALLS = {("os", "fork"), ("os", "forkpty"), ("os", "system"), ("os", "p
                   ("pty", "fork")}
 _STREAM_CALLS = {"Stream", "stream", "set_stream", "ExternalStream", "StreamContext"}
 _DYNAMIC_CODE = {"exec", "eval", "compile", "__import__"}
-_SECRET_WORDS = re.compile(r"TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|KEY|PRIVATE|AUTH", re.I)
+_credential_name = None
 
 
-def set_secret_words(words):
-    """The worker passes the sandbox's own list (sandbox/src/environment.cpp looks_secret), so the scan and the
-    environment filter name the same variables."""
-    global _SECRET_WORDS
-    _SECRET_WORDS = re.compile("|".join(re.escape(w) for w in words), re.I)
+def set_credential_rule(rule):
+    """The worker passes rnx's one rule for names that mark a credential (rnx::credential_name, the rule the
+    environment filter withholds by), so the scan calls secret exactly the variables a kernel never gets."""
+    global _credential_name
+    _credential_name = rule
 _NATIVE_PATTERNS = [
     (re.compile(r"\bcudaStreamCreate\w*|\bcudaStreamBeginCapture\b|\bat::cuda::getStreamFromPool\b"), "streams",
      "creates a CUDA stream in native code (work on another stream escapes the timer)"),
@@ -587,7 +587,7 @@ class _Scanner(ast.NodeVisitor):
 
     def _environment(self, node, key):
         if isinstance(key, str):
-            secret = " (a secret)" if _SECRET_WORDS.search(key) else ""
+            secret = " (a secret)" if _credential_name is not None and _credential_name(key) else ""
             self.add(node, "secrets", f"reads environment variable {key}{secret}")
         else:
             self.add(node, "secrets", "reads the environment")

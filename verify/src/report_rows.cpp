@@ -4,6 +4,7 @@
 
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/secret_scan.hpp"
 #include "rnx/common/text.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
@@ -304,7 +305,7 @@ check_row sandbox_row(check_group group, const std::string& name, const worker_e
      << " variable(s) withheld";
   std::vector<std::string> secrets;
   for (const auto& n : withheld) {
-    if (sandbox::looks_secret(n)) secrets.push_back(n);
+    if (credential_name(n)) secrets.push_back(n);
   }
   if (!secrets.empty()) os << " (" << join_names(secrets, 6) << ")";
   os << "; its own temporary folder";

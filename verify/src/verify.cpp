@@ -182,7 +182,7 @@ verify_report verify_candidate(const verify_options& o) {
   detail::worker_outcome w = detail::run_worker(o, dir.path(), env);
   detail::add_rows(report, w, o, withheld);
   // The rows carry the candidate's words; none of the runner's credentials leaves in them, whatever the format.
-  const std::vector<secret_value> secrets = environment_secrets(sandbox::looks_secret);
+  const std::vector<secret_value> secrets = environment_secrets(credential_name);
   for (auto& row : report.checks) row.detail = redact(row.detail, secrets);
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return report;

@@ -5,6 +5,7 @@
 #include "device_checks.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/secret_scan.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/sandbox/sandbox.hpp"
@@ -54,15 +55,21 @@ bool candidate_host_args(int argc, char** argv, std::string& job, int& in_fd, in
   return host;
 }
 
-// One list of secret words: the static scan names the variables the environment filter withholds.
-void share_secret_words() {
-  py_ref words = py_ref::steal(PyList_New(0));
-  for (const auto& w : sandbox::secret_words()) {
-    py_ref item = py_ref::steal(PyUnicode_FromString(w.c_str()));
-    PyList_Append(words.get(), item.get());
-  }
-  py_ref word_args = py_ref::steal(PyTuple_Pack(1, words.get()));
-  call_verify("set_secret_words", word_args.get());
+// rnx::credential_name called from Python: the static scan's one argument, a variable's name.
+PyObject* credential_name_for_python(PyObject* /*self*/, PyObject* name) {
+  const char* text = PyUnicode_Check(name) ? PyUnicode_AsUTF8(name) : nullptr;
+  if (!text) return nullptr;  // PyUnicode_AsUTF8 set the error; a non-string key is a TypeError below
+  return PyBool_FromLong(credential_name(text) ? 1 : 0);
+}
+
+PyMethodDef credential_rule_method = {"credential_name", credential_name_for_python, METH_O,
+                                      "Whether a variable's name marks a credential (rnx's one rule)."};
+
+// One rule for credentials: the static scan calls secret the variables the environment filter withholds.
+void share_credential_rule() {
+  py_ref rule = py_ref::steal(PyCFunction_New(&credential_rule_method, nullptr));
+  py_ref rule_args = py_ref::steal(PyTuple_Pack(1, rule.get()));
+  call_verify("set_credential_rule", rule_args.get());
 }
 
 // The reference once on its first declared batch, so the device and the reference are warm before any check.
@@ -190,7 +197,7 @@ void emit_extra_threads(candidate_slot& slot, const std::optional<host_report>& 
 void judge(const std::string& job_path) {
   job j = read_job(job_path);
   runner::ensure_python();
-  share_secret_words();
+  share_credential_rule();
   c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
   at::Device device = runner::resolve_device(j.device);
   emit(bj::object{{"event", "ready"}, {"device", device.str()}});

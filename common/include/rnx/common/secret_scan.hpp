@@ -42,7 +42,7 @@ struct secret_value {
 bool credential_name(const std::string& name);
 
 // The values of this process's environment whose names `looks_secret` marks as credentials (rnx passes
-// credential_name, or the sandbox's looks_secret where a broader net is wanted), longest first so that a value
+// credential_name; tests pass their own), longest first so that a value
 // holding another is hidden whole. Values shorter than 8 bytes are left out: no credential is that short, and
 // hiding them would cut ordinary words out of a report.
 std::vector<secret_value> environment_secrets(bool (*looks_secret)(const std::string&));

@@ -48,11 +48,6 @@ struct sandbox_limits {
   bool allow_weaker = false;
 };
 
-// Whether an environment variable's name marks a credential (TOKEN, SECRET, KEY, PASSWORD, ...): such a variable
-// never reaches the worker, whatever prefix it has, and the report names it among what was withheld.
-bool looks_secret(const std::string& name);
-const std::vector<std::string>& secret_words();  // the words looks_secret looks for (also the static scan's)
-
 // The worker's environment: an allow-list of what kernels need (PATH, CUDA_*, thread counts, ...); everything
 // else, secrets included, is withheld. `withheld` receives the names left out.
 std::vector<std::string> sandbox_environment(const sandbox_limits& limits, const std::filesystem::path& workdir,
