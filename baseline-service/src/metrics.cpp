@@ -141,6 +141,10 @@ std::string metrics::render(const view& v) const {
   os << "# HELP rnx_open_connections Client connections open now.\n"
      << "# TYPE rnx_open_connections gauge\n"
      << "rnx_open_connections " << open_connections_.load() << "\n";
+  os << "# HELP rnx_unauthenticated_requests Requests without a token being read or answered now (at most "
+        "--max-unauthenticated; more are answered 503).\n"
+     << "# TYPE rnx_unauthenticated_requests gauge\n"
+     << "rnx_unauthenticated_requests " << unauthenticated_requests_.load() << "\n";
   os << "# HELP rnx_refused_connections_total Connections closed at once because a limit was reached "
         "(--max-connections-per-address for their address, or every slot held by connections being answered).\n"
      << "# TYPE rnx_refused_connections_total counter\n"

@@ -94,8 +94,11 @@ class connection_slot {
 // One of the max_unauthenticated slots, held from a credential-less request's headers to its response's end.
 class unauthenticated_slot {
  public:
-  explicit unauthenticated_slot(shared_state& state) : state_(state) {}
-  ~unauthenticated_slot() { --state_.unauthenticated; }
+  explicit unauthenticated_slot(shared_state& state) : state_(state) { state_.stats.unauthenticated_request_started(); }
+  ~unauthenticated_slot() {
+    --state_.unauthenticated;
+    state_.stats.unauthenticated_request_ended();
+  }
   unauthenticated_slot(const unauthenticated_slot&) = delete;
   unauthenticated_slot& operator=(const unauthenticated_slot&) = delete;
   static bool try_take(shared_state& state) {

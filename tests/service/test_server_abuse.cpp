@@ -131,15 +131,17 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   auto b = half_open(ioc, "127.0.0.1", server.port(), stalled);
   REQUIRE(a.is_open());
   REQUIRE(b.is_open());
-  // The server reads their headers asynchronously: ask until it has (bounded: 20 s on a loaded machine).
-  const std::string anonymous = "/api/v1/projects/demo/runs";  // 401 when a slot is free
-  int status = 0;
-  for (int i = 0; i < 400 && status != 503; ++i) {
-    status = call(server, "GET", anonymous, "").status;
-    if (status != 503) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  // The server reads their headers asynchronously: wait until both hold their slot, asking with the token (a
+  // request with one takes no slot, so the wait cannot take one of theirs; bounded: 20 s on a loaded machine).
+  bool both_held = false;
+  for (int i = 0; i < 400 && !both_held; ++i) {
+    both_held =
+        call(server, "GET", "/metrics", token).body.find("\nrnx_unauthenticated_requests 2\n") != std::string::npos;
+    if (!both_held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  if (status != 503) MESSAGE(call(server, "GET", "/metrics", token).body);
-  CHECK(status == 503);
+  if (!both_held) MESSAGE(call(server, "GET", "/metrics", token).body);
+  REQUIRE(both_held);
+  const std::string anonymous = "/api/v1/projects/demo/runs";  // 401 when a slot is free
   auto busy = call(server, "GET", anonymous, "");
   CHECK(busy.status == 503);
   CHECK(busy.header("Retry-After") == "1");
@@ -152,7 +154,7 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   // The slots come back when the stalled requests end.
   a.close();
   b.close();
-  status = 0;
+  int status = 0;
   for (int i = 0; i < 400 && status != 401; ++i) {
     status = call(server, "GET", anonymous, "").status;
     if (status != 401) std::this_thread::sleep_for(std::chrono::milliseconds(50));

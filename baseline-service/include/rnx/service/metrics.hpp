@@ -41,6 +41,9 @@ class metrics {
   void connection_refused() { ++refused_connections_; }
   void connection_evicted() { ++evicted_connections_; }
   void connection_idle_closed() { ++idle_closed_connections_; }
+  // A request without a token holds one of --max-unauthenticated's places from its headers to its answer's end.
+  void unauthenticated_request_started() { ++unauthenticated_requests_; }
+  void unauthenticated_request_ended() { --unauthenticated_requests_; }
   // A complete request waits for a request thread (queued), then is answered (started, after `waited`).
   void request_queued() { ++queued_requests_; }
   void request_started(double waited_seconds);
@@ -74,6 +77,7 @@ class metrics {
   histogram queue_wait_;
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::int64_t> queued_requests_{0};
+  std::atomic<std::int64_t> unauthenticated_requests_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
   std::atomic<std::uint64_t> evicted_connections_{0};
   std::atomic<std::uint64_t> idle_closed_connections_{0};
