@@ -184,20 +184,13 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
   if (fds[0].fd >= 0 && (fds[0].revents & (POLLIN | POLLHUP | POLLERR))) {
     ssize_t got = ::read(result_fd_, buffer, sizeof buffer);
     if (got > 0) {
-      pending_.append(buffer, static_cast<std::size_t>(got));
-      if (pending_.size() > max_worker_message_bytes && pending_.find('\n') == std::string::npos) {
-        // The kernel runs in the worker with this pipe open: a line past the one maximum is a flood, not a result.
-        overflow_ = "it wrote a result line longer than " + std::to_string(max_worker_message_bytes >> 20) +
-                    " MiB (the most a worker's message may take) and was stopped";
-        pending_.clear();
+      // The kernel runs in the worker with this pipe open: a line past the one maximum is a flood, not a result.
+      for (std::string& line : results_.feed(std::string_view(buffer, static_cast<std::size_t>(got)))) {
+        if (!scratch_ || admit(line)) lines.push_back(std::move(line));
+      }
+      if (results_.overflowed()) {
         kill();
         return lines;
-      }
-      std::size_t nl;
-      while ((nl = pending_.find('\n')) != std::string::npos) {
-        std::string line = pending_.substr(0, nl);
-        pending_.erase(0, nl + 1);
-        if (!scratch_ || admit(line)) lines.push_back(std::move(line));
       }
     } else if (got == 0) {
       ::close(result_fd_);
@@ -240,9 +233,9 @@ std::string worker_run::wait_description(bool& clean) {
     clean = false;
     return "stopped before it ran a kernel";
   }
-  if (!overflow_.empty()) {
+  if (results_.overflowed()) {
     clean = false;
-    return overflow_;
+    return results_.overflow_reason();
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);

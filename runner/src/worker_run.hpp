@@ -3,6 +3,7 @@
 #pragma once
 
 #include "contained_worker.hpp"
+#include "rnx/common/message_lines.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
 #include <sys/types.h>
@@ -65,9 +66,8 @@ class worker_run {
   bool reaped_ = false;
   int result_fd_ = -1;
   int log_fd_ = -1;
-  int job_fd_ = -1;  // a prestarted worker's stdin, where its job's path goes
-  std::string pending_;
-  std::string overflow_;  // why the worker was stopped for a line past max_worker_message_bytes
+  int job_fd_ = -1;        // a prestarted worker's stdin, where its job's path goes
+  message_lines results_;  // the result pipe's lines; overflowed() when the worker was stopped for a flood
   std::string log_;
 };
 

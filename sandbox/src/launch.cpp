@@ -19,9 +19,12 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 
 namespace rnx::sandbox {
+
+namespace fs = std::filesystem;
 
 namespace detail {
 namespace {
@@ -249,6 +252,23 @@ sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const st
   return {pid, fds[0]};
 }
 
+namespace {
+
+// The children of every thread of `pid`: /proc/P/task/T/children lists only those thread T started, and a
+// child started from a pool thread (a compiler's workers) is no child of the main thread.
+std::vector<pid_t> children_of(pid_t pid) {
+  std::vector<pid_t> found;
+  std::error_code ec;
+  for (fs::directory_iterator task("/proc/" + std::to_string(pid) + "/task", ec), end; !ec && task != end;
+       task.increment(ec)) {
+    std::ifstream children(task->path() / "children");
+    for (pid_t child; children >> child;) found.push_back(child);
+  }
+  return found;
+}
+
+}  // namespace
+
 std::int64_t resident_mb(pid_t pid) {
   // The worker may be a grandchild (PID 2 of its own process namespace): count the whole tree.
   std::int64_t pages = 0;
@@ -259,8 +279,7 @@ std::int64_t resident_mb(pid_t pid) {
     std::ifstream statm("/proc/" + std::to_string(p) + "/statm");
     std::int64_t size = 0, resident = 0;
     if (statm >> size >> resident) pages += resident;
-    std::ifstream children("/proc/" + std::to_string(p) + "/task/" + std::to_string(p) + "/children");
-    for (pid_t child; children >> child;) pending.push_back(child);
+    for (pid_t child : children_of(p)) pending.push_back(child);
   }
   return pages * ::sysconf(_SC_PAGESIZE) / (1 << 20);
 }

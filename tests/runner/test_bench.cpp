@@ -221,7 +221,7 @@ TEST_CASE("kernels of every kind run in several processes; bad kernels fail alon
   SUBCASE("a kernel flooding the result pipe is stopped at the one message maximum, with the reason") {
     const auto& res = r.at("flood/eager/float32/b2");
     CHECK(res.status == rnx::result_status::error);
-    CHECK(res.message.rfind("the worker process crashed (it wrote a result line longer than 32 MiB (the most a "
+    CHECK(res.message.rfind("the worker process crashed (it wrote a message longer than 32 MiB (the most a "
                             "worker's message may take) and was stopped) while running this configuration",
                             0) == 0);
   }

@@ -17,10 +17,13 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace rv = rnx::verify;
 
@@ -540,4 +543,38 @@ TEST_CASE("the seccomp filter refuses network sockets, ptrace, TIOCSTI, memfd_cr
   REQUIRE(WIFEXITED(x32));
   CHECK(WEXITSTATUS(x32) == 0);
 #endif
+}
+
+TEST_CASE("resident_mb counts a grandchild that a thread other than the main one started") {
+  constexpr std::size_t held_mb = 96;
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    ::setpgid(0, 0);  // its own group, so that one kill below ends the grandchild too
+    // The child's main thread starts nothing; a second thread starts the grandchild that holds the memory.
+    std::thread starter([&] {
+      const pid_t grandchild = ::fork();
+      if (grandchild == 0) {
+        std::vector<char> held(held_mb << 20);
+        std::memset(held.data(), 1, held.size());  // resident, not only reserved
+        const char byte = 'r';
+        if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+        ::pause();
+        ::_exit(0);
+      }
+      ::pause();
+    });
+    starter.join();
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);  // the grandchild's memory is touched
+  ::close(ready[0]);
+  const std::int64_t counted = rnx::sandbox::resident_mb(child);
+  ::kill(-child, SIGKILL);  // the child and the grandchild, which inherited its group
+  ::waitpid(child, nullptr, 0);
+  CHECK(counted >= static_cast<std::int64_t>(held_mb));
 }

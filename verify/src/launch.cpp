@@ -4,6 +4,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/message_lines.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
 #include <boost/json.hpp>
@@ -166,7 +167,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
                                without_kernel_folders(env, {o.reference.path, o.candidate}), dir, limits, cpu_only);
   worker_outcome w;
   w.address_space_limited = cpu_only;
-  std::string buffer;
+  message_lines lines;  // the worker's stdout: the candidate's code runs in it
   const auto start = std::chrono::steady_clock::now();
   bool open = true;
   while (open) {
@@ -176,11 +177,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
       char chunk[8192];
       ssize_t n = ::read(p.read_fd, chunk, sizeof chunk);
       if (n > 0) {
-        buffer.append(chunk, static_cast<std::size_t>(n));
-        std::size_t nl;
-        while ((nl = buffer.find('\n')) != std::string::npos) {
-          std::string line = buffer.substr(0, nl);
-          buffer.erase(0, nl + 1);
+        for (std::string& line : lines.feed(std::string_view(chunk, static_cast<std::size_t>(n)))) {
           try {
             bj::value v = json::parse(line, "verify worker output");
             show_paths_as_callers(v, handed.shown_as);
@@ -190,7 +187,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
             w.events.push_back(bj::object{{"event", garbage}, {"line", line.substr(0, 200)}});
           }
         }
-        if (buffer.size() > (1 << 20)) buffer.clear();  // a flood of unterminated output is dropped, not kept
+        if (lines.overflowed() && w.killed_for.empty()) w.killed_for = lines.overflow_reason();
       } else if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN)) {
         open = false;
       }
@@ -210,10 +207,15 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
     }
   }
   ::close(p.read_fd);
+  // Anything it left behind in its process group is killed while the leader is a zombie not yet reaped: its id,
+  // the group's, cannot have been given to another process by then.
+  siginfo_t ended{};
+  while (::waitid(P_PID, static_cast<id_t>(p.pid), &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
+  }
+  ::kill(-p.pid, SIGKILL);
   int status = 0;
   while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
   }
-  ::kill(-p.pid, SIGKILL);  // anything it left behind in its process group
   if (WIFSIGNALED(status)) w.signal = WTERMSIG(status);
   if (WIFEXITED(status)) w.exit_code = WEXITSTATUS(status);
   return w;
