@@ -6,7 +6,8 @@
 #             chunks of 12 kernels so a chunk cut by the limit loses only itself      (CORPUS_AA_S, default 280 s)
 #   slowdown  a calibrated 2% slowdown on six kernels that are not one-op chains: one calibration run against the
 #             runner's own measurement, then CORPUS_SLOW_REPS (default 2) that count     (CORPUS_SLOW_S, default 300 s)
-#   verify    every honest rewrite (torch and Triton) and cheat through rnx verify    (CORPUS_VERIFY_S, default 100 s)
+#   verify    every honest rewrite (torch and Triton) and cheat through rnx verify    (CORPUS_VERIFY_S, default 100 s;
+#             CORPUS_VERIFY_JOBS candidates at once, default 4)
 #
 #   tests/device/corpus_gpu.sh [aa|slowdown|verify]...   (default: all three)
 #
@@ -62,7 +63,7 @@ for step in "${steps[@]}"; do
       run_step slowdown "${CORPUS_SLOW_S:-300}" slowdown --fraction 0.02 --calibrate 1 --reps "${CORPUS_SLOW_REPS:-2}" \
         --kernel gemm_bf16 --kernel layernorm_module \
         --kernel softmax_rows --kernel conv2d_module --kernel mlp_block --kernel attention_causal ;;
-    verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs 4 --case-timeout-s 50 ;;
+    verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs "${CORPUS_VERIFY_JOBS:-4}" --case-timeout-s 50 ;;
     *) echo "corpus_gpu: unknown step '$step' (use aa, slowdown, verify)"; exit 2 ;;
   esac
 done
