@@ -4,6 +4,8 @@
 #include "rnx/common/process.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sched.h>
 #include <sys/resource.h>
@@ -23,7 +25,7 @@ namespace rnx {
 namespace {
 
 // What went wrong in the child before its program ran: written to the parent through a pipe that closes at exec.
-enum class start_step : int { descriptors, folder, exec };
+enum class start_step : int { descriptors, folder, parent, exec };
 
 struct start_failure {
   start_step step = start_step::exec;
@@ -88,6 +90,8 @@ struct child_steps {
   bool close_others = false;
   int descriptor_limit = 4096;  // the loop's end where close_range is missing
   bool own_group = false;
+  bool die_with_parent = false;
+  pid_t parent = 0;  // the starter, as the child must still find it once its death signal is armed
   bool bind = false;
   cpu_set_t cores;
   int null_fd = -1;    // /dev/null, opened here when a stream goes there
@@ -109,6 +113,8 @@ struct child_steps {
     folder = start.cwd.string();
     plan_descriptors(start);
     own_group = start.own_group;
+    die_with_parent = start.die_with_parent;
+    parent = ::getpid();
     CPU_ZERO(&cores);
     for (int c : start.cores) CPU_SET(c, &cores);
     bind = !start.cores.empty();
@@ -176,6 +182,10 @@ void place_descriptors(child_steps& s) {
 // The child between fork and exec: async-signal-safe calls only (another thread may have held a lock at the fork).
 [[noreturn]] void follow(child_steps& s) {
   if (s.own_group) ::setpgid(0, 0);
+  if (s.die_with_parent) {
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(s.report_fd, start_step::parent);
+    if (::getppid() != s.parent) ::_exit(127);  // it died before the signal was armed: nobody reads a report
+  }
   // Not fatal: a program that must run on its cores checks them itself.
   if (s.bind) (void)::sched_setaffinity(0, sizeof s.cores, &s.cores);
   place_descriptors(s);
@@ -199,6 +209,7 @@ std::string failure_text(const program_start& start, const start_failure& failur
   const std::string why = std::strerror(failure.number);
   switch (failure.step) {
     case start_step::descriptors: return head + ": its descriptors could not be set up: " + why;
+    case start_step::parent: return head + ": its parent-death signal could not be set: " + why;
     case start_step::folder:
       return head + " in '" + start.cwd.string() + "': " + why + " (check that the folder exists)";
     case start_step::exec: break;
@@ -234,7 +245,8 @@ pid_t start_program(const program_start& start) {
   if (!failure) return pid;
   while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
   }
-  const errc code = failure->step == start_step::descriptors ? errc::internal : errc::not_found;
+  const errc code = failure->step == start_step::descriptors || failure->step == start_step::parent ? errc::internal
+                                                                                                    : errc::not_found;
   throw error(code, failure_text(start, *failure));
 }
 

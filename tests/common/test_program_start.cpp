@@ -1,8 +1,8 @@
 // rnx::start_program (common/include/rnx/common/process.hpp): starts from many threads at once while other threads
 // allocate (the child after fork allocates nothing, so no allocator lock held at the fork can stop it), descriptors
-// placed even where a source has another's target number, inherited descriptors closed, a bound CPU, and a program
-// or folder that is not there reported without a child left behind. No timing is asserted: ctest's TIMEOUT bounds
-// the run.
+// placed even where a source has another's target number, inherited descriptors closed, a bound CPU, a child that
+// dies with its parent, and a program or folder that is not there reported without a child left behind. No timing is
+// asserted: ctest's TIMEOUT bounds the run.
 #include "rnx/common/error.hpp"
 #include "rnx/common/process.hpp"
 
@@ -10,6 +10,8 @@
 
 #include <fcntl.h>
 #include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -175,4 +177,28 @@ TEST_CASE("start_program: a missing program or folder throws not_found naming it
   not_executable.argv = {"/etc/passwd"};
   CHECK_THROWS_AS(start_program(not_executable), error);
   CHECK(no_child_left());
+}
+
+TEST_CASE("start_program: die_with_parent kills the child when the process that started it ends") {
+  // This process adopts the orphan (a subreaper), so it can wait for the grandchild after its parent is gone.
+  REQUIRE(::prctl(PR_SET_CHILD_SUBREAPER, 1) == 0);
+  int report[2];
+  REQUIRE(::pipe(report) == 0);
+  const pid_t parent = ::fork();
+  REQUIRE(parent >= 0);
+  if (parent == 0) {
+    program_start plan;
+    plan.argv = {"sleep", "20"};  // ended by the signal long before; ctest's TIMEOUT bounds a failure
+    plan.die_with_parent = true;
+    const pid_t child = start_program(plan);
+    if (::write(report[1], &child, sizeof child) != static_cast<ssize_t>(sizeof child)) ::_exit(3);
+    ::_exit(0);
+  }
+  ::close(report[1]);
+  pid_t child = -1;
+  REQUIRE(::read(report[0], &child, sizeof child) == static_cast<ssize_t>(sizeof child));
+  ::close(report[0]);
+  CHECK(wait_status(parent) == 0);
+  CHECK(wait_status(child) == 128 + SIGKILL);
+  ::prctl(PR_SET_CHILD_SUBREAPER, 0);
 }

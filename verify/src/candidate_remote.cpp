@@ -4,14 +4,13 @@
 
 #include "candidate_channel.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/process.hpp"
 
 #include <boost/json.hpp>
 
 #include <dirent.h>
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,8 +18,6 @@
 #include <cmath>
 #include <cerrno>
 #include <cstring>
-
-extern char** environ;
 
 namespace bj = boost::json;
 
@@ -85,34 +82,31 @@ std::string status_text(int status) {
 }  // namespace
 
 remote_candidate::remote_candidate(const std::filesystem::path& job_path, at::Device device) : device_(device) {
-  int requests[2], replies[2];
-  if (::pipe2(requests, O_CLOEXEC) != 0 || ::pipe2(replies, O_CLOEXEC) != 0) {
-    throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
-  }
   char exe[4096] = {};
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0)
     throw error(errc::internal, std::string("cannot find this program (/proc/self/exe): ") + std::strerror(errno));
-  std::vector<std::string> args = {exe,         "--candidate-host",
-                                   "--job",     job_path.string(),
-                                   "--channel", std::to_string(host_in_fd) + "," + std::to_string(host_out_fd)};
-  std::vector<char*> argv;
-  for (auto& a : args) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_ = ::fork();
-  if (pid_ < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
-  if (pid_ == 0) {
-    // Async-signal-safe calls only until execve.
-    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const int in = ::fcntl(requests[0], F_DUPFD, 10);
-    const int out = ::fcntl(replies[1], F_DUPFD, 10);
-    if (in < 0 || out < 0 || ::dup2(in, host_in_fd) < 0 || ::dup2(out, host_out_fd) < 0) ::_exit(126);
-    ::close(3);
-    if (::syscall(SYS_close_range, host_out_fd + 1, ~0U, 0) != 0) {
-      for (int fd = host_out_fd + 1; fd < 4096; ++fd) ::close(fd);
-    }
-    ::execve(argv[0], argv.data(), environ);
-    ::_exit(127);
+  program_start start;
+  start.argv = {exe,         "--candidate-host",
+                "--job",     job_path.string(),
+                "--channel", std::to_string(host_in_fd) + "," + std::to_string(host_out_fd)};
+  start.close_others = true;  // the channel alone: no other descriptor of the judge reaches the candidate
+  start.die_with_parent = true;
+  int requests[2], replies[2];
+  if (::pipe2(requests, O_CLOEXEC) != 0)
+    throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
+  if (::pipe2(replies, O_CLOEXEC) != 0) {
+    const int failed = errno;
+    ::close(requests[0]);
+    ::close(requests[1]);
+    throw error(errc::internal, std::string("pipe failed: ") + std::strerror(failed));
+  }
+  start.descriptors = {{requests[0], host_in_fd}, {replies[1], host_out_fd}};
+  try {
+    pid_ = start_program(start);
+  } catch (...) {
+    for (int fd : {requests[0], requests[1], replies[0], replies[1]}) ::close(fd);
+    throw;
   }
   ::close(requests[0]);
   ::close(replies[1]);

@@ -7,10 +7,10 @@
 //   int status = rnx::run_capture({"git", "-C", repo, "rev-parse", ref}, out, rnx::capture::stdout_only);
 //
 // Both start their child with start_program, which a caller that wires the child's descriptors itself uses
-// directly (the runner's worker: a result pipe on fd 3, a job pipe on stdin, its lane's cores). Two places fork
-// themselves, because their child needs set-up no plan here offers: the verifier's candidate host
-// (verify/src/candidate_remote.cpp: a parent-death signal) and the sandbox (sandbox/src/launch.cpp: namespaces,
-// mounts, seccomp, dropped privileges).
+// directly (the runner's worker: a result pipe on fd 3, a job pipe on stdin, its lane's cores; the verifier's
+// candidate host: its channel on fds 4 and 5, killed with its parent). One other place forks itself, because its
+// child needs set-up no plan here offers: the sandbox (sandbox/src/launch.cpp: namespaces, mounts, seccomp,
+// dropped privileges).
 #pragma once
 
 #include <chrono>
@@ -72,6 +72,9 @@ struct program_start {
   bool own_group = false;                        // its own process group (a kill of the group ends its children)
   std::vector<int> cores;                        // CPUs the child is bound to before it execs; empty = ours
   bool close_others = false;                     // every descriptor but 0-2 and the ones above closed in the child
+  // Killed (SIGKILL) when the thread that started it ends; a parent that is already gone by the time the child
+  // arms this is seen too, and the child then never runs its program.
+  bool die_with_parent = false;
 };
 
 // Starts the program and returns its pid, once the child has exec'd. A program that cannot start (missing, not
