@@ -6,8 +6,8 @@
 #   bytes:  the row sum of half of each row (a strided view, one reduction kernel) against the whole row: the same
 #           one launch, twice the bytes that kernel reads (Nsight Compute's DRAM bytes read x2 within 10%, the
 #           reduction kernel the top row of the diff);
-#   repeat: unchanged code explained 10 times: the launch count (and, with ncu, the DRAM bytes read and written)
-#           equal on both sides and the same in all 10 runs.
+#   repeat: unchanged code explained 10 times: the launch count (and, with ncu, the instructions) equal on both
+#           sides and the same in all 10 runs; the DRAM bytes read and written within 1% (hardware counters).
 # Every explained configuration's cost (seconds, both sides) is printed, and its mean.
 #
 #   tests/device/explain_gpu.sh [launch] [bytes] [repeat]   (default: all three)
@@ -20,6 +20,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 cd "$root" || exit 2
 out="${OUT:-$root/build-gpu/explain-out}"
 mkdir -p "$out"
+out="$(cd "$out" && pwd)"  # the manifests name the kernels by this path, from their own folder
 export PYTHONUNBUFFERED=1
 started=$(date +%s)
 elapsed() { echo $(($(date +%s) - started)); }
@@ -134,17 +135,25 @@ costs = [e["cost_s"] for e in runs]
 print("cost per explained configuration: " + ", ".join("%.1f" % c for c in costs) + " s; mean %.1f s" %
       (sum(costs) / len(costs)))
 bad = 0
+# Launches and instructions are counted by the program and repeat exactly; DRAM bytes are the hardware's counters,
+# which also see traffic the kernel does not make (write-backs of earlier lines): within 1% is "the same" there
+# (run 46 on an H200: read within 0.002%, written within 0.4%, where the calibrated changes moved them 96-100%).
+exact = ("kernel_launches", "instructions")
 for kind in ("kernel_launches", "dram_bytes_read", "dram_bytes_written", "instructions"):
     seen = [{c["kind"]: c for c in e["counts"]}.get(kind) for e in runs]
     if all(s is None for s in seen):
         print("%s: not taken" % kind)
         continue
     values = [(s["base"], s["head"]) if s else None for s in seen]
-    same_sides = sum(1 for v in values if v and v[0] == v[1])
-    repeated = sum(1 for v in values if v == values[0])
-    print("%s: base == head in %d of 10 runs, the same value in %d of 10: %r" % (kind, same_sides, repeated,
-                                                                               sorted(set(values), key=str)))
-    if kind in ("kernel_launches", "dram_bytes_read", "dram_bytes_written") and (same_sides != 10 or repeated != 10):
+    def same(a, b):
+        return a == b if kind in exact else abs(a - b) <= 0.01 * max(abs(a), abs(b))
+    same_sides = sum(1 for v in values if v and same(v[0], v[1]))
+    repeated = sum(1 for v in values if v and values[0] and same(v[0], values[0][0]) and same(v[1], values[0][1]))
+    print("%s: base %s head in %d of 10 runs, %s in %d of 10: %r" % (
+        kind, "==" if kind in exact else "within 1% of", same_sides,
+        "the same value" if kind in exact else "within 1% of the first run's", repeated,
+        sorted(set(values), key=str)[:4]))
+    if same_sides != 10 or repeated != 10:
         bad += 1
 sys.exit(1 if bad else 0)
 EOF
