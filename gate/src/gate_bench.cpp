@@ -4,9 +4,9 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/process.hpp"
 
+#include <charconv>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
 namespace rnx::gate {
 
@@ -31,11 +31,11 @@ std::vector<std::string> bench_arguments(const bench_request& request) {
   if (request.max_processes) args.insert(args.end(), {"--max-processes", std::to_string(*request.max_processes)});
   if (!request.shard.empty()) args.insert(args.end(), {"--shard", request.shard});
   if (!request.run_group.empty()) args.insert(args.end(), {"--run-group", request.run_group});
+  // The shortest text that reads back as the same double: the child decides on exactly the policy resolved here.
   auto number = [](double v) {
-    std::ostringstream os;
-    os.precision(12);
-    os << v;
-    return os.str();
+    char text[64];
+    const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
+    return std::string(text, ec == std::errc() ? end : text);
   };
   if (request.budget_ms) args.insert(args.end(), {"--budget-ms", number(*request.budget_ms)});
   if (request.rope) args.insert(args.end(), {"--rope", number(*request.rope)});

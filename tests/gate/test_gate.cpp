@@ -1,5 +1,6 @@
 // Unit tests of the gate's pieces: GitHub context and payloads, comment commands, Link pagination,
 // step outputs, annotations, comment markers, commit statuses and policy resolution.
+#include "gate_bench.hpp"
 #include "gate_context.hpp"
 #include "gate_report.hpp"
 #include "gate_settings.hpp"
@@ -12,7 +13,9 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -397,4 +400,23 @@ TEST_CASE("a new configuration whose processes were far apart: its time with fou
   CHECK(render_report(v, facts).find("| - | 12.50 |") != std::string::npos);
   CHECK(format_ms(1234.0) == "1234");
   CHECK(format_ms(0.08331) == "0.08331");
+}
+
+TEST_CASE("the rnx bench child gets the resolved policy to the bit") {
+  rnx::gate::bench_request request;
+  request.config = "rnx.toml";
+  request.out = "head.json";
+  request.rope = 0.1 + 0.2;  // 0.30000000000000004: twelve digits would hand over 0.3
+  request.probability = 0.9573124567891234;
+  request.budget_ms = 1e-3;
+  const std::vector<std::string> args = rnx::gate::bench_arguments(request);
+  auto value_of = [&](const std::string& flag) {
+    const auto at = std::find(args.begin(), args.end(), flag);
+    REQUIRE(at != args.end());
+    REQUIRE(at + 1 != args.end());
+    return std::strtod((at + 1)->c_str(), nullptr);
+  };
+  CHECK(value_of("--rope") == *request.rope);
+  CHECK(value_of("--probability") == *request.probability);
+  CHECK(value_of("--budget-ms") == *request.budget_ms);
 }
