@@ -35,6 +35,9 @@ struct planned {
   // until they are judged.
   bool control_done = false;
   std::vector<double> control_ms;
+  // A control that found the base moved, waiting for the next process with the base first to confirm it (on the
+  // head's entry): one process's drift is not a steer, a head that steers does it in every process.
+  std::optional<base_control_check> control_trip;
   // The round this configuration's counted processes start from: 0, or the round a steered pair was split in
   // (its in-process samples dropped, its processes counted again from there).
   int round_offset = 0;

@@ -64,8 +64,9 @@ class orchestrator {
   void run_one_round(int round);
   void look(int round);
   // A pair whose base was timed alone in this process (the control) against its base beside the head: a base the
-  // head moved was steered, and the pair goes on by process pairing.
+  // head moved in two processes was steered, and the pair goes on by process pairing.
   void judge_control(int round, planned& head);
+  void settle_unconfirmed_control(int round, planned& head);
   // A pair whose ratio depends on which side was loaded first (a head that behaves by its order) is steered too.
   void check_orders(int round, planned& head);
   void drop_in_process(int round, planned& head, const std::string& reason);
