@@ -407,8 +407,10 @@ response api::post_run(const route_call& c) {
         if (auto judged = store::regression_check(db_, upload, options_.default_policy)) {
           metrics_.count_verdict(who.project_id, judged->verdict.verdict, to_string(store::verdict_kind::regression));
         }
-      } catch (const std::exception&) {
-        // The run is committed; a failed side check must not turn the upload into an error.
+      } catch (const std::exception& e) {
+        // The run is committed; a failed side check must not turn the upload into an error, but it is not silent.
+        std::cerr << "rnx-server: regression check for run " << upload.run.id << " failed: " << e.what() << "\n";
+        metrics_.count_regression_check_lost(metrics::lost_check::failed);
       }
     }
   }

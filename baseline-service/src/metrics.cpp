@@ -138,6 +138,11 @@ std::string metrics::render(const view& v) const {
      << "# TYPE rnx_webhook_deliveries_total counter\n"
      << "rnx_webhook_deliveries_total{result=\"ok\"} " << webhook_ok << "\n"
      << "rnx_webhook_deliveries_total{result=\"failed\"} " << webhook_failed << "\n";
+  os << "# HELP rnx_regression_checks_lost_total Regression checks after a stored baseline that did not run "
+        "(failed: an error, logged; dropped: the check queue was full). The runs stay stored.\n"
+     << "# TYPE rnx_regression_checks_lost_total counter\n"
+     << "rnx_regression_checks_lost_total{reason=\"failed\"} " << regression_checks_failed_.load() << "\n"
+     << "rnx_regression_checks_lost_total{reason=\"dropped\"} " << regression_checks_dropped_.load() << "\n";
   os << "# HELP rnx_open_connections Client connections open now.\n"
      << "# TYPE rnx_open_connections gauge\n"
      << "rnx_open_connections " << open_connections_.load() << "\n";

@@ -157,6 +157,7 @@ void notifier::enqueue(store::upload_outcome upload) {
     if (queue_.size() >= options_.max_queue) {
       std::cerr << "rnx-server: regression check for run " << upload.run.id << " dropped: " << queue_.size()
                 << " checks already queued\n";
+      metrics_.count_regression_check_lost(metrics::lost_check::dropped);
       return;
     }
     queue_.push_back(std::move(upload));
@@ -183,6 +184,7 @@ void notifier::work() {
     } catch (const std::exception& e) {
       // A failed check is logged; it must never take the server down.
       std::cerr << "rnx-server: regression check for run " << job.run.id << " failed: " << e.what() << "\n";
+      metrics_.count_regression_check_lost(metrics::lost_check::failed);
     }
     lock.lock();
     busy_ = false;

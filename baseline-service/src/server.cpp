@@ -209,6 +209,10 @@ class session : public std::enable_shared_from_this<session<Stream>> {
                       beast::bind_front_handler(&session::on_read, this->shared_from_this()));
   }
 
+  // The version of the request being read, to answer in: its start line's, else (nothing parsed yet) HTTP/1.1, the
+  // parser's own default.
+  unsigned request_version() const { return parser_ ? parser_->get().version() : 11; }
+
   void on_read(beast::error_code ec, std::size_t) {
     if (ec == bhttp::error::end_of_stream) return do_close();
     if (ec == bhttp::error::body_limit) {
@@ -217,11 +221,12 @@ class session : public std::enable_shared_from_this<session<Stream>> {
           error_response(413, "too_large",
                          "request body is over the server's limit of " + std::to_string(state_.options.body_limit) +
                              " bytes; split the upload or raise rnx-server --body-limit",
-                         11, false),
+                         request_version(), false),
           true);
     }
     if (ec && ec.category() == bhttp::make_error_code(bhttp::error::bad_target).category()) {
-      return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), 11, false), true);
+      return send(error_response(400, "bad_input", "malformed HTTP request: " + ec.message(), request_version(), false),
+                  true);
     }
     if (ec) return do_close();  // timeout, reset, evicted: nobody to answer
     state_.admission.answering(slot_.ticket());

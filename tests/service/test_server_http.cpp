@@ -242,6 +242,13 @@ TEST_CASE("server: hostile input leaves it serving") {
     CHECK(reply.rfind("HTTP/1.1 413", 0) == 0);
     CHECK(reply.find("too_large") != std::string::npos);
   }
+  SUBCASE("an HTTP/1.0 request over the limit is answered in HTTP/1.0") {
+    std::string head = "POST /api/v1/runs HTTP/1.0\r\nHost: x\r\nAuthorization: Bearer " + token +
+                       "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(32u << 20) +
+                       "\r\n\r\n";
+    auto reply = test::raw_exchange(server.port(), head + std::string(32u << 20, '7'), std::chrono::seconds(30));
+    CHECK_MESSAGE(reply.rfind("HTTP/1.0 413", 0) == 0, reply.substr(0, 200));
+  }
   SUBCASE("a chunked body over the limit is cut off with 413 too") {
     std::string head = "POST /api/v1/runs HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
     std::string chunk(1u << 20, 'x');

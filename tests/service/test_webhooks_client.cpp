@@ -2,6 +2,7 @@
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/process.hpp"
 #include "rnx/http/client.hpp"
 #include "rnx/service/metrics.hpp"
 #include "rnx/service/notifier.hpp"
@@ -226,4 +227,39 @@ TEST_CASE("notifier: wait_idle returns once every queued check has been judged a
   CHECK(log[0].ok);
   // Idle with nothing queued returns at once.
   notify.wait_idle();
+}
+
+TEST_CASE("notifier: a regression check lost (dropped from a full queue, or failed) is logged and counted") {
+  test::temp_dir dir;
+  store::database db(dir.file("rnx.sqlite"));
+  db.ensure_project("demo");
+  const auto project = db.find_project("demo");
+  REQUIRE(project);
+  store::upload_run(db, project->id, test::make_run({.commit = "first", .seed = 1}));
+  auto slower = store::upload_run(db, project->id, test::make_run({.commit = "slower", .scale = 1.25, .seed = 3}));
+  REQUIRE(slower.previous_baseline);
+  service::metrics m;
+  const service::metrics::view anyone{[](std::int64_t) { return true; }, 0};
+  {
+    service::notifier_options full;
+    full.max_queue = 0;
+    service::notifier notify(db, m, full);
+    notify.enqueue(slower);
+    notify.wait_idle();
+  }
+  {
+    // The runs' table gone under the server (another program, a disk gone bad): the check throws.
+    const auto dropped = rnx::run_process(
+        {"python3", "-c",
+         "import sqlite3, sys; c = sqlite3.connect(sys.argv[1]); c.execute('PRAGMA foreign_keys=OFF'); "
+         "c.execute('DROP TABLE runs'); c.commit()",
+         dir.file("rnx.sqlite")});
+    REQUIRE_MESSAGE(dropped.exit_code == 0, dropped.err);
+    service::notifier notify(db, m, service::notifier_options{});
+    notify.enqueue(slower);
+    notify.wait_idle();
+  }
+  const std::string text = m.render(anyone);
+  CHECK(text.find("rnx_regression_checks_lost_total{reason=\"dropped\"} 1\n") != std::string::npos);
+  CHECK(text.find("rnx_regression_checks_lost_total{reason=\"failed\"} 1\n") != std::string::npos);
 }

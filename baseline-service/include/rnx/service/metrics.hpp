@@ -36,6 +36,12 @@ class metrics {
   void count_run_stored(std::int64_t project);
   void count_verdict(std::int64_t project, overall outcome, std::string_view kind);
   void count_webhook_delivery(std::int64_t project, bool ok);
+  // A regression check after a stored baseline that did not run: it failed, or its queue was full. The run itself
+  // stays stored; the check is the part lost, so it is logged and counted (no project: the count is the server's).
+  enum class lost_check { failed, dropped };
+  void count_regression_check_lost(lost_check why) {
+    ++(why == lost_check::dropped ? regression_checks_dropped_ : regression_checks_failed_);
+  }
   void connection_opened() { ++open_connections_; }
   void connection_closed() { --open_connections_; }
   void connection_refused() { ++refused_connections_; }
@@ -78,6 +84,8 @@ class metrics {
   std::atomic<std::int64_t> open_connections_{0};
   std::atomic<std::int64_t> queued_requests_{0};
   std::atomic<std::int64_t> unauthenticated_requests_{0};
+  std::atomic<std::uint64_t> regression_checks_failed_{0};
+  std::atomic<std::uint64_t> regression_checks_dropped_{0};
   std::atomic<std::uint64_t> refused_connections_{0};
   std::atomic<std::uint64_t> evicted_connections_{0};
   std::atomic<std::uint64_t> idle_closed_connections_{0};
