@@ -181,7 +181,7 @@ TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a pr
     CHECK(h.key() == b.key());
     CHECK((h.measured_on == "cpu:0" || h.measured_on == "cpu:1"));  // cpu:A-A is written cpu:A
     CHECK(h.measured_on == b.measured_on);
-    CHECK(h.pairing == rnx::pairing_mode::in_process);
+    CHECK_MESSAGE(h.pairing == rnx::pairing_mode::in_process, h.pairing_reason);
     CHECK(h.groups == b.groups);  // the same processes, block for block
     CHECK(h.groups.size() == 2);
     used.insert(h.measured_on);
