@@ -333,6 +333,14 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
       const auto& br = b.at(label);
       REQUIRE(hr.status == rnx::result_status::ok);
       REQUIRE(br.status == rnx::result_status::ok);
+      // A few samples of microsecond calls: the control (the base alone before the head is imported) can
+      // read noise as a steer, and the pair then goes on by process pairing, saying so; the blocks are not then
+      // this subcase's to check.
+      if (hr.pairing == rnx::pairing_mode::process &&
+          hr.pairing_reason.find("alone beside the head") != std::string::npos) {
+        MESSAGE(label << ": " << hr.pairing_reason);
+        continue;
+      }
       CHECK(hr.pairing == rnx::pairing_mode::in_process);
       CHECK(br.pairing == rnx::pairing_mode::in_process);
       CHECK(hr.pairing_reason.empty());
@@ -369,7 +377,10 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
     REQUIRE(hr.status == rnx::result_status::ok);
     CHECK(hr.message == "measured once, at batch 1, not at 4: " + (d / "kb_square.py").string() +
                             " sets no module-level batch_size, so get_inputs() makes the same inputs at every batch");
-    CHECK(hr.pairing == rnx::pairing_mode::in_process);
+    // In-process, unless its control read noise as a steer (see the in-process subcase), which it then says.
+    CHECK_MESSAGE((hr.pairing == rnx::pairing_mode::in_process ||
+                   hr.pairing_reason.find("alone beside the head") != std::string::npos),
+                  hr.pairing_reason);
   }
 }
 

@@ -173,6 +173,7 @@ TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a pr
   REQUIRE(sides.size() == 2);
   CHECK(timing.lanes == 2);
   std::set<std::string> used;
+  int shared = 0;
   for (std::size_t i = 0; i < sides[0].results.size(); ++i) {
     const auto& h = sides[0].results[i];
     const auto& b = sides[1].results[i];
@@ -181,11 +182,21 @@ TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a pr
     CHECK(h.key() == b.key());
     CHECK((h.measured_on == "cpu:0" || h.measured_on == "cpu:1"));  // cpu:A-A is written cpu:A
     CHECK(h.measured_on == b.measured_on);
+    used.insert(h.measured_on);
+    // Eight-sample windows of microsecond calls: the control (the base alone before the head is imported) can read
+    // noise as a steer, and the pair then goes on by process pairing, saying so. That is the control's business,
+    // not the lanes'; the rest must share their processes.
+    if (h.pairing == rnx::pairing_mode::process &&
+        h.pairing_reason.find("alone beside the head") != std::string::npos) {
+      MESSAGE(h.key().label() << ": " << h.pairing_reason);
+      continue;
+    }
+    ++shared;
     CHECK_MESSAGE(h.pairing == rnx::pairing_mode::in_process, h.pairing_reason);
     CHECK(h.groups == b.groups);  // the same processes, block for block
     CHECK(h.groups.size() == 2);
-    used.insert(h.measured_on);
   }
+  CHECK(shared > 0);
   CHECK(used.size() == 2);
   CHECK(sides[0].env.threads == 1);
   CHECK(sides[0].env.env_id == sides[1].env.env_id);
