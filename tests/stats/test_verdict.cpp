@@ -272,7 +272,8 @@ TEST_CASE("an abstain of a pair measured by process is not told to measure paire
   run_document head = run({h});
   base.pairing = pairing_info{"pair-1", rnx::pair_side::base, "", 4, 4};
   head.pairing = pairing_info{"pair-1", rnx::pair_side::head, "", 4, 4};
-  const auto& c = find(stats::judge_runs(base, head, {}), "softmax");
+  const verdict_document v = stats::judge_runs(base, head, {});  // kept: find() returns a reference into it
+  const auto& c = find(v, "softmax");
   INFO(c.reason);
   CHECK(c.pairing == rnx::pairing_mode::process);
   REQUIRE(c.result == decision::abstain);
