@@ -25,8 +25,8 @@
 
 namespace rnx {
 
-// The most one message from a worker process may take (a result line of the runner's worker, a frame of the
-// verifier's candidate channel): the code such a worker runs is not trusted, and a reader that buffers until a
+// The most one message from a worker process may take (a line of the runner's or the verify worker's output, read
+// through rnx::message_lines): the code such a worker runs is not trusted, and a reader that buffers until a
 // terminator would otherwise grow without limit. A worker that writes past it is stopped, with that reason.
 inline constexpr std::size_t max_worker_message_bytes = std::size_t{32} << 20;
 
