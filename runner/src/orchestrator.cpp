@@ -62,6 +62,13 @@ double median_log_se(const std::vector<double>& v) {
   return v.size() < 2 ? 0.0 : 1.2533 * relative_mad(v) / std::sqrt(static_cast<double>(v.size()));
 }
 
+// "the base ran 1.069x its time alone beside the head": how a control read, the start of every line about it.
+std::string control_words(const base_control_check& c) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(3) << "the base ran " << c.ratio << "x its time alone beside the head";
+  return os.str();
+}
+
 fs::path cache_dir_of(const bench_options& o) { return o.cache_dir.empty() ? default_cache_dir() : o.cache_dir; }
 
 // The variables a kernel keeps although they are withheld ([bench] pass_env): the head manifest's; in a paired run
@@ -175,7 +182,7 @@ void orchestrator::judge_control(int round, planned& head) {
   const double limit = std::exp(std::log1p(base_control_limit) + noise) - 1;
   const base_control_check check{ratio, limit, std::abs(std::log(ratio)) > std::log1p(limit)};
   std::ostringstream os;
-  os << std::fixed << std::setprecision(3) << "the base ran " << check.ratio << "x its time alone beside the head";
+  os << std::fixed << std::setprecision(3) << control_words(check);
   if (!check.steered) {
     head.control_done = true;
     head.result.base_control = base.result.base_control = check;
@@ -209,8 +216,7 @@ void orchestrator::settle_unconfirmed_control(int round, planned& head) {
   head.control_done = true;
   head.result.base_control = plan_[*head.partner].result.base_control = trip;
   std::ostringstream os;
-  os << std::fixed << std::setprecision(3) << "the base ran " << trip.ratio
-     << "x its time alone beside the head (the limit is 1 ± " << trip.limit
+  os << std::fixed << std::setprecision(3) << control_words(trip) << " (the limit is 1 ± " << trip.limit
      << ") and no later process could time it again: measured in processes of their own";
   drop_in_process(round, head, os.str());
 }
