@@ -30,10 +30,8 @@ struct planned {
   std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
   double spent_ms = 0;                     // timed sampling so far, this side's share (a joint process counts half)
   std::vector<pair_side> first_sides;      // in-process pairs, per process: the side loaded and bound first
-  // In-process pairs: whether the base has been timed alone, before its head was imported, in a process of theirs
-  // (on the head's entry; docs/runner.md, a head cannot steer its base), and those samples (on the base's entry)
-  // until they are judged.
-  bool control_done = false;
+  // In-process pairs: the base's samples timed alone, before its head was imported, in this process (on the base's
+  // entry; docs/runner.md, a head cannot steer its base) until they are judged.
   std::vector<double> control_ms;
   // A control that found the base moved, waiting for the next process with the base first to confirm it (on the
   // head's entry): one process's drift is not a steer, a head that steers does it in every process.

@@ -22,6 +22,9 @@
 
 namespace rnx::runner::detail {
 
+// "kernel/runtime/dtype/bN": how the progress lines name a configuration.
+std::string label(const planned& p);
+
 // What the device lanes of one run share: the sides' environments and clocks, the progress stream, the ledger.
 struct lane_shared {
   std::mutex mutex;
@@ -64,9 +67,10 @@ class orchestrator {
   void run_one_round(int round);
   void look(int round);
   // A pair whose base was timed alone in this process (the control) against its base beside the head: a base the
-  // head moved in two processes was steered, and the pair goes on by process pairing.
+  // head slowed in two processes in a row was steered, and the pair goes on by process pairing.
   void judge_control(int round, planned& head);
   void settle_unconfirmed_control(int round, planned& head);
+  void drop_last_process(planned& head);
   // A pair whose ratio depends on which side was loaded first (a head that behaves by its order) is steered too.
   void check_orders(int round, planned& head);
   void drop_in_process(int round, planned& head, const std::string& reason);

@@ -402,15 +402,11 @@ TEST_CASE("self-check: a module with weights paired with itself loads twice; the
   const auto sides = rnx::runner::run_bench(o);
   ::unsetenv("RNX_TEST_IMPORT_LOG");
   REQUIRE(sides.size() == 2);
-  const auto& hr = by_label(sides[0]).at("norm/eager/float32/b4");
-  const auto& br = by_label(sides[1]).at("norm/eager/float32/b4");
+  const rnx::run_result hr = by_label(sides[0]).at("norm/eager/float32/b4");
+  const rnx::run_result br = by_label(sides[1]).at("norm/eager/float32/b4");
   REQUIRE(hr.status == rnx::result_status::ok);
   REQUIRE(br.status == rnx::result_status::ok);
   INFO("pairing reason: " << hr.pairing_reason << "\nprogress:\n" << progress.str());
-  CHECK(hr.pairing == rnx::pairing_mode::in_process);
-  CHECK(br.pairing == rnx::pairing_mode::in_process);
-  CHECK(hr.groups.size() == 2);
-  CHECK(hr.groups == br.groups);
 
   // Imports per worker process, in the order they happened.
   std::vector<std::string> pids;
@@ -420,11 +416,38 @@ TEST_CASE("self-check: a module with weights paired with itself loads twice; the
     if (!imports.count(pid)) pids.push_back(pid);
     imports[pid].push_back(name);
   }
-  REQUIRE(pids.size() == 2);
-  CHECK(imports[pids[0]] == std::vector<std::string>{"rnx_base_norm", "rnx_head_norm"});
-  CHECK(imports[pids[1]] == std::vector<std::string>{"rnx_head_norm", "rnx_base_norm"});
-  CHECK(progress.str().find("[pairing] norm/eager/float32/b4: side loaded first per process: base, head (base first "
-                            "in 1 of 2)") != std::string::npos);
+  const std::vector<std::string> base_first{"rnx_base_norm", "rnx_head_norm"};
+  const std::vector<std::string> head_first{"rnx_head_norm", "rnx_base_norm"};
+  // A loaded machine can read its control as a steer (a base slower beside its head than alone): the run says so,
+  // and goes on as the control rule says (docs/runner.md); the pairs are identical code, so that is noise.
+  const bool tripped = progress.str().find("[control] norm/eager/float32/b4: the base ran") != std::string::npos &&
+                       progress.str().find("this process's samples are not counted") != std::string::npos;
+  if (!tripped) {
+    CHECK(hr.pairing == rnx::pairing_mode::in_process);
+    CHECK(br.pairing == rnx::pairing_mode::in_process);
+    CHECK(hr.groups.size() == 2);
+    CHECK(hr.groups == br.groups);
+    REQUIRE(pids.size() == 2);
+    CHECK(imports[pids[0]] == base_first);
+    CHECK(imports[pids[1]] == head_first);
+    CHECK(progress.str().find("[pairing] norm/eager/float32/b4: side loaded first per process: base, head (base "
+                              "first in 1 of 2)") != std::string::npos);
+  } else if (hr.pairing == rnx::pairing_mode::in_process) {
+    // Confirmed within the limit by the very next process, which loaded the base first again; the first is not
+    // counted.
+    CHECK(br.pairing == rnx::pairing_mode::in_process);
+    CHECK(hr.groups.size() == 1);
+    CHECK(hr.groups == br.groups);
+    REQUIRE(pids.size() == 2);
+    CHECK(imports[pids[0]] == base_first);
+    CHECK(imports[pids[1]] == base_first);
+    CHECK(progress.str().find("[pairing] norm/eager/float32/b4: side loaded first per process: base (base first in "
+                              "1 of 1)") != std::string::npos);
+  } else {
+    CHECK(br.pairing == rnx::pairing_mode::process);
+    CHECK(hr.pairing_reason.find("alone beside the head") != std::string::npos);
+    CHECK(hr.base_control);
+  }
   fs::remove(log);
 }
 

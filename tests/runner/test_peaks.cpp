@@ -5,6 +5,7 @@
 #include "rnx/common/speed_of_light.hpp"
 #include "rnx/runner/bench.hpp"
 #include "rnx/runner/peak_cache.hpp"
+#include "rnx/stats/posterior.hpp"
 
 #include <doctest/doctest.h>
 
@@ -180,12 +181,25 @@ TEST_CASE("rnx bench measures a beaten peak again and keeps the higher; a result
   REQUIRE(marked);
   CHECK(marked->at(gemm).beaten_by.find("gemm/eager/float32/b1 at ") == 0);
 
-  // The next run's worker measures it again: the higher stands, the mark is gone, the run carries it.
+  // The next run's worker measures it again: the higher stands, the mark is gone (unless this run's product beat
+  // even the peak just measured, as on a machine busy while the worker measured: then this run marks it anew), the
+  // run carries it.
   const auto again = rnx::runner::run_bench(o);
   const auto kept = rnx::runner::read_peaks(file);
   REQUIRE(kept);
   CHECK(kept->at(gemm).value > 1.0);
-  CHECK(kept->at(gemm).beaten_by.empty());
+  const rnx::run_result& product = again[0].results.at(0);
+  REQUIRE(product.work);
+  const auto centre = rnx::stats::observed_statistic({product.samples_ms, product.groups}, rnx::statistic::median);
+  REQUIRE(centre);
+  const auto light = rnx::speed_of_light(*product.work, product.dtype, again[0].env.peaks, *centre);
+  REQUIRE(light);
+  INFO("this run's product at " << light->fraction << " of the peak measured again");
+  if (light->fraction > 1) {
+    CHECK(kept->at(gemm).beaten_by.find("gemm/eager/float32/b1 at ") == 0);
+  } else {
+    CHECK(kept->at(gemm).beaten_by.empty());
+  }
   CHECK(again[0].env.peaks.at(gemm) == doctest::Approx(kept->at(gemm).value));
   CHECK(again[0].env.peak_measurements.at(gemm).how != "injected by the test");
 

@@ -182,7 +182,9 @@ struct aggregate_summary {
 
 // In-process pairs: the base measured alone, in a process without the head, against the base beside the head in
 // the same round (docs/runner.md, a head cannot steer its base). ratio = median beside the head / median alone;
-// beyond 1 ± limit the head moved its base and the pair was judged by process pairing instead (steered).
+// above 1 + limit in two processes the head slowed its base, and the pair was judged by process pairing instead
+// (steered). A pair steered by its load order carries that check here: the ratio with the head first over the ratio
+// with the base first, beyond 1 ± limit.
 struct base_control_check {
   double ratio = 1;
   double limit = 0;
