@@ -59,7 +59,7 @@ std::string change_text(std::optional<double> ratio, std::optional<double> ci_lo
 std::string ratio_band_svg(std::optional<double> ratio, std::optional<double> ci_lo, std::optional<double> ci_hi,
                            double rope, std::string_view decision) {
   if (!usable(ratio)) return "";
-  if (!(rope > 0 && rope < 1)) rope = 0.02;
+  if (!(rope > 0 && rope < 1)) rope = gate_policy{}.rope;
   const bool has_interval = usable(ci_lo) && usable(ci_hi) && *ci_lo <= *ci_hi;
   // A log axis of the ratio, symmetric around 1.0 so that "left of the line" always reads as faster: a ratio's
   // change cannot go below -100%, and halving sits as far left as doubling sits right. It holds the band with room

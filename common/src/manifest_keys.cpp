@@ -124,6 +124,10 @@ const manifest_key* find_manifest_key(std::string_view table, std::string_view n
   return nullptr;
 }
 
+bool in_range(const key_range& range, double v) {
+  return range.open ? v > range.lo && v < range.hi : v >= range.lo && v <= range.hi;
+}
+
 key_range manifest_key_range(std::string_view table, std::string_view name) {
   const manifest_key* k = find_manifest_key(table, name);
   if (!k || !k->range) {

@@ -4,8 +4,10 @@
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/manifest_keys.hpp"
 
 #include <cctype>
+#include <sstream>
 
 namespace rnx {
 
@@ -76,19 +78,21 @@ std::optional<baseline_kind> baseline_kind_from_string(std::string_view text) {
 }
 
 void validate(const gate_policy& p) {
-  if (!(p.rope > 0 && p.rope < 1)) {
-    throw error(errc::usage,
-                "gate.rope must be a fraction in (0, 1), e.g. 0.02 for ±2%; got " + std::to_string(p.rope));
-  }
-  if (!(p.probability > 0.5 && p.probability < 1)) {
-    throw error(errc::usage, "gate.probability must be in (0.5, 1), e.g. 0.95; got " + std::to_string(p.probability));
-  }
-  if (p.min_samples < 2) {
-    throw error(errc::usage, "gate.min_samples must be at least 2; got " + std::to_string(p.min_samples));
-  }
-  if (p.resamples < 100 || p.resamples > 1000000) {
-    throw error(errc::usage, "gate.resamples must be between 100 and 1000000; got " + std::to_string(p.resamples));
-  }
+  // The ranges are the [gate] keys' (manifest_keys.cpp): one range whether a value came from rnx.toml, a flag or
+  // a request.
+  const auto check = [](double v, std::string_view name) {
+    const manifest_key* key = find_manifest_key("gate", name);
+    if (key && key->range && !in_range(*key->range, v)) {
+      std::ostringstream got;
+      got << v;
+      throw error(errc::usage, "gate." + std::string(name) + " must be a " + manifest_key_type_text(*key) + " (e.g. " +
+                                   std::string(key->default_text) + "); got " + got.str());
+    }
+  };
+  check(p.rope, "rope");
+  check(p.probability, "probability");
+  check(p.min_samples, "min_samples");
+  check(p.resamples, "resamples");
 }
 
 namespace {

@@ -3,7 +3,9 @@
 
 #include "git_command.hpp"
 
+#include "rnx/common/bench_job.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/policy_options.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/shard.hpp"
@@ -35,6 +37,7 @@ namespace fs = std::filesystem;
 using gate::git;
 
 struct bench_args {
+  std::string job;  // --job FILE: every option below from rnx gate's typed job (rnx/common/bench_job.hpp)
   std::string config = "rnx.toml";
   std::string out;
   std::vector<std::string> kernels;
@@ -49,8 +52,9 @@ struct bench_args {
   std::optional<int> max_processes;
   std::string pairing = "in-process";
   bool same_inputs = false;
-  std::optional<double> rope;
-  std::optional<double> probability;
+  policy_overrides looks;            // --rope, --probability: the looks' policy with --pair
+  std::optional<double> exact_rope;  // the same from a job file, to the bit
+  std::optional<double> exact_probability;
   std::optional<int> samples;
   std::optional<int> min_samples;
   std::optional<double> budget_ms;
@@ -184,10 +188,11 @@ runner::bench_options bench_options_of(const bench_args& a, const fs::path& conf
   o.max_processes = a.max_processes;
   o.in_process_pairing = pairing_mode_from_string(a.pairing) != pairing_mode::process;
   o.fresh_inputs = !a.same_inputs;
-  policy = load_manifest(config).gate;
-  if (a.rope) policy.rope = *a.rope;
-  if (a.probability) policy.probability = *a.probability;
-  if (a.rope || a.probability) o.policy = policy;
+  policy = with_overrides(load_manifest(config).gate, a.looks);
+  if (a.exact_rope) policy.rope = *a.exact_rope;
+  if (a.exact_probability) policy.probability = *a.exact_probability;
+  validate(policy);
+  if (any_given(a.looks) || a.exact_rope || a.exact_probability) o.policy = policy;
   o.max_samples = a.samples;
   o.min_samples = a.min_samples;
   if (a.samples && !a.min_samples) o.min_samples = std::min(*a.samples, 8);
@@ -327,6 +332,35 @@ void run(const bench_args& a) {
   if (a.fail_on_error) fail_on_errors(sides, base_label);
 }
 
+// --job FILE stands for every option: one given beside it is refused, naming it.
+void refuse_options_beside_job(const CLI::App& cmd) {
+  for (const CLI::Option* option : cmd.get_options()) {
+    if (option->count() == 0 || option->get_name() == "--job" || option->get_name() == "--help") continue;
+    throw error(errc::usage,
+                "--job takes every option from its file; drop " + option->get_name() + " (or edit the job file)");
+  }
+}
+
+// The options a job file names, as the flags would have set them.
+void apply_job(const bench_job& job, bench_args& a) {
+  a.config = job.config;
+  a.out = job.out;
+  a.pair = job.pair_ref;
+  a.base_out = job.base_out;
+  a.kernels = job.kernels;
+  a.runtimes = job.runtimes;
+  a.dtypes = job.dtypes;
+  a.batches = job.batches;
+  a.quiet = job.quiet;
+  a.processes = job.processes;
+  a.max_processes = job.max_processes;
+  a.budget_ms = job.budget_ms;
+  a.exact_rope = job.rope;
+  a.exact_probability = job.probability;
+  a.shard = job.shard;
+  a.run_group = job.run_group;
+}
+
 }  // namespace
 
 void add_bench_command(CLI::App& app) {
@@ -359,11 +393,8 @@ void add_bench_command(CLI::App& app) {
                 "Time every call on the same inputs (by default each timed call gets inputs no earlier call saw, "
                 "from a pool of input sets redrawn before each use, so nothing cached per input is measured); for "
                 "comparing with runs measured that way");
-  cmd->add_option("--rope", args->rope, "With --pair: the looks' band of equivalence (default: [gate] rope)")
-      ->check(CLI::Range(1e-6, 0.999));
-  cmd->add_option("--probability", args->probability,
-                  "With --pair: the looks' probability, spent over the looks (default: [gate] probability)")
-      ->check(CLI::Range(0.5, 1.0));
+  // With --pair: the looks' band and probability (the probability spent over the looks).
+  add_policy_options(*cmd, args->looks, {policy_option::rope, policy_option::probability}, "rnx.toml's [gate]");
   cmd->add_option("--samples", args->samples, "At most this many samples per process")->check(CLI::Range(1, 100000));
   cmd->add_option("--min-samples", args->min_samples, "At least this many samples per process")
       ->check(CLI::Range(1, 100000));
@@ -391,7 +422,14 @@ void add_bench_command(CLI::App& app) {
   cmd->add_flag("--fail-on-error", args->fail_on_error,
                 "Exit 1 when a configuration errors, times out or diverges from its reference (the documents are "
                 "still written)");
-  cmd->callback([args] {
+  cmd->add_option("--job", args->job,
+                  "Take every option from this job file (rnx.bench-job/v1, what rnx gate writes for its rnx bench "
+                  "child); no other option with it");
+  cmd->callback([args, cmd] {
+    if (!args->job.empty()) {
+      refuse_options_beside_job(*cmd);
+      apply_job(read_bench_job(args->job), *args);
+    }
     if (!args->device.empty() && !device_kind_from_string(args->device)) {
       throw error(errc::usage, "--device " + args->device + ": use cpu, cuda, cuda:N or auto");
     }

@@ -9,6 +9,7 @@
 #include "rnx/http/github.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/policy_options.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/text.hpp"
@@ -38,7 +39,7 @@ struct bisect_options {
   std::vector<std::string> dtypes;
   std::vector<std::int64_t> batches;
   double threshold = 0.01;
-  std::optional<double> probability;
+  policy_overrides step;  // --probability: to call or rule out a step
   std::optional<int> processes;
   std::optional<int> max_processes;
   std::optional<double> budget_ms;
@@ -67,9 +68,8 @@ bisect_setup make_setup(const bisect_options& o) {
   s.max_processes = o.max_processes;
   s.budget_ms = o.budget_ms;
   s.cache_dir = fs::absolute(o.out_dir) / "bisect";
-  s.policy = m.gate;
+  s.policy = with_overrides(m.gate, o.step);
   s.policy.rope = o.threshold;
-  if (o.probability) s.policy.probability = *o.probability;
   return s;
 }
 
@@ -146,10 +146,8 @@ void add_bisect_command(CLI::App& app) {
   cmd->add_option("--threshold", o->threshold, "A step is a slowdown above this fraction")
       ->check(CLI::Range(1e-4, 0.999))
       ->capture_default_str();
-  cmd->add_option("--probability", o->probability,
-                  "Posterior probability to call or rule out a step "
-                  "(default: [gate] probability)")
-      ->check(CLI::Range(0.5, 0.9999));
+  // The posterior probability to call or rule out a step.
+  add_policy_options(*cmd, o->step, {policy_option::probability}, "rnx.toml's [gate]");
   cmd->add_option("--processes", o->processes, "Worker processes of each paired run's first look")
       ->check(CLI::Range(1, 64));
   cmd->add_option("--max-processes", o->max_processes, "At most this many while a paired run is undecided")

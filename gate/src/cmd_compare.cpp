@@ -8,6 +8,7 @@
 
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
+#include "rnx/common/policy_options.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/common/run_document.hpp"
 #include "rnx/common/speed_of_light.hpp"
@@ -23,9 +24,9 @@ namespace {
 struct compare_options {
   std::string base_path;
   std::string head_path;
+  // The verdict policy: gate_policy{}'s, or (rnx explain) the head manifest's [gate], with the flags given applied.
   gate_policy policy;
-  std::string stat = "median";
-  std::string on_abstain = "warn";
+  policy_overrides flags;
   output_format format = output_format::text;
   // --explain / --explain-all (rnx explain: all unless --scope): which configurations get a profile diff; "" = none.
   std::string explain_scope;
@@ -51,10 +52,7 @@ verdict_document explained(verdict_document verdict, const compare_options& o, c
 }
 
 void run_compare(const compare_options& o) {
-  gate_policy policy = o.policy;
-  policy.stat = *statistic_from_string(o.stat);
-  policy.on_abstain = *overall_from_string(o.on_abstain);
-  validate(policy);
+  const gate_policy policy = with_overrides(o.policy, o.flags);
   const run_document base = read_run_file(o.base_path);
   const run_document head = read_run_file(o.head_path);
   verdict_document verdict = stats::judge_runs(base, head, policy);
@@ -111,8 +109,6 @@ void add_explain_command(CLI::App& app) {
     // The verdict under the head manifest's [gate] policy: the same decisions rnx gate would show beside the why.
     compare_options o = *options;
     if (const auto m = gate::load_manifest_if_present(o.config, true)) o.policy = m->gate;
-    o.stat = std::string(to_string(o.policy.stat));
-    o.on_abstain = std::string(to_string(o.policy.on_abstain));
     run_compare(o);
     exit_code() = 0;
   });
@@ -132,20 +128,11 @@ void add_compare_command(CLI::App& app) {
   cmd->add_flag_callback(
       "--explain-all", [options] { options->explain_scope = "all"; }, "As --explain, for every configuration");
   add_code_options(*cmd, *options);
-  cmd->add_option("--rope", options->policy.rope, "Half-width of the band of practical equivalence (fraction)")
-      ->capture_default_str();
-  cmd->add_option("--probability", options->policy.probability, "Posterior probability needed for a decision")
-      ->capture_default_str();
-  cmd->add_option("--min-samples", options->policy.min_samples, "Fewest samples a side for a decision")
-      ->capture_default_str();
-  cmd->add_option("--resamples", options->policy.resamples, "Bayesian bootstrap draws")->capture_default_str();
-  cmd->add_option("--statistic", options->stat, "Per-side statistic")
-      ->check(CLI::IsMember({"median", "mean"}))
-      ->capture_default_str();
-  cmd->add_option("--on-abstain", options->on_abstain, "Overall answer when a configuration abstains")
-      ->check(CLI::IsMember({"pass", "warn", "block"}))
-      ->capture_default_str();
-  cmd->add_flag("--report-only", options->policy.report_only, "Never answer BLOCK (report it as WARN)");
+  add_policy_options(
+      *cmd, options->flags,
+      {policy_option::rope, policy_option::probability, policy_option::min_samples, policy_option::resamples,
+       policy_option::statistic, policy_option::on_abstain, policy_option::report_only},
+      "");
   add_format_option(*cmd, options->format);
   cmd->callback([options] { run_compare(*options); });
 }

@@ -4,7 +4,6 @@
 #include "rnx/common/error.hpp"
 #include "rnx/common/process.hpp"
 
-#include <charconv>
 #include <filesystem>
 #include <iostream>
 
@@ -17,35 +16,15 @@ std::string self_executable() {
   return path.string();
 }
 
-std::vector<std::string> bench_arguments(const bench_request& request) {
-  std::vector<std::string> args{self_executable(), "bench", "--config", request.config, "--out", request.out};
-  if (!request.pair_ref.empty()) {
-    args.insert(args.end(), {"--pair", request.pair_ref, "--base-out", request.base_out});
-  }
-  for (const auto& kernel : request.kernels) args.insert(args.end(), {"--kernel", kernel});
-  for (const auto& runtime : request.runtimes) args.insert(args.end(), {"--runtime", runtime});
-  for (const auto& dtype : request.dtypes) args.insert(args.end(), {"--dtype", dtype});
-  for (const auto batch : request.batches) args.insert(args.end(), {"--batch", std::to_string(batch)});
-  if (request.quiet) args.push_back("--quiet");
-  if (request.processes) args.insert(args.end(), {"--processes", std::to_string(*request.processes)});
-  if (request.max_processes) args.insert(args.end(), {"--max-processes", std::to_string(*request.max_processes)});
-  if (!request.shard.empty()) args.insert(args.end(), {"--shard", request.shard});
-  if (!request.run_group.empty()) args.insert(args.end(), {"--run-group", request.run_group});
-  // The shortest text that reads back as the same double: the child decides on exactly the policy resolved here.
-  auto number = [](double v) {
-    char text[64];
-    const auto [end, ec] = std::to_chars(text, text + sizeof text, v);
-    return std::string(text, ec == std::errc() ? end : text);
-  };
-  if (request.budget_ms) args.insert(args.end(), {"--budget-ms", number(*request.budget_ms)});
-  if (request.rope) args.insert(args.end(), {"--rope", number(*request.rope)});
-  if (request.probability) args.insert(args.end(), {"--probability", number(*request.probability)});
-  return args;
+std::string bench_job_path(const bench_request& request) {
+  return std::filesystem::path(request.out).replace_extension(".job.json").string();
+}
+
+std::vector<std::string> bench_arguments(const std::string& job_path) {
+  return {self_executable(), "bench", "--job", job_path};
 }
 
 bench_outcome run_bench(const bench_request& request) {
-  const std::vector<std::string> args = bench_arguments(request);
-
   for (const auto& out : {request.out, request.base_out}) {
     if (out.empty()) continue;
     std::error_code ec;
@@ -53,10 +32,11 @@ bench_outcome run_bench(const bench_request& request) {
     auto parent = std::filesystem::path(out).parent_path();
     if (!parent.empty()) std::filesystem::create_directories(parent, ec);
   }
-
-  std::string shown;
-  for (std::size_t i = 1; i < args.size(); ++i) shown += (i > 1 ? " " : "") + args[i];
-  std::cout << "rnx gate: running rnx " << shown << "\n" << std::flush;
+  const std::string job_path = bench_job_path(request);
+  write_bench_job(request, job_path);
+  const std::vector<std::string> args = bench_arguments(job_path);
+  std::cout << "rnx gate: running rnx bench --job " << job_path << " (run it again with the same command)\n"
+            << std::flush;
 
   process_options options;
   options.what = capture::inherit;  // the user reads rnx bench's output live, in the job log

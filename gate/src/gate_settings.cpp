@@ -4,7 +4,6 @@
 #include "rnx/common/error.hpp"
 #include "rnx/http/client.hpp"
 
-#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 
@@ -30,27 +29,6 @@ std::string env_or_empty(const char* name) {
   const char* v = std::getenv(name);
   return v ? std::string(v) : std::string();
 }
-
-namespace {
-
-double parse_number(const std::string& text, const std::string& flag) {
-  char* end = nullptr;
-  double v = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v)) {
-    throw error(errc::usage, flag + " \"" + text + "\" is not a number; write e.g. " + flag + " 0.03");
-  }
-  return v;
-}
-
-int parse_int(const std::string& text, const std::string& flag) {
-  double v = parse_number(text, flag);
-  if (v != std::floor(v) || v < 0 || v > 1e9) {
-    throw error(errc::usage, flag + " \"" + text + "\" is not a whole number; write e.g. " + flag + " 10");
-  }
-  return static_cast<int>(v);
-}
-
-}  // namespace
 
 void add_backend_flags(CLI::App& cmd, backend_flags& flags) {
   cmd.add_option("--service-url", flags.service_url,
@@ -163,13 +141,12 @@ void check_access_before_measuring(const backend_flags& flags, const manifest* m
 }
 
 void add_policy_flags(CLI::App& cmd, policy_flags& flags) {
-  cmd.add_option("--rope", flags.rope, "Override [gate] rope: half-width of the equivalence band (fraction)");
-  cmd.add_option("--probability", flags.probability, "Override [gate] probability needed for a decision");
-  cmd.add_option("--min-samples", flags.min_samples, "Override [gate] min_samples per side");
-  cmd.add_option("--resamples", flags.resamples, "Override [gate] resamples (Bayesian bootstrap draws)");
-  cmd.add_option("--on-abstain", flags.on_abstain, "Override [gate] on_abstain: pass | warn | block");
+  add_policy_options(
+      cmd, flags.overrides,
+      {policy_option::rope, policy_option::probability, policy_option::min_samples, policy_option::resamples,
+       policy_option::statistic, policy_option::on_abstain, policy_option::report_only},
+      "rnx.toml's [gate]");
   cmd.add_option("--runner", flags.runner, "Use the thresholds of [gate.runners.LABEL] in rnx.toml");
-  cmd.add_flag("--report-only", flags.report_only, "Never answer BLOCK (report it as WARN); exit 0");
 }
 
 resolved_policy resolve_policy(const manifest* m, const policy_flags& flags, const std::string& runner_environment) {
@@ -192,17 +169,7 @@ resolved_policy resolve_policy(const manifest* m, const policy_flags& flags, con
     out.policy = m->gate_runners.at(runner_environment);
     out.runner_label = runner_environment;
   }
-  if (!flags.rope.empty()) out.policy.rope = parse_number(flags.rope, "--rope");
-  if (!flags.probability.empty()) out.policy.probability = parse_number(flags.probability, "--probability");
-  if (!flags.min_samples.empty()) out.policy.min_samples = parse_int(flags.min_samples, "--min-samples");
-  if (!flags.resamples.empty()) out.policy.resamples = parse_int(flags.resamples, "--resamples");
-  if (!flags.on_abstain.empty()) {
-    auto o = overall_from_string(flags.on_abstain);
-    if (!o) throw error(errc::usage, "--on-abstain \"" + flags.on_abstain + "\" must be pass, warn or block");
-    out.policy.on_abstain = *o;
-  }
-  if (flags.report_only) out.policy.report_only = true;
-  validate(out.policy);
+  out.policy = with_overrides(out.policy, flags.overrides);
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "gate_backend.hpp"
 
 #include "rnx/common/manifest.hpp"
+#include "rnx/common/policy_options.hpp"
 #include "rnx/common/verdict_document.hpp"
 
 #include <CLI/CLI.hpp>
@@ -78,13 +79,8 @@ void check_access_before_measuring(const backend_flags& flags, const manifest* m
 
 // Threshold overrides as action inputs pass them: strings, "" = keep the manifest's value.
 struct policy_flags {
-  std::string rope;
-  std::string probability;
-  std::string min_samples;
-  std::string resamples;
-  std::string on_abstain;
+  policy_overrides overrides;
   std::string runner;  // a [gate.runners.LABEL] of rnx.toml
-  bool report_only = false;
 };
 void add_policy_flags(CLI::App& cmd, policy_flags& flags);
 

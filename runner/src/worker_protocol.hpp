@@ -1,6 +1,7 @@
 // The job a worker process runs and the events it reports back, as JSON (shared by orchestrator and worker).
 #pragma once
 
+#include <boost/describe.hpp>
 #include <boost/json.hpp>
 
 #include "rnx/common/run_document.hpp"
@@ -11,6 +12,10 @@
 #include <string_view>
 #include <variant>
 #include <vector>
+
+namespace rnx {
+BOOST_DESCRIBE_STRUCT(tolerance, (), (rtol, atol))
+}  // namespace rnx
 
 namespace rnx::runner::detail {
 
@@ -69,6 +74,16 @@ struct worker_job {
   std::vector<job_config> configs;
 };
 
+BOOST_DESCRIBE_STRUCT(job_config, (),
+                      (index, kernel, runtime, dtype, batch, check, base_index, check_base, base_first, control_base,
+                       budget_ms, max_samples, tol, base_tol))
+BOOST_DESCRIBE_STRUCT(job_overrides, (), (min_samples, max_samples, budget_ms, warmup_ms))
+BOOST_DESCRIBE_STRUCT(worker_job, (),
+                      (manifest, base_manifest, pairing_seed, cuda_arch, cache_dir, fingerprint_device, device_override,
+                       cores, overrides, fresh_inputs, configs))
+
+// The job file: the orchestrator writes it, the worker reads it, both through this one described type
+// (rnx/common/described_json.hpp); a job that does not read as one is errc::invalid naming the key.
 boost::json::value to_json(const worker_job& job);
 worker_job job_from_json(const boost::json::value& v);
 

@@ -6,12 +6,15 @@
 #include "gate_settings.hpp"
 #include "rnx/http/github.hpp"
 
+#include "rnx/common/bench_job.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/common/report.hpp"
 #include "rnx/common/speed_of_light.hpp"
 
 #include <doctest/doctest.h>
+
+#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -347,10 +350,10 @@ on_abstain = "pass"
   CHECK(hosted.runner_label == "github-hosted");
   CHECK(resolve_policy(&m, flags, "self-hosted").runner_label.empty());
 
-  flags.rope = "0.05";
-  flags.min_samples = "12";
-  flags.on_abstain = "block";
-  flags.report_only = true;
+  flags.overrides.rope = "0.05";
+  flags.overrides.min_samples = "12";
+  flags.overrides.on_abstain = "block";
+  flags.overrides.report_only = true;
   auto overridden = resolve_policy(&m, flags, "github-hosted");
   CHECK(overridden.policy.rope == doctest::Approx(0.05));
   CHECK(overridden.policy.min_samples == 12);
@@ -361,16 +364,16 @@ on_abstain = "pass"
   bad.runner = "gpu";
   CHECK_THROWS_WITH_AS(resolve_policy(&m, bad, ""), doctest::Contains("github-hosted"), rnx::error);
   bad = {};
-  bad.rope = "2%";
+  bad.overrides.rope = "2%";
   CHECK_THROWS_WITH_AS(resolve_policy(&m, bad, ""), doctest::Contains("--rope"), rnx::error);
   bad = {};
-  bad.min_samples = "3.5";
+  bad.overrides.min_samples = "3.5";
   CHECK_THROWS_WITH_AS(resolve_policy(&m, bad, ""), doctest::Contains("--min-samples"), rnx::error);
   bad = {};
-  bad.probability = "0.3";
+  bad.overrides.probability = "0.3";
   CHECK_THROWS_WITH_AS(resolve_policy(&m, bad, ""), doctest::Contains("probability"), rnx::error);
   bad = {};
-  bad.on_abstain = "maybe";
+  bad.overrides.on_abstain = "maybe";
   CHECK_THROWS_AS(resolve_policy(&m, bad, ""), rnx::error);
 }
 
@@ -402,21 +405,51 @@ TEST_CASE("a new configuration whose processes were far apart: its time with fou
   CHECK(format_ms(0.08331) == "0.08331");
 }
 
-TEST_CASE("the rnx bench child gets the resolved policy to the bit") {
+TEST_CASE("the rnx bench child gets its job as one typed file: the resolved policy to the bit") {
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("rnx-bench-job-" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
   rnx::gate::bench_request request;
   request.config = "rnx.toml";
-  request.out = "head.json";
+  request.out = (dir / "run.json").string();
+  request.pair_ref = "main";
+  request.kernels = {"softmax", "gelu"};
+  request.batches = {1, 8};
+  request.processes = 3;
   request.rope = 0.1 + 0.2;  // 0.30000000000000004: twelve digits would hand over 0.3
   request.probability = 0.9573124567891234;
   request.budget_ms = 1e-3;
-  const std::vector<std::string> args = rnx::gate::bench_arguments(request);
-  auto value_of = [&](const std::string& flag) {
-    const auto at = std::find(args.begin(), args.end(), flag);
-    REQUIRE(at != args.end());
-    REQUIRE(at + 1 != args.end());
-    return std::strtod((at + 1)->c_str(), nullptr);
+  const std::string job = rnx::gate::bench_job_path(request);
+  CHECK(job == (dir / "run.job.json").string());
+  CHECK(rnx::gate::bench_arguments(job) ==
+        std::vector<std::string>{rnx::gate::self_executable(), "bench", "--job", job});
+  rnx::write_bench_job(request, job);
+  const rnx::bench_job back = rnx::read_bench_job(job);
+  CHECK(back.rope == request.rope);
+  CHECK(back.probability == request.probability);
+  CHECK(back.budget_ms == request.budget_ms);
+  CHECK(back.kernels == request.kernels);
+  CHECK(back.batches == request.batches);
+  CHECK(back.processes == 3);
+  CHECK_FALSE(back.max_processes);
+  CHECK(back.pair_ref == "main");
+
+  // Read strictly: an unknown key, a value of another type and another schema are refused, naming the key.
+  auto refused = [&](const std::string& text) {
+    std::ofstream(dir / "bad.json") << text;
+    try {
+      rnx::read_bench_job((dir / "bad.json").string());
+    } catch (const rnx::error& e) {
+      CHECK(e.code() == rnx::errc::invalid);
+      return std::string(e.what());
+    }
+    return std::string("accepted");
   };
-  CHECK(value_of("--rope") == *request.rope);
-  CHECK(value_of("--probability") == *request.probability);
-  CHECK(value_of("--budget-ms") == *request.budget_ms);
+  CHECK(refused(R"({"schema":"rnx.bench-job/v1","config":"rnx.toml","ropes":0.02})")
+            .find("unknown key \"ropes\" (the keys are schema, config, out,") != std::string::npos);
+  CHECK(refused(R"({"schema":"rnx.bench-job/v1","processes":"three"})").find("key \"processes\":") !=
+        std::string::npos);
+  CHECK(refused(R"({"schema":"rnx.run/v1"})").find("schema \"rnx.run/v1\" is not rnx.bench-job/v1") !=
+        std::string::npos);
+  std::filesystem::remove_all(dir);
 }

@@ -11,6 +11,9 @@
 * fork() and vfork() are called only by the two program starters: common/src/program_start.cpp and the sandbox's
   launch (sandbox/src/*.cpp). Each builds everything before it forks; a child forked elsewhere from one of the runner's lane threads once built strings after fork()
   and could wait forever on an allocator lock.
+* The verdict policy's options (--rope, --probability, --resamples, --statistic, --on-abstain, --report-only) are
+  declared by rnx::add_policy_options (common/src/policy_options.cpp) only: --rope was once parsed three ways with
+  three ranges, and its default written in four places.
 
 Exit 1 with FILE:LINE: RULE for every break, 0 when there is none. tests/ is exempt.
 
@@ -30,6 +33,14 @@ RULES = [
      {"common/src/program_start.cpp", "sandbox/src/*.cpp"},
      "fork() outside the program starters: start the program with rnx::start_program "
      "(rnx/common/process.hpp), which builds its whole plan before it forks"),
+]
+
+# Rules about string literals themselves: matched on the code with its comments removed but its strings kept.
+LITERAL_RULES = [
+    (re.compile(r'add_(?:option|flag)\w*\(\s*"--(?:rope|probability|resamples|statistic|on-abstain|report-only)"'),
+     {"common/src/policy_options.cpp"},
+     "a verdict policy option declared outside rnx::add_policy_options (rnx/common/policy_options.hpp): one parser, "
+     "one range and one default for every command"),
 ]
 
 
@@ -53,6 +64,11 @@ def problems_in(path, text):
         for pattern, allowed, rule in RULES:
             if not allowed_in(path, allowed) and pattern.search(line):
                 found.append((number, rule))
+    for number, line in enumerate(text.splitlines(), 1):
+        code = line.split("//", 1)[0] if line.lstrip().startswith("//") else line
+        for pattern, allowed, rule in LITERAL_RULES:
+            if not allowed_in(path, allowed) and pattern.search(code):
+                found.append((number, rule))
     return found
 
 
@@ -71,6 +87,11 @@ SELF_TESTS = [
     ("runner/src/a.cpp", "// never fork() here", 0),
     ("runner/src/a.cpp", "warn(\"a pull request from a fork()\");", 0),
     ("runner/src/a.cpp", "pthread_atfork(nullptr, nullptr, child); tree.fork(); p->fork(); my_fork();", 0),
+    ("gate/src/cmd_compare.cpp", "cmd->add_option(\"--rope\", options->policy.rope, \"band\");", 1),
+    ("gate/src/cmd_bench.cpp", "cmd.add_flag(\"--report-only\", flags.report_only);", 1),
+    ("gate/src/cmd_bench.cpp", "cmd->add_option(\"--min-samples\", args->min_samples, \"per process\");", 0),
+    ("gate/src/cmd_bench.cpp", "// cmd->add_option(\"--rope\", x) was here", 0),
+    ("common/src/policy_options.cpp", "cmd.add_option(\"--rope\", into.rope, help);", 0),
 ]
 
 

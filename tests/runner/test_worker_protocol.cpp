@@ -1,7 +1,9 @@
-// The worker protocol's vocabulary: the "event" names of a worker's lines, and how the orchestrator reads them.
+// The worker protocol's vocabulary: the "event" names of a worker's lines, how the orchestrator reads them, and the
+// job file both sides read as one type.
 #include "worker_protocol.hpp"
 
 #include "rnx/common/error.hpp"
+#include "rnx/common/json.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 
 #include <doctest/doctest.h>
@@ -72,5 +74,59 @@ TEST_CASE("the orchestrator reads the events it knows, skips the others and name
     FAIL("a first_side of \"left\" was read");
   } catch (const error& e) {
     CHECK(std::string(e.what()) == "worker output: $.first_side: expected \"head\" or \"base\", got \"left\"");
+  }
+}
+
+TEST_CASE("the job file reads back as the job the orchestrator wrote, to the bit; a stray key is refused") {
+  worker_job job;
+  job.manifest = "/w/rnx.toml";
+  job.base_manifest = "/w/base/rnx.toml";
+  job.pairing_seed = 18446744073709551615ULL;  // the whole 64 bits
+  job.device_override = "cuda:1";
+  job.cores = {2, 3};
+  job.overrides.budget_ms = 0.1 + 0.2;
+  job.fresh_inputs = false;
+  job_config c;
+  c.index = 7;
+  c.kernel = "softmax";
+  c.runtime = "eager";
+  c.dtype = "float16";
+  c.batch = 8;
+  c.base_index = 8;
+  c.base_first = false;
+  c.control_base = true;
+  c.budget_ms = 1.0 / 3;
+  c.tol = tolerance{1e-3, 1e-5};
+  job.configs = {c, job_config{}};
+  const worker_job back = job_from_json(json::parse(json::serialize(to_json(job)), "job"));
+  CHECK(back.manifest == job.manifest);
+  CHECK(back.base_manifest == job.base_manifest);
+  CHECK(back.pairing_seed == job.pairing_seed);
+  CHECK(back.device_override == "cuda:1");
+  CHECK(back.fingerprint_device == "auto");
+  CHECK(back.cores == job.cores);
+  CHECK(back.overrides.budget_ms == job.overrides.budget_ms);
+  CHECK_FALSE(back.overrides.min_samples);
+  CHECK_FALSE(back.fresh_inputs);
+  REQUIRE(back.configs.size() == 2);
+  CHECK(back.configs[0].index == 7);
+  CHECK(back.configs[0].dtype == "float16");
+  CHECK(back.configs[0].base_index == 8u);
+  CHECK_FALSE(back.configs[0].base_first);
+  CHECK(back.configs[0].control_base);
+  CHECK(back.configs[0].budget_ms == c.budget_ms);
+  REQUIRE(back.configs[0].tol);
+  CHECK(back.configs[0].tol->rtol == 1e-3);
+  CHECK_FALSE(back.configs[0].base_tol);
+  CHECK_FALSE(back.configs[1].base_index);
+
+  boost::json::object stray = to_json(job).as_object();
+  stray["budget"] = 3;
+  try {
+    job_from_json(stray);
+    FAIL("a job with an unknown key was read");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::invalid);
+    CHECK(std::string(e.what()).find("worker job: unknown key \"budget\"") == 0);
   }
 }

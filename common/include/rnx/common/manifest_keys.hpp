@@ -17,6 +17,9 @@ struct key_range {
   bool open = false;
 };
 
+// Whether `v` is a value of the range.
+bool in_range(const key_range& range, double v);
+
 struct manifest_key {
   std::string_view table;  // "" for the top-level tables, else "bench", "kernel", "gate.runners.LABEL", ...
   std::string_view name;

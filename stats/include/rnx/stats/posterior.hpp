@@ -30,11 +30,11 @@ struct sample_view {
 };
 
 struct comparison_options {
-  double rope = 0.02;
-  double probability = 0.95;
-  int min_samples = 8;
-  int resamples = 2000;
-  statistic stat = statistic::median;
+  double rope = gate_policy{}.rope;  // the defaults are [gate]'s: one place
+  double probability = gate_policy{}.probability;
+  int min_samples = gate_policy{}.min_samples;
+  int resamples = gate_policy{}.resamples;
+  statistic stat = gate_policy{}.stat;
   // Looks of a sequential schedule that may stop at any of them, and which of them this is (1-based; 0: the last).
   // Each look needs the threshold of an alpha-spending schedule (look_schedule.hpp): early looks nearly certainty,
   // the last close to `probability`, so stopping early keeps the error rate of one look at `probability`.
