@@ -93,12 +93,20 @@ const kernel_spec* manifest::find_kernel(std::string_view name) const {
   return nullptr;
 }
 
-tolerance default_tolerance(std::string_view dtype) {
+tolerance default_tolerance(dtype_kind dtype) {
   // torch.testing.assert_close defaults (torch/testing/_comparison.py).
-  if (dtype == "float16") return {1e-3, 1e-5};
-  if (dtype == "bfloat16") return {1.6e-2, 1e-5};
-  if (dtype == "float64") return {1e-7, 1e-7};
+  switch (dtype) {
+    case dtype_kind::float16: return {1e-3, 1e-5};
+    case dtype_kind::bfloat16: return {1.6e-2, 1e-5};
+    case dtype_kind::float64: return {1e-7, 1e-7};
+    case dtype_kind::float32:
+    case dtype_kind::none: return {1.3e-6, 1e-5};
+  }
   return {1.3e-6, 1e-5};
+}
+
+tolerance default_tolerance(std::string_view dtype) {
+  return default_tolerance(dtype_kind_from_string(dtype).value_or(dtype_kind::none));
 }
 
 std::string_view to_string(service_error_action a) { return a == service_error_action::fail ? "fail" : "warn"; }

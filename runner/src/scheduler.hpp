@@ -17,7 +17,7 @@ struct device_lane {
   std::string name;        // as written in --devices, normalised: "cuda:1", "cpu:0-3", "cpu:2"
   std::string device;      // the worker's device: "cuda:1" or "cpu"
   std::vector<int> cores;  // CPU lanes: the cores, ascending
-  bool is_cuda() const { return device != "cpu"; }
+  bool is_cuda() const { return device_kind_from_string(device) == device_kind::cuda; }
 };
 
 // "cuda:0,cuda:1" or "cpu:0-0,cpu:1-1" -> lanes. Throws rnx::error(usage), starting with `where` (the option or

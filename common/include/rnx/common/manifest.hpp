@@ -126,7 +126,8 @@ struct manifest {
   const kernel_spec* find_kernel(std::string_view name) const;
 };
 
-// torch.testing.assert_close's default tolerance for a dtype name.
+// torch.testing.assert_close's default tolerance for a dtype; by name, a name outside dtype_kind gets float32's.
+tolerance default_tolerance(dtype_kind dtype);
 tolerance default_tolerance(std::string_view dtype);
 
 // Parses manifest text. Errors are rnx::error(bad_input) for TOML syntax ("SOURCE:LINE:COL: ...") and
