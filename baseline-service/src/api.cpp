@@ -424,7 +424,7 @@ response api::post_run(const route_call& c) {
 
 response api::get_run(const route_call& c) {
   const request& req = c.req;
-  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
+  const std::int64_t run_id = parse_run_id(c.param("id"), "path");
   auto who = authenticate(req);
   auto stored = db_.find_run(run_id);
   if (!stored || stored->summary.project != who.project) throw run_not_found(who, run_id);
@@ -434,7 +434,7 @@ response api::get_run(const route_call& c) {
 
 response api::post_verdict(const route_call& c) {
   const request& req = c.req;
-  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
+  const std::int64_t run_id = parse_run_id(c.param("id"), "path");
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
   auto policy = policy_from(req, options_.default_policy, options_.max_json_depth);
@@ -447,7 +447,7 @@ response api::post_verdict(const route_call& c) {
 // The gate's paired verdict for head run `run_id`: both runs of the token's project, re-derived by the store.
 response api::post_paired_verdict(const route_call& c) {
   const request& req = c.req;
-  const std::int64_t run_id = parse_run_id(c.parts[3], "path");
+  const std::int64_t run_id = parse_run_id(c.param("id"), "path");
   auto who = authenticate(req);
   require_scope(who, store::token_action::ask_verdict);
   run_of_token_project(who, run_id);
@@ -468,7 +468,7 @@ response api::post_paired_verdict(const route_call& c) {
 // Who the bearer token is and what it may do: the gate asks before it measures.
 response api::get_token_check(const route_call& c) {
   const request& req = c.req;
-  const std::string& project = c.parts[3];
+  const std::string& project = c.param("project");
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   authorize_project(who, project);
@@ -486,16 +486,16 @@ response api::get_token_check(const route_call& c) {
 
 response api::get_group(const route_call& c) {
   auto who = authenticate(c.req);
-  auto project = authorize_project(who, c.parts[3]);
-  return group_answer(db_, project.id, c.parts[5], options_.shard_timeout, c.req);
+  auto project = authorize_project(who, c.param("project"));
+  return group_answer(db_, project.id, c.param("group"), options_.shard_timeout, c.req);
 }
 
 response api::post_group_verdict(const route_call& c) {
   auto who = authenticate(c.req);
   require_scope(who, store::token_action::ask_verdict);
   auto policy = policy_from(c.req, options_.default_policy, options_.max_json_depth);
-  auto project = authorize_project(who, c.parts[3]);
-  return group_verdict_answer(db_, metrics_, project.id, c.parts[5], policy, options_.shard_timeout, c.req);
+  auto project = authorize_project(who, c.param("project"));
+  return group_verdict_answer(db_, metrics_, project.id, c.param("group"), policy, options_.shard_timeout, c.req);
 }
 
 response api::post_baseline(const route_call& c) {
@@ -529,7 +529,7 @@ response api::post_baseline(const route_call& c) {
 
 response api::list_runs(const route_call& c) {
   const request& req = c.req;
-  const std::string& project = c.parts[3];
+  const std::string& project = c.param("project");
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);
@@ -541,7 +541,7 @@ response api::list_runs(const route_call& c) {
 
 // The change points of the project's branch histories (docs/drift.md), newest step first.
 response api::changes(const route_call& c) {
-  const std::string& project = c.parts[3];
+  const std::string& project = c.param("project");
   store::database::validate_project_name(project);
   auto who = authenticate(c.req);
   auto p = authorize_project(who, project);
@@ -558,7 +558,7 @@ response api::changes(const route_call& c) {
 
 response api::history(const route_call& c) {
   const request& req = c.req;
-  const std::string& project = c.parts[3];
+  const std::string& project = c.param("project");
   store::database::validate_project_name(project);
   auto who = authenticate(req);
   auto p = authorize_project(who, project);

@@ -173,8 +173,8 @@ response page_routes::with_ways_back(const route_call& c, const std::function<re
 }
 
 response page_routes::asset(const route_call& c) {
-  auto a = pages::find_asset(c.parts[1]);
-  if (!a) throw error(errc::not_found, "no asset named \"" + c.parts[1].substr(0, 60) + "\"");
+  auto a = pages::find_asset(c.param("name"));
+  if (!a) throw error(errc::not_found, "no asset named \"" + c.param("name").substr(0, 60) + "\"");
   response res{bhttp::status::ok, c.req.version()};
   res.set(bhttp::field::content_type, a->content_type);
   // Assets change only with the binary; a day of caching keeps page loads to the HTML and its data.
@@ -188,7 +188,7 @@ response page_routes::asset(const route_call& c) {
 
 response page_routes::overview(const route_call& c, answer_form form) {
   const bool json = form == answer_form::json;
-  auto project = readable_project(c, c.parts[json ? 3 : 1]);
+  auto project = readable_project(c, c.param("project"));
   auto data = pages::overview_data(db_, project);
   if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::overview_page(data, pages::link_style{})), c.req);
@@ -198,8 +198,8 @@ response page_routes::config_history(const route_call& c, answer_form form) {
   const bool json = form == answer_form::json;
   auto query = history_query_of(c.query);
   bool log_scale = log_scale_of(c.query);
-  auto key = pages::parse_config(c.parts[json ? 5 : 3]);
-  auto project = readable_project(c, c.parts[json ? 3 : 1]);
+  auto key = pages::parse_config(c.param("config"));
+  auto project = readable_project(c, c.param("project"));
   auto data = pages::history_data(db_, project, key, query);
   if (json) return json_answer(200, pages::to_json(data), c.req);
   return html_answer(200, pages::render_page(pages::history_page(data, pages::link_style{}, log_scale)), c.req);
@@ -220,7 +220,7 @@ void page_routes::check_run_readable(const route_call& c, std::int64_t id) {
 
 response page_routes::run_evidence(const route_call& c, answer_form form) {
   const bool json = form == answer_form::json;
-  auto id = parse_id(c.parts[json ? 3 : 1]);
+  auto id = parse_id(c.param("id"));
   check_run_readable(c, id);
   auto data = pages::run_data(db_, id);
   // Every run here came by upload: its clocks and peaks are the document's claims, not the server's measurement.

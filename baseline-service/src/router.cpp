@@ -41,10 +41,16 @@ std::vector<std::string> pattern_segments(std::string_view pattern) {
   while (at <= pattern.size()) {
     std::size_t end = std::min(pattern.find('/', at), pattern.size());
     std::string segment(pattern.substr(at, end - at));
-    out.push_back(!segment.empty() && segment.front() == '{' ? "*" : segment);
+    out.push_back(segment);
     at = end + 1;
   }
   return out;
+}
+
+// A pattern's {name} segment: its name; "" for a literal segment.
+std::string_view param_name(std::string_view segment) {
+  if (segment.size() < 3 || segment.front() != '{' || segment.back() != '}') return {};
+  return segment.substr(1, segment.size() - 2);
 }
 
 std::string join(const std::vector<std::string>& words, std::string_view separator) {
@@ -141,6 +147,12 @@ response error_answer(answer_form form, int status, std::string_view code, std::
   return error_response(status, code, message, req.version(), req.keep_alive());
 }
 
+const std::string& route_call::param(std::string_view name) const {
+  const auto it = params.find(name);
+  if (it == params.end()) throw error(errc::internal, "the route has no {" + std::string(name) + "} segment");
+  return it->second;
+}
+
 void router::add(route r) {
   entry e{std::move(r), {}};
   e.segments = pattern_segments(e.r.pattern);
@@ -151,7 +163,9 @@ const router::entry* router::find(const std::vector<std::string>& parts) const {
   for (const auto& e : routes_) {
     if (e.segments.size() != parts.size()) continue;
     bool match = true;
-    for (std::size_t i = 0; match && i < parts.size(); ++i) match = e.segments[i] == "*" || e.segments[i] == parts[i];
+    for (std::size_t i = 0; match && i < parts.size(); ++i) {
+      match = !param_name(e.segments[i]).empty() || e.segments[i] == parts[i];
+    }
     if (match) return &e;
   }
   return nullptr;
@@ -178,6 +192,10 @@ response router::dispatch(const request& req, std::string& route_name) const {
     if (!e) throw error(errc::not_found, no_route_message(form, req, target->encoded_path()));
     form = e->r.form;
     route_name = e->r.pattern;
+    for (std::size_t i = 0; i < e->segments.size(); ++i) {
+      const std::string_view name = param_name(e->segments[i]);
+      if (!name.empty()) call.params.emplace(std::string(name), call.parts[i]);
+    }
     if (std::find(e->r.methods.begin(), e->r.methods.end(), req.method()) == e->r.methods.end()) {
       return method_not_allowed(e->r, req);
     }

@@ -19,11 +19,15 @@ namespace rnx::service {
 // How a route answers, errors included: {"error": {"code", "message"}} JSON, or an HTML page for people.
 enum class answer_form { json, html };
 
-// What a handler gets: the request, its decoded path segments and its query (each key once).
+// What a handler gets: the request, its decoded path segments, the segments its pattern names ({id} -> "id") and
+// its query (each key once).
 struct route_call {
   const request& req;
   std::vector<std::string> parts;
   std::map<std::string, std::string> query;
+  std::map<std::string, std::string, std::less<>> params;
+  // The segment the route's pattern names `name`; throws rnx::error(internal) for a name the pattern lacks.
+  const std::string& param(std::string_view name) const;
 };
 
 using route_handler = std::function<response(const route_call&)>;
@@ -46,7 +50,7 @@ class router {
  private:
   struct entry {
     route r;
-    std::vector<std::string> segments;  // of the pattern, "*" for a {name}
+    std::vector<std::string> segments;  // of the pattern, a {name} segment as written
   };
   const entry* find(const std::vector<std::string>& parts) const;
   std::vector<entry> routes_;

@@ -257,7 +257,27 @@ std::optional<webhook_format> webhook_format_from_string(std::string_view s) {
 
 using detail::transaction;
 
-database::database(const std::filesystem::path& path, open_options options) : path_(path) {
+std::string detail::stored_time(std::chrono::system_clock::time_point when) {
+  const std::time_t t = std::chrono::system_clock::to_time_t(when);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buffer[32];
+  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buffer;
+}
+
+std::chrono::system_clock::time_point database::now() const {
+  return clock_ ? clock_() : std::chrono::system_clock::now();
+}
+
+std::string database::now_text() const { return detail::stored_time(now()); }
+
+std::int64_t database::now_unix() const {
+  return std::chrono::duration_cast<std::chrono::seconds>(now().time_since_epoch()).count();
+}
+
+database::database(const std::filesystem::path& path, open_options options)
+    : path_(path), clock_(std::move(options.clock)) {
   int rc =
       sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
@@ -376,7 +396,7 @@ database::insert_result database::insert_run(std::int64_t project_id, const run_
   // The duplicate check's digest is over Boost.JSON's own serialization, which is what stored runs were hashed
   // with before documents were written with plain decimals: a run re-sent across an upgrade is still 409.
   std::string digest = sha256_hex(boost::json::serialize(doc_json));
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   std::lock_guard lock(mutex_);
   transaction tx(db_);
 
@@ -536,7 +556,7 @@ std::optional<baseline_record> database::baseline_of_run(std::int64_t run_id) {
 baseline_record database::accept_baseline(std::int64_t project_id, std::int64_t run_id, std::string_view branch,
                                           std::string_view accepted_by, std::string_view reason,
                                           std::int64_t token_id) {
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   std::lock_guard lock(mutex_);
   transaction tx(db_);
   auto& run = prepare("SELECT env_id FROM runs WHERE id = ?1 AND project_id = ?2");
@@ -625,7 +645,7 @@ std::vector<history_series> database::history(std::int64_t project_id, const run
 std::int64_t database::store_verdict(std::int64_t run_id, std::optional<std::int64_t> baseline_run_id,
                                      verdict_kind kind, const verdict_document& verdict) {
   std::string document = json::serialize(to_json(verdict));
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "INSERT INTO verdicts (run_id, baseline_run_id, kind, verdict, document, created_at) "

@@ -54,7 +54,7 @@ std::vector<branch_point> database::branch_history(std::int64_t project_id, std:
 }
 
 std::optional<std::int64_t> database::insert_change_point(std::int64_t project_id, const change_record& c) {
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "INSERT OR IGNORE INTO change_points (project_id, branch, env_id, kernel, runtime, dtype, batch, run_id, "

@@ -16,10 +16,6 @@ using detail::transaction;
 
 namespace {
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
 std::string shard_name(std::int64_t k, std::int64_t n) { return std::to_string(k) + "/" + std::to_string(n); }
 
 }  // namespace
@@ -29,7 +25,7 @@ run_group_record database::store_shard(std::int64_t project_id, const run_docume
   const shard_info& info = *shard.shard;
   const std::string document = json::serialize(to_json(shard));
   const std::string digest = sha256_hex(document);
-  const std::string now = utc_now_rfc3339();
+  const std::string now = now_text();
   {
     std::lock_guard lock(mutex_);
     transaction tx(db_);
@@ -72,7 +68,7 @@ run_group_record database::store_shard(std::int64_t project_id, const run_docume
       auto& make = prepare(
           "INSERT INTO run_groups (project_id, run_group, shard_count, first_received, first_received_at) "
           "VALUES (?1, ?2, ?3, ?4, ?5)");
-      make.bind(1, project_id).bind(2, std::string_view(info.group)).bind(3, info.count).bind(4, unix_now());
+      make.bind(1, project_id).bind(2, std::string_view(info.group)).bind(3, info.count).bind(4, now_unix());
       make.bind(5, std::string_view(now)).run();
       group_id = sqlite3_last_insert_rowid(db_);
     }
@@ -122,6 +118,7 @@ std::vector<run_document> database::shard_documents(std::int64_t project_id, std
     while (st.step()) texts.push_back(st.text(0));
   }
   std::vector<run_document> out;
+  out.reserve(texts.size());
   for (const auto& text : texts) {
     out.push_back(run_from_json(json::parse(text, "stored shard"), "stored shard", kernel_names::as_stored));
   }
@@ -141,7 +138,7 @@ void database::mark_group_formed(std::int64_t project_id, std::string_view group
   }
   st.restart();
   auto& set = prepare("UPDATE run_groups SET run_id = ?3, formed_at = ?4 WHERE project_id = ?1 AND run_group = ?2");
-  set.bind(1, project_id).bind(2, group).bind(3, run_id).bind(4, std::string_view(utc_now_rfc3339())).run();
+  set.bind(1, project_id).bind(2, group).bind(3, run_id).bind(4, std::string_view(now_text())).run();
   tx.commit();
 }
 

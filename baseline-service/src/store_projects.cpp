@@ -22,7 +22,7 @@ void database::validate_project_name(std::string_view name) {
 project_info database::create_project(std::string_view name) {
   validate_project_name(name);
   std::lock_guard lock(mutex_);
-  project_info info{0, std::string(name), utc_now_rfc3339()};
+  project_info info{0, std::string(name), now_text()};
   auto& st = prepare("INSERT INTO projects (name, created_at) VALUES (?1, ?2)");
   st.bind(1, name).bind(2, std::string_view(info.created_at));
   try {
@@ -84,7 +84,7 @@ webhook database::add_webhook(std::int64_t project_id, std::string_view url, web
   if (!(url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0)) {
     throw error(errc::bad_input, "webhook URL \"" + std::string(url) + "\" must start with http:// or https://");
   }
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   std::lock_guard lock(mutex_);
   auto& st = prepare("INSERT INTO webhooks (project_id, url, format, created_at) VALUES (?1, ?2, ?3, ?4)");
   st.bind(1, project_id).bind(2, url).bind(3, to_string(format)).bind(4, std::string_view(now)).run();
@@ -104,7 +104,7 @@ std::vector<webhook> database::webhooks(std::int64_t project_id) {
 }
 
 void database::log_delivery(const delivery_record& r) {
-  std::string now = r.created_at.empty() ? utc_now_rfc3339() : r.created_at;
+  std::string now = r.created_at.empty() ? now_text() : r.created_at;
   std::lock_guard lock(mutex_);
   auto& st = prepare(
       "INSERT INTO webhook_deliveries (webhook_id, run_id, attempt, ok, http_status, error, created_at) "

@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include <array>
+#include <chrono>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -19,6 +20,10 @@
 namespace rnx::store {
 
 namespace detail {
+
+// A time as the store keeps it: RFC 3339 in UTC to the second (as utc_now_rfc3339 writes it), so stored times
+// compare as text.
+std::string stored_time(std::chrono::system_clock::time_point when);
 
 // The baselines table's source column (CHECK: 'push' or 'accepted').
 inline baseline_kind stored_baseline_kind(std::string_view text) {

@@ -104,10 +104,10 @@ struct token_probe {
   std::string now;
 };
 
-std::optional<token_probe> probe_of(std::string_view token) {
+std::optional<token_probe> probe_of(std::string_view token, std::string now) {
   const std::optional<std::string_view> public_id = token_public_id(token);
   if (!public_id) return std::nullopt;
-  return token_probe{*public_id, sha256_raw(token), utc_now_rfc3339()};
+  return token_probe{*public_id, sha256_raw(token), std::move(now)};
 }
 
 // A stored digest against a token's, in constant time.
@@ -122,16 +122,6 @@ void require_creatable(token_scope scope) {
                                          "scopes existed); give one of ") +
                                  scope_choices);
   }
-}
-
-// The same shape as utc_now_rfc3339 (second resolution), so stored times compare as text.
-std::string rfc3339(std::chrono::system_clock::time_point when) {
-  std::time_t t = std::chrono::system_clock::to_time_t(when);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buffer[32];
-  std::strftime(buffer, sizeof buffer, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buffer;
 }
 
 // A token's public id from what an operator typed: the id `admin token list` shows, "rnx_<id>" or the whole
@@ -177,7 +167,7 @@ token_grant database::insert_token(const project_info& project, std::string_view
   auto digest = sha256_raw(token);
   auto& st = prepare(
       "INSERT INTO tokens (project_id, public_id, digest, label, created_at, scope) VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
-  std::string now = utc_now_rfc3339();
+  std::string now = now_text();
   st.bind(1, project.id).bind(2, std::string_view(public_id)).bind_blob(3, digest.data(), digest.size());
   st.bind(4, label).bind(5, std::string_view(now)).bind(6, to_string(scope)).run();
   return {sqlite3_last_insert_rowid(db_), project.name, std::string(label), scope, token};
@@ -196,7 +186,7 @@ token_grant database::create_token(std::string_view project, std::string_view la
 }
 
 std::optional<auth_result> database::authenticate(std::string_view token) {
-  const std::optional<token_probe> probe = probe_of(token);
+  const std::optional<token_probe> probe = probe_of(token, now_text());
   if (!probe) return std::nullopt;
   std::lock_guard lock(mutex_);
   // Read on every request, never cached: a revocation by `rnx-server admin token revoke` (another process,
@@ -215,7 +205,7 @@ std::optional<auth_result> database::authenticate(std::string_view token) {
 }
 
 std::optional<expired_token> database::find_expired(std::string_view token) {
-  const std::optional<token_probe> probe = probe_of(token);
+  const std::optional<token_probe> probe = probe_of(token, now_text());
   if (!probe) return std::nullopt;
   std::lock_guard lock(mutex_);
   auto& st = prepare(
@@ -268,7 +258,7 @@ token_record database::revoke_token(std::string_view which) {
   transaction tx(db_);
   auto record = find_token_locked(which);
   record.revoked = true;
-  record.revoked_at = utc_now_rfc3339();
+  record.revoked_at = now_text();
   prepare("UPDATE tokens SET revoked = 1, revoked_at = ?2 WHERE id = ?1")
       .bind(1, record.id)
       .bind(2, std::string_view(record.revoked_at))
@@ -296,16 +286,16 @@ database::rotation database::rotate_token(std::string_view which, std::chrono::s
                                  "--scope upload|baseline|accept|admin");
   }
   out.replacement = insert_token(project_info{out.old.project_id, out.old.project, ""}, out.old.label, new_scope);
-  auto now = std::chrono::system_clock::now();
+  const auto now = this->now();
   if (grace.count() == 0) {
     out.old.revoked = true;
-    out.old.revoked_at = rfc3339(now);
+    out.old.revoked_at = detail::stored_time(now);
     prepare("UPDATE tokens SET revoked = 1, revoked_at = ?2 WHERE id = ?1")
         .bind(1, out.old.id)
         .bind(2, std::string_view(out.old.revoked_at))
         .run();
   } else {
-    out.old.expires_at = rfc3339(now + grace);
+    out.old.expires_at = detail::stored_time(now + grace);
     prepare("UPDATE tokens SET expires_at = ?2 WHERE id = ?1")
         .bind(1, out.old.id)
         .bind(2, std::string_view(out.old.expires_at))

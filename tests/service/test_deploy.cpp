@@ -11,7 +11,9 @@
 #include <sqlite3.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <fstream>
+#include <mutex>
 #include <thread>
 
 using namespace rnx;
@@ -205,15 +207,25 @@ TEST_CASE("admin backup: a consistent copy while the server takes uploads; the r
     }
     // Uploads keep arriving while the backup runs.
     std::atomic<bool> stop{false};
-    std::atomic<int> during{0};
+    std::mutex mutex;
+    std::condition_variable stored;  // told after each upload the server took, and when the writer gives up
+    int during = 0;
+    bool writer_done = false;
     std::thread writer([&] {
       for (int i = 0; !stop && i < 200; ++i) {
-        if (upload(server, token, "during" + std::to_string(i)).status == 201) ++during;
+        if (upload(server, token, "during" + std::to_string(i)).status != 201) continue;
+        std::lock_guard lock(mutex);
+        ++during;
+        stored.notify_all();
       }
+      std::lock_guard lock(mutex);
+      writer_done = true;
+      stored.notify_all();
     });
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    while (during < 3 && std::chrono::steady_clock::now() < deadline) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    {
+      // The backup starts once three uploads are in (the bound only keeps a broken server from hanging the test).
+      std::unique_lock lock(mutex);
+      stored.wait_for(lock, std::chrono::seconds(30), [&] { return during >= 3 || writer_done; });
     }
     auto backup = rnx_server({"admin", "backup", dir.file("backup.sqlite"), "--db", db});
     stop = true;

@@ -1,6 +1,6 @@
 // Sharded runs in the store (run_groups.hpp): shards held by run group, the group formed once, its verdict over
-// every shard with a missing one's configurations named; the same verdicts as the unsharded run. The timeout is
-// read on the test's own clock.
+// every shard with a missing one's configurations named; the same verdicts as the unsharded run. The store's stamps
+// and the timeout are read on the test's own clock.
 #include "service_test_support.hpp"
 
 #include "rnx/common/error.hpp"
@@ -40,8 +40,14 @@ run_document shard_of(const run_document& whole, std::int64_t k, const std::stri
 
 TEST_CASE("run groups: held until complete or due, formed once, judged with the missing shard named") {
   test::temp_dir dir;
-  store::database db(dir.file("groups.sqlite"));
+  // The store's clock and the groups' timeout read the same injected time: 2026-12-06T07:00:00Z.
+  std::chrono::system_clock::time_point clock_now{std::chrono::seconds(1796540400)};
+  const auto unix_now = [&clock_now] {
+    return std::chrono::duration_cast<std::chrono::seconds>(clock_now.time_since_epoch()).count();
+  };
+  store::database db(dir.file("groups.sqlite"), {.clock = [&clock_now] { return clock_now; }});
   auto project = db.ensure_project("demo");
+  CHECK(project.created_at == "2026-12-06T07:00:00Z");
   gate_policy policy;
   store::upload_run(db, project.id, make_run({.kernels = 4, .batches = 2}));  // main's baseline
   const run_document whole = make_run({.branch = "topic", .pull_request = 5, .kernels = 4, .batches = 2, .seed = 2});
@@ -50,7 +56,7 @@ TEST_CASE("run groups: held until complete or due, formed once, judged with the 
   other_whole.commit = "beef";  // another run of the same code, so its shards are new documents
 
   SUBCASE("all four shards: formed by the last, the same verdict as the unsharded run") {
-    const std::chrono::seconds timeout(3600);
+    const store::group_timeout timeout(std::chrono::seconds(3600), unix_now);
     for (std::int64_t k : {2, 4, 1}) {
       auto state = store::receive_shard(db, project.id, shard_of(other_whole, k), timeout);
       CHECK_FALSE(state.formed());
@@ -79,14 +85,13 @@ TEST_CASE("run groups: held until complete or due, formed once, judged with the 
   }
 
   SUBCASE("one shard missing: due after the timeout, WARN naming its configurations, a late one refused") {
-    std::int64_t now = 0;  // seconds since the epoch, as the group's clock reads them
-    const store::group_timeout timeout(std::chrono::seconds(1), [&now] { return now; });
+    const store::group_timeout timeout(std::chrono::seconds(1), unix_now);
     const auto first = store::receive_shard(db, project.id, shard_of(other_whole, 1), timeout);
-    now = first.record.first_received;  // the store wrote down its first shard's arrival at this second
+    CHECK(first.record.first_received == unix_now());  // the store wrote down the arrival on its own clock
     for (std::int64_t k : {2, 3}) store::receive_shard(db, project.id, shard_of(other_whole, k), timeout);
     CHECK(store::run_group_state(db, project.id, "c0ffee-9-1", timeout).seconds_left == 1);
     CHECK_FALSE(store::judge_run_group(db, project.id, "c0ffee-9-1", policy, timeout).judged);
-    now += 1;  // the timeout has passed
+    clock_now += std::chrono::seconds(1);  // the timeout has passed
     CHECK(store::run_group_state(db, project.id, "c0ffee-9-1", timeout).seconds_left == 0);
     auto judged = store::judge_run_group(db, project.id, "c0ffee-9-1", policy, timeout);
     REQUIRE(judged.judged);
@@ -115,10 +120,11 @@ TEST_CASE("run groups: held until complete or due, formed once, judged with the 
   }
 
   SUBCASE("a shard naming another N than its group is a conflict; an unknown group is not found") {
-    store::receive_shard(db, project.id, shard_of(other_whole, 1), std::chrono::seconds(60));
+    const store::group_timeout timeout(std::chrono::seconds(60), unix_now);
+    store::receive_shard(db, project.id, shard_of(other_whole, 1), timeout);
     auto odd = shard_of(other_whole, 2);
     odd.shard->count = 5;
-    CHECK_THROWS_AS(store::receive_shard(db, project.id, odd, std::chrono::seconds(60)), error);
-    CHECK_THROWS_AS(store::run_group_state(db, project.id, "no-such-group", std::chrono::seconds(60)), error);
+    CHECK_THROWS_AS(store::receive_shard(db, project.id, odd, timeout), error);
+    CHECK_THROWS_AS(store::run_group_state(db, project.id, "no-such-group", timeout), error);
   }
 }

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -37,6 +38,9 @@ struct open_options {
   std::chrono::milliseconds busy_timeout{10000};
   // FULL fsyncs the WAL on every commit (survives power loss); NORMAL survives process crashes only.
   bool synchronous_full = true;
+  // The time every stored stamp is taken from (arrivals, creation, expiry and revocation); empty: the system
+  // clock. Tests pass their own, so what they read back is what they set.
+  std::function<std::chrono::system_clock::time_point()> clock;
 };
 
 struct project_info {
@@ -454,7 +458,13 @@ class database {
   baseline_record baseline_from_row(statement& st);
   std::optional<run_group_record> find_run_group_locked(std::int64_t project_id, std::string_view group);
 
+  // The store's clock (open_options::clock), its time as stored (RFC 3339, seconds) and in Unix seconds.
+  std::chrono::system_clock::time_point now() const;
+  std::string now_text() const;
+  std::int64_t now_unix() const;
+
   std::filesystem::path path_;
+  std::function<std::chrono::system_clock::time_point()> clock_;
   std::mutex mutex_;
   sqlite3* db_ = nullptr;
   // Keyed by the SQL literal's address: every call site passes a string literal.
