@@ -14,8 +14,8 @@ slowdown is 4x so it is BLOCK however noisy the machine.
 import argparse
 import json
 import math
-import re
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -155,6 +155,15 @@ def case_stored(h, examples):
         [q["method"] for q in comments]))
 
 
+def bench_jobs(h, stdout):
+    """The job files rnx gate wrote for its rnx bench children, as the log names them ("running rnx bench --job F")."""
+    jobs = []
+    for path in re.findall(r"running rnx bench --job (\S+)", stdout):
+        with open(path if os.path.isabs(path) else h.path(path), encoding="utf-8") as f:
+            jobs.append(json.load(f))
+    return jobs
+
+
 def case_paired(h, examples):
     """Paired mode: `rnx bench --pair` measures the base revision (a git commit) interleaved with the head."""
     base = base_repository(h, examples)
@@ -166,7 +175,9 @@ def case_paired(h, examples):
     r = h.run_rnx(["gate", "--mode", "paired", "--store", h.path("store.db")], env, expect=1)
     check(r.outputs.get("verdict") == "BLOCK", "paired BLOCK, got %r:\n%s\n%s" % (r.outputs.get("verdict"), r.stdout,
                                                                                    r.stderr))
-    check("--pair %s" % base in r.stdout, "rnx bench was asked to pair with the PR's base commit")
+    jobs = bench_jobs(h, r.stdout)
+    check(len(jobs) == 1 and jobs[0]["schema"] == "rnx.bench-job/v1" and jobs[0]["pair_ref"] == base,
+          "rnx bench was asked to pair with the PR's base commit: %r" % jobs)
     check(os.path.exists(h.path(".rnx", "base-run.json")), "the base run was written")
     check("mode paired" in r.summary, "the report names paired mode")
     # The real runner measured this machine's peaks and each configuration's work: the summary folds the head's
@@ -279,7 +290,8 @@ def case_confirmed(h, examples):
     pr = h.event_env("pull_request", pull_request_payload(head_sha=head, base_sha=base), "refs/pull/7/merge",
                      MERGE_SHA)
     r = h.run_rnx(["gate", "--mode", "confirmed", "--store", store], pr, expect=0)
-    check("--pair %s" % base in r.stdout and "--kernel softmax" in r.stdout,
+    jobs = bench_jobs(h, r.stdout)
+    check(any(j["pair_ref"] == base and j["kernels"] == ["softmax"] for j in jobs),
           "the slower kernel was measured again, paired at the baseline's commit:\n" + r.stdout)
     check("1 configuration slower against the stored baseline re-measured paired" in r.stdout and
           "0 confirmed" in r.stdout, "the stored slowdown was not confirmed:\n" + r.stdout)
