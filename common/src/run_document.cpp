@@ -3,6 +3,7 @@
 
 #include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
+#include "rnx/common/files.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/shard.hpp"
 
@@ -620,23 +621,7 @@ bj::value to_json(const run_document& run) {
 }
 
 void write_run_file(const run_document& run, const std::string& path) {
-  namespace fs = std::filesystem;
-  fs::path target(path);
-  fs::path temp = target;
-  temp += ".tmp." + std::to_string(::getpid());
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw error(errc::not_found, path + ": cannot write (does the folder exist and is it writable?)");
-    out << json::serialize(to_json(run), true);
-    out.flush();
-    if (!out) throw error(errc::internal, path + ": write failed (disk full?)");
-  }
-  std::error_code ec;
-  fs::rename(temp, target, ec);
-  if (ec) {
-    fs::remove(temp, ec);
-    throw error(errc::not_found, path + ": cannot replace file: " + ec.message());
-  }
+  write_file_atomically(path, json::serialize(to_json(run), true));
 }
 
 std::string utc_now_rfc3339() {

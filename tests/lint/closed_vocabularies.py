@@ -18,8 +18,9 @@ number of comparisons found (allowed ones included) and of those allowed. tests/
     python3 tests/lint/closed_vocabularies.py --self-test   # each rule catches its break (ctest)
 """
 import re
-import subprocess
 import sys
+
+from lint_support import read_sources, report_self_tests, tracked_sources
 
 CASE = re.compile(r'case\s+(\w+)::(\w+)\s*:\s*return\s+"([^"\\]+)"')
 COMPARE = re.compile(r'(?:[!=]=\s*"([^"\\]*)")|(?:"([^"\\]*)"\s*[!=]=)')
@@ -124,14 +125,8 @@ SELF_TESTS = [
 
 
 def self_test():
-    failures = 0
-    for files, expected in SELF_TESTS:
-        got = len(problems_of(files)[0])
-        if got != expected:
-            print(f"self-test: {sorted(files)}: {got} problem(s), expected {expected}")
-            failures += 1
-    print(f"closed_vocabularies self-test: {len(SELF_TESTS)} cases, {failures} failed")
-    return 1 if failures else 0
+    return report_self_tests("closed_vocabularies", [(str(sorted(files)), len(problems_of(files)[0]), expected)
+                                                     for files, expected in SELF_TESTS])
 
 
 def main():
@@ -140,14 +135,7 @@ def main():
         return self_test()
     roots = [a for a in args if not a.startswith("--")]
     root = roots[0] if roots else "."
-    files = subprocess.run(["git", "-C", root, "ls-files", "*.cpp", "*.hpp", "*.cu", "*.h"], check=True,
-                           stdout=subprocess.PIPE, text=True).stdout.split()
-    texts = {}
-    for path in files:
-        if path.startswith(EXEMPT):
-            continue
-        with open(f"{root}/{path}", encoding="utf-8") as f:
-            texts[path] = f.read()
+    texts = read_sources(root, tracked_sources(root), EXEMPT)
     problems, found, allowed = problems_of(texts)
     for line in problems:
         print(line)

@@ -21,8 +21,9 @@ Exit 1 with FILE:LINE: RULE for every break, 0 when there is none. tests/ is exe
 """
 import fnmatch
 import re
-import subprocess
 import sys
+
+from lint_support import read_sources, report_self_tests, tracked_sources
 
 RULES = [
     (re.compile(r"\b(?:bj|boost::json)::(?:parse\s*\(|parser\b|stream_parser\b)"), {"common/src/json.cpp"},
@@ -96,28 +97,17 @@ SELF_TESTS = [
 
 
 def self_test():
-    failures = 0
-    for path, text, expected in SELF_TESTS:
-        got = len(problems_in(path, text))
-        if got != expected:
-            print(f"self-test: {path}: `{text}` broke {got} rule(s), expected {expected}")
-            failures += 1
-    print(f"one_way self-test: {len(SELF_TESTS)} cases, {failures} failed")
-    return 1 if failures else 0
+    return report_self_tests("one_way", [(f"{path}: `{text}`", len(problems_in(path, text)), expected)
+                                         for path, text, expected in SELF_TESTS])
 
 
 def main():
     if "--self-test" in sys.argv[1:]:
         return self_test()
     root = sys.argv[1] if len(sys.argv) > 1 else "."
-    files = subprocess.run(["git", "-C", root, "ls-files", "*.cpp", "*.hpp", "*.cu", "*.h"], check=True,
-                           stdout=subprocess.PIPE, text=True).stdout.split()
+    files = tracked_sources(root)
     problems = 0
-    for path in files:
-        if path.startswith(("tests/", "bench/corpus/", "examples/")):
-            continue
-        with open(f"{root}/{path}", encoding="utf-8") as f:
-            text = f.read()
+    for path, text in read_sources(root, files, ("tests/", "bench/corpus/", "examples/")).items():
         for number, rule in problems_in(path, text):
             print(f"{path}:{number}: {rule}")
             problems += 1
