@@ -3,6 +3,7 @@
 #include "rnx/common/error.hpp"
 #include "rnx/runner/bench.hpp"
 #include "scheduler.hpp"
+#include "steer_checks.hpp"
 #include "worker_run.hpp"
 
 #include <doctest/doctest.h>
@@ -183,11 +184,10 @@ TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a pr
     CHECK((h.measured_on == "cpu:0" || h.measured_on == "cpu:1"));  // cpu:A-A is written cpu:A
     CHECK(h.measured_on == b.measured_on);
     used.insert(h.measured_on);
-    // Eight-sample windows of microsecond calls: the control (the base alone before the head is imported) can read
-    // noise as a steer, and the pair then goes on by process pairing, saying so. That is the control's business,
-    // not the lanes'; the rest must share their processes.
-    if (h.pairing == rnx::pairing_mode::process &&
-        h.pairing_reason.find("alone beside the head") != std::string::npos) {
+    // Eight-sample windows of microsecond calls: the control or the load-order check can read noise as a steer, and
+    // the pair then goes on by process pairing, saying so. That is those checks' business, not the lanes'; the rest
+    // must share their processes.
+    if (rnx::test::split_by_steer_check(h)) {
       MESSAGE(h.key().label() << ": " << h.pairing_reason);
       continue;
     }
