@@ -99,6 +99,7 @@ class native_kernel final : public kernel {
                                       std::uint64_t seed) override {
     return runner::make_inputs(spec_.inputs, batch, dtype, device, seed);
   }
+  bool standard_normal_inputs() const override { return true; }
 
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs, at::ScalarType,
                                       at::Device device, std::uint64_t) override {

@@ -101,6 +101,7 @@ class python_kernel final : public kernel {
   }
 
   kernel_form kind() const override { return kernelbench_ ? kernel_form::kernelbench : kernel_form::function; }
+  bool standard_normal_inputs() const override { return !kernelbench_; }
 
   std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                       std::uint64_t seed) override {

@@ -121,6 +121,7 @@ class torchscript_kernel final : public kernel {
                                       std::uint64_t seed) override {
     return runner::make_inputs(spec_.inputs, batch, dtype, device, seed);
   }
+  bool standard_normal_inputs() const override { return true; }
 
   std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
                                       at::ScalarType dtype, at::Device device, std::uint64_t) override {

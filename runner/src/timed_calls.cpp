@@ -4,7 +4,10 @@
 #include "rnx/common/error.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <iterator>
+#include <numbers>
+#include <utility>
 
 namespace rnx::runner {
 
@@ -24,15 +27,65 @@ std::uint64_t mixed(std::uint64_t x) {
   return (x ^ (x >> 31)) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed in Python
 }
 
+// A uniform draw from [0, 1) off the top 53 bits of a splitmix64 step.
+double unit_interval(std::uint64_t& rng) {
+  rng = mixed(rng);
+  return static_cast<double>(rng >> 10) * 0x1.0p-53;
+}
+
+// out = c * roll(src, -offset) (first) or out += c * roll(src, -offset): the flat source read from `offset` on,
+// wrapping round to its start, in the two contiguous runs that makes.
+void add_rolled(at::Tensor& out, const at::Tensor& src, std::int64_t offset, double c, bool first) {
+  const std::int64_t n = out.numel();
+  const std::int64_t runs[2][3] = {{0, offset, n - offset}, {n - offset, 0, offset}};  // out start, src start, length
+  for (const auto& [at_out, at_src, length] : runs) {
+    if (length == 0) continue;
+    at::Tensor to = out.narrow(0, at_out, length);
+    const at::Tensor from = src.narrow(0, at_src, length);
+    if (first) {
+      to.copy_(from).mul_(c);
+    } else {
+      to.add_(from, c);
+    }
+  }
+}
+
+// The reservoirs of input_law::standard_normal where the inputs allow them: floating-point, contiguous, and the
+// two float32 copies of a set within the pool's byte limit.
+std::optional<std::pair<std::vector<at::Tensor>, std::vector<at::Tensor>>> normal_sources(
+    const std::vector<at::Tensor>& set, std::uint64_t& rng, std::int64_t max_bytes) {
+  std::int64_t bytes = 0;
+  for (const auto& t : set) {
+    if (!t.is_floating_point() || !t.is_contiguous()) return std::nullopt;
+    bytes += 2 * 4 * t.numel();
+  }
+  if (bytes > max_bytes) return std::nullopt;
+  std::vector<at::Tensor> a, b;
+  for (const auto& t : set) {
+    for (auto* into : {&a, &b}) {
+      rng = mixed(rng);
+      into->push_back(at::randn({t.numel()}, seeded_generator(t.device(), rng),
+                                at::TensorOptions().dtype(at::kFloat).device(t.device())));
+    }
+  }
+  return std::make_pair(std::move(a), std::move(b));
+}
+
 }  // namespace
 
 fresh_inputs::fresh_inputs(bound_call& first, std::vector<at::Tensor> first_inputs, input_maker make,
-                           std::uint64_t seed, pool_limits limits)
+                           std::uint64_t seed, pool_limits limits, input_law law)
     : pool_(std::make_shared<pool>()) {
   pool_->make = std::move(make);
   pool_->next_seed = mixed(seed);
   pool_->capacity = std::clamp<std::int64_t>(limits.max_bytes / set_bytes(first_inputs), 1,
                                              std::max<std::int64_t>(limits.max_sets, 1));
+  if (law == input_law::standard_normal) {
+    std::uint64_t rng = mixed(seed ^ 0x5EED0F0A11ULL);
+    if (auto sources = normal_sources(first_inputs, rng, limits.max_bytes)) {
+      pool_->normal = normal_reservoirs{std::move(sources->first), std::move(sources->second), rng, reservoir_life};
+    }
+  }
   pool_->sets.push_back(std::move(first_inputs));
   calls_.push_back(&first);
   // A second set at once, so a call that cannot be rebound fails before the clock starts, and warm-up calls
@@ -77,10 +130,40 @@ void fresh_inputs::bind_new_sets() {
 }
 
 void fresh_inputs::redraw(std::size_t set) {
-  const std::vector<at::Tensor> values = draw();
   std::vector<at::Tensor>& target = pool_->sets[set];
-  for (std::size_t i = 0; i < target.size(); ++i) target[i].copy_(values[i]);
+  if (pool_->normal) {
+    rotate_into(target);
+  } else {
+    const std::vector<at::Tensor> values = draw();
+    for (std::size_t i = 0; i < target.size(); ++i) target[i].copy_(values[i]);
+  }
   ++pool_->redraws;
+}
+
+// input_law::standard_normal's redraw (timed_calls.hpp): each input becomes cos(t) * roll(A) + sin(t) * roll(B), in
+// float32, converted into the set's own memory; first, where its time has come, one reservoir is drawn anew.
+void fresh_inputs::rotate_into(std::vector<at::Tensor>& target) {
+  normal_reservoirs& r = *pool_->normal;
+  if (--r.until_fresh <= 0) {
+    for (auto& source : r.fresh_a ? r.a : r.b) {
+      r.rng = mixed(r.rng);
+      at::Generator gen = seeded_generator(source.device(), r.rng);
+      source.normal_(0, 1, gen);
+    }
+    r.fresh_a = !r.fresh_a;
+    r.until_fresh = reservoir_life;
+  }
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    const std::int64_t n = r.a[i].numel();
+    const double t = 2 * std::numbers::pi * unit_interval(r.rng);
+    const auto j = static_cast<std::int64_t>(unit_interval(r.rng) * static_cast<double>(n));
+    const auto k = static_cast<std::int64_t>(unit_interval(r.rng) * static_cast<double>(n));
+    const bool in_place = target[i].scalar_type() == at::kFloat;
+    at::Tensor sum = in_place ? target[i].view({-1}) : at::empty({n}, r.a[i].options());
+    add_rolled(sum, r.a[i], j, std::cos(t), true);
+    add_rolled(sum, r.b[i], k, std::sin(t), false);
+    if (!in_place) target[i].view({-1}).copy_(sum);
+  }
 }
 
 void fresh_inputs::prepare_sample(std::int64_t calls) {

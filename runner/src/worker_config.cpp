@@ -259,8 +259,9 @@ std::unique_ptr<timed_calls> timed_calls_of(side& s, std::int64_t batch, const w
     return k->make_inputs(batch, dtype, device, seed);
   };
   try {
-    auto pool = std::make_unique<fresh_inputs>(*s.call, s.inputs, make,
-                                               s.seed ^ job.pairing_seed ^ (salt * 0x9E3779B97F4A7C15ULL));
+    auto pool = std::make_unique<fresh_inputs>(
+        *s.call, s.inputs, make, s.seed ^ job.pairing_seed ^ (salt * 0x9E3779B97F4A7C15ULL), pool_limits{},
+        k->standard_normal_inputs() ? input_law::standard_normal : input_law::any);
     s.fresh = true;
     return pool;
   } catch (const runtime_unavailable& e) {

@@ -103,6 +103,10 @@ class kernel {
   virtual kernel_form kind() const = 0;
   virtual std::vector<at::Tensor> make_inputs(std::int64_t batch, at::ScalarType dtype, at::Device device,
                                               std::uint64_t seed) = 0;
+  // True when make_inputs is the declared shapes' maker (runner::make_inputs above): every element of every input
+  // i.i.d. standard normal, drawn in float32 and converted. fresh_inputs then redraws by an exact rotation of two
+  // normal reservoirs rather than by the maker (timed_calls.hpp). False for get_inputs(), whose law is the file's.
+  virtual bool standard_normal_inputs() const { return false; }
   // Throws runtime_unavailable when the runtime cannot run this kind of kernel or on this machine, and
   // rnx::error(kernel_failed) when the kernel itself fails (arity, export errors, ...).
   virtual std::unique_ptr<bound_call> prepare(std::string_view runtime, const std::vector<at::Tensor>& inputs,
