@@ -3,6 +3,7 @@
 // inputs included, and that the calls used several input sets; a kernel that answers wrongly only after many calls
 // is caught on its timed calls; an in-process pair has its base measured alone. No timing is asserted.
 #include "rnx/runner/bench.hpp"
+#include "steer_checks.hpp"
 
 #include <doctest/doctest.h>
 
@@ -151,17 +152,23 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
   const std::vector<logged_call> calls = run_recorder("paired", true, result, true);
   REQUIRE(result.status == rnx::result_status::ok);
   INFO("pairing reason: " << result.pairing_reason);
-  CHECK(result.pairing == rnx::pairing_mode::in_process);
   CHECK(result.inputs == rnx::timed_inputs::fresh);
+  // The process with the base first timed the base alone before importing the head (the control, docs/runner.md):
+  // the verdict's statement that the check ran.
+  REQUIRE(result.base_control.has_value());
+  CHECK(result.base_control->ratio > 0);
+  // Six-sample windows on a loaded machine: a steering check can read noise as a steer and send the pair to
+  // process pairing, saying so (runner.bench tests that); no process then holds both sides to compare.
+  if (rnx::test::split_by_steer_check(result)) {
+    MESSAGE("measured by process pairing: " << result.pairing_reason);
+    return;
+  }
+  CHECK(result.pairing == rnx::pairing_mode::in_process);
   std::vector<std::string> pids;  // in the order they first called (the first ran the checks and work counts)
   for (const auto& c : calls) {
     if (std::find(pids.begin(), pids.end(), c.pid) == pids.end()) pids.push_back(c.pid);
   }
   REQUIRE(pids.size() >= 2);
-  // The process with the base first timed the base alone before importing the head (the control, docs/runner.md):
-  // the verdict's statement that the check ran.
-  REQUIRE(result.base_control.has_value());
-  CHECK(result.base_control->ratio > 0);
   for (const std::string& pid : pids) {
     std::map<std::string, std::set<std::string>> sides_of;  // input address -> the modules that read it
     std::map<std::string, int> seen_values;
