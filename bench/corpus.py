@@ -100,13 +100,18 @@ def selected(kernels, wanted):
     return [k for k in kernels if not wanted or k in wanted]
 
 
-def make_repo(work, device, scenario, names, fraction):
-    """The corpus in a fresh git repository: commit 1 as it is, commit 2 a README (aa) or the slowed kernels."""
+def make_repo(work, device, scenario, names, fraction, bench_table=()):
+    """The corpus in a fresh git repository: commit 1 as it is, commit 2 a README (aa) or the slowed kernels.
+    bench_table: KEY=VALUE lines of a [bench] table added to every manifest (--bench: settings tried before they
+    become defaults; the corpus itself has none)."""
     repo = os.path.join(work, "corpus")
     for folder in ("kernels", "pkg_kernels"):
         shutil.copytree(os.path.join(CORPUS, folder), os.path.join(repo, folder))
     for manifest in {m for suite in SUITES.values() for m in suite.values()}:
         shutil.copy(os.path.join(CORPUS, manifest), os.path.join(repo, manifest))
+        if bench_table:
+            with open(os.path.join(repo, manifest), "a") as f:
+                f.write("\n[bench]\n" + "".join(f"{line}\n" for line in bench_table))
     git(repo, "init", "-q", "-b", "main")
     git(repo, "config", "user.name", "corpus bench")
     git(repo, "config", "user.email", "corpus@example.invalid")
@@ -217,7 +222,7 @@ def paired_rows(args, scenario, names, all_names):
     chunks = [names[i:i + size] for i in range(0, len(names), size)]
     deadline = time.monotonic() + args.timeout_s
     with tempfile.TemporaryDirectory(prefix="rnx-corpus-") as work:
-        repo = make_repo(work, args.device, scenario, names, args.fraction)
+        repo = make_repo(work, args.device, scenario, names, args.fraction, args.bench)
         scales = {}
         for step in range(args.calibrate if scenario == "slowdown" else 0):
             got, got_runs = one_repetition(args, repo, work, chunks, all_names, f"calibration {step + 1}", deadline)
@@ -642,6 +647,9 @@ def main():
     ap.add_argument("--case-timeout-s", type=float, default=300, help="verify: rnx verify --timeout of each case")
     ap.add_argument("--chunk", type=int, default=0,
                     help="aa/slowdown: kernels per paired rnx bench (0 = all in one run)")
+    ap.add_argument("--bench", action="append", default=[], metavar="KEY=VALUE",
+                    help="aa/slowdown: a [bench] key added to the manifests (repeatable), to try settings before they "
+                         "become defaults, e.g. --bench processes=6 --bench budget_ms=400")
     ap.add_argument("--rnx", default=os.path.join(ROOT, "build", "bin", "rnx"), help="the rnx binary")
     ap.add_argument("--out", help="the JSON results (default bench/results/corpus_MODE_DEVICE_STAMP.json)")
     args = ap.parse_args()
@@ -652,12 +660,16 @@ def main():
     MANIFEST.update(SUITES[args.suite])
     if args.rope is None:
         args.rope = 0.02 if args.device == "cpu" else 0.01
+    for line in args.bench:
+        if "=" not in line or not line.split("=", 1)[0].strip():
+            fail(f"--bench {line}: write KEY=VALUE as in rnx.toml's [bench] table, e.g. --bench budget_ms=400")
     if args.reps < 1 or args.jobs < 1 or args.chunk < 0 or args.calibrate < 0:
         fail("--reps and --jobs must be 1 or more, --chunk and --calibrate 0 or more")
     stamp = datetime.datetime.now(datetime.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
     out = args.out or os.path.join(ROOT, "bench", "results", f"corpus_{args.mode}_{args.device}_{stamp}.json")
     doc = {"mode": args.mode, "device": args.device, "suite": args.suite, "started": stamp, "rnx": args.rnx,
-           "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg()}
+           "kernels": args.kernel or "all", "host": os.uname().nodename, "load_before": os.getloadavg(),
+           "bench": args.bench}
     started = time.monotonic()
     args.deadline = started + args.timeout_s if args.mode == "verify" else None
     if args.mode == "sizes":
