@@ -349,14 +349,20 @@ bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
   return true;
 }
 
+// The shortest control window on a CPU: the control compares two windows of one process at different times, and
+// a window of a few dozen samples (an eighth of a 300 ms budget) meets a spell of the machine's that the samples'
+// spread does not show (docs/runner.md, the control).
+constexpr double control_window_ms = 150;
+
 // The control (docs/runner.md, a head cannot steer its base): the base timed alone, before the head's file is
 // imported, paired with itself (two pools of its own inputs, the blocks of the pair to come), so the control and
-// the base beside the head differ only in what the other side of the blocks is; an eighth of the budget a side.
+// the base beside the head differ only in what the other side of the blocks is; an eighth of the budget a side, and
+// on a CPU at least control_window_ms.
 void time_base_alone(side& base, std::int64_t batch, const worker_job& job) {
   const std::unique_ptr<timed_calls> one = timed_calls_of(base, batch, job, 1);
   const std::unique_ptr<timed_calls> other = timed_calls_of(base, batch, job, 2);
   timing_options t = timing_of(base.settings);
-  t.budget_ms = std::max(t.budget_ms / 8, 1.0);
+  t.budget_ms = std::max(t.budget_ms / 8, base.device.is_cuda() ? 1.0 : control_window_ms);
   const paired_timing_result timing = measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
   bj::array samples;
   for (double ms : timing.base.samples_ms) samples.push_back(ms);
