@@ -2,6 +2,7 @@
 """Judges rnx on the project's own kernel corpus (bench/corpus/): paired A/A, calibrated slowdowns, verify.
 
     python3 bench/corpus.py aa [--reps 1] [--device cpu|cuda] [--suite corpus|cost] [--kernel NAME]... [--rnx PATH]
+                               [--bench KEY=VALUE]...
     python3 bench/corpus.py slowdown --fraction 0.05 [--reps 1] [--calibrate 0] [--device cpu|cuda] [--kernel NAME]...
     python3 bench/corpus.py verify [--device cpu|cuda] [--kernel NAME]... [--jobs 1]
     python3 bench/corpus.py sizes [--device cpu|cuda] [--threads 1] [--kernel NAME]...
@@ -9,7 +10,9 @@
 aa        the corpus in a throw-away git repository with two commits, the second changing only a README; one
           `rnx bench --pair HEAD~1` per repetition with the manifest's defaults (no [bench] table, no flags but
           --kernel filters and --rope), each verdict from `rnx compare BASE HEAD --format json`. Counts broken /
-          faster / slower / equivalent / abstain and the MDE distribution.
+          faster / slower / equivalent / abstain and the MDE distribution. --bench KEY=VALUE (repeatable) adds a
+          [bench] table to the manifests: settings tried on the whole corpus before they become defaults (the
+          defaults written out, --bench budget_ms=1500, is the same-build baseline to compare against).
 slowdown  the same, the second commit wrapping every selected kernel in bench/corpus/slowdown.py's calibrated
           slowdown (FRACTION more time per call, results unchanged): the detection rate (decided *slower*) and
           how close the measured ratios come to 1 + FRACTION. With --calibrate N (meant for CUDA, where the
