@@ -2,7 +2,7 @@
 """What a fresh-inputs redraw costs against the kernel's own call, side by side in one process (docs/runner.md,
 fresh inputs): a normal draw per element (what the maker does), the rotation of two normal reservoirs that
 declared shapes now get (the same tensor operations the runner issues: two rolled runs per reservoir, scaled and
-added), and the attention example's call on those inputs. CPU, torch's default threads.
+added into a zeroed set), and the attention example's call on those inputs. CPU, torch's default threads.
 
     python3 bench/redraw_cost.py [--batch 4] [--repeats 200]
 """
@@ -22,16 +22,11 @@ def per_call_ms(fn, repeats):
     return (time.perf_counter() - start) / repeats * 1e3
 
 
-def add_rolled(out, src, offset, c, first):
+def add_rolled(out, src, offset, c):
     n = out.numel()
     for at_out, at_src, length in ((0, offset, n - offset), (n - offset, 0, offset)):
-        if length == 0:
-            continue
-        to, frm = out.narrow(0, at_out, length), src.narrow(0, at_src, length)
-        if first:
-            to.copy_(frm).mul_(c)
-        else:
-            to.add_(frm, alpha=c)
+        if length > 0:
+            out.narrow(0, at_out, length).add_(src.narrow(0, at_src, length), alpha=c)
 
 
 def main():
@@ -52,9 +47,9 @@ def main():
     def rotate():
         for t, (a, b) in zip(sets, reservoirs):
             angle, j, k = (torch.rand(3, generator=rng) * torch.tensor([2 * math.pi, t.numel(), t.numel()])).tolist()
-            flat = t.view(-1)
-            add_rolled(flat, a, int(j), math.cos(angle), True)
-            add_rolled(flat, b, int(k), math.sin(angle), False)
+            flat = t.view(-1).zero_()
+            add_rolled(flat, a, int(j), math.cos(angle))
+            add_rolled(flat, b, int(k), math.sin(angle))
 
     q, k, v = sets
 

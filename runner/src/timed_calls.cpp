@@ -33,21 +33,21 @@ double unit_interval(std::uint64_t& rng) {
   return static_cast<double>(rng >> 10) * 0x1.0p-53;
 }
 
-// out = c * roll(src, -offset) (first) or out += c * roll(src, -offset): the flat source read from `offset` on,
-// wrapping round to its start, in the two contiguous runs that makes.
-void add_rolled(at::Tensor& out, const at::Tensor& src, std::int64_t offset, double c, bool first) {
+// out += c * roll(src, -offset): the flat source read from `offset` on, wrapping round to its start, in the two
+// contiguous runs that makes.
+void add_rolled(at::Tensor& out, const at::Tensor& src, std::int64_t offset, double c) {
   const std::int64_t n = out.numel();
   const std::int64_t runs[2][3] = {{0, offset, n - offset}, {n - offset, 0, offset}};  // out start, src start, length
   for (const auto& [at_out, at_src, length] : runs) {
-    if (length == 0) continue;
-    at::Tensor to = out.narrow(0, at_out, length);
-    const at::Tensor from = src.narrow(0, at_src, length);
-    if (first) {
-      to.copy_(from).mul_(c);
-    } else {
-      to.add_(from, c);
-    }
+    if (length > 0) out.narrow(0, at_out, length).add_(src.narrow(0, at_src, length), c);
   }
+}
+
+// Fills a reservoir with N(0, 1) values drawn under the next seed of `rng`: how each is made and drawn anew.
+void fill_normal(at::Tensor& reservoir, std::uint64_t& rng) {
+  rng = mixed(rng);
+  at::Generator gen = seeded_generator(reservoir.device(), rng);
+  reservoir.normal_(0, 1, gen);
 }
 
 // The reservoirs of input_law::standard_normal where the inputs allow them: floating-point, contiguous, and the
@@ -63,9 +63,8 @@ std::optional<std::pair<std::vector<at::Tensor>, std::vector<at::Tensor>>> norma
   std::vector<at::Tensor> a, b;
   for (const auto& t : set) {
     for (auto* into : {&a, &b}) {
-      rng = mixed(rng);
-      into->push_back(at::randn({t.numel()}, seeded_generator(t.device(), rng),
-                                at::TensorOptions().dtype(at::kFloat).device(t.device())));
+      into->push_back(at::empty({t.numel()}, at::TensorOptions().dtype(at::kFloat).device(t.device())));
+      fill_normal(into->back(), rng);
     }
   }
   return std::make_pair(std::move(a), std::move(b));
@@ -145,11 +144,7 @@ void fresh_inputs::redraw(std::size_t set) {
 void fresh_inputs::rotate_into(std::vector<at::Tensor>& target) {
   normal_reservoirs& r = *pool_->normal;
   if (--r.until_fresh <= 0) {
-    for (auto& source : r.fresh_a ? r.a : r.b) {
-      r.rng = mixed(r.rng);
-      at::Generator gen = seeded_generator(source.device(), r.rng);
-      source.normal_(0, 1, gen);
-    }
+    for (auto& source : r.fresh_a ? r.a : r.b) fill_normal(source, r.rng);
     r.fresh_a = !r.fresh_a;
     r.until_fresh = reservoir_life;
   }
@@ -160,8 +155,9 @@ void fresh_inputs::rotate_into(std::vector<at::Tensor>& target) {
     const auto k = static_cast<std::int64_t>(unit_interval(r.rng) * static_cast<double>(n));
     const bool in_place = target[i].scalar_type() == at::kFloat;
     at::Tensor sum = in_place ? target[i].view({-1}) : at::empty({n}, r.a[i].options());
-    add_rolled(sum, r.a[i], j, std::cos(t), true);
-    add_rolled(sum, r.b[i], k, std::sin(t), false);
+    sum.zero_();
+    add_rolled(sum, r.a[i], j, std::cos(t));
+    add_rolled(sum, r.b[i], k, std::sin(t));
     if (!in_place) target[i].view({-1}).copy_(sum);
   }
 }
