@@ -3,6 +3,7 @@
 #include "rnx/runner/timed_calls.hpp"
 
 #include <doctest/doctest.h>
+#include <torch/cuda.h>
 
 #include <cmath>
 #include <memory>
@@ -20,16 +21,19 @@ class idle_call final : public rnx::runner::bound_call {
   }
 };
 
-std::vector<at::Tensor> normal_set(std::uint64_t seed) {
-  at::Generator gen = rnx::runner::seeded_generator(at::Device(at::kCPU), seed);
-  return {at::randn({40000}, gen), at::randn({2, 3000}, gen).to(at::kHalf)};
+std::vector<at::Tensor> normal_set_on(at::Device device, std::uint64_t seed) {
+  at::Generator gen = rnx::runner::seeded_generator(device, seed);
+  const auto on = at::TensorOptions().device(device);
+  return {at::randn({40000}, gen, on), at::randn({2, 3000}, gen, on).to(at::kHalf)};
 }
 
-}  // namespace
+std::vector<at::Tensor> normal_set(std::uint64_t seed) { return normal_set_on(at::Device(at::kCPU), seed); }
 
-TEST_CASE("declared shapes' redraws rotate normal reservoirs: every set fresh, still i.i.d. N(0, 1), in place") {
+// Every redraw on `device` is fresh, i.i.d. N(0, 1) in the input's own dtype, and written into the set's memory.
+void check_rotation(at::Device device) {
   idle_call call;
-  rnx::runner::fresh_inputs pool(call, normal_set(1), normal_set, 7, {}, rnx::runner::input_law::standard_normal);
+  auto make = [device](std::uint64_t seed) { return normal_set_on(device, seed); };
+  rnx::runner::fresh_inputs pool(call, make(1), make, 7, {}, rnx::runner::input_law::standard_normal);
   REQUIRE(pool.rotates());
   std::vector<std::vector<float>> earlier;  // the large input's values of every redraw so far
   const void* address = nullptr;
@@ -41,6 +45,7 @@ TEST_CASE("declared shapes' redraws rotate normal reservoirs: every set fresh, s
     if (r == 0) address = set[0].data_ptr();
     if (r == 2) CHECK(set[0].data_ptr() == address);  // two sets in turn: the third redraw writes the first's memory
     CHECK((set[1].scalar_type() == at::kHalf));       // converted into the input's own dtype
+    CHECK(set[0].device() == device);
     for (const at::Tensor& t : set) {
       const at::Tensor x = t.to(at::kDouble);
       const double n = static_cast<double>(x.numel());
@@ -50,7 +55,7 @@ TEST_CASE("declared shapes' redraws rotate normal reservoirs: every set fresh, s
       const double within = x.abs().lt(1).to(at::kDouble).mean().item<double>();
       CHECK(std::abs(within - 0.682689) < 5 * std::sqrt(0.682689 * 0.317311 / n));
     }
-    const at::Tensor now = set[0].contiguous();
+    const at::Tensor now = set[0].to(at::kCPU).contiguous();
     std::vector<float> values(now.data_ptr<float>(), now.data_ptr<float>() + now.numel());
     for (const auto& before : earlier) {
       // No earlier redraw's values, not even in part: the share of equal elements stays at chance (none).
@@ -68,6 +73,20 @@ TEST_CASE("declared shapes' redraws rotate normal reservoirs: every set fresh, s
     for (std::size_t i = 0; i < earlier[r].size(); ++i) dot += double{earlier[r][i]} * earlier[r - 1][i];
     CHECK(std::abs(dot / n) < 5 / std::sqrt(n));
   }
+}
+
+}  // namespace
+
+TEST_CASE("declared shapes' redraws rotate normal reservoirs: every set fresh, still i.i.d. N(0, 1), in place") {
+  check_rotation(at::Device(at::kCPU));
+}
+
+TEST_CASE("the rotation on a CUDA device: the same law, in the device's own memory") {
+  if (!torch::cuda::is_available()) {
+    MESSAGE("skipped: no CUDA device (tests/device runs this on a GPU)");
+    return;
+  }
+  check_rotation(at::Device(at::kCUDA, 0));
 }
 
 TEST_CASE("inputs of the file's own law, or not floating-point, are redrawn by the maker") {
