@@ -30,11 +30,6 @@ prestart_mode parse_prestart_mode(std::string_view text) {
 
 namespace {
 
-double number_or(const bj::object& o, std::string_view key, double fallback) {
-  const bj::value* v = o.if_contains(key);
-  return v && v->is_number() ? v->to_number<double>() : fallback;
-}
-
 double seconds(detail::clock_type::time_point t) { return std::chrono::duration<double>(t.time_since_epoch()).count(); }
 
 }  // namespace
@@ -115,39 +110,33 @@ void timing_ledger::worker_started() {
   ++t_.workers;
 }
 
-void timing_ledger::on_ready(const bj::value& clock, clock_type::time_point launched, clock_type::time_point released) {
+void timing_ledger::on_ready(const worker_clock& clock, clock_type::time_point launched,
+                             clock_type::time_point released) {
   const auto now = clock_type::now();
   std::lock_guard<std::mutex> lock(mutex_);
   t_.worker_start_s += std::chrono::duration<double>(now - released).count();
-  if (!clock.is_object()) return;
-  const bj::object& c = clock.as_object();
   const double launch_s = seconds(launched);
-  const double main_s = number_or(c, "main", launch_s);
-  const double python_s = number_or(c, "python", main_s);
-  const double released_s = number_or(c, "released", python_s);
-  const double device_s = number_or(c, "device", released_s);
-  const double ready_s = number_or(c, "ready", device_s);
-  t_.start_exec_s += std::max(0.0, main_s - launch_s);
-  t_.start_python_s += std::max(0.0, python_s - main_s);
+  t_.start_exec_s += std::max(0.0, clock.main - launch_s);
+  t_.start_python_s += std::max(0.0, clock.python - clock.main);
   // Between "released" and "device": the job read, the manifest, the cores bound and the device opened.
-  t_.start_device_s += std::max(0.0, device_s - released_s);
-  t_.start_fingerprint_s += std::max(0.0, ready_s - device_s);
-  if (released != launched) t_.start_hidden_s += std::max(0.0, std::min(python_s, seconds(released)) - launch_s);
+  t_.start_device_s += std::max(0.0, clock.device - clock.released);
+  t_.start_fingerprint_s += std::max(0.0, clock.ready - clock.device);
+  if (released != launched) {
+    t_.start_hidden_s += std::max(0.0, std::min(clock.python, seconds(released)) - launch_s);
+  }
 }
 
-void timing_ledger::on_result(std::optional<double> warmup_ms, double sampling_ms, const bj::value& phases,
+void timing_ledger::on_result(std::optional<double> warmup_ms, double sampling_ms, const config_phases& phases,
                               const std::string& label, const std::string& measured_on) {
   std::lock_guard<std::mutex> lock(mutex_);
   const double warmup = warmup_ms.value_or(0) / 1000;
   const double sampling = sampling_ms / 1000;
   t_.warmup_s += warmup;
   t_.sampling_s += sampling;
-  if (!phases.is_object()) return;
-  const bj::object& p = phases.as_object();
-  const double load = number_or(p, "load", 0) / 1000;
-  const double inputs = number_or(p, "inputs", 0) / 1000;
-  const double bind = number_or(p, "bind", 0) / 1000;
-  const double measure = number_or(p, "measure", 0) / 1000;
+  const double load = phases.load / 1000;
+  const double inputs = phases.inputs / 1000;
+  const double bind = phases.bind / 1000;
+  const double measure = phases.measure / 1000;
   t_.load_s += load;
   t_.inputs_s += inputs;
   t_.bind_s += bind;

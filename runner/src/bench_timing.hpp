@@ -3,7 +3,7 @@
 
 #include "rnx/runner/bench.hpp"
 
-#include <boost/json/object.hpp>
+#include "worker_protocol.hpp"
 
 #include <chrono>
 #include <map>
@@ -19,13 +19,11 @@ using clock_type = std::chrono::steady_clock;
 class timing_ledger {
  public:
   void worker_started();
-  // A worker's "ready": `launched` when its process was started, `released` when it got its job (the same for a
-  // worker that was not prestarted). Its "clock" object (seconds on the same monotonic clock: main, python,
-  // released, device, ready; null when absent) splits the start.
-  void on_ready(const boost::json::value& clock, clock_type::time_point launched, clock_type::time_point released);
-  // A configuration's "result" event: its warm-up, sampling and "phases_ms" (load, inputs, bind, measure; null
-  // when absent). A joint event's times are the pair's.
-  void on_result(std::optional<double> warmup_ms, double sampling_ms, const boost::json::value& phases,
+  // A worker's ready event: `launched` when its process was started, `released` when it got its job (the same for
+  // a worker that was not prestarted). Its clock (seconds on the same monotonic clock) splits the start.
+  void on_ready(const worker_clock& clock, clock_type::time_point launched, clock_type::time_point released);
+  // A configuration's result event: its warm-up, sampling and phases. A joint event's times are the pair's.
+  void on_result(std::optional<double> warmup_ms, double sampling_ms, const config_phases& phases,
                  const std::string& label, const std::string& measured_on);
   bench_timing take(double total_s, int lanes);
 

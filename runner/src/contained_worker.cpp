@@ -3,6 +3,7 @@
 
 #include "worker_protocol.hpp"
 
+#include "rnx/common/described_json.hpp"
 #include "rnx/common/error.hpp"
 
 #include <sys/prctl.h>
@@ -70,9 +71,15 @@ bool containment_check::read(const bj::object& event) {
     landlock_ = abi && abi->is_int64() ? static_cast<int>(abi->as_int64()) : 0;
     files_ = string_field(event, "how");
   } else if (worker_line_from_string(kind) == worker_line::contained) {
-    const bj::value* sealed = event.if_contains("seccomp");
-    sealed_ = sealed && sealed->is_bool() && sealed->as_bool();
-    seal_why_ = string_field(event, "why");
+    // Unreadable counts as not sealed: the run is refused unless a weaker containment was accepted.
+    try {
+      const auto contained = json::from_object<contained_event>(event, "the worker's \"contained\" line");
+      sealed_ = contained.seccomp;
+      seal_why_ = contained.why;
+    } catch (const error& e) {
+      sealed_ = false;
+      seal_why_ = e.what();
+    }
   } else {
     // The sandbox's other lines (its newer layers) are its own business, not the orchestrator's.
     return kind.rfind("sandbox", 0) == 0;

@@ -179,7 +179,7 @@ class cuda_sampler final : public sampler {
   }
   void finish(timing_result& r) override {
     r.sm_clock_mhz = std::move(clocks_);
-    r.l2 = "flushed";
+    r.l2 = l2_state::flushed;
   }
 
  private:

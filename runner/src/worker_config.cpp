@@ -16,14 +16,12 @@
 
 namespace rnx::runner::detail {
 
-namespace bj = boost::json;
-
 namespace {
 
-// One side of a configuration on its way to being timed. `out` holds the result event's fields so far; a side
-// that failed (fail) has its status and message set there.
+// One side of a configuration on its way to being timed. `out` holds what the result event will say of it so far;
+// a side that failed (fail) has its status and message set there.
 struct side {
-  bj::object out;
+  side_outcome out;
   const kernel_spec* spec = nullptr;
   loaded_entry* entry = nullptr;
   bench_settings settings;
@@ -38,8 +36,8 @@ struct side {
   bool failed() const { return status != result_status::ok; }
   void fail(result_status why, std::string_view message) {
     status = why;
-    out["status"] = to_string(why);
-    out["message"] = message;
+    out.status = why;
+    out.message = message;
   }
 };
 
@@ -60,10 +58,9 @@ void guarded(side& s, const std::string& name, Step&& step) {
   }
 }
 
-side load_side(std::size_t index, const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache,
+side load_side(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache,
                const std::string& module_prefix) {
   side s;
-  s.out = bj::object{{"event", to_string(worker_line::result)}, {"index", index}, {"device", "cpu"}};
   s.spec = m.find_kernel(c.kernel);
   if (!s.spec) {
     s.fail(result_status::error, "kernel \"" + c.kernel + "\" is not in " + m.source);
@@ -91,10 +88,10 @@ side load_side(std::size_t index, const job_config& c, const manifest& m, const 
                                       : static_cast<int>(job.cores.size());
   const int threads = b.threads > 0 ? std::min(b.threads, cores) : cores;
   at::set_num_threads(threads);
-  s.out["threads"] = threads;
+  s.out.threads = threads;
   guarded(s, s.spec->name, [&] {
     s.device = resolve_device(device);
-    s.out["device"] = s.device.str();
+    s.out.device = s.device.str();
     s.dtype = parse_dtype(c.dtype);
     s.seed = config_seed(b.seed, s.spec->name, c.batch);
     loaded_entry& entry = cache[module_prefix + s.spec->name];
@@ -141,7 +138,7 @@ void put_bound(side& s, const std::vector<at::Tensor>& outputs) {
   for (const auto& o : outputs) {
     if (o.defined()) bytes += static_cast<std::int64_t>(o.nbytes());
   }
-  s.out["bound"] = bj::object{{"output_bytes", bytes}, {"write_ms", write_bound_ms(bytes, s.device)}};
+  s.out.bound = physical_bound{bytes, write_bound_ms(bytes, s.device)};
 }
 
 // Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference under
@@ -165,10 +162,7 @@ void bind_side(side& s, const std::string& runtime, bool check) {
     s.applied = applied;
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
     auto json_number = [](double v) { return std::isfinite(v) ? v : 1e308; };
-    s.out["max_abs_err"] = json_number(result.max_abs_err);
-    s.out["rel_err"] = json_number(result.rel_err);
-    s.out["rtol"] = applied.rtol;
-    s.out["atol"] = applied.atol;
+    s.out.check = reference_check{json_number(result.max_abs_err), json_number(result.rel_err), applied};
     if (!result.ok) {
       s.fail(result_status::diverged,
              runtime + " output differs from the float64 eager reference: " + result.message +
@@ -186,13 +180,12 @@ void put_work(side& s, std::int64_t batch) {
     const std::uint64_t seed = (s.seed ^ 0x5DEECE66DULL) & 0x7FFFFFFFFFFFFFFFULL;  // torch seeds are signed
     const std::vector<at::Tensor> inputs = s.entry->kernel->make_inputs(batch, s.dtype, s.device, seed);
     if (auto w = s.entry->kernel->count_work(inputs, s.dtype, s.device, s.seed)) {
-      s.out["work"] =
-          bj::object{{"flops", *w->flops}, {"bytes", *w->bytes}, {"elementwise", w->elementwise.value_or(0)}};
+      s.out.work = work_info{w->flops, w->bytes, work_source::counted, w->elementwise.value_or(0)};
     }
   } catch (const c10::Error& e) {
-    s.out["work_error"] = e.what_without_backtrace();
+    s.out.work_error = e.what_without_backtrace();
   } catch (const std::exception& e) {
-    s.out["work_error"] = e.what();
+    s.out.work_error = e.what();
   }
 }
 
@@ -207,24 +200,24 @@ timing_options timing_of(const bench_settings& b) {
   return t;
 }
 
-void put_timing(bj::object& out, const timing_result& timing) {
-  bj::array samples;
-  for (double s : timing.samples_ms) samples.push_back(s);
-  bj::array clocks;
-  for (double s : timing.sm_clock_mhz) clocks.push_back(s);
-  out["status"] = to_string(result_status::ok);
-  out["samples_ms"] = std::move(samples);
-  out["sm_mhz"] = std::move(clocks);
-  out["calls_per_sample"] = timing.calls_per_sample;
-  out["warmup_calls"] = timing.warmup_calls;
-  out["warmup_ms"] = timing.warmup_ms;
-  out["sampling_ms"] = timing.sampling_ms;
-  out["preempted_samples"] = timing.preempted_samples;
-  out["migrations"] = timing.migrations;
-  out["minor_faults"] = timing.minor_faults;
-  out["major_faults"] = timing.major_faults;
-  if (!timing.l2.empty()) out["l2"] = timing.l2;
-  out["message"] = "";
+void put_timing(side_outcome& out, const timing_result& timing) {
+  out.status = result_status::ok;
+  out.message.clear();
+  out.samples_ms = timing.samples_ms;
+  out.sm_mhz = timing.sm_clock_mhz;
+  out.calls_per_sample = timing.calls_per_sample;
+  out.warmup_calls = timing.warmup_calls;
+  out.disturbed = disturbances{timing.migrations, timing.minor_faults, timing.major_faults, timing.preempted_samples};
+  out.l2 = timing.l2;
+}
+
+// The result event of a side measured alone.
+result_event event_of(const job_config& c, side& s, const config_phases& phases) {
+  result_event e;
+  e.index = c.index;
+  e.head = std::move(s.out);
+  e.phases_ms = phases;
+  return e;
 }
 
 // Where one configuration's time in this process went, step by step (milliseconds), for the orchestrator's
@@ -232,16 +225,17 @@ void put_timing(bj::object& out, const timing_result& timing) {
 // (warm-up and sampling, which the timing result itemises, plus the sampler's own calibration).
 class phase_clock {
  public:
-  void mark(const char* name) {
+  // The time since the last mark goes to `phase` (a member of config_phases).
+  void mark(double config_phases::*phase) {
     const auto now = std::chrono::steady_clock::now();
-    phases_[name] = std::chrono::duration<double, std::milli>(now - last_).count();
+    phases_.*phase = std::chrono::duration<double, std::milli>(now - last_).count();
     last_ = now;
   }
-  const bj::object& phases() const { return phases_; }
+  const config_phases& phases() const { return phases_; }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-  bj::object phases_;
+  config_phases phases_;
 };
 
 // What the side's timed calls are given: a pool of input sets made by the kernel's own input maker and redrawn
@@ -265,10 +259,10 @@ std::unique_ptr<timed_calls> timed_calls_of(side& s, std::int64_t batch, const w
     s.fresh = true;
     return pool;
   } catch (const runtime_unavailable& e) {
-    s.out["inputs_note"] = std::string("timed on the same inputs at every call: ") + e.what();
+    s.out.inputs_note = std::string("timed on the same inputs at every call: ") + e.what();
   } catch (const error& e) {
     if (e.code() != errc::kernel_failed) throw;
-    s.out["inputs_note"] = std::string("timed on the same inputs at every call: ") + e.what();
+    s.out.inputs_note = std::string("timed on the same inputs at every call: ") + e.what();
   }
   return std::make_unique<same_inputs>(*s.call, &s.inputs);
 }
@@ -280,7 +274,7 @@ std::unique_ptr<timed_calls> shared_pool(side& s, timed_calls& first) {
   return std::make_unique<fresh_inputs>(*s.call, dynamic_cast<fresh_inputs&>(first));
 }
 
-void put_inputs(side& s) { s.out["timed_inputs"] = to_string(s.fresh ? timed_inputs::fresh : timed_inputs::same); }
+void put_inputs(side& s) { s.out.inputs = s.fresh ? timed_inputs::fresh : timed_inputs::same; }
 
 // The timed calls' audit (timed_calls.hpp, audited_calls): input sets drawn by the kernel's own maker under seeds
 // no other draw uses, and what the kernel itself returns for them on an untimed call, made now, before any timed
@@ -318,7 +312,7 @@ timed_audit prepare_audit(const side& s, std::int64_t batch, std::uint64_t seed)
 // tolerance the reference check applied (docs/runner.md, timed outputs checked). A call that answered otherwise
 // fails the side as diverged: its timed calls did not compute what its untimed calls do.
 void check_timed_outputs(side& s, const audited_calls& audited, const timed_audit& audit) {
-  s.out["timed_checks"] = static_cast<std::int64_t>(audited.kept().size());
+  s.out.timed_checks = static_cast<std::int64_t>(audited.kept().size());
   for (std::size_t k = 0; k < audited.kept().size() && k < audit.expected.size(); ++k) {
     const timed_output& kept = audited.kept()[k];
     const check_result r = compare_outputs(kept.outputs, audit.expected[k], *s.applied);
@@ -364,16 +358,14 @@ void time_base_alone(side& base, std::int64_t batch, const worker_job& job) {
   timing_options t = timing_of(base.settings);
   t.budget_ms = std::max(t.budget_ms / 8, base.device.is_cuda() ? 1.0 : control_window_ms);
   const paired_timing_result timing = measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
-  bj::array samples;
-  for (double ms : timing.base.samples_ms) samples.push_back(ms);
-  base.out["control_ms"] = std::move(samples);
+  base.out.control_ms = timing.base.samples_ms;
 }
 
 // Both sides timed together in blocks, each with its audited calls, then each side's audit judged (a side whose
 // timed calls answered otherwise is diverged: its own result, not a fallback). False when measuring failed (the
-// head's message says why).
+// head's message says why). The pair's own figures go into `e`.
 bool measure_pair(side& base, side& head, side& first, side& second, bool shared_inputs, const job_config& c,
-                  const worker_job& job) {
+                  const worker_job& job, result_event& e) {
   if (!base.applied) base.applied = c.base_tol;
   if (!head.applied) head.applied = c.tol;
   std::optional<audited_calls> base_audit;
@@ -398,7 +390,9 @@ bool measure_pair(side& base, side& head, side& first, side& second, bool shared
     put_timing(head.out, timing.head);
     put_inputs(base);
     put_inputs(head);
-    head.out["retaken_blocks"] = timing.retaken_blocks;
+    e.warmup_ms = timing.head.warmup_ms;
+    e.sampling_ms = timing.head.sampling_ms;
+    e.retaken_blocks = timing.retaken_blocks;
   });
   if (head.failed()) return false;
   guarded(base, base.spec->name, [&] { check_timed_outputs(base, *base_audit, base_refs); });
@@ -408,19 +402,21 @@ bool measure_pair(side& base, side& head, side& first, side& second, bool shared
 
 }  // namespace
 
-bj::object run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache) {
+result_event run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache) {
   phase_clock clock;
-  side s = load_side(c.index, c, m, job, cache, "rnx_kernel_");
-  clock.mark("load");
-  if (s.failed()) return s.out;
+  side s = load_side(c, m, job, cache, "rnx_kernel_");
+  clock.mark(&config_phases::load);
+  if (s.failed()) return event_of(c, s, clock.phases());
   guarded(s, s.spec->name, [&] { s.inputs = s.entry->kernel->make_inputs(c.batch, s.dtype, s.device, s.seed); });
-  clock.mark("inputs");
-  if (s.failed()) return s.out;
+  clock.mark(&config_phases::inputs);
+  if (s.failed()) return event_of(c, s, clock.phases());
   bind_side(s, c.runtime, c.check);
   if (c.check && !s.failed()) put_work(s, c.batch);
-  clock.mark("bind");
-  if (s.failed()) return s.out;
+  clock.mark(&config_phases::bind);
+  if (s.failed()) return event_of(c, s, clock.phases());
   if (!s.applied) s.applied = c.tol;
+  std::optional<double> warmup_ms;
+  double sampling_ms = 0;
   guarded(s, s.spec->name, [&] {
     const std::unique_ptr<timed_calls> calls = timed_calls_of(s, c.batch, job);
     const timed_audit audit = prepare_audit(s, c.batch, audit_seed(s, job, 0));
@@ -428,21 +424,25 @@ bj::object run_config(const job_config& c, const manifest& m, const worker_job& 
     const timing_result timing = measure(audited, s.device, timing_of(s.settings));
     put_timing(s.out, timing);
     put_inputs(s);
-    clock.mark("measure");
+    warmup_ms = timing.warmup_ms;
+    sampling_ms = timing.sampling_ms;
+    clock.mark(&config_phases::measure);
     check_timed_outputs(s, audited, audit);
   });
-  clock.mark("audit");
-  s.out["phases_ms"] = clock.phases();
-  return s.out;
+  clock.mark(&config_phases::audit);
+  result_event e = event_of(c, s, clock.phases());
+  e.warmup_ms = warmup_ms;
+  e.sampling_ms = sampling_ms;
+  return e;
 }
 
-bj::object run_paired_config(const job_config& c, const manifest& head_manifest, const manifest& base_manifest,
-                             const worker_job& job, kernel_cache& cache) {
+result_event run_paired_config(const job_config& c, const manifest& head_manifest, const manifest& base_manifest,
+                               const worker_job& job, kernel_cache& cache) {
   auto fallback = [&](const std::string& reason) {
-    return bj::object{{"event", to_string(worker_line::result)},
-                      {"index", c.index},
-                      {"base_index", *c.base_index},
-                      {"pair_fallback", reason}};
+    result_event e;
+    e.index = c.index;
+    e.pair_fallback = reason;
+    return e;
   };
   // Every step that allocates or imports runs first for one side and then for the other; which side goes first
   // alternates across processes (c.base_first), so an advantage of being first or second (where a module's
@@ -453,13 +453,12 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   side* const first = c.base_first ? &base : &head;
   side* const second = c.base_first ? &head : &base;
   auto load = [&](side* s) {
-    *s = s == &base ? load_side(*c.base_index, c, base_manifest, job, cache, "rnx_base_")
-                    : load_side(c.index, c, head_manifest, job, cache, "rnx_head_");
+    *s = s == &base ? load_side(c, base_manifest, job, cache, "rnx_base_")
+                    : load_side(c, head_manifest, job, cache, "rnx_head_");
   };
   auto loaded = [&](side* s) -> std::optional<std::string> {
     if (s->failed()) {
-      return std::string(s == &base ? "the base" : "the head") + " side did not load here (" +
-             std::string(s->out.at("message").as_string().c_str()) + ")";
+      return std::string(s == &base ? "the base" : "the head") + " side did not load here (" + s->out.message + ")";
     }
     const auto local = s->entry->kernel->local_modules();
     if (local.empty()) return std::nullopt;
@@ -489,7 +488,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     if (!base.failed()) {
       guarded(base, base.spec->name, [&] { time_base_alone(base, c.batch, job); });
     }
-    clock.mark("control");
+    clock.mark(&config_phases::control);
     load(&head);
     if (auto why = loaded(&head)) return fallback(*why);
     make(&head);
@@ -502,7 +501,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     make(first);
     make(second);
   }
-  clock.mark("load");
+  clock.mark(&config_phases::load);
   // The very same tensors for both sides where the revisions make equal inputs: same values, same memory (the
   // first side's, made first).
   bool shared_inputs = false;
@@ -516,7 +515,7 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
     bind(first);
     bind(second);
   }
-  clock.mark("bind");
+  clock.mark(&config_phases::bind);
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
@@ -527,20 +526,20 @@ bj::object run_paired_config(const job_config& c, const manifest& head_manifest,
   // ran ~1% slower on the H200. Moving both sides' weights to new memory, interleaved, removes that.
   std::size_t rehomed = 0;
   guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
-  if (head.failed())
-    return fallback("moving the two sides' weights failed: " + std::string(head.out.at("message").as_string().c_str()));
-  if (!measure_pair(base, head, *first, *second, shared_inputs, c, job)) {
-    return fallback("measuring the two sides together failed: " +
-                    std::string(head.out.at("message").as_string().c_str()));
+  if (head.failed()) return fallback("moving the two sides' weights failed: " + head.out.message);
+  result_event e;
+  if (!measure_pair(base, head, *first, *second, shared_inputs, c, job, e)) {
+    return fallback("measuring the two sides together failed: " + head.out.message);
   }
-  clock.mark("measure");
-  head.out["phases_ms"] = clock.phases();
-  head.out["pairing"] = to_string(pairing_mode::in_process);
-  head.out["shared_inputs"] = shared_inputs;
-  head.out["first_side"] = to_string(c.base_first ? pair_side::base : pair_side::head);
-  head.out["rehomed_tensors"] = rehomed;
-  head.out["base"] = std::move(base.out);
-  return head.out;
+  clock.mark(&config_phases::measure);
+  e.index = c.index;
+  e.head = std::move(head.out);
+  e.base = std::move(base.out);
+  e.first_side = c.base_first ? pair_side::base : pair_side::head;
+  e.shared_inputs = shared_inputs;
+  e.rehomed_tensors = static_cast<std::int64_t>(rehomed);
+  e.phases_ms = clock.phases();
+  return e;
 }
 
 }  // namespace rnx::runner::detail

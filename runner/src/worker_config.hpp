@@ -20,14 +20,14 @@ struct loaded_entry {
 };
 using kernel_cache = std::map<std::string, loaded_entry>;  // by module prefix + kernel name
 
-// The "result" event of one configuration measured alone.
-boost::json::object run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache);
+// The result event of one configuration measured alone.
+result_event run_config(const job_config& c, const manifest& m, const worker_job& job, kernel_cache& cache);
 
-// The "result" event of a configuration whose base (from `base`) is measured in the same process, alternated
-// in blocks: head fields at the top, the base's under "base". When the two cannot share the process (a side
-// fails, or a kernel imports helpers from its folder), the event carries "pair_fallback" with the reason and no
-// measurement, and the orchestrator measures the sides in processes of their own.
-boost::json::object run_paired_config(const job_config& c, const manifest& head, const manifest& base,
-                                      const worker_job& job, kernel_cache& cache);
+// The result event of a configuration whose base (from `base`) is measured in the same process, alternated in
+// blocks: the head's outcome and the base's. When the two cannot share the process (a side fails, or a kernel
+// imports helpers from its folder), the event carries pair_fallback with the reason and no measurement, and the
+// orchestrator measures the sides in processes of their own.
+result_event run_paired_config(const job_config& c, const manifest& head, const manifest& base, const worker_job& job,
+                               kernel_cache& cache);
 
 }  // namespace rnx::runner::detail

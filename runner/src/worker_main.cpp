@@ -43,7 +43,6 @@
 
 namespace bj = boost::json;
 using namespace rnx;
-using rnx::runner::detail::worker_line;
 
 namespace {
 
@@ -138,8 +137,7 @@ void bind_cores(const std::vector<int>& cores) {
 // so waiting costs the measurement in progress nothing but the import's CPU time. An empty stdin (the run ended) ends
 // it quietly.
 std::optional<std::string> await_job(double main_s, double python_s) {
-  emit(bj::object{{"event", to_string(worker_line::loaded)},
-                  {"clock", bj::object{{"main", main_s}, {"python", python_s}}}});
+  emit(to_json(runner::detail::loaded_event{.clock = {.main = main_s, .python = python_s}}));
   std::string path;
   if (!std::getline(std::cin, path) || path.empty()) return std::nullopt;
   return path;
@@ -176,14 +174,14 @@ void log_to_scratch() {
 void seal() {
   std::string why;
   const bool sealed = rnx::sandbox::drop_capabilities(why) && rnx::sandbox::install_filter(1, why);
-  emit(bj::object{{"event", to_string(worker_line::contained)}, {"seccomp", sealed}, {"why", why}});
+  emit(to_json(runner::detail::contained_event{.seccomp = sealed, .why = why}));
 }
 
 // Why the worker stops. A contained worker's log stays inside its sandbox (its scratch folder may be a tmpfs
 // only it sees), so the line goes on the result channel too, where the orchestrator keeps it as the log's tail.
 void fail(bool contained, const std::string& line) {
   std::cerr << line << "\n";
-  if (contained) emit(bj::object{{"event", to_string(worker_line::log)}, {"line", line}});
+  if (contained) emit(to_json(runner::detail::log_event{.line = line}));
 }
 
 }  // namespace
@@ -228,22 +226,18 @@ int main(int argc, char** argv) {
     const int pinned = pin_to_one_core(m.bench.threads);
     bj::object env = environment_json(with_peaks(runner::collect_environment(fp_device), fp_device, job, contained));
     if (contained) seal();
-    bj::object clock{{"main", main_s},
-                     {"python", python_s},
-                     {"released", released_s},
-                     {"device", device_s},
-                     {"ready", monotonic_s()}};
-    emit(bj::object{{"event", to_string(worker_line::ready)},
-                    {"environment", std::move(env)},
-                    {"pinned_cpu", pinned},
-                    {"clock", std::move(clock)}});
+    runner::detail::ready_event ready;
+    ready.environment = std::move(env);
+    ready.pinned_cpu = pinned;
+    ready.clock = {main_s, python_s, released_s, device_s, monotonic_s()};
+    emit(to_json(ready));
     std::optional<manifest> base;
     if (!job.base_manifest.empty()) base = load_manifest(job.base_manifest);
     runner::detail::kernel_cache cache;
     for (const auto& c : job.configs) {
-      emit(bj::object{{"event", to_string(worker_line::start)}, {"index", c.index}});
-      emit(c.base_index && base ? runner::detail::run_paired_config(c, m, *base, job, cache)
-                                : runner::detail::run_config(c, m, job, cache));
+      emit(to_json(runner::detail::start_event{.index = c.index}));
+      emit(to_json(c.base_index && base ? runner::detail::run_paired_config(c, m, *base, job, cache)
+                                        : runner::detail::run_config(c, m, job, cache)));
     }
   } catch (const error& e) {
     fail(contained, std::string("rnx-runner-worker: ") + e.what());

@@ -3,6 +3,7 @@
 
 #include "worker_protocol.hpp"
 
+#include "rnx/common/described_json.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/process.hpp"
@@ -144,9 +145,12 @@ bool worker_run::admit(const std::string& line) {
       kind && kind->is_string() ? worker_line_from_string(std::string_view(kind->as_string())) : std::nullopt;
   if (line_kind == worker_line::log) {
     // A contained worker's last words (its log stays in its sandbox): kept as the log's tail.
-    const bj::value* text = o.if_contains("line");
-    if (text && text->is_string() && log_.size() < std::size_t{64} * 1024)
-      log_ += std::string(text->as_string()) + "\n";
+    try {
+      const auto said = json::from_object<log_event>(event, "the worker's \"log\" line");
+      if (log_.size() < std::size_t{64} * 1024) log_ += said.line + "\n";
+    } catch (const error&) {
+      // A log line that does not read as one adds nothing to the log.
+    }
     return false;
   }
   if (line_kind == worker_line::ready) {

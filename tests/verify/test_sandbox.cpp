@@ -1,8 +1,12 @@
-// Unit tests of the torch-free half of rnx verify: the sandbox launch and environment, and the report's rules.
+// Unit tests of the torch-free half of rnx verify: the sandbox launch and environment, the worker's result lines and
+// the report's rules.
 #include "rnx/common/error.hpp"
 #include "rnx/verify/verify.hpp"
 #include "rnx/sandbox/sandbox.hpp"
+// The verify worker's events and the judge's reading of them are private to rnx_verify (its src folder).
+#include "../../verify/src/orchestrator.hpp"
 
+#include <boost/json.hpp>
 #include <doctest/doctest.h>
 
 #include <sys/ioctl.h>
@@ -21,11 +25,13 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 namespace rv = rnx::verify;
+namespace rvd = rnx::verify::detail;
 
 namespace {
 
@@ -428,6 +434,180 @@ TEST_CASE("a worker row whose result is no outcome is the worker's failure, neve
                        doctest::Contains("the verify worker failed: its check row 'smoke' came with the unknown "
                                          "result 'pas'"),
                        rnx::error);
+}
+
+TEST_CASE("the verify worker's event names round trip; the sandbox's lines keep the sandbox's names") {
+  using rvd::worker_event;
+  std::set<std::string> names;
+  for (auto k : {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs, worker_event::ready,
+                 worker_event::fatal, worker_event::check, worker_event::speedup, worker_event::costs,
+                 worker_event::sealed, worker_event::done, worker_event::garbage}) {
+    const std::string name(rvd::to_string(k));
+    CAPTURE(name);
+    CHECK(names.insert(name).second);
+    CHECK(rvd::worker_event_from_string(name) == k);
+  }
+  CHECK(rvd::to_string(worker_event::unknown).empty());
+  for (const char* unknown : {"", "unknown", "Check", "sandbox_layer", "check "}) {
+    CAPTURE(unknown);
+    CHECK_FALSE(rvd::worker_event_from_string(unknown).has_value());
+  }
+  namespace sb = rnx::sandbox;
+  CHECK(rvd::to_string(worker_event::sandbox) == sb::to_string(sb::launch_event::sandbox));
+  CHECK(rvd::to_string(worker_event::sandbox_proc) == sb::to_string(sb::launch_event::sandbox_proc));
+  CHECK(rvd::to_string(worker_event::sandbox_fs) == sb::to_string(sb::launch_event::sandbox_fs));
+}
+
+namespace {
+
+// `event` written as its line, carried as text (as the pipe carries it) and read back by `reader`: the line it
+// reads as is the line written.
+template <class Event>
+Event round_trip(const Event& event, Event (*reader)(const boost::json::value&)) {
+  const boost::json::object line = rvd::to_json(event);
+  const Event back = reader(boost::json::parse(boost::json::serialize(line)));
+  CHECK(rvd::to_json(back) == line);
+  return back;
+}
+
+// The rows `add_rows` makes of the worker's `lines` (JSON objects), the sandbox's weaker layers allowed so that
+// only what the lines say decides the sandbox row.
+rv::verify_report rows_of(const std::vector<std::string>& lines) {
+  rvd::worker_outcome w;
+  for (const std::string& line : lines) w.events.push_back(boost::json::parse(line).as_object());
+  rv::verify_options o;
+  o.limits.allow_weaker = true;
+  rv::verify_report report;
+  rvd::add_rows(report, w, o, {});
+  return report;
+}
+
+std::string line_of(const boost::json::object& event) { return boost::json::serialize(event); }
+
+}  // namespace
+
+TEST_CASE("every event of the verify worker reads back as it was written, under its wire names") {
+  CHECK(round_trip(rvd::ready_event{.device = "cuda:0"}, rvd::ready_from_json).device == "cuda:0");
+
+  const auto fatal =
+      round_trip(rvd::fatal_event{.code = rnx::errc::not_found, .message = "no kernel"}, rvd::fatal_from_json);
+  CHECK(fatal.code == rnx::errc::not_found);
+  CHECK(rvd::to_json(fatal).at("code") == "not_found");
+
+  const rvd::check_event check{.group = rv::check_group::audit,
+                               .name = rv::check_id::static_scan,
+                               .result = rv::outcome::review,
+                               .detail = "line 3 [timer] patches time",
+                               .dtype = "float16",
+                               .seconds = 0.25};
+  const auto check_back = round_trip(check, rvd::check_from_json);
+  CHECK(check_back.name == rv::check_id::static_scan);
+  CHECK(check_back.result == rv::outcome::review);
+  CHECK(check_back.dtype == "float16");
+  const boost::json::object check_line = rvd::to_json(check);
+  CHECK(check_line.at("event") == "check");
+  CHECK(check_line.at("group") == "audit");
+  CHECK(check_line.at("name") == "static_scan");
+  CHECK(check_line.at("result") == "review");
+  CHECK(rvd::to_json(rvd::check_event{.name = rv::check_id::sandbox}).at("dtype").is_null());  // a row of the run
+
+  CHECK(round_trip(rvd::speedup_event{.dtype = "float32", .value = 3.5}, rvd::speedup_from_json).value == 3.5);
+
+  const auto costs = round_trip(
+      rvd::costs_event{
+          .compiler_stack_s = 1.5, .import_s = 0.5, .first_call_s = 2, .other_calls_s = 0.125, .calls = 41},
+      rvd::costs_from_json);
+  CHECK(costs.calls == 41);
+  CHECK(costs.first_call_s == 2);
+
+  const auto sealed = round_trip(rvd::sealed_event{.seccomp = true,
+                                                   .why = "",
+                                                   .killed = "killed by SIGSYS",
+                                                   .sockets = 2,
+                                                   .processes = 1,
+                                                   .io_uring = 3,
+                                                   .foreign_abi = 4,
+                                                   .other = 5,
+                                                   .calls = "socket x2",
+                                                   .writes_outside = {.count = 6, .first = "/etc/passwd"},
+                                                   .restarts = {"exit status 1"}},
+                                 rvd::sealed_from_json);
+  CHECK(sealed.writes_outside.count == 6);
+  CHECK(sealed.writes_outside.first == "/etc/passwd");
+  CHECK(sealed.restarts == std::vector<std::string>{"exit status 1"});
+  CHECK(rvd::to_json(sealed).at("writes_outside").as_object().at("first") == "/etc/passwd");
+
+  CHECK(rvd::to_json(round_trip(rvd::done_event{}, rvd::done_from_json)) == boost::json::object{{"event", "done"}});
+  CHECK(round_trip(rvd::garbage_event{.line = "not json"}, rvd::garbage_from_json).line == "not json");
+
+  // A line of one event is no other event, and a key no event has is refused by name.
+  CHECK_THROWS_WITH_AS(rvd::check_from_json(rvd::to_json(rvd::done_event{})),
+                       doctest::Contains("the line is a \"done\" event"), rnx::error);
+  CHECK_THROWS_WITH_AS(rvd::ready_from_json(boost::json::parse(R"({"event":"ready","device":"cpu","root":true})")),
+                       doctest::Contains("unknown key \"root\""), rnx::error);
+}
+
+TEST_CASE("a line of a known event that does not read as one is tampering, never a crash of the judge") {
+  const std::string ready = line_of(rvd::to_json(rvd::ready_event{.device = "cpu"}));
+  const std::string done = line_of(rvd::to_json(rvd::done_event{}));
+  const std::string smoke = line_of(rvd::to_json(rvd::check_event{.group = rv::check_group::correctness,
+                                                                  .name = rv::check_id::smoke,
+                                                                  .result = rv::outcome::pass,
+                                                                  .detail = "ok",
+                                                                  .seconds = 0.5}));
+
+  // Well-formed lines, with an event name the judge does not read among them: ignored, as before.
+  const rv::verify_report honest = rows_of({ready, R"({"event":"progress","done":3})", smoke, done});
+  REQUIRE(honest.find("smoke") != nullptr);
+  CHECK(honest.find("smoke")->result == rv::outcome::pass);
+  CHECK(honest.device == "cpu");
+  REQUIRE(honest.find("sandbox") != nullptr);
+  CHECK(honest.find("sandbox")->result == rv::outcome::pass);
+  CHECK(honest.find("sandbox")->detail.find("tampered") == std::string::npos);
+
+  struct malformed {
+    const char* line;
+    const char* entry;  // the start of the tampering entry the sandbox row names
+  };
+  for (const malformed& m : {
+           malformed{R"({"event":"check","group":"correctness","name":"smoke","result":"pass","detail":"ok",)"
+                     R"("seconds":"fast"})",
+                     R"(a "check" line that does not read as one: verify worker output (check): key "seconds")"},
+           malformed{R"({"event":"check","group":"correctness","name":"smoke_test","result":"pass"})",
+                     R"(a "check" line that does not read as one: verify worker output (check): key "name")"},
+           malformed{
+               R"({"event":"check","name":"smoke","result":"pass","verdict":"accept"})",
+               R"(a "check" line that does not read as one: verify worker output (check): unknown key "verdict")"},
+           malformed{R"({"event":"sealed","seccomp":"yes"})",
+                     R"(a "sealed" line that does not read as one: verify worker output (sealed): key "seccomp")"},
+           malformed{R"({"event":"costs","calls":"many"})",
+                     R"(a "costs" line that does not read as one: verify worker output (costs): key "calls")"},
+           malformed{R"({"event":"fatal","code":"nonsense","message":"stop"})",
+                     R"(a "fatal" line that does not read as one: verify worker output (fatal): key "code")"},
+           malformed{R"({"event":"garbage"})", R"(a line that is not JSON: )"},
+       }) {
+    CAPTURE(m.line);
+    rv::verify_report report;
+    CHECK_NOTHROW(report = rows_of({ready, m.line, smoke, done}));
+    REQUIRE(report.find("sandbox") != nullptr);
+    CHECK(report.find("sandbox")->result == rv::outcome::fail);
+    const std::string& detail = report.find("sandbox")->detail;
+    CAPTURE(detail);
+    CHECK(detail.find(std::string("the worker's report was tampered with (") + m.entry) != std::string::npos);
+    CHECK(report.find("smoke")->result == rv::outcome::pass);  // the well-formed row still counts
+  }
+
+  // After the final line, even a well-formed one is tampering.
+  const rv::verify_report late = rows_of({ready, done, smoke});
+  CHECK(late.find("sandbox")->detail.find("tampered with (output after the final line)") != std::string::npos);
+
+  // A genuine fatal event is the worker's error, thrown as before.
+  CHECK_THROWS_WITH_AS(
+      rows_of({ready, line_of(rvd::to_json(rvd::fatal_event{.code = rnx::errc::not_found, .message = "no kernel"}))}),
+      doctest::Contains("no kernel"), rnx::error);
+  CHECK_THROWS_WITH_AS(
+      rows_of({ready, line_of(rvd::to_json(rvd::fatal_event{.code = rnx::errc::internal, .message = "boom"}))}),
+      doctest::Contains("the verify worker failed: boom"), rnx::error);
 }
 
 TEST_CASE("bad references are usage errors naming the fix") {

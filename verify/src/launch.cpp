@@ -183,8 +183,7 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
             show_paths_as_callers(v, handed.shown_as);
             if (v.is_object()) w.events.push_back(v.as_object());
           } catch (const std::exception&) {
-            const std::string_view garbage = to_string(worker_event::garbage);
-            w.events.push_back(bj::object{{"event", garbage}, {"line", line.substr(0, 200)}});
+            w.events.push_back(to_json(garbage_event{.line = line.substr(0, 200)}));
           }
         }
         if (lines.overflowed() && w.killed_for.empty()) w.killed_for = lines.overflow_reason();

@@ -3,40 +3,18 @@
 #pragma once
 
 #include "rnx/verify/verify.hpp"
+#include "worker_events.hpp"
 
 #include <boost/json/object.hpp>
 
 #include <cstddef>
 #include <filesystem>
-#include <optional>
 #include <string>
-#include <string_view>
 #include <vector>
 
 namespace rnx::verify::detail {
 
-// The "event" names of the worker's result lines (the sandbox's launch lines under their names in
-// rnx::sandbox; its "sandbox_layer" lines are read by sandbox::layer_report), and garbage for a line that was not
-// JSON; unknown for any other name.
-enum class worker_event {
-  unknown,
-  sandbox,
-  sandbox_proc,
-  sandbox_fs,
-  ready,
-  fatal,
-  check,
-  speedup,
-  costs,
-  sealed,
-  done,
-  garbage
-};
-
-std::string_view to_string(worker_event k);
-std::optional<worker_event> worker_event_from_string(std::string_view text);
-
-// How the worker ran: its result lines (a line that was not JSON as a "garbage" event), how it ended.
+// How the worker ran: its result lines (worker_events.hpp; a line that was not JSON as a garbage_event), how it ended.
 struct worker_outcome {
   std::vector<boost::json::object> events;
   std::string stderr_tail;
@@ -53,7 +31,8 @@ worker_outcome run_worker(const verify_options& o, const std::filesystem::path& 
 
 // Adds every row of the check table to `report`, as the worker reported it (a row it did not report fails), and
 // the device and speedup it reported; `withheld` names the environment variables the sandbox kept from it.
-// Throws rnx::error where the worker could not run the checks or wrote a row the judge cannot read.
+// Throws rnx::error where the worker could not run the checks (a "fatal" line) or wrote a check row whose result is
+// no outcome; any other line of a known event that does not read as one is tampering, named in the sandbox row.
 void add_rows(verify_report& report, const worker_outcome& w, const verify_options& o,
               const std::vector<std::string>& withheld);
 

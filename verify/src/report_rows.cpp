@@ -2,7 +2,6 @@
 // worker said of its layers and of what the candidate tried.
 #include "orchestrator.hpp"
 
-#include "rnx/common/enum_names.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/secret_scan.hpp"
 #include "rnx/common/text.hpp"
@@ -15,36 +14,15 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
+#include <string>
+#include <string_view>
 
 namespace bj = boost::json;
 
 namespace rnx::verify::detail {
-
-std::string_view to_string(worker_event k) {
-  switch (k) {
-    case worker_event::unknown: return "";
-    case worker_event::sandbox: return to_string(sandbox::launch_event::sandbox);
-    case worker_event::sandbox_proc: return to_string(sandbox::launch_event::sandbox_proc);
-    case worker_event::sandbox_fs: return to_string(sandbox::launch_event::sandbox_fs);
-    case worker_event::ready: return "ready";
-    case worker_event::fatal: return "fatal";
-    case worker_event::check: return "check";
-    case worker_event::speedup: return "speedup";
-    case worker_event::costs: return "costs";
-    case worker_event::sealed: return "sealed";
-    case worker_event::done: return "done";
-    case worker_event::garbage: return "garbage";
-  }
-  return "";
-}
-
-std::optional<worker_event> worker_event_from_string(std::string_view text) {
-  return enum_from_name(text, {worker_event::sandbox, worker_event::sandbox_proc, worker_event::sandbox_fs,
-                               worker_event::ready, worker_event::fatal, worker_event::check, worker_event::speedup,
-                               worker_event::costs, worker_event::sealed, worker_event::done, worker_event::garbage});
-}
 
 namespace {
 
@@ -88,91 +66,99 @@ struct worker_events {
   std::vector<std::string> restarts;  // the candidate's processes that ended during a case and were replaced
 };
 
-// The result of a "check" event; text that is not an outcome's name is the worker's failure, never a quiet fail.
-outcome read_outcome(const bj::object& e, const std::string& name) {
-  const std::string_view text = e.at("result").as_string();
-  if (const std::optional<outcome> o = outcome_from_string(text)) return *o;
-  throw error(errc::internal, "the verify worker failed: its check row '" + message_shown(name, 60) +
-                                  "' came with the unknown result '" + message_shown(text, 60) +
+// A "check" line whose result is a string that names no outcome: the worker's failure (one built from other
+// sources than rnx), never a quiet fail nor a row the judge guesses at.
+void refuse_unknown_result(const bj::object& e) {
+  const bj::value* result = e.if_contains("result");
+  if (!result || !result->is_string() || outcome_from_string(result->as_string())) return;
+  const bj::value* name = e.if_contains("name");
+  const std::string_view name_text = name && name->is_string() ? std::string_view(name->as_string()) : "";
+  throw error(errc::internal, "the verify worker failed: its check row '" + message_shown(name_text, 60) +
+                                  "' came with the unknown result '" + message_shown(result->as_string(), 60) +
                                   "' (not pass, fail, review or skip); rebuild rnx-verify-worker from the same "
                                   "source as rnx");
 }
 
+// `e` read as its event by `reader`; where it does not read as one, nothing, and the codec's complaint is recorded
+// as tampering (the candidate runs in the worker's process and may write any line), never a crash of the judge.
+template <class Event>
+std::optional<Event> read_line(worker_events& ev, const bj::object& e, Event (*reader)(const bj::value&)) {
+  try {
+    return reader(e);
+  } catch (const error& x) {
+    ev.tampering.push_back("a \"" + std::string(to_string(Event{}.event)) +
+                           "\" line that does not read as one: " + message_shown(x.what(), 200));
+    return std::nullopt;
+  }
+}
+
 // A "check" event: one row's outcome for one dtype; the row keeps the most severe outcome of its dtypes.
-void read_check(worker_events& ev, const bj::object& e, const verify_options& o) {
-  std::string name(e.at("name").as_string());
-  const std::string group_text(e.at("group").as_string());
-  const std::optional<check_group> group = check_group_from_string(group_text);
-  if (!group) ev.tampering.push_back("check " + name + " came with the unknown group '" + group_text + "'");
-  std::string dtype = e.contains("dtype") ? std::string(e.at("dtype").as_string()) : "";
+void read_check(worker_events& ev, const check_event& c, const verify_options& o) {
+  const std::string name(to_string(c.name));
+  const std::string dtype = c.dtype.value_or("");
+  if (c.group != group_of(c.name)) {
+    ev.tampering.push_back("check " + name + " came with the group '" + std::string(to_string(c.group)) +
+                           "', not its own '" + std::string(to_string(group_of(c.name))) + "'");
+  }
   if (!ev.seen.insert(name + "|" + dtype).second) ev.tampering.push_back("check " + name + " reported twice");
-  const outcome now = read_outcome(e, name);
   check_row& r = ev.rows[name];
   if (r.name.empty()) {
-    r.group = group.value_or(check_group::audit);
+    r.group = group_of(c.name);
     r.name = name;
-    r.result = now;
-  } else if (severity(now) > severity(r.result)) {
-    r.result = now;
+    r.result = c.result;
+  } else if (severity(c.result) > severity(r.result)) {
+    r.result = c.result;
   }
-  r.seconds += e.at("seconds").to_number<double>();
-  std::string detail(e.at("detail").as_string());
-  ev.details[name].push_back(o.reference.dtypes.size() > 1 && !dtype.empty() ? dtype + ": " + detail : detail);
+  r.seconds += c.seconds;
+  ev.details[name].push_back(o.reference.dtypes.size() > 1 && !dtype.empty() ? dtype + ": " + c.detail : c.detail);
   ev.last_started = name;
 }
 
 // The "sealed" event: whether the seccomp filter is on, and what the candidate tried that it refused.
-void read_sealed(worker_events& ev, const bj::object& e) {
-  ev.sealed = e.at("seccomp").as_bool();
-  ev.seal_why = std::string(e.at("why").as_string());
-  ev.sockets = e.at("sockets").as_int64();
-  ev.processes = e.at("processes").as_int64();
-  ev.io_uring = e.at("io_uring").as_int64();
-  if (const auto* c = e.if_contains("calls"); c && c->is_string()) ev.refused_calls = std::string(c->as_string());
-  if (const auto* k = e.if_contains("killed"); k && k->is_string()) ev.killed_by_filter = std::string(k->as_string());
-  if (const auto* r = e.if_contains("restarts"); r && r->is_array()) {
-    for (const auto& v : r->as_array()) {
-      if (v.is_string() && ev.restarts.size() < 4) ev.restarts.emplace_back(v.as_string());
-    }
+void read_sealed(worker_events& ev, const sealed_event& s) {
+  ev.sealed = s.seccomp;
+  ev.seal_why = s.why;
+  ev.sockets = s.sockets;
+  ev.processes = s.processes;
+  ev.io_uring = s.io_uring;
+  ev.refused_calls = s.calls;
+  ev.killed_by_filter = s.killed;
+  for (const std::string& r : s.restarts) {
+    if (ev.restarts.size() < 4) ev.restarts.push_back(r);
   }
-  if (e.contains("writes_outside")) {
-    const auto& attempts = e.at("writes_outside").as_object();
-    ev.writes_outside = attempts.at("count").to_number<std::int64_t>();
-    ev.first_write = std::string(attempts.at("first").as_string());
-  }
+  ev.writes_outside = s.writes_outside.count;
+  ev.first_write = s.writes_outside.first;
 }
 
 // The "costs" event: what importing and calling the candidate took in its process (shown, never judged).
-candidate_costs read_costs(const bj::object& e) {
-  auto seconds = [&e](const char* key) {
-    const bj::value* v = e.if_contains(key);
-    return v && v->is_number() ? std::max(0.0, v->to_number<double>()) : 0.0;
-  };
+candidate_costs read_costs(const costs_event& e) {
   candidate_costs c;
-  c.compiler_stack_s = seconds("compiler_stack_s");
-  c.import_s = seconds("import_s");
-  c.first_call_s = seconds("first_call_s");
-  c.other_calls_s = seconds("other_calls_s");
-  c.calls = static_cast<std::int64_t>(seconds("calls"));
+  c.compiler_stack_s = std::max(0.0, e.compiler_stack_s);
+  c.import_s = std::max(0.0, e.import_s);
+  c.first_call_s = std::max(0.0, e.first_call_s);
+  c.other_calls_s = std::max(0.0, e.other_calls_s);
+  c.calls = std::max<std::int64_t>(0, e.calls);
   return c;
 }
 
 // A "fatal" event: the worker could not run the checks at all; its error, as rnx::error.
-[[noreturn]] void throw_fatal(const bj::object& e) {
-  const errc code =
-      e.contains("code") ? errc_from_name(e.at("code").as_string()).value_or(errc::invalid) : errc::internal;
-  std::string message = std::string(e.at("message").as_string());
-  if (code == errc::internal) throw error(errc::internal, "the verify worker failed: " + message);
-  throw error(code == errc::not_found ? errc::not_found : errc::invalid, message);
+[[noreturn]] void throw_fatal(const fatal_event& f) {
+  if (f.code == errc::internal) throw error(errc::internal, "the verify worker failed: " + f.message);
+  throw error(f.code == errc::not_found ? errc::not_found : errc::invalid, f.message);
+}
+
+// The event a line names; unknown for a line without a name or with one the judge does not read.
+worker_event event_of(const bj::object& e) {
+  const bj::value* name = e.if_contains("event");
+  if (!name || !name->is_string()) return worker_event::unknown;
+  return worker_event_from_string(name->as_string()).value_or(worker_event::unknown);
 }
 
 // Reads every event line of the worker; the device and speedup go into the report. A "fatal" event throws.
 worker_events read_events(const worker_outcome& w, const verify_options& o, verify_report& report) {
   worker_events ev;
   for (const auto& e : w.events) {
-    const worker_event kind = e.contains("event") && e.at("event").is_string()
-                                  ? worker_event_from_string(e.at("event").as_string()).value_or(worker_event::unknown)
-                                  : worker_event::unknown;
+    const worker_event kind = event_of(e);
     if (ev.done && kind != worker_event::garbage) ev.tampering.push_back("output after the final line");
     if (ev.layers.read(e)) continue;
     switch (kind) {
@@ -190,19 +176,34 @@ worker_events read_events(const worker_outcome& w, const verify_options& o, veri
         ev.landlock = static_cast<int>(e.at("landlock").to_number<std::int64_t>());
         ev.filesystem = std::string(e.at("how").as_string());
         break;
-      case worker_event::ready: report.device = std::string(e.at("device").as_string()); break;
-      case worker_event::fatal: throw_fatal(e);
-      case worker_event::check: read_check(ev, e, o); break;
-      case worker_event::speedup: {
-        const double v = e.at("value").to_number<double>();
-        report.speedup = report.speedup ? std::max(*report.speedup, v) : v;
+      case worker_event::ready:
+        if (auto r = read_line(ev, e, ready_from_json)) report.device = r->device;
         break;
-      }
-      case worker_event::costs: report.costs = read_costs(e); break;
-      case worker_event::sealed: read_sealed(ev, e); break;
-      case worker_event::done: ev.done = true; break;
+      case worker_event::fatal:
+        if (auto f = read_line(ev, e, fatal_from_json)) throw_fatal(*f);
+        break;
+      case worker_event::check:
+        refuse_unknown_result(e);
+        if (auto c = read_line(ev, e, check_from_json)) read_check(ev, *c, o);
+        break;
+      case worker_event::speedup:
+        if (auto s = read_line(ev, e, speedup_from_json)) {
+          report.speedup = report.speedup ? std::max(*report.speedup, s->value) : s->value;
+        }
+        break;
+      case worker_event::costs:
+        if (auto c = read_line(ev, e, costs_from_json)) report.costs = read_costs(*c);
+        break;
+      case worker_event::sealed:
+        if (auto s = read_line(ev, e, sealed_from_json)) read_sealed(ev, *s);
+        break;
+      case worker_event::done:
+        if (read_line(ev, e, done_from_json)) ev.done = true;
+        break;
       case worker_event::garbage:
-        ev.tampering.push_back("a line that is not JSON: " + std::string(e.at("line").as_string()).substr(0, 60));
+        if (auto g = read_line(ev, e, garbage_from_json)) {
+          ev.tampering.push_back("a line that is not JSON: " + g->line.substr(0, 60));
+        }
         break;
       case worker_event::unknown: break;
     }

@@ -11,6 +11,7 @@
 #include "rnx/runner/tolerance.hpp"
 #include "rnx/verify/verify.hpp"
 #include "candidate_remote.hpp"
+#include "worker_events.hpp"
 #include "worker_kernels.hpp"
 #include "worker_tensors.hpp"
 
@@ -44,7 +45,8 @@ struct job {
 
 job read_job(const std::filesystem::path& path);
 
-// The result channel: one JSON object a line on the descriptor the verifier gave (--result-fd).
+// The result channel: one event a line (worker_events.hpp, written with its to_json) on the descriptor the verifier
+// gave (--result-fd).
 void set_result_fd(int fd);
 void emit(const boost::json::object& event);
 // One "check" line: the row `id` (its group from the check table) with its outcome, for `dtype` where one applies.

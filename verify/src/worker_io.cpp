@@ -39,14 +39,12 @@ void set_result_fd(int fd) { result_fd = fd; }
 void emit(const bj::object& event) { runner::emit_line(result_fd, event); }
 
 void emit_check(check_id id, outcome result, const std::string& detail, double seconds, std::string_view dtype) {
-  bj::object row{{"event", "check"},
-                 {"group", to_string(group_of(id))},
-                 {"name", to_string(id)},
-                 {"result", to_string(result)},
-                 {"detail", detail}};
-  if (!dtype.empty()) row["dtype"] = dtype;
-  row["seconds"] = seconds;
-  emit(row);
+  emit(to_json(check_event{.group = group_of(id),
+                           .name = id,
+                           .result = result,
+                           .detail = detail,
+                           .dtype = dtype.empty() ? std::nullopt : std::optional<std::string>(dtype),
+                           .seconds = seconds}));
 }
 
 double now_s() {

@@ -35,7 +35,6 @@
 #include <sstream>
 #include <thread>
 
-namespace bj = boost::json;
 using namespace rnx;
 using namespace rnx::verify::detail;
 using runner::py_ref;
@@ -91,42 +90,38 @@ std::optional<host_report> finish_candidate(remote_candidate& candidate) {
 }
 
 // The "sealed" event: both processes' seccomp filters and what the candidate's refused; the processes of the run
-// that ended during a case and were restarted are named in "why".
+// that ended during a case and were restarted are named in `restarts`.
 void emit_sealed(candidate_slot& slot, const host_report* h, bool judge_sealed, const std::string& judge_why) {
   remote_candidate& candidate = slot.get();
-  bj::object writes{{"count", h ? h->writes_outside : 0}, {"first", h ? h->first_write : ""}};
   // A process that ended early has no last word: its filter as it reported it after the import stands.
   const bool host_sealed = h ? h->sealed : candidate.sealed_at_load();
-  std::string why = judge_why + (h ? h->why : candidate.why_at_load());
-  if (!h && !host_sealed && why.empty()) {
-    why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
+  sealed_event sealed{.seccomp = judge_sealed && host_sealed,
+                      .why = judge_why + (h ? h->why : candidate.why_at_load())};
+  if (!h && !host_sealed && sealed.why.empty()) {
+    sealed.why = "the candidate's process ended before it reported its filter (" + candidate.ended() + ")";
   }
-  bj::array restarts;
-  for (const auto& r : slot.restarts()) restarts.push_back(bj::string(r));
-  std::string killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
-  if (killed.empty()) killed = slot.killed_by_filter();
-  emit(bj::object{{"event", "sealed"},
-                  {"seccomp", judge_sealed && host_sealed},
-                  {"why", why},
-                  {"killed", killed},
-                  {"sockets", h ? h->blocked.sockets : 0},
-                  {"processes", h ? h->blocked.processes : 0},
-                  {"io_uring", h ? h->blocked.io_uring : 0},
-                  {"foreign_abi", h ? h->blocked.foreign_abi : 0},
-                  {"other", h ? h->blocked.other : 0},
-                  {"calls", h ? h->blocked.calls : ""},
-                  {"writes_outside", writes},
-                  {"restarts", std::move(restarts)}});
+  sealed.killed = candidate.signal() == SIGSYS ? candidate.ended() : "";
+  if (sealed.killed.empty()) sealed.killed = slot.killed_by_filter();
+  if (h) {
+    sealed.sockets = h->blocked.sockets;
+    sealed.processes = h->blocked.processes;
+    sealed.io_uring = h->blocked.io_uring;
+    sealed.foreign_abi = h->blocked.foreign_abi;
+    sealed.other = h->blocked.other;
+    sealed.calls = h->blocked.calls;
+    sealed.writes_outside = {.count = h->writes_outside, .first = h->first_write};
+  }
+  sealed.restarts = slot.restarts();
+  emit(to_json(sealed));
 }
 
 // What importing and calling the candidate cost in its own process, for the report's cost line.
 void emit_costs(const verify::candidate_costs& c) {
-  emit(bj::object{{"event", "costs"},
-                  {"compiler_stack_s", c.compiler_stack_s},
-                  {"import_s", c.import_s},
-                  {"first_call_s", c.first_call_s},
-                  {"other_calls_s", c.other_calls_s},
-                  {"calls", c.calls}});
+  emit(to_json(costs_event{.compiler_stack_s = c.compiler_stack_s,
+                           .import_s = c.import_s,
+                           .first_call_s = c.first_call_s,
+                           .other_calls_s = c.other_calls_s,
+                           .calls = c.calls}));
 }
 
 // CPU time a thread the candidate left must have used to count as working (milliseconds, since it started): a
@@ -200,7 +195,7 @@ void judge(const std::string& job_path) {
   share_credential_rule();
   c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
   at::Device device = runner::resolve_device(j.device);
-  emit(bj::object{{"event", "ready"}, {"device", device.str()}});
+  emit(to_json(ready_event{.device = device.str()}));
   kernel_pair pair(j.reference, j.inputs, device, j.seed, j.cache_dir);
   emit_static_scan(j, pair.kernelbench());
   warm_reference(j, pair, device);
@@ -219,7 +214,7 @@ void judge(const std::string& job_path) {
     emit_check(verify::check_id::smoke, verify::outcome::fail, load_error, now_s() - t_load);
     std::optional<host_report> h = finish_candidate(candidate.get());
     emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
-    emit(bj::object{{"event", "done"}});
+    emit(to_json(done_event{}));
     std::_Exit(0);
   }
   verifier v(j, pair, candidate);
@@ -232,7 +227,7 @@ void judge(const std::string& job_path) {
   std::optional<host_report> h = finish_candidate(candidate.get());
   emit_extra_threads(candidate, h, left, threads_after, t);
   emit_sealed(candidate, h ? &*h : nullptr, judge_sealed, phase1 + phase2);
-  emit(bj::object{{"event", "done"}});
+  emit(to_json(done_event{}));
 }
 
 }  // namespace
@@ -259,13 +254,13 @@ int main(int argc, char** argv) {
   try {
     judge(args.job_path);
   } catch (const runner::runtime_unavailable& e) {
-    emit(bj::object{{"event", "fatal"}, {"code", "usage"}, {"message", e.what()}});
+    emit(to_json(fatal_event{.code = errc::usage, .message = e.what()}));
     std::_Exit(2);
   } catch (const error& e) {
-    emit(bj::object{{"event", "fatal"}, {"code", std::string(errc_name(e.code()))}, {"message", e.what()}});
+    emit(to_json(fatal_event{.code = e.code(), .message = e.what()}));
     std::_Exit(e.exit_code());
   } catch (const std::exception& e) {
-    emit(bj::object{{"event", "fatal"}, {"code", "internal"}, {"message", e.what()}});
+    emit(to_json(fatal_event{.code = errc::internal, .message = e.what()}));
     std::_Exit(3);
   }
   std::fflush(stdout);

@@ -13,8 +13,6 @@
 #include <cmath>
 #include <random>
 
-namespace bj = boost::json;
-
 namespace rnx::verify::detail {
 
 namespace {
@@ -194,7 +192,7 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
     return;
   }
   const bool beyond_physics = rnx::beyond_physics(physical_bound{written, bound_ms}, cand_ms);
-  emit(bj::object{{"event", "speedup"}, {"dtype", std::string(runner::dtype_name(dtype))}, {"value", speedup}});
+  emit(to_json(speedup_event{.dtype = std::string(runner::dtype_name(dtype)), .value = speedup}));
   std::string d = fmt(speedup) + "x vs the eager reference (" + fmt(ref_ms) + " ms -> " + fmt(cand_ms) + " ms, " +
                   sh.label() + "; " + std::to_string(rounds_run * timed) + " timed calls, each on new inputs, " +
                   std::to_string(checked) + " outputs checked)";

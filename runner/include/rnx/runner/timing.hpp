@@ -1,6 +1,7 @@
 // Timing one bound kernel inside a process: warm-up until the per-call time settles, then samples.
 #pragma once
 
+#include "rnx/common/run_document.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/timed_calls.hpp"
 
@@ -28,7 +29,7 @@ struct timing_result {
   double sampling_ms = 0;              // wall time of the timed samples (retaken ones included)
   std::int64_t preempted_samples = 0;  // CPU: samples retaken because the thread was preempted during them
   std::vector<double> sm_clock_mhz;    // CUDA: SM clock read after each sample, where NVML can read it
-  std::string l2;                      // CUDA: "flushed" (every timed call starts with the L2 flushed); CPU: empty
+  l2_state l2 = l2_state::unstated;    // CUDA: flushed (every timed call starts with the L2 flushed); CPU: unstated
   // CPU: what the process went through while sampling, to tell the causes of slow samples apart.
   std::int64_t migrations = 0;    // samples during which the thread moved to another core
   std::int64_t minor_faults = 0;  // page faults (no disk) during the samples
