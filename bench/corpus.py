@@ -207,6 +207,35 @@ def compare(rnx, base, head, rope):
         fail(f"rnx compare {base} {head} gave no JSON (exit {p.returncode}): {p.stderr[-2000:]}")
 
 
+def without_arms(path):
+    """A copy of the run document with no result's load orders (first_sides): what the verdict makes of the same
+    samples when the processes are one arm (docs/statistics.md, the two load orders). None where none were
+    recorded."""
+    with open(path) as f:
+        doc = json.load(f)
+    removed = [r.pop("first_sides", None) for r in doc["results"]]
+    if not any(removed):
+        return None
+    copy = path[:-len(".json")] + "-one-arm.json"
+    with open(copy, "w") as f:
+        json.dump(doc, f)
+    return copy
+
+
+def add_one_arm(rows, rnx, base, head, rope):
+    """Each row's decision on the same samples with the processes as one arm (`decision_one_arm`)."""
+    base_copy, head_copy = without_arms(base), without_arms(head)
+    if base_copy is None or head_copy is None:
+        return
+    verdict = compare(rnx, base_copy, head_copy, rope)
+    by_key = {(c["kernel"], c["runtime"], c["dtype"], c["batch"]): c for c in verdict["configs"]}
+    for r in rows:
+        c = by_key.get((r["kernel"], r["runtime"], r["dtype"], r["batch"]))
+        if c is not None and r["decision"] in DECISIONS:
+            r["decision_one_arm"] = c["decision"]
+            r["ci95_one_arm"] = c["ci95"]
+
+
 def run_statuses(path):
     """(kernel, runtime, dtype, batch) -> (status, message) from a run document."""
     with open(path) as f:
@@ -261,6 +290,7 @@ def one_repetition(args, repo, work, chunks, all_names, rep, deadline):
             continue
         verdict = compare(args.rnx, base, head, args.rope)
         got = verdict_rows(verdict, rep, run_statuses(head), run_statuses(base))
+        add_one_arm(got, args.rnx, base, head, args.rope)
         add_costs(got, cost, wall)
         rows += got
         m = TIME_LINE.search(log)
@@ -360,6 +390,11 @@ def summarize_paired(rows, scenario, fraction, rope):
                "over_8_s": sum(1 for w in walls if w > 8)}
     if judged:
         summary["equivalent_share"] = counts["equivalent"] / len(judged)
+    contrasted = [r for r in judged if "decision_one_arm" in r]
+    if contrasted:
+        summary["one_arm"] = {"configurations": len(contrasted),
+                              "counts": {d: sum(1 for r in contrasted if r["decision_one_arm"] == d) for d in DECISIONS},
+                              "counts_two_arms": {d: sum(1 for r in contrasted if r["decision"] == d) for d in DECISIONS}}
     if scenario == "slowdown":
         target = 1 + fraction
         ratios = [r["ratio"] for r in judged if r["ratio"] is not None]
@@ -400,6 +435,12 @@ def print_summary(summary, scenario):
               f"{w['median']:.2f} s, p90 {w['p90']:.2f} s, max {w['max']:.2f} s; over 8 s: {summary['over_8_s']}")
     if summary.get("equivalent_share") is not None:
         print(f"equivalent: {100 * summary['equivalent_share']:.0f}%")
+    arms = summary.get("one_arm")
+    if arms:
+        both = ", ".join(f"{d} {arms['counts_two_arms'][d]} / {arms['counts'][d]}" for d in DECISIONS
+                         if arms["counts_two_arms"][d] or arms["counts"][d])
+        print(f"the same samples, load orders as two arms / as one ({arms['configurations']} configurations with the "
+              f"orders recorded): {both}")
     p = summary.get("phases_s")
     if p and p["total_s"]:
         print("where the time went (s, all runs): " + ", ".join(f"{k.removesuffix('_s')} {p[k]:.1f}" for k in PHASES) +

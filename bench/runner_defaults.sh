@@ -55,10 +55,26 @@ for i in $(seq 1 "$runs"); do
   set +e
   "$rnx" compare "$tmp/base_$i.json" "$tmp/head_$i.json" --format json > "$tmp/verdict_$i.json"
   set -e
-  lines=$(python3 - "$tmp/verdict_$i.json" "$tmp/head_$i.json" "$i" "$wall" <<'PY'
-import json, sys
+  lines=$(python3 - "$tmp/verdict_$i.json" "$tmp/head_$i.json" "$i" "$wall" "$tmp/base_$i.json" <<'PY'
+import json, statistics, sys
 verdict = json.load(open(sys.argv[1]))
 head = json.load(open(sys.argv[2]))
+base = {(r["kernel"], r["runtime"], r["dtype"], r["batch"]): r for r in json.load(open(sys.argv[5]))["results"]}
+
+
+def orders(h):
+    """Each process's median block ratio (head / base, blocks of 4), by the side loaded first in it."""
+    b = base.get((h["kernel"], h["runtime"], h["dtype"], h["batch"]))
+    if not b or not h.get("first_sides") or len(h["first_sides"]) != len(h.get("groups") or []):
+        return None
+    by, at = {"base": [], "head": []}, 0
+    for n, first in zip(h["groups"], h["first_sides"]):
+        blocks = [sum(h["samples_ms"][j:j + 4]) / sum(b["samples_ms"][j:j + 4]) for j in range(at, at + n, 4)]
+        by[first].append(round(statistics.median(blocks), 4))
+        at += n
+    return by
+
+
 groups = {f'{r["kernel"]}/{r["runtime"]}/{r["dtype"]}/b{r["batch"]}': len(r.get("groups") or [1])
           for r in head["results"]}
 for c in verdict["configs"]:
@@ -66,13 +82,19 @@ for c in verdict["configs"]:
     ratio = c.get("ratio")
     lo, hi = c.get("ci95", [None, None]) if isinstance(c.get("ci95"), list) else (c.get("ci_lo"), c.get("ci_hi"))
     mde = c.get("mde")
+    h = next((r for r in head["results"] if f'{r["kernel"]}/{r["runtime"]}/{r["dtype"]}/b{r["batch"]}' == label), None)
+    by_order = orders(h) if h else None
     row = {"run": int(sys.argv[3]), "config": label, "decision": c["decision"], "ratio": ratio,
-           "ci": [lo, hi], "mde": mde, "processes": groups.get(label), "wall_s": float(sys.argv[4])}
+           "ci": [lo, hi], "mde": mde, "processes": groups.get(label), "wall_s": float(sys.argv[4]),
+           "process_ratios_by_first_side": by_order}
     interval = f"[{lo:.4f}, {hi:.4f}]" if lo is not None and hi is not None else "-"
     print("ROW " + json.dumps(row))
     print(f'{sys.argv[3]:<4} {label:<32} {c["decision"]:<11} {ratio if ratio is None else format(ratio, ".4f"):>8} '
           f'{interval:>16} {"-" if mde is None else format(100 * mde, ".2f") + "%":>7} {groups.get(label, "-"):>9} '
           f'{sys.argv[4]:>7}')
+    if by_order:
+        print(f'     processes\' ratios, base loaded first: {" ".join(map(str, by_order["base"]))}; head first: '
+              f'{" ".join(map(str, by_order["head"]))}')
 PY
 )
   grep -v '^ROW ' <<< "$lines"

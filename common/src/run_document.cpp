@@ -314,11 +314,30 @@ std::string physics_text(const physical_bound& b, double median_ms) {
 
 namespace {
 
+// An in-process result's side loaded first per process group: one "head" or "base" per group, or none at all.
+std::vector<pair_side> first_sides_from(const json::reader& r, std::size_t groups) {
+  std::vector<pair_side> out;
+  auto sides = r.maybe("first_sides");
+  if (!sides) return out;
+  for (std::size_t i = 0; i < sides->array().size(); ++i) {
+    auto side = sides->at(i);
+    const std::optional<pair_side> s = pair_side_from_string(side.string());
+    if (!s) side.fail("\"head\" or \"base\"");
+    out.push_back(*s);
+  }
+  if (!out.empty() && out.size() != groups) {
+    sides->fail("one side per process group (" + std::to_string(groups) + " groups, " + std::to_string(out.size()) +
+                " given)");
+  }
+  return out;
+}
+
 run_result result_from(const json::reader& r, kernel_names names) {
-  r.only_keys({"kernel",      "runtime",      "dtype",          "batch",       "device",  "status",
-               "samples_ms",  "groups",       "unstable",       "max_abs_err", "rel_err", "tolerance",
-               "message",     "pairing",      "pairing_reason", "params",      "origin",  "aggregates",
-               "measured_on", "timed_inputs", "work",           "l2",          "bound",   "base_control"});
+  r.only_keys({"kernel",  "runtime",    "dtype",      "batch",        "device",
+               "status",  "samples_ms", "groups",     "unstable",     "max_abs_err",
+               "rel_err", "tolerance",  "message",    "pairing",      "pairing_reason",
+               "params",  "origin",     "aggregates", "measured_on",  "timed_inputs",
+               "work",    "l2",         "bound",      "base_control", "first_sides"});
   run_result res;
   res.kernel = non_empty(r.at("kernel"));
   auto runtime = r.at("runtime");
@@ -359,6 +378,7 @@ run_result result_from(const json::reader& r, kernel_names names) {
                    " samples in samples_ms (sum is " + std::to_string(total) + ")");
     }
   }
+  res.first_sides = first_sides_from(r, res.groups.size());
   if (auto u = r.maybe("unstable")) res.unstable = u->boolean();
   if (auto e = r.maybe("max_abs_err")) res.max_abs_err = e->number();
   if (auto e = r.maybe("rel_err")) res.rel_err = e->number();
@@ -501,6 +521,16 @@ run_document run_from_json(const bj::value& v, std::string_view source, kernel_n
 
 run_document read_run_file(const std::string& path) { return run_from_json(json::parse_file(path), path); }
 
+namespace {
+
+bj::array first_sides_json(const std::vector<pair_side>& sides) {
+  bj::array out;
+  for (pair_side f : sides) out.push_back(bj::string(to_string(f)));
+  return out;
+}
+
+}  // namespace
+
 bj::value to_json(const run_document& run) {
   bj::object env;
   env["env_id"] = run.env.env_id;
@@ -553,6 +583,7 @@ bj::value to_json(const run_document& run) {
     bj::array groups;
     for (auto g : res.groups) groups.push_back(g);
     o["groups"] = std::move(groups);
+    if (!res.first_sides.empty()) o["first_sides"] = first_sides_json(res.first_sides);
     o["unstable"] = res.unstable;
     if (res.max_abs_err) o["max_abs_err"] = *res.max_abs_err;
     if (res.rel_err) o["rel_err"] = *res.rel_err;

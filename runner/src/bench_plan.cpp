@@ -163,6 +163,7 @@ void set_failed(planned& p, result_status status, std::string message) {
   p.result.message = std::move(message);
   p.result.samples_ms.clear();
   p.result.groups.clear();
+  p.result.first_sides.clear();
 }
 
 }  // namespace rnx::runner::detail

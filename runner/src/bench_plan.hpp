@@ -29,7 +29,6 @@ struct planned {
   std::string note;                        // goes first in the result's message
   std::vector<std::string> process_notes;  // per process: what it went through while sampling (CPU)
   double spent_ms = 0;                     // timed sampling so far, this side's share (a joint process counts half)
-  std::vector<pair_side> first_sides;      // in-process pairs, per process: the side loaded and bound first
   // In-process pairs: the base's samples timed alone, before its head was imported, in this process (on the base's
   // entry; docs/runner.md, a head cannot steer its base) until they are judged.
   std::vector<double> control_ms;

@@ -149,7 +149,7 @@ void orchestrator::drop_in_process(int round, planned& head, const std::string& 
     p->result.samples_ms.clear();
     p->result.groups.clear();
     p->process_notes.clear();
-    p->first_sides.clear();
+    p->result.first_sides.clear();
     p->rounds_done = 0;
     p->spent_ms = 0;
     p->decided = false;
@@ -163,16 +163,16 @@ void orchestrator::drop_in_process(int round, planned& head, const std::string& 
 void orchestrator::report_construction_orders() {
   for (std::size_t i : members_) {
     const planned& p = plan_[i];
-    if (p.side != 0 || !p.in_process || p.first_sides.empty()) continue;
+    if (p.side != 0 || !p.in_process || p.result.first_sides.empty()) continue;
     std::string orders;
     int base_first = 0;
-    for (const auto& f : p.first_sides) {
+    for (const auto& f : p.result.first_sides) {
       orders += (orders.empty() ? "" : ", ") + std::string(to_string(f));
       base_first += f == pair_side::base;
     }
     std::ostringstream os;
     os << "[pairing] " << label(p) << ": side loaded first per process: " << orders << " (base first in " << base_first
-       << " of " << p.first_sides.size() << ")";
+       << " of " << p.result.first_sides.size() << ")";
     progress(os.str(), true);
   }
 }
@@ -304,7 +304,7 @@ worker_job orchestrator::make_job(std::size_t side, int round, const std::vector
       c.base_tol = plan_[*p.partner].result.tol;
       // Which side is loaded and bound first alternates from one process of the configuration to the next.
       // A control beyond its limit is timed again in the very next process (its base first), not one in two.
-      c.base_first = p.control_trip || (p.first_sides.size() + i) % 2 == 0;
+      c.base_first = p.control_trip || (p.result.first_sides.size() + i) % 2 == 0;
       // Every process with the base first times the base alone before loading the head (the control): a head
       // can tell a process whose control has run (it shares the interpreter), so a control in only some processes
       // would be one it could wait out.
@@ -427,7 +427,10 @@ void orchestrator::on_event(worker_session& s, const result_event& e) {
       planned& base = plan_[*p.partner];
       base.spent_ms += e.sampling_ms / 2;
       p.spent_ms += e.sampling_ms / 2;
-      if (e.first_side) p.first_sides.push_back(*e.first_side);
+      if (e.first_side) {
+        p.result.first_sides.push_back(*e.first_side);
+        base.result.first_sides.push_back(*e.first_side);
+      }
       base.control_ms = e.base->control_ms;
       merge(1, s.round, base, *e.base);
     } else {

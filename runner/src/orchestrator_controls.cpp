@@ -97,7 +97,7 @@ void orchestrator::drop_last_process(planned& head) {
     if (p->process_notes.size() == r.groups.size()) p->process_notes.pop_back();
     r.samples_ms.erase(r.samples_ms.end() - r.groups.back(), r.samples_ms.end());
     r.groups.pop_back();
-    if (p->first_sides.size() > r.groups.size()) p->first_sides.pop_back();
+    if (r.first_sides.size() > r.groups.size()) r.first_sides.pop_back();
   }
 }
 
@@ -120,7 +120,7 @@ void orchestrator::settle_unconfirmed_control(int round, planned& head) {
 // the two, means a head that behaves by its order: the pair goes on by process pairing.
 void orchestrator::check_orders(int round, planned& head) {
   const planned& base = plan_[*head.partner];
-  if (!head.in_process || head.first_sides.size() != head.result.groups.size() ||
+  if (!head.in_process || head.result.first_sides.size() != head.result.groups.size() ||
       base.result.groups.size() != head.result.groups.size()) {
     return;
   }
@@ -135,7 +135,7 @@ void orchestrator::check_orders(int round, planned& head) {
         h += head.result.samples_ms[k];
         b += base.result.samples_ms[k];
       }
-      if (h > 0 && b > 0) by_order[head.first_sides[g] == pair_side::head].push_back(h / b);
+      if (h > 0 && b > 0) by_order[head.result.first_sides[g] == pair_side::head].push_back(h / b);
     }
     at += n;
   }

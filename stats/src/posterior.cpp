@@ -49,6 +49,62 @@ std::vector<process_samples> split_processes(const sample_view& side, bool flat)
   return out;
 }
 
+// Processes an arm needs before the level over processes takes two arms: with two a side the Student-t would have
+// 2 degrees of freedom where one arm of four has 3 (an interval a third wider wherever the orders do not differ);
+// with three a side, 4 against 5 (8% wider), which an order effect of a seventh of the processes' variance repays.
+constexpr std::size_t arm_processes = 3;
+
+// The arm (0 or 1) of each of `processes` processes where `side` names two arms of at least arm_processes
+// processes each; empty where it does not (the processes are then one arm).
+std::vector<int> two_arms(const sample_view& side, std::size_t processes) {
+  if (side.arms.size() != processes || processes < 2 * arm_processes) return {};
+  std::size_t ones = 0;
+  for (int a : side.arms) {
+    if (a != 0 && a != 1) return {};
+    ones += static_cast<std::size_t>(a);
+  }
+  if (ones < arm_processes || processes - ones < arm_processes) return {};
+  return {side.arms.begin(), side.arms.end()};
+}
+
+// The level over processes, for their log statistics: the centre (their mean; with two arms the mean of the two
+// arms' means, so each arm weighs alike however many processes it has), the spread of a process about its own arm's
+// mean (sd, on `df` degrees of freedom: k - 1, or k - 2 with two arms) and the standard error of the centre.
+struct process_level {
+  double centre = 0;
+  double sd = 0;
+  double se = 0;
+  int df = 0;
+};
+
+process_level over_processes(const std::vector<double>& logs, const std::vector<int>& arms) {
+  process_level out;
+  const auto k = static_cast<double>(logs.size());
+  if (arms.empty()) {
+    out.centre = std::accumulate(logs.begin(), logs.end(), 0.0) / k;
+    double squares = 0;
+    for (double l : logs) squares += (l - out.centre) * (l - out.centre);
+    out.df = static_cast<int>(logs.size()) - 1;
+    out.sd = out.df > 0 ? std::sqrt(squares / out.df) : 0;
+    out.se = out.df > 0 ? std::sqrt(squares * (1.0 / (static_cast<double>(out.df) * k))) : 0;
+    return out;
+  }
+  double sum[2] = {0, 0};
+  double n[2] = {0, 0};
+  for (std::size_t j = 0; j < logs.size(); ++j) {
+    sum[arms[j]] += logs[j];
+    n[arms[j]] += 1;
+  }
+  const double mean[2] = {sum[0] / n[0], sum[1] / n[1]};
+  double squares = 0;
+  for (std::size_t j = 0; j < logs.size(); ++j) squares += (logs[j] - mean[arms[j]]) * (logs[j] - mean[arms[j]]);
+  out.centre = (mean[0] + mean[1]) / 2;
+  out.df = static_cast<int>(logs.size()) - 2;
+  out.sd = std::sqrt(squares / out.df);
+  out.se = out.sd * std::sqrt(1 / n[0] + 1 / n[1]) / 2;
+  return out;
+}
+
 double plain_mean(const std::vector<double>& v) {
   return std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
 }
@@ -138,19 +194,15 @@ ratio_spread spread_of(const sample_view& ratios) {
                      std::sqrt(static_cast<double>(logs.size())));
   }
   out.processes = static_cast<int>(medians.size());
-  if (medians.size() > 1) {
-    const double mean = std::accumulate(medians.begin(), medians.end(), 0.0) / static_cast<double>(medians.size());
-    double squares = 0;
-    for (double m : medians) squares += (m - mean) * (m - mean);
-    out.between = std::sqrt(squares / static_cast<double>(medians.size() - 1));
-  }
+  if (medians.size() > 1) out.between = over_processes(medians, two_arms(ratios, medians.size())).sd;
   out.within = upper_median(std::move(errors));
   return out;
 }
 
 std::uint64_t side_seed(const sample_view& side, std::uint64_t hash) {
   hash = detail::fnv1a(side.samples.data(), side.samples.size_bytes(), hash);
-  return detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
+  hash = detail::fnv1a(side.groups.data(), side.groups.size_bytes(), hash);
+  return detail::fnv1a(side.arms.data(), side.arms.size_bytes(), hash);
 }
 
 // Both ends by selection over all values: the upper end only among those the lower end's selection left
@@ -275,13 +327,13 @@ std::optional<double> observed_statistic(const sample_view& side, statistic stat
     const auto& v = processes.front().sorted;
     return stat == statistic::median ? median_of_sorted(v) : plain_mean(v);
   }
-  double log_sum = 0;
+  std::vector<double> logs;
   for (const auto& p : processes) {
     const double s = stat == statistic::median ? median_of_sorted(p.sorted) : plain_mean(p.sorted);
     if (!(s > 0)) return std::nullopt;
-    log_sum += std::log(s);
+    logs.push_back(std::log(s));
   }
-  return std::exp(log_sum / static_cast<double>(processes.size()));
+  return std::exp(over_processes(logs, two_arms(side, processes.size())).centre);
 }
 
 std::vector<double> posterior_draws(const sample_view& side, const comparison_options& opt, std::uint64_t seed,
@@ -302,17 +354,18 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
   // Two levels: each process's statistic is a Bayesian-bootstrap draw; across processes the log
   // statistics are treated as normal with unknown mean and spread (Jeffreys prior), whose posterior
   // for the mean is mean + sd/sqrt(k) * t(k-1). With 3-5 processes this keeps run-to-run drift from
-  // looking like a change, where a Dirichlet over so few processes would not. The t variates are the
-  // stratified set of student_t_strata in a random order.
+  // looking like a change, where a Dirichlet over so few processes would not. Where the processes form two arms
+  // (an in-process pair's load orders), the centre is the mean of the arms' means, its spread the pooled spread
+  // within the arms, on k - 2 degrees of freedom. The t variates are the stratified set of student_t_strata in a
+  // random order.
   const auto k = static_cast<int>(processes.size());
-  const auto strata = detail::student_t_strata(k - 1, opt.resamples);
+  const std::vector<int> arms = two_arms(side, processes.size());
+  const auto strata = detail::student_t_strata(arms.empty() ? k - 1 : k - 2, opt.resamples);
   std::vector<std::uint32_t> order(draws.size());
   std::iota(order.begin(), order.end(), 0u);
   for (std::size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.below(i)]);
   std::vector<double> logs(static_cast<std::size_t>(k));
-  const double scale = 1.0 / (static_cast<double>(k - 1) * k);
   for (std::size_t i = 0; i < draws.size(); ++i) {
-    double sum = 0;
     for (int j = 0; j < k; ++j) {
       const auto& p = processes[static_cast<std::size_t>(j)];
       double& l = logs[static_cast<std::size_t>(j)];
@@ -321,13 +374,9 @@ std::vector<double> posterior_draws(const sample_view& side, const comparison_op
       } else {
         l = std::log(std::max(bootstrap_statistic(p, opt.stat, rng, weights), 1e-300));
       }
-      sum += l;
     }
-    const double mean = sum / k;
-    double squares = 0;
-    for (double l : logs) squares += (l - mean) * (l - mean);
-    // sd / sqrt(k) with one square root: sqrt(squares / (k - 1) / k).
-    draws[i] = mean + std::sqrt(squares * scale) * (*strata)[order[i]];
+    const process_level level = over_processes(logs, arms);
+    draws[i] = level.centre + level.se * (*strata)[order[i]];
   }
   return draws;
 }
@@ -542,7 +591,11 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     ratio_groups.push_back(g / pair.block);
   }
   const sample_view ratio_view{
-      ratios, groups.size() > 1 ? std::span<const std::int64_t>(ratio_groups) : std::span<const std::int64_t>()};
+      ratios,
+      groups.size() > 1 ? std::span<const std::int64_t>(ratio_groups) : std::span<const std::int64_t>(),
+      false,
+      {},
+      groups.size() > 1 ? pair.arms : std::span<const int>()};
   out.base_stat = observed_statistic(base, opt.stat);
   out.head_stat = observed_statistic(head, opt.stat);
   out.ratio = observed_statistic(ratio_view, opt.stat);

@@ -165,7 +165,10 @@ comparison compare_measured(const run_result& base, const run_result& head, cons
   opt.harness = measured_by(head);
   opt.paired_by_process = pairing.has_value() && !in_process(base, head, pairing);
   if (in_process(base, head, pairing)) {
-    return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block}, opt);
+    // The two load orders as the arms of the level over processes (where the run recorded them).
+    std::vector<int> arms;
+    for (pair_side first : head.first_sides) arms.push_back(first == pair_side::head ? 1 : 0);
+    return compare_paired({base.samples_ms, head.samples_ms, head.groups, pairing->block, arms}, opt);
   }
   return compare_samples({base.samples_ms, base.groups, base.unstable, base.message},
                          {head.samples_ms, head.groups, head.unstable, head.message}, opt);

@@ -125,8 +125,10 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
   run.pairing = pairing_info{"a1b2c3d4e5f60718", rnx::pair_side::head, "fedcba9876543210", 4, 4};
   run.results[0].samples_ms = {1, 1, 1, 1, 2, 2, 2, 2};
   run.results[0].groups = {4, 4};
+  run.results[0].first_sides = {rnx::pair_side::base, rnx::pair_side::head};
   run.results[0].pairing = rnx::pairing_mode::in_process;
   run_result fallback = run.results[0];
+  fallback.first_sides.clear();
   fallback.kernel = "helper";
   fallback.pairing = rnx::pairing_mode::process;
   fallback.pairing_reason = "kernels/helper.py imports modules from its own folder (util)";
@@ -143,10 +145,24 @@ TEST_CASE("a paired run's pairing survives a round trip; in-process samples must
   CHECK(back.results[0].pairing == rnx::pairing_mode::in_process);
   CHECK(back.results[1].pairing == rnx::pairing_mode::process);
   CHECK(back.results[1].pairing_reason == fallback.pairing_reason);
+  CHECK(back.results[0].first_sides == run.results[0].first_sides);
+  CHECK(back.results[1].first_sides.empty());
+  CHECK(!to_json(run).as_object().at("results").as_array()[1].as_object().contains("first_sides"));
   CHECK(back.results[0].inputs == rnx::timed_inputs::same);
   CHECK(back.results[1].inputs == rnx::timed_inputs::fresh);
   CHECK(!to_json(run).as_object().at("results").as_array()[0].as_object().contains("timed_inputs"));
 
+  // One side loaded first per process group, each "head" or "base".
+  run.results[0].first_sides = {rnx::pair_side::base};
+  try {
+    run_from_json(json::parse(json::serialize(to_json(run), true), "x"), "run.json");
+    FAIL("expected an error");
+  } catch (const error& e) {
+    CHECK(std::string(e.what()) ==
+          "run.json: $.results[0].first_sides: expected one side per process group (2 "
+          "groups, 1 given), got an array");
+  }
+  run.results[0].first_sides.clear();
   run.results[0].samples_ms = {1, 1, 1, 2, 2, 2};
   run.results[0].groups = {3, 3};
   try {

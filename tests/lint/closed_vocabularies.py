@@ -4,7 +4,8 @@
     python3 tests/lint/closed_vocabularies.py ROOT [--count]
 
 A closed vocabulary is an enum whose to_string names its values: every `case E::v: return "text";` in product code
-adds "text" to the vocabulary of E. A comparison `== "text"` or `!= "text"` (either side) against such a text is a
+adds "text" to the vocabulary of E, and so does every enumerator of a `BOOST_DESCRIBE_ENUM(E, ...)` (a described
+enum travels as its enumerators' names). A comparison `== "text"` or `!= "text"` (either side) against such a text is a
 value the program should hold as the enum: the text is turned into the enum once, where it is read.
 
 What may still compare the same letters is listed in ALLOWED, each with why: the point where the text becomes the
@@ -23,6 +24,8 @@ import sys
 from lint_support import read_sources, report_self_tests, tracked_sources
 
 CASE = re.compile(r'case\s+(\w+)::(\w+)\s*:\s*return\s+"([^"\\]+)"')
+# An enum described with Boost.Describe travels as its enumerators' names (rnx/common/described_json.hpp).
+DESCRIBED = re.compile(r'BOOST_DESCRIBE_ENUM\(\s*(\w+)\s*,([^)]*)\)')
 COMPARE = re.compile(r'(?:[!=]=\s*"([^"\\]*)")|(?:"([^"\\]*)"\s*[!=]=)')
 
 # (path, text): why the letters may be compared there.
@@ -69,6 +72,10 @@ def vocabulary(texts):
     for text in texts.values():
         for match in CASE.finditer(text):
             words.setdefault(match.group(3), set()).add(match.group(1))
+        for match in DESCRIBED.finditer(text):
+            for name in match.group(2).split(","):
+                if name.strip():
+                    words.setdefault(name.strip(), set()).add(match.group(1))
     return words
 
 
@@ -121,6 +128,9 @@ SELF_TESTS = [
       "http/src/client.cpp": 'return lower == "invalid";'}, 0),
     ({"common/src/a.cpp": 'switch (c) { case color::invalid: return "invalid"; }',
       "http/src/client.cpp": 'return lower.empty();'}, 1),
+    # A described enum's enumerators are its vocabulary too.
+    ({"common/src/a.hpp": 'BOOST_DESCRIBE_ENUM(color, red, green)',
+      "common/src/b.cpp": 'if (name == "green") paint();'}, 1),
 ]
 
 

@@ -346,6 +346,9 @@ TEST_CASE("paired runs: base and head share worker processes in blocks, or say w
       CHECK(hr.groups.size() == 2);
       CHECK(hr.groups == br.groups);
       for (auto g : hr.groups) CHECK(g % 4 == 0);
+      // The side loaded first in each process, recorded alike on both documents (the verdict's two arms).
+      CHECK(hr.first_sides.size() == hr.groups.size());
+      CHECK(hr.first_sides == br.first_sides);
       CHECK(hr.samples_ms.size() == br.samples_ms.size());
       CHECK(hr.max_abs_err.has_value());  // each side checked against its own float64 reference
       CHECK(br.max_abs_err.has_value());

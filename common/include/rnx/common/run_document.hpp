@@ -180,6 +180,12 @@ struct aggregate_summary {
   std::optional<double> max_ms;
 };
 
+// Which side of a paired run a document measured: the change under test ("head") or what it is compared with
+// ("base").
+enum class pair_side { head, base };
+std::string_view to_string(pair_side s);
+std::optional<pair_side> pair_side_from_string(std::string_view text);  // "head" or "base"
+
 // In-process pairs: the base measured alone, in a process without the head, against the base beside the head in
 // the same round (docs/runner.md, a head cannot steer its base). ratio = median beside the head / median alone;
 // above 1 + limit in two processes the head slowed its base, and the pair was judged by process pairing instead
@@ -200,6 +206,10 @@ struct run_result {
   result_status status = result_status::ok;
   std::vector<double> samples_ms;
   std::vector<std::int64_t> groups;  // consecutive samples per worker process; empty = one group
+  // In-process pairs: the side loaded and bound first in each group's process, one per group (the orchestrator
+  // alternates it), so the verdict weighs the two orders alike and does not count their difference as noise
+  // (docs/statistics.md, paired runs); empty where not recorded.
+  std::vector<pair_side> first_sides;
   bool unstable = false;
   std::optional<double> max_abs_err;
   std::optional<double> rel_err;
@@ -231,12 +241,6 @@ struct run_result {
 inline constexpr std::int64_t in_process_block = 4;
 
 // How a paired run (`rnx bench --pair`) was taken; both of its documents carry the same id.
-// Which side of a paired run a document measured: the change under test ("head") or what it is compared with
-// ("base").
-enum class pair_side { head, base };
-std::string_view to_string(pair_side s);
-std::optional<pair_side> pair_side_from_string(std::string_view text);  // "head" or "base"
-
 struct pairing_info {
   std::string id;  // shared by the base and head documents of one paired run
   pair_side side = pair_side::head;

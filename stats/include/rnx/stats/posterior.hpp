@@ -27,6 +27,10 @@ struct sample_view {
   std::span<const std::int64_t> groups = {};  // consecutive samples per process; empty = one process
   bool unstable = false;
   std::string unstable_reason = {};
+  // Per group, the arm of a two-arm design its process belonged to (0 or 1; an in-process pair's side loaded
+  // first). Where both arms hold at least two processes, the level over processes weighs the two arms alike and
+  // takes its spread within each arm (docs/statistics.md); otherwise, or empty, the processes are one arm.
+  std::span<const int> arms = {};
 };
 
 struct comparison_options {
@@ -58,6 +62,7 @@ struct paired_view {
   std::span<const double> head;
   std::span<const std::int64_t> groups = {};
   std::int64_t block = 4;
+  std::span<const int> arms = {};  // per group: 1 where the head was loaded first in its process, else 0
 };
 
 struct comparison {
@@ -102,7 +107,8 @@ std::pair<double, double> central_interval(std::vector<double>& values, double q
 // each process went through (" [process 1: ...]"), which the run document keeps and the pages fold away.
 std::string unstable_line(std::string_view reason);
 
-// The observed statistic (median or mean; for grouped samples the geometric mean of process statistics).
+// The observed statistic (median or mean; for grouped samples the geometric mean of process statistics, or of the
+// two arms' geometric means where the groups form two arms).
 std::optional<double> observed_statistic(const sample_view& side, statistic stat);
 
 }  // namespace rnx::stats
