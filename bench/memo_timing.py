@@ -250,7 +250,7 @@ def gate_paired(rnx, repo, shas, branch="feature", step="gate paired"):
 def base_check(text):
     """What a paired run said of the base's time beside the head against the base alone: 'base 1.009x beside the head,
     in-process' or '... -> by process'; None where it said nothing (a build without that check)."""
-    found = re.search(r"base (?:ran |checked alone: )([0-9.]+)x", text)
+    found = re.search(r"base (?:ran |checked beside its twin: beside the head it ran )([0-9.]+)x", text)
     if not found:
         return None
     moved = "separate processes" in text or "paired by process" in text

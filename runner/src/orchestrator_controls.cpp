@@ -13,8 +13,8 @@ namespace rnx::runner::detail {
 
 namespace {
 
-// How far the base beside its head may run from the base alone in the same process before the head is taken to
-// have steered it, beyond the two medians' own noise: binding the head and moving both sides' weights between the
+// How far the base beside its head may run from the base beside its twin in the same process before the head is taken
+// to have steered it, beyond the two medians' own noise: binding the head and moving both sides' weights between the
 // two measurements moves the base by about 1% (docs/runner.md).
 constexpr double base_control_limit = 0.05;
 
@@ -23,24 +23,25 @@ double median_log_se(const std::vector<double>& v) {
   return v.size() < 2 ? 0.0 : 1.2533 * relative_mad(v) / std::sqrt(static_cast<double>(v.size()));
 }
 
-// "the base ran 1.069x its time alone beside the head": how a control read, the start of every line about it.
+// "the base ran 1.069x beside the head its time beside its twin": how a control read, the start of every line about
+// it.
 std::string control_words(const base_control_check& c) {
   std::ostringstream os;
-  os << std::fixed << std::setprecision(3) << "the base ran " << c.ratio << "x its time alone beside the head";
+  os << std::fixed << std::setprecision(3) << "the base ran " << c.ratio
+     << "x beside the head its time beside its twin";
   return os.str();
 }
 
 }  // namespace
 
-// The base beside the head (this process's in-process samples) against the base alone in the same process, timed
-// before the head was imported (the control). At most 1 + (base_control_limit + three standard errors of the log
-// ratio, from the two sample sets' spreads) the head did not slow its base. Beyond it once, that process's samples
-// are dropped, the next process (its base first) runs the control again, and the pair decides nothing until it
-// has: the two windows of one process
-// drift apart by more than their samples' spread on a busy machine (a 2-core CPU timing two threads: 1.07x and 1.12x
-// for identical code), while a head that steers its base does so in every process. Beyond it twice, the pair's
-// in-process samples are dropped and it is measured by process pairing from this round on, where nothing of the
-// head runs beside the base.
+// The base beside the head (this process's in-process samples) against the base beside its twin in the same process,
+// timed before the head was imported (the control, worker_config.cpp). At most 1 + (base_control_limit + three standard
+// errors of the log ratio, from the two sample sets' spreads) the head did not slow its base. Beyond it once, that
+// process's samples are dropped, the next process (its base first) runs the control again, and the pair decides nothing
+// until it has: the two windows of one process drift apart by more than their samples' spread on a busy machine (a
+// 2-core CPU timing two threads: 1.07x and 1.12x for identical code), while a head that steers its base does so in
+// every process. Beyond it twice, the pair's in-process samples are dropped and it is measured by process pairing from
+// this round on, where nothing of the head runs beside the base.
 void orchestrator::judge_control(int round, planned& head) {
   planned& base = plan_[*head.partner];
   const std::vector<double> beside(base.result.samples_ms.end() - base.result.groups.back(),
@@ -52,7 +53,7 @@ void orchestrator::judge_control(int round, planned& head) {
   const double noise = 3 * std::hypot(median_log_se(beside), median_log_se(alone));
   const double limit = std::exp(std::log1p(base_control_limit) + noise) - 1;
   // One-sided: a base slowed beside its head hides the head's regression; a base sped up only makes its head read
-  // slower, and the window timed first (the base alone) is the colder one, so most noise reads below 1.
+  // slower, and the window timed first (the control) is the colder one, so most noise reads below 1.
   const base_control_check check{ratio, limit, std::log(ratio) > std::log1p(limit)};
   std::ostringstream os;
   os << std::fixed << std::setprecision(3) << control_words(check);
@@ -68,7 +69,8 @@ void orchestrator::judge_control(int round, planned& head) {
     progress("[control] " + label(head) + ": " + os.str() + " (within the limit)", true);
     return;
   }
-  os << " (the base alone, timed in the same process before the head was imported; the limit is 1 + "
+  os << " (the base beside its twin, the base's own file imported once more, timed in the same process before the "
+        "head was imported; the limit is 1 + "
      << std::setprecision(3) << limit << ")";
   if (!head.control_trip) {
     head.control_trip = check;

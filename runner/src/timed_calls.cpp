@@ -193,7 +193,9 @@ audited_calls::audited_calls(timed_calls& inner, std::vector<std::vector<at::Ten
 }
 
 void audited_calls::schedule_next() {
-  static constexpr std::uint64_t gaps[] = {32, 96, 256, 512};
+  // The first audit within the first 8 samples (warm-up counted; 8 is the least number of samples a process takes
+  // by default), so a short process is audited too; the later gaps reach far into a long run.
+  static constexpr std::uint64_t gaps[] = {8, 32, 96, 256};
   const std::size_t k = std::min(kept_.size(), std::size(gaps) - 1);
   rng_ = mixed(rng_);
   next_audit_ = sample_ + 1 + static_cast<std::int64_t>(rng_ % gaps[k]);

@@ -121,12 +121,14 @@ tolerance base_tolerance(const side& s) {
   return default_tolerance(dtype);
 }
 
-// The kernel's eager computation in the side's dtype: `got` itself for the eager runtime, else one eager call on the
-// same inputs. A kernel with no eager form here (a TorchScript .pt file) has only the runtime's own computation.
-std::vector<at::Tensor> eager_outputs(side& s, const std::string& runtime, const std::vector<at::Tensor>& got) {
+// The kernel's eager computation in the side's dtype on `inputs`: `got` itself for the eager runtime, else one eager
+// call on the same inputs. A kernel with no eager form here (a TorchScript .pt file) has only the runtime's own
+// computation.
+std::vector<at::Tensor> eager_outputs(side& s, const std::string& runtime, const std::vector<at::Tensor>& inputs,
+                                      const std::vector<at::Tensor>& got) {
   if (runtime_kind_from_string(runtime) == runtime_kind::eager) return got;
   try {
-    return s.entry->kernel->prepare(to_string(runtime_kind::eager), s.inputs, s.dtype, s.device, s.seed)->outputs();
+    return s.entry->kernel->prepare(to_string(runtime_kind::eager), inputs, s.dtype, s.device, s.seed)->outputs();
   } catch (const runtime_unavailable&) {
     return got;
   }
@@ -141,32 +143,62 @@ void put_bound(side& s, const std::vector<at::Tensor>& outputs) {
   s.out.bound = physical_bound{bytes, write_bound_ms(bytes, s.device)};
 }
 
-// Prepares the runtime on the side's inputs and, when asked, checks one call against the float64 reference under
-// the shared yardstick (tolerance.hpp): the base tolerance widened by what the eager computation in this dtype
-// itself loses, measured once here on this configuration's inputs.
-void bind_side(side& s, const std::string& runtime, bool check) {
+// One call of the bound runtime on `inputs` against the float64 reference under the shared yardstick
+// (tolerance.hpp): the base tolerance widened by what the eager computation in this dtype itself loses, measured on
+// these very inputs.
+struct reference_outcome {
+  check_result result;
+  tolerance applied;
+  std::vector<at::Tensor> got;
+};
+reference_outcome check_on(side& s, const std::string& runtime, bound_call& call,
+                           const std::vector<at::Tensor>& inputs) {
+  const tolerance base = base_tolerance(s);
+  // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
+  std::vector<at::Tensor> got = call.outputs();
+  const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(inputs, s.seed);
+  const std::vector<at::Tensor> moved =
+      s.entry->kernel->reference(rounding_perturbed(inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
+  const yardstick yard = measure_yardstick(eager_outputs(s, runtime, inputs, got), ref64, s.dtype, &moved,
+                                           tf32_allowed(s.dtype, s.device));
+  check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
+  return {std::move(result), widen(base, yard, yard_basis::self_check), std::move(got)};
+}
+
+// The seed of the second checked input set: a draw of its own, never a timed set's or the audit's.
+std::uint64_t second_check_seed(const side& s) { return (s.seed ^ 0x2545F4914F6CDD1DULL) & 0x7FFFFFFFFFFFFFFFULL; }
+
+// Prepares the runtime on the side's inputs and, when asked, checks it against the float64 reference twice: on the
+// side's inputs (the call the runtime was prepared on) and then on a second input set drawn by the kernel's own
+// maker (docs/runner.md, the reference check). The second catches an answer right only for the inputs the kernel met
+// first (a result kept from the first call and handed back for any input, buffers sized or filled on it), which the
+// audit of the timed calls cannot: it compares timed calls with the kernel's own untimed answers, which such a
+// kernel keeps too.
+void bind_side(side& s, const std::string& runtime, bool check, std::int64_t batch) {
   guarded(s, s.spec->name, [&] {
     s.call = s.entry->kernel->prepare(runtime, s.inputs, s.dtype, s.device, s.seed);
     if (!check) return;
-    const tolerance base = base_tolerance(s);
-    // The kernel's own call first: when it fails, its error (not the reference's) is the one to report.
-    const std::vector<at::Tensor> got = s.call->outputs();
-    const std::vector<at::Tensor> ref64 = s.entry->kernel->reference(s.inputs, s.seed);
-    const std::vector<at::Tensor> moved =
-        s.entry->kernel->reference(rounding_perturbed(s.inputs, arithmetic_eps(s.dtype, s.device), s.seed), s.seed);
-    const yardstick yard =
-        measure_yardstick(eager_outputs(s, runtime, got), ref64, s.dtype, &moved, tf32_allowed(s.dtype, s.device));
-    const check_result result = check_within(got, ref64, base, yard, yard_basis::self_check);
-    put_bound(s, got);
-    const tolerance applied = widen(base, yard, yard_basis::self_check);
-    s.applied = applied;
+    const reference_outcome first = check_on(s, runtime, *s.call, s.inputs);
+    put_bound(s, first.got);
+    s.applied = first.applied;
     // JSON has no infinity (a NaN output's error is infinite): the largest double stands in, as the reader expects.
     auto json_number = [](double v) { return std::isfinite(v) ? v : 1e308; };
-    s.out.check = reference_check{json_number(result.max_abs_err), json_number(result.rel_err), applied};
-    if (!result.ok) {
+    s.out.check =
+        reference_check{json_number(first.result.max_abs_err), json_number(first.result.rel_err), first.applied};
+    if (!first.result.ok) {
       s.fail(result_status::diverged,
-             runtime + " output differs from the float64 eager reference: " + result.message +
+             runtime + " output differs from the float64 eager reference: " + first.result.message +
                  " (loosen tolerance for this kernel in rnx.toml if the difference is expected)");
+      return;
+    }
+    const std::vector<at::Tensor> other = s.entry->kernel->make_inputs(batch, s.dtype, s.device, second_check_seed(s));
+    const reference_outcome second = check_on(s, runtime, *s.call->with_inputs(other), other);
+    if (!second.result.ok) {
+      s.fail(result_status::diverged,
+             runtime +
+                 " output on a second input set differs from the float64 eager reference: " + second.result.message +
+                 "; it was right on the first inputs it was given, so it answers for the inputs it met first (a "
+                 "result kept from an earlier call, buffers sized or filled on them): it is broken, not fast");
     }
   });
 }
@@ -285,7 +317,7 @@ struct timed_audit {
   std::vector<std::vector<at::Tensor>> inputs;
   std::vector<std::vector<at::Tensor>> expected;
 };
-constexpr int audited_calls_per_process = 3;
+constexpr int audited_calls_per_process = 4;
 
 timed_audit prepare_audit(const side& s, std::int64_t batch, std::uint64_t seed) {
   timed_audit a;
@@ -348,13 +380,42 @@ bool same_tensors(const std::vector<at::Tensor>& a, const std::vector<at::Tensor
 // spread does not show (docs/runner.md, the control).
 constexpr double control_window_ms = 150;
 
-// The control (docs/runner.md, a head cannot steer its base): the base timed alone, before the head's file is
-// imported, paired with itself (two pools of its own inputs, the blocks of the pair to come), so the control and
-// the base beside the head differ only in what the other side of the blocks is; an eighth of the budget a side, and
-// on a CPU at least control_window_ms.
-void time_base_alone(side& base, std::int64_t batch, const worker_job& job) {
-  const std::unique_ptr<timed_calls> one = timed_calls_of(base, batch, job, 1);
-  const std::unique_ptr<timed_calls> other = timed_calls_of(base, batch, job, 2);
+// The base's twin for the control: the base's own file imported a second time under a prefix of its own, so it has
+// its own module, weights and inputs as the head will, made and bound as a pair's side is (its inputs the base's
+// very tensors where they are equal, as the pair shares them with the head). Unchecked: it is the base's code.
+side load_twin(const side& base, const job_config& c, const manifest& base_manifest, const worker_job& job,
+               kernel_cache& cache) {
+  side twin = load_side(c, base_manifest, job, cache, "rnx_twin_");
+  if (twin.failed()) return twin;
+  guarded(twin, twin.spec->name,
+          [&] { twin.inputs = twin.entry->kernel->make_inputs(c.batch, twin.dtype, twin.device, twin.seed); });
+  if (twin.failed()) return twin;
+  if (same_tensors(base.inputs, twin.inputs)) twin.inputs = base.inputs;
+  bind_side(twin, c.runtime, false, c.batch);
+  return twin;
+}
+
+// The control (docs/runner.md, a head cannot steer its base): the base timed before the head's file is imported,
+// paired with its twin (load_twin) in the blocks of the pair to come, so the control and the base beside the head
+// differ only in whose code the other side of the blocks runs: the base's own or the head's. (Paired with itself,
+// one module and one set of weights, the control left out what a second module's weights and inputs cost the base
+// in the caches, and identical code beside its head read up to 1.8x its time alone: embedding tables, norms.) An
+// eighth of the budget a side, and on a CPU at least control_window_ms. A twin that does not load or bind leaves
+// the base paired with itself (two pools of its own inputs).
+void time_base_alone(side& base, const job_config& c, const manifest& base_manifest, const worker_job& job,
+                     kernel_cache& cache) {
+  side twin = load_twin(base, c, base_manifest, job, cache);
+  if (!twin.failed()) guarded(twin, twin.spec->name, [&] { rehome_state(*base.call, *twin.call); });
+  const bool twinned = !twin.failed();
+  const std::unique_ptr<timed_calls> one = timed_calls_of(base, c.batch, job, 1);
+  std::unique_ptr<timed_calls> other;
+  if (!twinned) {
+    other = timed_calls_of(base, c.batch, job, 2);
+  } else if (base.fresh && same_tensors(base.inputs, twin.inputs)) {
+    other = shared_pool(twin, *one);
+  } else {
+    other = timed_calls_of(twin, c.batch, job, 2);
+  }
   timing_options t = timing_of(base.settings);
   t.budget_ms = std::max(t.budget_ms / 8, base.device.is_cuda() ? 1.0 : control_window_ms);
   const paired_timing_result timing = measure_paired(*one, *other, base.device, t, job.pairing_seed ^ 0xC0117C0117ULL);
@@ -410,7 +471,7 @@ result_event run_config(const job_config& c, const manifest& m, const worker_job
   guarded(s, s.spec->name, [&] { s.inputs = s.entry->kernel->make_inputs(c.batch, s.dtype, s.device, s.seed); });
   clock.mark(&config_phases::inputs);
   if (s.failed()) return event_of(c, s, clock.phases());
-  bind_side(s, c.runtime, c.check);
+  bind_side(s, c.runtime, c.check, c.batch);
   if (c.check && !s.failed()) put_work(s, c.batch);
   clock.mark(&config_phases::bind);
   if (s.failed()) return event_of(c, s, clock.phases());
@@ -473,7 +534,7 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
   };
   auto bind = [&](side* s) {
     const bool check = s == &base ? c.check_base : c.check;
-    if (!s->failed()) bind_side(*s, c.runtime, check);
+    if (!s->failed()) bind_side(*s, c.runtime, check, c.batch);
     if (!s->failed() && check) put_work(*s, c.batch);
   };
   // The control (docs/runner.md, a head cannot steer its base): in a process whose base goes first, the base is
@@ -486,7 +547,7 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
     make(&base);
     bind(&base);
     if (!base.failed()) {
-      guarded(base, base.spec->name, [&] { time_base_alone(base, c.batch, job); });
+      guarded(base, base.spec->name, [&] { time_base_alone(base, c, base_manifest, job, cache); });
     }
     clock.mark(&config_phases::control);
     load(&head);

@@ -118,9 +118,9 @@ config_verdict compare_results(const run_result& base, const run_result& head, c
   }
   if (v.pairing == pairing_mode::in_process && head.base_control && !head.base_control->steered) {
     std::ostringstream os;
-    os << std::fixed << std::setprecision(3) << "base checked alone: beside the head it ran "
-       << head.base_control->ratio << "x its time alone (limit 1 + " << std::setprecision(2) << head.base_control->limit
-       << ")";
+    os << std::fixed << std::setprecision(3) << "base checked beside its twin: beside the head it ran "
+       << head.base_control->ratio << "x its time beside its twin (limit 1 + " << std::setprecision(2)
+       << head.base_control->limit << ")";
     c.reason += std::string(c.reason.empty() ? "" : "; ") + os.str();
   }
   v.mde = c.mde;

@@ -94,15 +94,15 @@ TEST_CASE("fresh inputs: no call sees values an earlier call saw, integers inclu
     ++seen_values[c.x_digest];
   }
   CHECK(pids.size() == 2);
-  // The timed calls' audit (docs/runner.md) calls the kernel once untimed on each of its three audit sets before
-  // the same values go to the audited timed call: at most three pairs a process, none seen more than twice.
+  // The timed calls' audit (docs/runner.md) calls the kernel once untimed on each of its four audit sets before
+  // the same values go to the audited timed call: at most four pairs a process, none seen more than twice.
   int audited = 0;
   for (const auto& [digest, count] : seen_values) {
     INFO("float input values " << digest << " were given to " << count << " calls");
     CHECK(count <= 2);
     audited += count == 2;
   }
-  CHECK(audited <= 3 * static_cast<int>(pids.size()));
+  CHECK(audited <= 4 * static_cast<int>(pids.size()));
   for (const std::string& pid : pids) {
     std::set<std::string> addresses;
     std::map<std::string, std::set<std::string>> index_values;  // per address of the integer input
@@ -127,7 +127,7 @@ TEST_CASE("fresh inputs: no call sees values an earlier call saw, integers inclu
     CHECK(count <= 2);
     audited_indices += count == 2;
   }
-  CHECK(audited_indices <= 3 * static_cast<int>(pids.size()));
+  CHECK(audited_indices <= 4 * static_cast<int>(pids.size()));
 }
 
 TEST_CASE("without fresh inputs every call sees the same values (what the log above would show for reuse)") {
@@ -138,13 +138,15 @@ TEST_CASE("without fresh inputs every call sees the same values (what the log ab
   REQUIRE(calls.size() > 20);
   std::map<std::string, std::size_t> seen_values;
   for (const auto& c : calls) ++seen_values[c.x_digest];
-  // Every process draws the configuration's one seeded set; the work count's one call has a set of its own.
-  REQUIRE(seen_values.size() == 2);
+  // Every process draws the configuration's one seeded set; the reference check's second set and the work count's
+  // one call have a set of their own each.
+  REQUIRE(seen_values.size() == 3);
   std::vector<std::size_t> counts;
   for (const auto& [digest, count] : seen_values) counts.push_back(count);
   std::sort(counts.begin(), counts.end());
-  CHECK(counts.front() == 1);
-  CHECK(counts.back() == calls.size() - 1);
+  CHECK(counts[0] == 1);
+  CHECK(counts[1] == 1);
+  CHECK(counts[2] == calls.size() - 2);
 }
 
 TEST_CASE("a pair with the same inputs takes them from one pool: every input buffer is read by both sides") {
@@ -169,12 +171,16 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
     if (std::find(pids.begin(), pids.end(), c.pid) == pids.end()) pids.push_back(c.pid);
   }
   REQUIRE(pids.size() >= 2);
+  // The control paired the base with its twin (the base's file imported once more, a module of its own): some
+  // process called it, and it is left out below, where the pair's two sides are counted.
+  const auto is_twin = [](const logged_call& c) { return c.module.find("twin") != std::string::npos; };
+  CHECK(std::any_of(calls.begin(), calls.end(), is_twin));
   for (const std::string& pid : pids) {
     std::map<std::string, std::set<std::string>> sides_of;  // input address -> the modules that read it
     std::map<std::string, int> seen_values;
     std::set<std::string> modules;
     for (const auto& c : calls) {
-      if (c.pid != pid) continue;
+      if (c.pid != pid || is_twin(c)) continue;
       sides_of[c.x_address].insert(c.module);
       ++seen_values[c.x_digest];
       modules.insert(c.module);
@@ -184,12 +190,12 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
     const std::string base_module = *std::find_if(
         modules.begin(), modules.end(), [](const std::string& m) { return m.find("base") != std::string::npos; });
     REQUIRE(sides_of.size() >= 2);
-    // The first process also counts each side's work, once, on an input set of its own drawn under the work
-    // count's seed: one buffer per side that only that side reads, and values both sides saw once. The process
-    // with the base's control timed the base alone first, on two pools of its own (read by the base only).
+    // The first process also checks each side on a second input set and counts its work on a third, once each,
+    // drawn under seeds of their own: two buffers per side that only that side reads, values both sides saw once.
+    // The process with the base's control timed the base beside its twin first, on a pool of the base's own.
     int control_sets = 0;
     for (const auto& [address, readers] : sides_of) control_sets += readers.size() == 1 && readers.count(base_module);
-    const int own_sets = pid == pids.front() ? 2 : 0;
+    const int own_sets = pid == pids.front() ? 4 : 0;
     int one_side = 0;
     for (const auto& [address, readers] : sides_of) one_side += readers.size() == 1;
     // The control's process warmed the base up alone first, so its two sides may size their samples differently
@@ -202,7 +208,7 @@ TEST_CASE("a pair with the same inputs takes them from one pool: every input buf
       CHECK(count <= 2);
       repeated += count == 2;
     }
-    if (control_sets <= 2) CHECK(repeated <= (pid == pids.front() ? 2 : 1) + 2 * 3);  // + each side's audits
+    if (control_sets <= 2) CHECK(repeated <= (pid == pids.front() ? 2 : 1) + 2 * 4);  // + each side's audits
   }
 }
 
@@ -230,4 +236,33 @@ TEST_CASE("a kernel that answers wrongly only after many calls is caught on its 
   INFO(r.message);
   CHECK(r.status == rnx::result_status::diverged);
   CHECK(r.message.find("a timed call's output differs from the kernel's own untimed answer") != std::string::npos);
+}
+
+TEST_CASE("a kernel that keeps its first answer for any input is diverged on the second checked input set") {
+  const fs::path dir = fs::temp_directory_path() / ("rnx-first-answer-test-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path manifest = dir / "first.toml";
+  {
+    std::ofstream out(manifest);
+    out << "[project]\nname = \"audit-tests\"\n[defaults]\nbatch = [1]\ndevice = \"cpu\"\n"
+        << "[bench]\nprocesses = 1\nsamples = 8\nmin_samples = 8\nbudget_ms = 50\nwarmup_ms = 1\nthreads = 1\n"
+        << "[[kernel]]\nname = \"first\"\npath = \""
+        << (fs::path(RNX_TEST_DATA_DIR) / "kernels" / "first_answer.py").string() << "\"\n";
+  }
+  rnx::runner::bench_options o;
+  o.manifests = {manifest};
+  o.worker = RNX_TEST_WORKER;
+  o.cache_dir = fs::path(RNX_TEST_CACHE_DIR);
+  // With the same inputs at every call too: what it answers for other inputs is wrong whatever the run times.
+  for (const bool fresh : {true, false}) {
+    o.fresh_inputs = fresh;
+    const auto sides = rnx::runner::run_bench(o);
+    REQUIRE(sides.size() == 1);
+    REQUIRE(sides[0].results.size() == 1);
+    const rnx::run_result& r = sides[0].results[0];
+    INFO("fresh inputs: " << fresh << "; " << r.message);
+    CHECK(r.status == rnx::result_status::diverged);
+    CHECK(r.message.find("output on a second input set differs from the float64 eager reference") != std::string::npos);
+  }
+  fs::remove_all(dir);
 }

@@ -153,10 +153,10 @@ struct timed_output {
 // through bound_call::outputs() instead of invoke(), and its outputs are copied once the sample's clock has
 // stopped. The caller then checks them against those references (worker_config.cpp): a kernel whose timed calls
 // answer otherwise than its checked call (it skips work after so many calls, or when called in a loop) is caught on
-// the very calls that were timed. The gaps between audits are drawn from 1..32, 1..96, 1..256, ... samples, so the
-// audits reach far into a long run. The audit inputs are copied into the call's set outside the clock; the
-// outputs() call differs from invoke() only by wrapping the returned tensors (microseconds, in one call of a few
-// samples).
+// the very calls that were timed. The gaps between audits are drawn from 1..8, 1..32, 1..96, 1..256 samples, so
+// every process is audited early and the audits reach far into a long run. The audit inputs are copied into the call's
+// set outside the clock; the outputs() call differs from invoke() only by wrapping the returned tensors (microseconds,
+// in one call of a few samples).
 class audited_calls final : public timed_calls {
  public:
   audited_calls(timed_calls& inner, std::vector<std::vector<at::Tensor>> audit_inputs, std::uint64_t seed);
