@@ -55,6 +55,14 @@ class temp_dir {
   fs::path path_;
 };
 
+// Asks `ready` until it holds: for state the server reaches on threads of its own (a background check stored, a
+// slot freed, a delivery logged). No wall-clock bound of its own, so a loaded machine cannot fail a test here; the
+// test's ctest TIMEOUT bounds the wait. The pause is how often to look, not how long to wait.
+template <typename Ready>
+void wait_until(Ready&& ready) {
+  while (!ready()) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+}
+
 struct run_spec {
   std::string project = "demo";
   std::string branch = "main";

@@ -41,12 +41,10 @@ std::vector<test::recording_server::received> change_messages(test::recording_se
 // Waits until the server's background worker has judged run `run_id` against the baseline before it (the change
 // scan runs before that check, so it is done too).
 void wait_for_regression_check(const std::string& db_path, std::int64_t run_id, std::int64_t previous_run_id) {
-  for (int i = 0; i < 400; ++i) {
+  test::wait_until([&] {
     store::database db(db_path);
-    if (db.latest_verdict(run_id, previous_run_id, store::verdict_kind::regression)) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-  }
-  FAIL("the regression check of run " << run_id << " did not finish");
+    return db.latest_verdict(run_id, previous_run_id, store::verdict_kind::regression).has_value();
+  });
 }
 
 }  // namespace

@@ -132,15 +132,10 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   REQUIRE(a.is_open());
   REQUIRE(b.is_open());
   // The server reads their headers asynchronously: wait until both hold their slot, asking with the token (a
-  // request with one takes no slot, so the wait cannot take one of theirs; bounded: 20 s on a loaded machine).
-  bool both_held = false;
-  for (int i = 0; i < 400 && !both_held; ++i) {
-    both_held =
-        call(server, "GET", "/metrics", token).body.find("\nrnx_unauthenticated_requests 2\n") != std::string::npos;
-    if (!both_held) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  if (!both_held) MESSAGE(call(server, "GET", "/metrics", token).body);
-  REQUIRE(both_held);
+  // request with one takes no slot, so the wait cannot take one of theirs).
+  test::wait_until([&] {
+    return call(server, "GET", "/metrics", token).body.find("\nrnx_unauthenticated_requests 2\n") != std::string::npos;
+  });
   const std::string anonymous = "/api/v1/projects/demo/runs";  // 401 when a slot is free
   auto busy = call(server, "GET", anonymous, "");
   CHECK(busy.status == 503);
@@ -154,12 +149,7 @@ TEST_CASE("abuse: requests without a token beyond --max-unauthenticated get 503;
   // The slots come back when the stalled requests end.
   a.close();
   b.close();
-  int status = 0;
-  for (int i = 0; i < 400 && status != 401; ++i) {
-    status = call(server, "GET", anonymous, "").status;
-    if (status != 401) std::this_thread::sleep_for(std::chrono::milliseconds(50));
-  }
-  CHECK(status == 401);
+  test::wait_until([&] { return call(server, "GET", anonymous, "").status == 401; });
 }
 
 TEST_CASE("abuse: a slowloris from nine addresses over every cap; a tenth address's token and /healthz are answered") {
@@ -303,12 +293,7 @@ TEST_CASE("abuse: connections held per token and per project are capped: one mor
   CHECK(call(server, "GET", "/api/v1/projects/other/token", other).status == 200);
   // Once a held connection closes, its token has a place again.
   held[0].reset();
-  int status = 0;
-  for (int i = 0; i < 200 && status != 200; ++i) {
-    status = open_with(token, "demo").result_int();
-    if (status != 200) std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look
-  }
-  CHECK(status == 200);
+  test::wait_until([&] { return open_with(token, "demo").result_int() == 200; });
 }
 
 TEST_CASE("abuse: a kept-alive connection idle past --idle-timeout is closed, token or not") {

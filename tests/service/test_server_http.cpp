@@ -322,12 +322,11 @@ TEST_CASE("server: a flood of idle connections beyond --max-connections does not
     CHECK(ec);
   }
   // The next client gets through, and once the closed sessions have ended it is the only connection open.
-  while (true) {
+  test::wait_until([&] {
     auto r = http::request("GET", server.url("/metrics"));
     REQUIRE(r.status == 200);
-    if (r.body.find("rnx_open_connections 1\n") != std::string::npos) break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look, not how long to wait
-  }
+    return r.body.find("rnx_open_connections 1\n") != std::string::npos;
+  });
 }
 
 TEST_CASE("token scopes: a 401/403 matrix over pull-request uploads, push uploads, verdicts and accepts") {

@@ -32,12 +32,12 @@ unsigned short closed_port() {
 // the log is read until they are all there, however long the retries take (the test's ctest TIMEOUT bounds it).
 std::vector<store::delivery_record> deliveries_once_there(const std::string& db_path, std::int64_t webhook_id,
                                                           std::size_t n) {
-  while (true) {
-    store::database db(db_path);
-    auto log = db.deliveries(webhook_id);
-    if (log.size() >= n) return log;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // how often to look, not how long to wait
-  }
+  std::vector<store::delivery_record> log;
+  test::wait_until([&] {
+    log = store::database(db_path).deliveries(webhook_id);
+    return log.size() >= n;
+  });
+  return log;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include "rnx/verify/verify.hpp"
 #include "rnx/sandbox/sandbox.hpp"
 // The verify worker's events and the judge's reading of them are private to rnx_verify (its src folder).
+#include "../../verify/src/job_file.hpp"
 #include "../../verify/src/orchestrator.hpp"
 
 #include <boost/json.hpp>
@@ -608,6 +609,50 @@ TEST_CASE("a line of a known event that does not read as one is tampering, never
   CHECK_THROWS_WITH_AS(
       rows_of({ready, line_of(rvd::to_json(rvd::fatal_event{.code = rnx::errc::internal, .message = "boom"}))}),
       doctest::Contains("the verify worker failed: boom"), rnx::error);
+}
+
+TEST_CASE("the verify job file reads back as it was written; a key it does not know is refused by name") {
+  rvd::job_file j;
+  j.name = "softmax";
+  j.reference = {"/k/ref.py", "run"};
+  j.candidate = {"/k/cand.py", ""};
+  j.inputs = {{"x", "B,1024"}, {"y", "4"}};
+  j.batches = {1, 4};
+  j.dtypes = {"float32", "bfloat16"};
+  j.device = "cpu";
+  j.tolerances["float32"] = {1e-4, 2e-5};
+  j.seed = 0x7fffffffffffffffULL;
+  j.speedup_limit = 12.5;
+  j.implausible_speedup = rvd::on_implausible::review;
+  j.cache_dir = "/cache";
+  const boost::json::value written = rnx::json::to_object(j);
+  CHECK(written.at("implausible_speedup") == "review");
+  CHECK(written.at("inputs").at(0).at("shape") == "B,1024");
+  const auto back = rnx::json::from_object<rvd::job_file>(written, "the verify job");
+  CHECK(back.name == j.name);
+  CHECK(back.reference.path == "/k/ref.py");
+  CHECK(back.reference.entry == "run");
+  CHECK(back.candidate.path == "/k/cand.py");
+  REQUIRE(back.inputs.size() == 2);
+  CHECK(back.inputs[1].name == "y");
+  CHECK(back.inputs[1].shape == "4");
+  CHECK(back.batches == j.batches);
+  CHECK(back.dtypes == j.dtypes);
+  CHECK(back.tolerances.at("float32").rtol == 1e-4);
+  CHECK(back.tolerances.at("float32").atol == 2e-5);
+  CHECK(back.seed == j.seed);
+  CHECK(back.speedup_limit == 12.5);
+  CHECK(back.implausible_speedup == rvd::on_implausible::review);
+  CHECK(back.cache_dir == "/cache");
+  boost::json::object extra = written.as_object();
+  extra["speedup_review"] = true;
+  try {
+    (void)rnx::json::from_object<rvd::job_file>(extra, "the verify job");
+    FAIL("expected an unknown key to be refused");
+  } catch (const rnx::error& e) {
+    CHECK(e.code() == rnx::errc::invalid);
+    CHECK(std::string(e.what()).find("unknown key \"speedup_review\"") != std::string::npos);
+  }
 }
 
 TEST_CASE("bad references are usage errors naming the fix") {

@@ -164,7 +164,7 @@ class host {
         capabilities_dropped_(capabilities_dropped),
         why_(std::move(why)),
         device_(runner::resolve_device(job_.device)),
-        pair_(job_.reference, job_.inputs, device_, job_.seed, job_.cache_dir) {}
+        pair_(job_.reference, job_.shapes, device_, job_.seed, job_.cache_dir) {}
 
   [[noreturn]] void run() {
     warm_up();

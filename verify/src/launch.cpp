@@ -2,6 +2,7 @@
 // killed for the wall-clock or memory limit.
 #include "orchestrator.hpp"
 
+#include "job_file.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/common/json.hpp"
 #include "rnx/common/message_lines.hpp"
@@ -30,28 +31,20 @@ namespace rnx::verify::detail {
 namespace {
 
 bj::object job_json(const verify_options& o) {
-  bj::array inputs;
-  for (const auto& in : o.reference.inputs) inputs.push_back(bj::object{{"name", in.name}, {"shape", in.text}});
-  bj::array batches;
-  for (auto b : o.reference.batches) batches.push_back(b);
-  bj::array dtypes;
-  for (const auto& d : o.reference.dtypes) dtypes.push_back(bj::string(d));
-  bj::object tolerances;
-  for (const auto& [d, t] : o.reference.tolerances) tolerances[d] = bj::object{{"rtol", t.rtol}, {"atol", t.atol}};
-  return bj::object{
-      {"name", o.reference.name},
-      {"reference", bj::object{{"path", fs::absolute(o.reference.path).string()}, {"entry", o.reference.entry}}},
-      {"candidate", bj::object{{"path", fs::absolute(o.candidate).string()}, {"entry", o.candidate_entry}}},
-      {"inputs", inputs},
-      {"batches", batches},
-      {"dtypes", dtypes},
-      {"device", o.reference.device},
-      {"tolerances", tolerances},
-      {"seed", static_cast<std::int64_t>(o.seed & 0x7fffffffffffffffULL)},
-      {"speedup_limit", o.speedup_limit},
-      {"implausible_speedup", o.speedup_review ? "review" : "reject"},
-      {"cache_dir", o.cache_dir.string()},
-  };
+  job_file j;
+  j.name = o.reference.name;
+  j.reference = {fs::absolute(o.reference.path).string(), o.reference.entry};
+  j.candidate = {fs::absolute(o.candidate).string(), o.candidate_entry};
+  for (const auto& in : o.reference.inputs) j.inputs.push_back({in.name, in.text});
+  j.batches = o.reference.batches;
+  j.dtypes = o.reference.dtypes;
+  j.device = o.reference.device;
+  for (const auto& [d, t] : o.reference.tolerances) j.tolerances[d] = {t.rtol, t.atol};
+  j.seed = o.seed & 0x7fffffffffffffffULL;
+  j.speedup_limit = o.speedup_limit;
+  j.implausible_speedup = o.speedup_review ? on_implausible::review : on_implausible::reject;
+  j.cache_dir = o.cache_dir.string();
+  return json::to_object(j);
 }
 
 // The job's kernels as the worker reaches them: each copied with this process's rights into the sandbox's handed

@@ -28,19 +28,9 @@ namespace rnx::verify::detail {
 
 using runner::py_ref;
 
-struct job {
-  std::string name;
-  side_spec reference;
-  side_spec candidate;
-  std::vector<input_spec> inputs;
-  std::vector<std::int64_t> batches;
-  std::vector<std::string> dtypes;
-  std::string device;
-  std::map<std::string, tolerance> tolerances;
-  std::uint64_t seed = 0;
-  double speedup_limit = 10;
-  bool speedup_review = false;  // an implausible speedup is marked `review` instead of failing
-  std::filesystem::path cache_dir;
+// The job as the worker runs it: the file the verifier wrote (job_file.hpp) and its inputs' shapes parsed.
+struct job : job_file {
+  std::vector<input_spec> shapes;  // inputs[i] parsed
 };
 
 job read_job(const std::filesystem::path& path);
@@ -145,7 +135,7 @@ class verifier {
  private:
   tolerance tol_for(at::ScalarType dtype) const {
     std::string name(runner::dtype_name(dtype));
-    if (auto it = job_.tolerances.find(name); it != job_.tolerances.end()) return it->second;
+    if (auto it = job_.tolerances.find(name); it != job_.tolerances.end()) return {it->second.rtol, it->second.atol};
     return default_tolerance(name);
   }
   std::vector<at::Tensor> candidate_call(const std::vector<at::Tensor>& inputs, at::ScalarType dtype,

@@ -2,6 +2,7 @@
 #include "worker_checks.hpp"
 
 #include "device_checks.hpp"
+#include "job_file.hpp"
 #include "rnx/common/error.hpp"
 #include "rnx/runner/worker_channel.hpp"
 #include "rnx/sandbox/sandbox.hpp"
@@ -60,31 +61,9 @@ std::string fmt(double v) {
 }
 
 job read_job(const std::filesystem::path& path) {
-  bj::object o = json::parse_file(path).as_object();
   job j;
-  j.name = std::string(o.at("name").as_string());
-  j.reference = {std::string(o.at("reference").at("path").as_string()),
-                 std::string(o.at("reference").at("entry").as_string())};
-  j.candidate = {std::string(o.at("candidate").at("path").as_string()),
-                 std::string(o.at("candidate").at("entry").as_string())};
-  for (const auto& v : o.at("inputs").as_array()) {
-    input_spec in;
-    in.name = std::string(v.at("name").as_string());
-    in.text = std::string(v.at("shape").as_string());
-    in.dims = parse_shape(in.text, "input " + in.name);
-    j.inputs.push_back(in);
-  }
-  for (const auto& v : o.at("batches").as_array()) j.batches.push_back(v.as_int64());
-  for (const auto& v : o.at("dtypes").as_array()) j.dtypes.emplace_back(v.as_string());
-  j.device = std::string(o.at("device").as_string());
-  for (const auto& [k, v] : o.at("tolerances").as_object()) {
-    j.tolerances[std::string(k)] = {v.at("rtol").to_number<double>(), v.at("atol").to_number<double>()};
-  }
-  j.seed = static_cast<std::uint64_t>(o.at("seed").as_int64());
-  j.speedup_limit = o.at("speedup_limit").to_number<double>();
-  if (const bj::value* v = o.if_contains("implausible_speedup"))
-    j.speedup_review = v->is_string() && v->as_string() == "review";
-  j.cache_dir = std::string(o.at("cache_dir").as_string());
+  static_cast<job_file&>(j) = json::from_object<job_file>(json::parse_file(path), "the verify job " + path.string());
+  for (const auto& in : j.inputs) j.shapes.push_back({in.name, parse_shape(in.shape, "input " + in.name), in.shape});
   return j;
 }
 

@@ -1,6 +1,7 @@
 // Inside rnx-verify-worker: the reference and candidate as callables on tensors, and the inputs they are fed.
 #pragma once
 
+#include "job_file.hpp"
 #include "rnx/common/manifest.hpp"
 #include "rnx/runner/kernel.hpp"
 #include "rnx/runner/python.hpp"
@@ -48,11 +49,6 @@ runner::py_ref call_verify(const char* name, PyObject* args_tuple);  // throws r
 // Which side of the comparison a file is: its name is the role rnx_verify.load is told and the start of messages.
 enum class side_role { reference, candidate };
 std::string_view to_string(side_role role);  // "reference", "candidate"
-
-struct side_spec {
-  std::string path;
-  std::string entry;
-};
 
 class kernel_pair {
  public:

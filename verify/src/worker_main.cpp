@@ -196,7 +196,7 @@ void judge(const std::string& job_path) {
   c10::NoGradGuard no_grad;  // inference only; Python shares this thread-local mode
   at::Device device = runner::resolve_device(j.device);
   emit(to_json(ready_event{.device = device.str()}));
-  kernel_pair pair(j.reference, j.inputs, device, j.seed, j.cache_dir);
+  kernel_pair pair(j.reference, j.shapes, device, j.seed, j.cache_dir);
   emit_static_scan(j, pair.kernelbench());
   warm_reference(j, pair, device);
 

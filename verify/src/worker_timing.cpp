@@ -204,7 +204,7 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
     d += ", and the candidate's fastest call took " + fmt(cand_ms) + " ms: beyond what the device can do (more than " +
          fmt(rnx::physics_margin) + "x faster than its own fill of that many bytes), so the time measured is not the " +
          "computation's; rejected";
-  } else if (implausible && job_.speedup_review) {
+  } else if (implausible && job_.implausible_speedup == on_implausible::review) {
     result = outcome::review;
     d += "; over " + fmt(job_.speedup_limit) + "x: have a person look";
   } else if (implausible) {
