@@ -35,6 +35,10 @@ struct planned {
   // A control that found the base moved, waiting for the next process with the base first to confirm it (on the
   // head's entry): one process's drift is not a steer, a head that steers does it in every process.
   std::optional<base_control_check> control_trip;
+  // The round of a process past max_processes granted to confirm a control that found the base moved in the last
+  // one (on the head's entry; -1: none): a trip is always confirmed or cleared by a second control, never settled
+  // by the schedule running out.
+  int confirm_round = -1;
   // The round this configuration's counted processes start from: 0, or the round a steered pair was split in
   // (its in-process samples dropped, its processes counted again from there).
   int round_offset = 0;

@@ -98,6 +98,7 @@ void orchestrator::run() {
   for (int round = 0; round < total_rounds_; ++round) {
     run_one_round(round);
     if (round + 1 < total_rounds_) continue;
+    if (grant_confirmations(round)) continue;
     // The last round: pairs no look decided are judged on everything measured, so their orders are checked here
     // (a steered one gets rounds of process pairing, which extend the loop).
     for (std::size_t i : members_) {
@@ -142,6 +143,24 @@ void orchestrator::run_one_round(int round) {
   }
 }
 
+// After the last round: every in-process pair whose control found its base moved in its last process, and has not
+// had one, gets one process more (past max_processes) with the base first, where a second control confirms the
+// trip or clears it (docs/runner.md, the control). Without it, a single drifting window in the last process sent the
+// whole pair to process pairing: a false trip then cost the pair every in-process sample it had. True when a round
+// was added.
+bool orchestrator::grant_confirmations(int round) {
+  bool granted = false;
+  for (std::size_t i : members_) {
+    planned& p = plan_[i];
+    if (p.side != 0 || !p.partner || !p.in_process || p.failed || plan_[*p.partner].failed) continue;
+    if (!p.control_trip || p.confirm_round >= 0) continue;
+    p.confirm_round = round + 1;
+    granted = true;
+  }
+  if (granted) total_rounds_ = std::max(total_rounds_, round + 2);
+  return granted;
+}
+
 // A steered pair: its in-process samples dropped, measured by process pairing from this round on, counted afresh.
 void orchestrator::drop_in_process(int round, planned& head, const std::string& reason) {
   planned& base = plan_[*head.partner];
@@ -179,6 +198,7 @@ void orchestrator::report_construction_orders() {
 
 bool orchestrator::runs_in(const planned& p, int round) const {
   if (p.failed || p.decided) return false;
+  if (p.control_trip && round == p.confirm_round) return true;  // the process granted to confirm a control
   round -= p.round_offset;
   if (p.partner && plan_[*p.partner].failed) return round < p.processes;  // nothing left to pair it with
   if (round >= p.processes && budget_left_ms(p) < 0.25 * base_budget_ms(p)) return false;  // total budget spent
@@ -199,9 +219,12 @@ double orchestrator::budget_left_ms(const planned& p) const {
 // needs each process's ratio known better, or more processes, and longer processes give both), never more than
 // what the total budget has left. Samples are capped in proportion.
 std::pair<double, int> orchestrator::process_budget(const planned& p, int round) const {
-  round -= p.round_offset;
   const double base = base_budget_ms(p);
   const int samples = o_.max_samples.value_or(p.bench.max_samples);
+  // A process granted to confirm a control: one process's budget, whatever the total has left.
+  const planned& head = p.side == 0 || !p.partner ? p : plan_[*p.partner];
+  if (head.control_trip && round == head.confirm_round) return {base, samples};
+  round -= p.round_offset;
   const double left = budget_left_ms(p);
   if (round < p.processes) {
     return {std::min(base, left / static_cast<double>(p.processes - round)), samples};

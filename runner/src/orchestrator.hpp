@@ -69,6 +69,7 @@ class orchestrator {
   // A pair whose base was timed alone in this process (the control) against its base beside the head: a base the
   // head slowed in two processes in a row was steered, and the pair goes on by process pairing.
   void judge_control(int round, planned& head);
+  bool grant_confirmations(int round);
   void settle_unconfirmed_control(int round, planned& head);
   void drop_last_process(planned& head);
   // A pair whose ratio depends on which side was loaded first (a head that behaves by its order) is steered too.

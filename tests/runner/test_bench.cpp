@@ -463,6 +463,47 @@ TEST_CASE("self-check: a module with weights paired with itself loads twice; the
   fs::remove(log);
 }
 
+TEST_CASE("a control beyond its limit in the last process is confirmed or cleared in one process more") {
+  // A head that steers its base in the second process whose control ran, and in no other: with three processes,
+  // the base first in the first and the third, that is the last one, and the schedule has no process left to
+  // confirm it. It gets one more (the base first): there the head does not steer, the control clears the trip, and
+  // the pair stays in-process with the tripped process left out (docs/runner.md, the control). Windows of 300 ms,
+  // so that the machine's drift trips no other control (where one does, the test says so and stops).
+  const fs::path d = data / "kernels";
+  const fs::path count = fs::temp_directory_path() / ("rnx-steer-count-" + std::to_string(::getpid()));
+  fs::remove(count);
+  ::setenv("RNX_TEST_STEER_COUNT", count.c_str(), 1);
+  const std::string inputs = "inputs = { a = \"B,192,192\", b = \"192,192\" }\nbatch = [1]";
+  const fs::path head = write_manifest("steer-head", kernel("mm", d / "steer_late_head.py", inputs));
+  const fs::path base = write_manifest("steer-base", kernel("mm", d / "steer_base.py", inputs));
+  auto o = options_for(head);
+  o.manifests.push_back(base);
+  o.processes = 3;
+  o.max_processes = 3;
+  o.budget_ms = 300;
+  std::ostringstream progress;
+  o.log = &progress;
+  const auto sides = rnx::runner::run_bench(o);
+  ::unsetenv("RNX_TEST_STEER_COUNT");
+  fs::remove(count);
+  REQUIRE(sides.size() == 2);
+  const rnx::run_result hr = by_label(sides[0]).at("mm/eager/float32/b1");
+  INFO("pairing reason: " << hr.pairing_reason << "\nprogress:\n" << progress.str());
+  REQUIRE(hr.status == rnx::result_status::ok);
+  // Never settled by the schedule running out.
+  CHECK(progress.str().find("no later process could time it again") == std::string::npos);
+  if (rnx::test::split_by_steer_check(hr)) {
+    // A loaded machine read another window as a steer and a second control confirmed one: the pair went on by
+    // process pairing, saying so (the control's own rule; not what this test is about).
+    MESSAGE("measured by process pairing: " << hr.pairing_reason);
+    return;
+  }
+  // The steered process tripped and the control of the granted fourth process cleared it.
+  CHECK(hr.pairing == rnx::pairing_mode::in_process);
+  CHECK(progress.str().find("(a second control; the first found") != std::string::npos);
+  CHECK(progress.str().find("[4/4]") != std::string::npos);
+}
+
 TEST_CASE("filters select configurations; an unknown kernel is a usage error naming the choices") {
   std::string body = kernel("double", data / "kernels" / "double.py", "inputs = { x = \"B,8\" }\nbatch = [1, 2]");
   fs::path manifest = write_manifest("filters", body);
