@@ -52,7 +52,6 @@ ALLOWED = {
     ("gate/src/init_scaffold.cpp", "none"): "rnx init --workflow none, turned into an empty name here",
     ("importers/src/gbench.cpp", "time"): "Google Benchmark's aggregate_unit",
     ("verify/src/worker_audit.cpp", "none"): "the Python loader's parameters note (none: nothing to vary)",
-    ("verify/src/worker_io.cpp", "review"): "the verify job's implausible_speedup = \"review\", turned into a bool",
 }
 
 EXEMPT = ("tests/", "bench/", "examples/")
