@@ -382,15 +382,18 @@ constexpr double control_window_ms = 150;
 
 // The base's twin for the control: the base's own file imported a second time under a prefix of its own, so it has
 // its own module, weights and inputs as the head will, made and bound as a pair's side is (its inputs the base's
-// very tensors where they are equal, as the pair shares them with the head). Unchecked: it is the base's code.
+// very tensors where they are equal, as the pair shares them with the head: `shared` says so). Unchecked: it is the
+// base's code.
 side load_twin(const side& base, const job_config& c, const manifest& base_manifest, const worker_job& job,
-               kernel_cache& cache) {
+               kernel_cache& cache, bool& shared) {
+  shared = false;
   side twin = load_side(c, base_manifest, job, cache, "rnx_twin_");
   if (twin.failed()) return twin;
   guarded(twin, twin.spec->name,
           [&] { twin.inputs = twin.entry->kernel->make_inputs(c.batch, twin.dtype, twin.device, twin.seed); });
   if (twin.failed()) return twin;
-  if (same_tensors(base.inputs, twin.inputs)) twin.inputs = base.inputs;
+  shared = same_tensors(base.inputs, twin.inputs);
+  if (shared) twin.inputs = base.inputs;
   bind_side(twin, c.runtime, false, c.batch);
   return twin;
 }
@@ -404,14 +407,15 @@ side load_twin(const side& base, const job_config& c, const manifest& base_manif
 // the base paired with itself (two pools of its own inputs).
 void time_base_alone(side& base, const job_config& c, const manifest& base_manifest, const worker_job& job,
                      kernel_cache& cache) {
-  side twin = load_twin(base, c, base_manifest, job, cache);
+  bool shared = false;
+  side twin = load_twin(base, c, base_manifest, job, cache, shared);
   if (!twin.failed()) guarded(twin, twin.spec->name, [&] { rehome_state(*base.call, *twin.call); });
   const bool twinned = !twin.failed();
   const std::unique_ptr<timed_calls> one = timed_calls_of(base, c.batch, job, 1);
   std::unique_ptr<timed_calls> other;
   if (!twinned) {
     other = timed_calls_of(base, c.batch, job, 2);
-  } else if (base.fresh && same_tensors(base.inputs, twin.inputs)) {
+  } else if (base.fresh && shared) {
     other = shared_pool(twin, *one);
   } else {
     other = timed_calls_of(twin, c.batch, job, 2);
