@@ -301,11 +301,11 @@ def one_repetition(args, repo, work, chunks, all_names, rep, deadline):
     return rows, runs
 
 
-STEP_KEYS = ("load_s", "inputs_s", "bind_s", "warmup_s", "sampling_s")
+STEP_KEYS = ("control_s", "load_s", "inputs_s", "bind_s", "check_s", "warmup_s", "sampling_s", "audit_s")
 
 
 def add_costs(rows, cost, wall):
-    """Each row's cost: `busy_s`, the time its processes spent on it (load, inputs, check, warm-up, sampling, from
+    """Each row's cost: `busy_s`, the time its processes spent on it (control, load, inputs, bind, check, warm-up, sampling, audit, from
     rnx bench --timings), and `wall_s`, that plus an equal share of what the run spent on nothing in particular
     (worker starts not hidden, the orchestrator, looks): the run's wall time split over its configurations."""
     timed = {c["config"]: c for c in (cost or {}).get("configs", [])}
@@ -405,8 +405,8 @@ def summarize_paired(rows, scenario, fraction, rope):
     return summary
 
 
-PHASES = ("total_s", "worker_start_waited_s", "start_hidden_s", "load_s", "inputs_s", "bind_s", "warmup_s",
-          "sampling_s", "measure_other_s")
+PHASES = ("total_s", "worker_start_waited_s", "start_hidden_s", "control_s", "load_s", "inputs_s", "bind_s", "check_s",
+          "warmup_s", "sampling_s", "measure_other_s", "audit_s")
 
 
 def phase_totals(runs):

@@ -36,8 +36,9 @@ double seconds(detail::clock_type::time_point t) { return std::chrono::duration<
 
 void print_timing(std::ostream& os, const bench_timing& t) {
   const double start_total = t.start_exec_s + t.start_python_s + t.start_device_s + t.start_fingerprint_s;
-  const double config_total = t.load_s + t.inputs_s + t.bind_s + t.warmup_s + t.sampling_s + t.measure_other_s;
-  char line[200];
+  const double config_total = t.control_s + t.load_s + t.inputs_s + t.bind_s + t.check_s + t.warmup_s + t.sampling_s +
+                              t.measure_other_s + t.audit_s;
+  char line[256];
   auto row = [&](const char* what, double s, const char* note) {
     std::snprintf(line, sizeof line, "  %-34s %8.2f s  %s\n", what, s, note);
     os << line;
@@ -52,21 +53,24 @@ void print_timing(std::ostream& os, const bench_timing& t) {
   row("  device (CUDA context, cores)", t.start_device_s, "");
   row("  fingerprint", t.start_fingerprint_s, "");
   row("  (all start phases)", start_total, "");
-  row("kernel load", t.load_s, "per-configuration steps, summed over processes:");
+  row("control (base beside its twin)", t.control_s, "per-configuration steps, summed over processes:");
+  row("kernel load", t.load_s, "");
   row("inputs", t.inputs_s, "");
-  row("bind + reference check", t.bind_s, "");
+  row("bind (runtime)", t.bind_s, "");
+  row("reference checks + work count", t.check_s, "");
   row("warm-up", t.warmup_s, "");
   row("sampling", t.sampling_s, "");
-  row("measuring, other", t.measure_other_s, "(calibrating calls per sample)");
+  row("measuring, other", t.measure_other_s, "(input pools, calibrating calls per sample)");
+  row("audit of timed outputs", t.audit_s, "");
   row("(all configuration steps)", config_total, "");
   if (!t.configs.empty()) {
     os << "  per configuration (busy time over its processes):\n";
     for (const auto& c : t.configs) {
       std::snprintf(line, sizeof line,
-                    "    %-44s %-9s %2d processes %7.2f s (load %.2f, inputs %.2f, bind %.2f, warm-up %.2f, "
-                    "sampling %.2f)\n",
+                    "    %-44s %-9s %2d processes %7.2f s (control %.2f, load %.2f, inputs %.2f, bind %.2f, check "
+                    "%.2f, warm-up %.2f, sampling %.2f, audit %.2f)\n",
                     c.label.c_str(), c.measured_on.empty() ? "-" : c.measured_on.c_str(), c.processes, c.busy_s,
-                    c.load_s, c.inputs_s, c.bind_s, c.warmup_s, c.sampling_s);
+                    c.control_s, c.load_s, c.inputs_s, c.bind_s, c.check_s, c.warmup_s, c.sampling_s, c.audit_s);
       os << line;
     }
   }
@@ -79,11 +83,14 @@ bj::object timing_json(const bench_timing& t) {
                                  {"measured_on", c.measured_on},
                                  {"processes", c.processes},
                                  {"busy_s", c.busy_s},
+                                 {"control_s", c.control_s},
                                  {"load_s", c.load_s},
                                  {"inputs_s", c.inputs_s},
                                  {"bind_s", c.bind_s},
+                                 {"check_s", c.check_s},
                                  {"warmup_s", c.warmup_s},
-                                 {"sampling_s", c.sampling_s}});
+                                 {"sampling_s", c.sampling_s},
+                                 {"audit_s", c.audit_s}});
   }
   return bj::object{{"total_s", t.total_s},
                     {"workers", t.workers},
@@ -94,12 +101,15 @@ bj::object timing_json(const bench_timing& t) {
                     {"start_python_s", t.start_python_s},
                     {"start_device_s", t.start_device_s},
                     {"start_fingerprint_s", t.start_fingerprint_s},
+                    {"control_s", t.control_s},
                     {"load_s", t.load_s},
                     {"inputs_s", t.inputs_s},
                     {"bind_s", t.bind_s},
+                    {"check_s", t.check_s},
                     {"warmup_s", t.warmup_s},
                     {"sampling_s", t.sampling_s},
                     {"measure_other_s", t.measure_other_s},
+                    {"audit_s", t.audit_s},
                     {"configs", std::move(configs)}};
 }
 
@@ -133,22 +143,31 @@ void timing_ledger::on_result(std::optional<double> warmup_ms, double sampling_m
   const double sampling = sampling_ms / 1000;
   t_.warmup_s += warmup;
   t_.sampling_s += sampling;
+  const double control = phases.control / 1000;
   const double load = phases.load / 1000;
   const double inputs = phases.inputs / 1000;
   const double bind = phases.bind / 1000;
+  const double check = phases.check / 1000;
   const double measure = phases.measure / 1000;
+  const double audit = phases.audit / 1000;
+  t_.control_s += control;
   t_.load_s += load;
   t_.inputs_s += inputs;
   t_.bind_s += bind;
+  t_.check_s += check;
   t_.measure_other_s += std::max(0.0, measure - warmup - sampling);
+  t_.audit_s += audit;
   auto [it, fresh] = config_index_.emplace(label, t_.configs.size());
   if (fresh) t_.configs.push_back(config_timing{label, measured_on});
   config_timing& c = t_.configs[it->second];
   ++c.processes;
-  c.busy_s += load + inputs + bind + measure;
+  c.busy_s += control + load + inputs + bind + check + measure + audit;
+  c.control_s += control;
   c.load_s += load;
   c.inputs_s += inputs;
   c.bind_s += bind;
+  c.check_s += check;
+  c.audit_s += audit;
   c.warmup_s += warmup;
   c.sampling_s += sampling;
 }

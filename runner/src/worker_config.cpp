@@ -168,16 +168,18 @@ reference_outcome check_on(side& s, const std::string& runtime, bound_call& call
 // The seed of the second checked input set: a draw of its own, never a timed set's or the audit's.
 std::uint64_t second_check_seed(const side& s) { return (s.seed ^ 0x2545F4914F6CDD1DULL) & 0x7FFFFFFFFFFFFFFFULL; }
 
-// Prepares the runtime on the side's inputs and, when asked, checks it against the float64 reference twice: on the
-// side's inputs (the call the runtime was prepared on) and then on a second input set drawn by the kernel's own
-// maker (docs/runner.md, the reference check). The second catches an answer right only for the inputs the kernel met
-// first (a result kept from the first call and handed back for any input, buffers sized or filled on it), which the
-// audit of the timed calls cannot: it compares timed calls with the kernel's own untimed answers, which such a
-// kernel keeps too.
-void bind_side(side& s, const std::string& runtime, bool check, std::int64_t batch) {
+// Prepares the runtime on the side's inputs (compiling, tracing: the runtime's own cost).
+void bind_side(side& s, const std::string& runtime) {
+  guarded(s, s.spec->name, [&] { s.call = s.entry->kernel->prepare(runtime, s.inputs, s.dtype, s.device, s.seed); });
+}
+
+// Checks the bound runtime against the float64 reference twice: on the side's inputs (the call the runtime was
+// prepared on) and then on a second input set drawn by the kernel's own maker (docs/runner.md, the reference check).
+// The second catches an answer right only for the inputs the kernel met first (a result kept from the first call
+// and handed back for any input, buffers sized or filled on them), which the audit of the timed calls cannot: it
+// compares timed calls with the kernel's own untimed answers, which such a kernel keeps too.
+void check_side(side& s, const std::string& runtime, std::int64_t batch) {
   guarded(s, s.spec->name, [&] {
-    s.call = s.entry->kernel->prepare(runtime, s.inputs, s.dtype, s.device, s.seed);
-    if (!check) return;
     const reference_outcome first = check_on(s, runtime, *s.call, s.inputs);
     put_bound(s, first.got);
     s.applied = first.applied;
@@ -257,10 +259,10 @@ result_event event_of(const job_config& c, side& s, const config_phases& phases)
 // (warm-up and sampling, which the timing result itemises, plus the sampler's own calibration).
 class phase_clock {
  public:
-  // The time since the last mark goes to `phase` (a member of config_phases).
+  // The time since the last mark is added to `phase` (a member of config_phases).
   void mark(double config_phases::*phase) {
     const auto now = std::chrono::steady_clock::now();
-    phases_.*phase = std::chrono::duration<double, std::milli>(now - last_).count();
+    phases_.*phase += std::chrono::duration<double, std::milli>(now - last_).count();
     last_ = now;
   }
   const config_phases& phases() const { return phases_; }
@@ -394,7 +396,7 @@ side load_twin(const side& base, const job_config& c, const manifest& base_manif
   if (twin.failed()) return twin;
   shared = same_tensors(base.inputs, twin.inputs);
   if (shared) twin.inputs = base.inputs;
-  bind_side(twin, c.runtime, false, c.batch);
+  bind_side(twin, c.runtime);
   return twin;
 }
 
@@ -428,9 +430,9 @@ void time_base_alone(side& base, const job_config& c, const manifest& base_manif
 
 // Both sides timed together in blocks, each with its audited calls, then each side's audit judged (a side whose
 // timed calls answered otherwise is diverged: its own result, not a fallback). False when measuring failed (the
-// head's message says why). The pair's own figures go into `e`.
+// head's message says why). The pair's own figures go into `e`; `clock` is marked once measured and once audited.
 bool measure_pair(side& base, side& head, side& first, side& second, bool shared_inputs, const job_config& c,
-                  const worker_job& job, result_event& e) {
+                  const worker_job& job, result_event& e, phase_clock& clock) {
   if (!base.applied) base.applied = c.base_tol;
   if (!head.applied) head.applied = c.tol;
   std::optional<audited_calls> base_audit;
@@ -460,8 +462,10 @@ bool measure_pair(side& base, side& head, side& first, side& second, bool shared
     e.retaken_blocks = timing.retaken_blocks;
   });
   if (head.failed()) return false;
+  clock.mark(&config_phases::measure);
   guarded(base, base.spec->name, [&] { check_timed_outputs(base, *base_audit, base_refs); });
   guarded(head, head.spec->name, [&] { check_timed_outputs(head, *head_audit, head_refs); });
+  clock.mark(&config_phases::audit);
   return true;
 }
 
@@ -475,9 +479,13 @@ result_event run_config(const job_config& c, const manifest& m, const worker_job
   guarded(s, s.spec->name, [&] { s.inputs = s.entry->kernel->make_inputs(c.batch, s.dtype, s.device, s.seed); });
   clock.mark(&config_phases::inputs);
   if (s.failed()) return event_of(c, s, clock.phases());
-  bind_side(s, c.runtime, c.check, c.batch);
-  if (c.check && !s.failed()) put_work(s, c.batch);
+  bind_side(s, c.runtime);
   clock.mark(&config_phases::bind);
+  if (c.check && !s.failed()) {
+    check_side(s, c.runtime, c.batch);
+    if (!s.failed()) put_work(s, c.batch);
+    clock.mark(&config_phases::check);
+  }
   if (s.failed()) return event_of(c, s, clock.phases());
   if (!s.applied) s.applied = c.tol;
   std::optional<double> warmup_ms;
@@ -536,10 +544,15 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
     guarded(*s, s->spec->name,
             [&] { s->inputs = s->entry->kernel->make_inputs(c.batch, s->dtype, s->device, s->seed); });
   };
+  // Binds a side, then (where this process checks it) checks it and counts its work: each step's time to its phase.
   auto bind = [&](side* s) {
-    const bool check = s == &base ? c.check_base : c.check;
-    if (!s->failed()) bind_side(*s, c.runtime, check, c.batch);
-    if (!s->failed() && check) put_work(*s, c.batch);
+    if (s->failed()) return;
+    bind_side(*s, c.runtime);
+    clock.mark(&config_phases::bind);
+    if (s->failed() || !(s == &base ? c.check_base : c.check)) return;
+    check_side(*s, c.runtime, c.batch);
+    if (!s->failed()) put_work(*s, c.batch);
+    clock.mark(&config_phases::check);
   };
   // The control (docs/runner.md, a head cannot steer its base): in a process whose base goes first, the base is
   // loaded, bound and timed alone before the head's file is even imported, so nothing the head does can reach
@@ -549,6 +562,7 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
     load(&base);
     if (auto why = loaded(&base)) return fallback(*why);
     make(&base);
+    clock.mark(&config_phases::load);
     bind(&base);
     if (!base.failed()) {
       guarded(base, base.spec->name, [&] { time_base_alone(base, c, base_manifest, job, cache); });
@@ -580,7 +594,6 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
     bind(first);
     bind(second);
   }
-  clock.mark(&config_phases::bind);
   for (side* s : {&base, &head}) {
     if (s->failed()) {
       return fallback(std::string(s == &base ? "the base" : "the head") + " side is " +
@@ -593,10 +606,9 @@ result_event run_paired_config(const job_config& c, const manifest& head_manifes
   guarded(head, head.spec->name, [&] { rehomed = rehome_state(*first->call, *second->call); });
   if (head.failed()) return fallback("moving the two sides' weights failed: " + head.out.message);
   result_event e;
-  if (!measure_pair(base, head, *first, *second, shared_inputs, c, job, e)) {
+  if (!measure_pair(base, head, *first, *second, shared_inputs, c, job, e, clock)) {
     return fallback("measuring the two sides together failed: " + head.out.message);
   }
-  clock.mark(&config_phases::measure);
   e.index = c.index;
   e.head = std::move(head.out);
   e.base = std::move(base.out);

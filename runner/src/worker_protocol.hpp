@@ -185,13 +185,15 @@ struct side_outcome {
 };
 
 // Where one configuration's time in one process went (milliseconds): the control (paired, base first), loading the
-// kernel(s), making inputs, binding with the reference check, measuring (warm-up, sampling and the sampler's own
-// calibration) and the timed outputs' audit. A phase the process did not go through is 0.
+// kernel(s), making inputs, binding the runtime, the reference checks with the count of the work, measuring
+// (warm-up, sampling, the input pools and the sampler's own calibration) and the timed outputs' audit. A phase the
+// process did not go through is 0.
 struct config_phases {
   double control = 0;
   double load = 0;
   double inputs = 0;
   double bind = 0;
+  double check = 0;
   double measure = 0;
   double audit = 0;
 };
@@ -226,7 +228,7 @@ BOOST_DESCRIBE_STRUCT(disturbances, (), (migrations, minor_faults, major_faults,
 BOOST_DESCRIBE_STRUCT(side_outcome, (),
                       (status, device, message, threads, check, samples_ms, inputs, l2, calls_per_sample, warmup_calls,
                        disturbed, sm_mhz, timed_checks, work, bound, work_error, control_ms, inputs_note))
-BOOST_DESCRIBE_STRUCT(config_phases, (), (control, load, inputs, bind, measure, audit))
+BOOST_DESCRIBE_STRUCT(config_phases, (), (control, load, inputs, bind, check, measure, audit))
 BOOST_DESCRIBE_STRUCT(result_event, (),
                       (event, index, pair_fallback, warmup_ms, sampling_ms, head, base, first_side, shared_inputs,
                        rehomed_tensors, retaken_blocks, phases_ms))

@@ -93,13 +93,16 @@ struct config_timing {
   std::string label;        // kernel/runtime/dtype/bBATCH
   std::string measured_on;  // its device lane (empty without --devices)
   int processes = 0;
-  double busy_s = 0;  // load, inputs, binding and check, warm-up, sampling, over its processes
+  double busy_s = 0;  // every step below and the rest of measuring, over its processes
   // busy_s split into its steps (seconds, summed over its processes), to find where one configuration's time goes
+  double control_s = 0;  // paired, base first: the base timed beside its twin before the head is imported
   double load_s = 0;
   double inputs_s = 0;
   double bind_s = 0;
+  double check_s = 0;  // the float64 reference checks and the count of the call's work
   double warmup_s = 0;
   double sampling_s = 0;
+  double audit_s = 0;  // comparing the audited timed calls' outputs with the kernel's untimed answers
 };
 
 // Where a bench's wall time went (seconds), for the benchmark scripts, the summary line and --timings.
@@ -117,10 +120,13 @@ struct bench_timing {
   double start_fingerprint_s = 0;  // the environment fingerprint
   double start_hidden_s = 0;       // start-up done by prestarted workers while another worker measured
   // Each configuration's time in its processes, by step, summed:
+  double control_s = 0;        // paired, base first: the base timed beside its twin before the head is imported
   double load_s = 0;           // importing / loading the kernel(s)
   double inputs_s = 0;         // making the inputs
-  double bind_s = 0;           // binding the runtime and the float64 reference check
-  double measure_other_s = 0;  // measuring beyond warm-up and sampling (calibrating the calls per sample)
+  double bind_s = 0;           // binding the runtime (compiling, tracing)
+  double check_s = 0;          // the float64 reference checks and the count of the call's work
+  double audit_s = 0;          // comparing the audited timed calls' outputs with the kernel's untimed answers
+  double measure_other_s = 0;  // measuring beyond warm-up and sampling (input pools, calibrating calls per sample)
   std::vector<config_timing> configs;
 };
 
