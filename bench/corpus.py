@@ -55,7 +55,9 @@ import slowdown  # noqa: E402  (bench/corpus/slowdown.py)
 
 MANIFESTS = {"cpu": "rnx.toml", "cuda": "rnx.gpu.toml"}
 # --suite cost: the suite of a GPU pull request (issue 34), sizes from 10 us up; on the CPU the corpus itself.
-SUITES = {"corpus": MANIFESTS, "cost": {"cpu": "rnx.toml", "cuda": "rnx.gpu_cost.toml"}}
+# --suite kb: KernelBench-style level-1 and level-2 problems written for it and never tuned (kb_problems/), GPU only.
+SUITES = {"corpus": MANIFESTS, "cost": {"cpu": "rnx.toml", "cuda": "rnx.gpu_cost.toml"},
+          "kb": {"cuda": "rnx.gpu_kb.toml"}}
 MANIFEST = dict(MANIFESTS)  # device -> the manifest of the suite asked for (set by main from --suite)
 DECISIONS = ("broken", "faster", "slower", "equivalent", "abstain", "new", "missing")
 TIME_LINE = re.compile(r"time: ([\d.]+) s in all")
@@ -108,7 +110,7 @@ def make_repo(work, device, scenario, names, fraction, bench_table=()):
     bench_table: KEY=VALUE lines of a [bench] table added to every manifest (--bench: settings tried before they
     become defaults; the corpus itself has none)."""
     repo = os.path.join(work, "corpus")
-    for folder in ("kernels", "pkg_kernels"):
+    for folder in ("kernels", "pkg_kernels", "kb_problems"):
         shutil.copytree(os.path.join(CORPUS, folder), os.path.join(repo, folder))
     for manifest in {m for suite in SUITES.values() for m in suite.values()}:
         shutil.copy(os.path.join(CORPUS, manifest), os.path.join(repo, manifest))
@@ -673,8 +675,9 @@ def main():
     ap.add_argument("mode", choices=["aa", "slowdown", "verify", "sizes"])
     ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
     ap.add_argument("--suite", choices=sorted(SUITES), default="corpus",
-                    help="aa/slowdown/sizes: the corpus (rnx.gpu.toml on cuda) or the cost suite of a GPU pull "
-                         "request (rnx.gpu_cost.toml on cuda; the corpus on cpu)")
+                    help="aa/slowdown/sizes: the corpus (rnx.gpu.toml on cuda), the cost suite of a GPU pull "
+                         "request (rnx.gpu_cost.toml on cuda; the corpus on cpu) or KernelBench-style problems never "
+                         "tuned (rnx.gpu_kb.toml, cuda only)")
     ap.add_argument("--kernel", action="append", default=[], help="only this kernel (repeatable)")
     ap.add_argument("--fraction", type=float, default=0.05, help="slowdown: extra time per call (0.05 = 5%%)")
     ap.add_argument("--reps", type=int, default=1, help="aa/slowdown: paired runs of the whole selection")
@@ -701,6 +704,9 @@ def main():
         fail(f"{args.rnx} is not an executable rnx; build it (ninja -C build rnx rnx-runner-worker "
              f"rnx-verify-worker) or pass --rnx PATH")
     args.rnx = os.path.abspath(args.rnx)
+    if args.device not in SUITES[args.suite]:
+        fail(f"--suite {args.suite} has no manifest for --device {args.device}: use --device "
+             f"{' or '.join(sorted(SUITES[args.suite]))}")
     MANIFEST.update(SUITES[args.suite])
     if args.rope is None:
         args.rope = 0.02 if args.device == "cpu" else 0.01
