@@ -180,7 +180,9 @@ void notifier::work() {
     busy_ = true;
     lock.unlock();
     try {
-      check_and_notify(job);
+      // One line per finished check: what operators read, and what the service tests wait on.
+      const std::string found = check_and_notify(job);
+      std::cerr << "rnx-server: regression check for run " << job.run.id << " done: " << found << "\n";
     } catch (const std::exception& e) {
       // A failed check is logged; it must never take the server down.
       std::cerr << "rnx-server: regression check for run " << job.run.id << " failed: " << e.what() << "\n";
@@ -194,21 +196,24 @@ void notifier::work() {
   idle_.notify_all();
 }
 
-void notifier::check_and_notify(const store::upload_outcome& upload) {
+std::string notifier::check_and_notify(const store::upload_outcome& upload) {
   try {
     announce_changes(upload);
   } catch (const std::exception& e) {
     std::cerr << "rnx-server: change-point scan after run " << upload.run.id << " failed: " << e.what() << "\n";
   }
   auto judged = store::regression_check(db_, upload, options_.policy);
-  if (!judged) return;
+  if (!judged) return "nothing to judge (not a push to its base branch, or no baseline before it)";
   auto project = db_.find_project(upload.run.project);
-  if (!project) return;
+  if (!project) return "its project is gone";
   metrics_.count_verdict(project->id, judged->verdict.verdict, to_string(store::verdict_kind::regression));
-  if (slower_configs(judged->verdict).empty()) return;
-  for (const auto& hook : db_.webhooks(project->id)) {
+  const std::string verdict(to_string(judged->verdict.verdict));
+  if (slower_configs(judged->verdict).empty()) return verdict + ", no webhook sent";
+  const auto hooks = db_.webhooks(project->id);
+  for (const auto& hook : hooks) {
     deliver(hook, upload.run, webhook_payload(hook.format, project->name, upload.run, judged->verdict));
   }
+  return verdict + ", " + std::to_string(hooks.size()) + " webhook(s) delivered or given up";
 }
 
 void notifier::announce_changes(const store::upload_outcome& upload) {

@@ -14,6 +14,7 @@
 #include <boost/beast/http.hpp>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -150,7 +151,9 @@ class server_process {
  public:
   explicit server_process(const std::string& db_path, std::vector<std::string> extra = {}) {
     int fds[2];
+    int err[2];
     if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+    if (pipe(err) != 0) throw std::runtime_error("pipe failed");
     std::vector<std::string> args = {RNX_SERVER_BIN, "serve",       "--db",      db_path,
                                      "--listen",     "127.0.0.1:0", "--threads", "2"};
     args.insert(args.end(), extra.begin(), extra.end());
@@ -158,8 +161,11 @@ class server_process {
     if (pid_ < 0) throw std::runtime_error("fork failed");
     if (pid_ == 0) {
       dup2(fds[1], 1);
+      dup2(err[1], 2);
       close(fds[0]);
       close(fds[1]);
+      close(err[0]);
+      close(err[1]);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);
@@ -167,14 +173,21 @@ class server_process {
       _exit(127);
     }
     close(fds[1]);
+    close(err[1]);
     out_fd_ = fds[0];
+    log_reader_ = std::thread([this, fd = err[0]] { read_log(fd); });
     std::string line = read_line(std::chrono::seconds(30));
     auto colon = line.rfind(':', line.find(" (database"));
     if (line.find("listening on") == std::string::npos || colon == std::string::npos) {
       stop();
       throw std::runtime_error("rnx-server did not start: \"" + line + "\"");
     }
-    port_ = static_cast<unsigned short>(std::stoi(line.substr(colon + 1)));
+    try {
+      port_ = static_cast<unsigned short>(std::stoi(line.substr(colon + 1)));
+    } catch (const std::exception&) {
+      stop();
+      throw std::runtime_error("rnx-server's first line names no port: \"" + line + "\"");
+    }
     scheme_ = line.find("https://") != std::string::npos ? "https" : "http";
   }
   ~server_process() { stop(); }
@@ -186,6 +199,26 @@ class server_process {
     return scheme_ + "://127.0.0.1:" + std::to_string(port_) + path;
   }
   pid_t pid() const { return pid_; }
+
+  // Blocks until the server has written a line to its log (stderr) that contains `text`, and returns it: the
+  // event a test waits on where the server finishes work on threads of its own (a background check done). No
+  // wall-clock bound: the test's ctest TIMEOUT bounds it. Lines are kept from the start, so one written before the
+  // call counts; every line is also passed on to this test's stderr.
+  std::string wait_for_log(const std::string& text) {
+    std::unique_lock lock(log_mutex_);
+    std::string found;
+    log_changed_.wait(lock, [&] {
+      for (const auto& line : log_) {
+        if (line.find(text) != std::string::npos) {
+          found = line;
+          return true;
+        }
+      }
+      if (log_closed_) throw std::runtime_error("rnx-server's log ended without a line containing \"" + text + "\"");
+      return false;
+    });
+    return found;
+  }
 
   // SIGKILL: no chance to flush or clean up, the way a crash or OOM kill ends a process.
   void kill_hard() { end(SIGKILL); }
@@ -208,6 +241,37 @@ class server_process {
       close(out_fd_);
       out_fd_ = -1;
     }
+    if (log_reader_.joinable()) log_reader_.join();  // the server is gone: its end of the pipe is closed
+  }
+
+  void read_log(int fd) {
+    std::string line;
+    char buffer[4096];
+    for (ssize_t n; (n = read(fd, buffer, sizeof buffer)) != 0;) {
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        break;
+      }
+      std::fwrite(buffer, 1, static_cast<std::size_t>(n), stderr);
+      for (ssize_t i = 0; i < n; ++i) {
+        if (buffer[i] != '\n') {
+          line += buffer[i];
+          continue;
+        }
+        {
+          std::lock_guard lock(log_mutex_);
+          log_.push_back(std::move(line));
+        }
+        line.clear();
+        log_changed_.notify_all();
+      }
+    }
+    close(fd);
+    {
+      std::lock_guard lock(log_mutex_);
+      log_closed_ = true;
+    }
+    log_changed_.notify_all();
   }
 
   std::string read_line(std::chrono::milliseconds timeout) {
@@ -228,6 +292,11 @@ class server_process {
   int out_fd_ = -1;
   unsigned short port_ = 0;
   std::string scheme_ = "http";
+  std::thread log_reader_;
+  std::mutex log_mutex_;
+  std::condition_variable log_changed_;
+  std::vector<std::string> log_;
+  bool log_closed_ = false;
 };
 
 struct command_result {

@@ -28,18 +28,6 @@ unsigned short closed_port() {
   return a.local_endpoint().port();
 }
 
-// A webhook's delivery log once it holds `n` attempts: the server logs each after its answer, on its own thread, so
-// the log is read until they are all there, however long the retries take (the test's ctest TIMEOUT bounds it).
-std::vector<store::delivery_record> deliveries_once_there(const std::string& db_path, std::int64_t webhook_id,
-                                                          std::size_t n) {
-  std::vector<store::delivery_record> log;
-  test::wait_until([&] {
-    log = store::database(db_path).deliveries(webhook_id);
-    return log.size() >= n;
-  });
-  return log;
-}
-
 }  // namespace
 
 TEST_CASE("webhooks: a slower baseline push notifies every format, retries failures, never fails the upload") {
@@ -67,6 +55,7 @@ TEST_CASE("webhooks: a slower baseline push notifies every format, retries failu
   // 25% slower push to main: regression, webhooks fire; the upload itself is a plain 201.
   auto slow = upload(server, token, {.commit = "slower", .scale = 1.25, .seed = 3});
   REQUIRE(slow.status == 201);
+  const std::string slow_id(json::parse(slow.body, "upload").at("id").as_string());
 
   auto got = generic.wait_for(2);
   REQUIRE(got.size() == 2);
@@ -85,15 +74,17 @@ TEST_CASE("webhooks: a slower baseline push notifies every format, retries failu
   CHECK(std::string(sbody.at("text").as_string()).find("regression") != std::string::npos);
   CHECK(sbody.at("blocks").as_array()[0].at("text").at("type").as_string() == "mrkdwn");
 
-  // The unreachable Teams hook was tried three times and logged.
-  const auto dead_log = deliveries_once_there(db_path, dead_id, 3);
+  // The unreachable Teams hook was tried three times and logged: every delivery and retry is done once the server
+  // logs the slower run's check as done.
+  server.wait_for_log("regression check for run " + slow_id + " done");
+  const auto dead_log = store::database(db_path).deliveries(dead_id);
   REQUIRE(dead_log.size() == 3);
   for (const auto& d : dead_log) {
     CHECK_FALSE(d.ok);
     CHECK(d.http_status == 0);
     CHECK(d.error.find(dead_url) != std::string::npos);
   }
-  const auto generic_log = deliveries_once_there(db_path, generic_id, 2);
+  const auto generic_log = store::database(db_path).deliveries(generic_id);
   REQUIRE(generic_log.size() == 2);
   CHECK_FALSE(generic_log[0].ok);
   CHECK(generic_log[0].http_status == 500);

@@ -46,7 +46,8 @@ class notifier {
 
  private:
   void work();
-  void check_and_notify(const store::upload_outcome& upload);
+  // Returns what it found, in a few words, for the log line of a finished check.
+  std::string check_and_notify(const store::upload_outcome& upload);
   // Scans the run's configurations for change points and sends each new one to every webhook, once.
   void announce_changes(const store::upload_outcome& upload);
   void deliver(const store::webhook& hook, const store::run_summary& run, const std::string& body);
