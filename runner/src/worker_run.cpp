@@ -116,6 +116,7 @@ void worker_run::start_contained(const fs::path& worker, const fs::path& job_pat
   sandbox::sandboxed_process p = spawn_contained_worker(worker, job_path, scratch_->path(), limits);
   pid_ = p.pid;
   result_fd_ = p.read_fd;
+  cgroup_ = std::move(p.cgroup);  // kept while the worker lives: destroying it kills what is left in it
   // Its output goes to its log in the scratch folder, read once it has ended.
 }
 
@@ -207,6 +208,7 @@ std::vector<std::string> worker_run::poll_lines(int timeout_ms) {
 void worker_run::kill() {
   ::kill(-pid_, SIGKILL);
   ::kill(pid_, SIGKILL);  // a contained worker's launcher may have left the group to start a session of its own
+  if (cgroup_) cgroup_->kill_all();
 }
 
 void worker_run::read_contained_log() {

@@ -59,6 +59,7 @@ class worker_run {
   void read_contained_log();
 
   std::unique_ptr<sandbox::scratch_folder> scratch_;  // set for a contained worker
+  std::unique_ptr<sandbox::tree_cgroup> cgroup_;      // a contained worker's memory cgroup, where there is one
   bool allow_weaker_ = false;
   containment_check layers_;
   std::string refused_;  // why a contained worker was stopped before it ran a kernel

@@ -17,10 +17,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <memory>
 
 namespace rnx::sandbox {
 
@@ -213,7 +215,10 @@ void blank_command_line(const child_plan& plan) {
 }
 
 // The forked child: its own session, descriptors, namespaces; each layer reported on the result pipe as it is set.
-[[noreturn]] void sandboxed_child(child_plan& plan, int pipe_write_end) {
+[[noreturn]] void sandboxed_child(child_plan& plan, int pipe_write_end, const char* cgroup_procs) {
+  // Into the tree's memory cgroup before anything else, while this child still has the caller's rights there:
+  // everything it starts from now on is charged to it.
+  join_cgroup(cgroup_procs);
   // A session and process group of its own, without the caller's controlling terminal: nothing in it can type
   // into the user's shell (TIOCSTI) or be stopped by the terminal.
   const bool own_session = ::setsid() >= 0;
@@ -242,14 +247,22 @@ void blank_command_line(const child_plan& plan) {
 sandboxed_process spawn_sandboxed(const std::vector<std::string>& argv, const std::vector<std::string>& env,
                                   const std::filesystem::path& workdir, const sandbox_limits& limits,
                                   bool limit_address_space) {
+  detail::child_plan plan(argv, env, workdir, limits, limit_address_space);
+  auto cgroup = std::make_unique<tree_cgroup>();
+  if (!cgroup->available()) cgroup.reset();
+  const std::string procs = cgroup ? cgroup->procs_path() : std::string();
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) throw error(errc::internal, std::string("pipe failed: ") + std::strerror(errno));
-  detail::child_plan plan(argv, env, workdir, limits, limit_address_space);
   pid_t pid = ::fork();
-  if (pid < 0) throw error(errc::internal, std::string("fork failed: ") + std::strerror(errno));
-  if (pid == 0) detail::sandboxed_child(plan, fds[1]);
+  if (pid < 0) {
+    const int why = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw error(errc::internal, std::string("fork failed: ") + std::strerror(why));
+  }
+  if (pid == 0) detail::sandboxed_child(plan, fds[1], procs.c_str());
   ::close(fds[1]);
-  return {pid, fds[0]};
+  return {pid, fds[0], std::move(cgroup)};
 }
 
 namespace {
@@ -282,6 +295,16 @@ std::int64_t resident_mb(pid_t pid) {
     for (pid_t child : children_of(p)) pending.push_back(child);
   }
   return pages * ::sysconf(_SC_PAGESIZE) / (1 << 20);
+}
+
+std::int64_t tree_memory_mb(const sandboxed_process& p) {
+  const std::int64_t walked = resident_mb(p.pid);
+  return p.cgroup ? std::max(walked, p.cgroup->anon_mb()) : walked;
+}
+
+void kill_tree(const sandboxed_process& p) {
+  ::kill(-p.pid, SIGKILL);
+  if (p.cgroup) p.cgroup->kill_all();
 }
 
 }  // namespace rnx::sandbox

@@ -22,6 +22,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <chrono>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -802,4 +803,46 @@ TEST_CASE("resident_mb counts a grandchild that a thread other than the main one
   ::kill(-child, SIGKILL);  // the child and the grandchild, which inherited its group
   ::waitpid(child, nullptr, 0);
   CHECK(counted >= static_cast<std::int64_t>(held_mb));
+}
+
+TEST_CASE("a tree's memory cgroup counts a process that left the tree by setsid and a double fork, and kills it") {
+  rnx::sandbox::tree_cgroup group;
+  if (!group.available()) {
+    MESSAGE("skipped: this machine lets this process make no memory cgroup (the /proc walk alone counts)");
+    return;
+  }
+  constexpr std::size_t held_mb = 96;
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (!rnx::sandbox::join_cgroup(group.procs_path().c_str())) ::_exit(2);
+    if (::fork() == 0) {
+      ::setsid();  // out of the tree's session and process group; its parent exits below, so out of its parent too
+      std::vector<char> held(held_mb << 20);
+      std::memset(held.data(), 1, held.size());
+      const char byte = 'r';
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(3);
+      ::pause();
+      ::_exit(0);
+    }
+    ::_exit(0);
+  }
+  ::close(ready[1]);
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  REQUIRE(WEXITSTATUS(status) == 0);
+  char byte = 0;
+  REQUIRE(::read(ready[0], &byte, 1) == 1);  // the orphan's memory is touched
+  ::close(ready[0]);
+  CHECK(rnx::sandbox::resident_mb(child) == 0);  // the walk from the tree's root finds nothing: the root is gone
+  CHECK(group.anon_mb() >= static_cast<std::int64_t>(held_mb));
+  REQUIRE(group.processes().size() == 1);
+  group.kill_all();
+  // The orphan's new parent reaps it; it leaves the cgroup once it has exited (however long that takes: the test's
+  // ctest TIMEOUT bounds the wait).
+  while (!group.processes().empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  CHECK(group.anon_mb() < static_cast<std::int64_t>(held_mb));
 }

@@ -189,22 +189,22 @@ worker_outcome run_worker(const verify_options& o, const fs::path& dir, const st
     const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (w.killed_for.empty() && elapsed > o.limits.wall_s) {
       w.killed_for = "it ran past the " + std::to_string(static_cast<int>(o.limits.wall_s)) + " s wall-clock limit";
-    } else if (w.killed_for.empty() && sandbox::resident_mb(p.pid) > o.limits.memory_mb) {
+    } else if (w.killed_for.empty() && sandbox::tree_memory_mb(p) > o.limits.memory_mb) {
       w.killed_for = "it used more than " + std::to_string(o.limits.memory_mb) + " MiB of memory";
     }
     if (!w.killed_for.empty()) {
-      ::kill(-p.pid, SIGKILL);
+      sandbox::kill_tree(p);
       ::kill(p.pid, SIGKILL);
       open = false;
     }
   }
   ::close(p.read_fd);
-  // Anything it left behind in its process group is killed while the leader is a zombie not yet reaped: its id,
-  // the group's, cannot have been given to another process by then.
+  // Anything it left behind in its process group or its cgroup is killed while the leader is a zombie not yet
+  // reaped: its id, the group's, cannot have been given to another process by then.
   siginfo_t ended{};
   while (::waitid(P_PID, static_cast<id_t>(p.pid), &ended, WEXITED | WNOWAIT) < 0 && errno == EINTR) {
   }
-  ::kill(-p.pid, SIGKILL);
+  sandbox::kill_tree(p);
   int status = 0;
   while (::waitpid(p.pid, &status, 0) < 0 && errno == EINTR) {
   }

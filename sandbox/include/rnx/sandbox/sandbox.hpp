@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -141,10 +142,49 @@ class scratch_folder {
 // Removes `path` and everything beneath it, making each folder writable and searchable first.
 void remove_tree(const std::filesystem::path& path);
 
+// A memory cgroup of its own for one sandboxed process tree, where the machine lets this process make one under its
+// own cgroup (cgroup v2 with the memory controller, else v1's memory hierarchy): every process the tree starts is
+// charged to it, from any thread, even one that left the tree's process group and parent (setsid and a double
+// fork), which the /proc walk of resident_mb cannot find. Destroying it kills what is left in it and removes it.
+class tree_cgroup {
+ public:
+  tree_cgroup();  // makes it; available() is false, and nothing was made, where the machine offers none
+  ~tree_cgroup();
+  tree_cgroup(const tree_cgroup&) = delete;
+  tree_cgroup& operator=(const tree_cgroup&) = delete;
+
+  bool available() const { return !dir_.empty(); }
+  // The file a forked child writes its own pid to (join_cgroup), first thing; empty when not available.
+  const std::string& procs_path() const { return procs_; }
+  // Anonymous memory charged to it, MiB (memory.stat: v2's anon, v1's total_rss); page cache and tmpfs are not
+  // counted (the scratch has a size limit of its own). 0 when not available.
+  std::int64_t anon_mb() const;
+  std::vector<pid_t> processes() const;
+  void kill_all() const;  // SIGKILL to every process in it
+
+ private:
+  std::filesystem::path dir_;
+  std::string procs_;
+  bool v2_ = false;
+};
+
+// In a forked child, before anything else: moves the calling process into the cgroup whose procs file is
+// `procs_path` (async-signal-safe). False where it could not; the tree is then counted by the /proc walk alone.
+bool join_cgroup(const char* procs_path);
+
 struct sandboxed_process {
   pid_t pid = -1;
   int read_fd = -1;  // the worker's result pipe (JSON lines); the child writes its sandbox line first
+  // The tree's memory cgroup (its leader joined it before anything else), or null where the machine has none.
+  std::unique_ptr<tree_cgroup> cgroup;
 };
+
+// The memory the sandboxed tree uses, MiB: the larger of its resident memory by the /proc walk (resident_mb) and
+// the anonymous memory charged to its cgroup, which also counts processes that left the tree.
+std::int64_t tree_memory_mb(const sandboxed_process& p);
+
+// SIGKILL to the tree's process group and to every process in its cgroup (those that left the group by setsid).
+void kill_tree(const sandboxed_process& p);
 
 // Forks and execs argv in its own session, network, mount and process namespace (inside a user namespace
 // unless the caller is root), never as host root, with rlimits, `workdir` as cwd/HOME/TMPDIR and `env` as
