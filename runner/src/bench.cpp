@@ -150,11 +150,21 @@ bool prestarts(const bench_options& o, const std::vector<device_lane>& lanes, co
   return any_gpu && detail::orchestrator::cuda_visible();
 }
 
+// How many workers each lane starts ahead of their turn: a worker's start (Python and torch; 6-10 s on a GPU
+// machine whose file cache is cold) is hidden only by the measuring of the workers ahead of it, each a few seconds
+// of a suite's configurations (docs/gpu-results.md, run 50: with one started ahead, 33 s of a 65 s run waited for
+// starts). A quarter of the machine's cores over its lanes, one to three a lane: waiting workers use CPU only (no
+// device is opened before a worker has its job), and one started for a round that never comes is stopped.
+int prestart_depth(std::size_t lanes) {
+  const auto cores = static_cast<std::size_t>(std::max(1u, std::thread::hardware_concurrency()));
+  return static_cast<int>(std::clamp<std::size_t>(cores / (4 * std::max<std::size_t>(lanes, 1)), 1, 3));
+}
+
 // Runs every lane (one without --devices) to the end, concurrently; returns the looks of the schedule.
 int run_lanes(const bench_options& options, std::vector<side_state>& sides, std::vector<planned>& configs,
               const std::vector<device_lane>& lanes, bench_timing* timing, clock_type::time_point began) {
   detail::lane_shared shared;
-  const bool prestart = prestarts(options, lanes, configs);
+  const int prestart = prestarts(options, lanes, configs) ? prestart_depth(lanes.size()) : 0;
   std::vector<std::unique_ptr<detail::orchestrator>> runners;
   if (lanes.empty()) {
     std::vector<std::size_t> all(configs.size());

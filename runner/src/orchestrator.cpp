@@ -73,8 +73,7 @@ std::string label(const planned& p) { return p.result.key().label(); }
 bool orchestrator::cuda_visible() { return cuda_listed(); }
 
 orchestrator::orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
-                           std::vector<std::size_t> members, const device_lane* lane, bool prestart,
-                           lane_shared& shared)
+                           std::vector<std::size_t> members, const device_lane* lane, int prestart, lane_shared& shared)
     : o_(o),
       sides_(sides),
       plan_(plan),
@@ -111,7 +110,7 @@ void orchestrator::run() {
       }
     }
   }
-  next_.reset();  // a worker started for a round that did not come
+  ahead_.clear();  // workers started for rounds that did not come
   {
     std::lock_guard<std::mutex> lock(shared_.mutex);
     if (o_.live && o_.log) *o_.log << "\r\033[K" << std::flush;
@@ -588,22 +587,25 @@ void orchestrator::report(int round, const planned& p) {
 }
 
 std::pair<std::unique_ptr<worker_run>, clock_type::time_point> orchestrator::take_worker(const fs::path& job_path) {
-  if (!prestart_) {
+  if (prestart_ <= 0) {
     shared_.ledger.worker_started();
     return {std::make_unique<worker_run>(worker_, job_path, o_.contain, lane_cores(), withheld_env_),
             clock_type::now()};
   }
-  if (!next_) start_next();
-  auto taken = std::make_pair(std::move(next_), next_launched_);
-  taken.first->release(job_path);
-  start_next();
-  return taken;
+  start_ahead();
+  started_worker taken = std::move(ahead_.front());
+  ahead_.pop_front();
+  taken.run->release(job_path);
+  start_ahead();
+  return {std::move(taken.run), taken.launched};
 }
 
-void orchestrator::start_next() {
-  shared_.ledger.worker_started();
-  next_launched_ = clock_type::now();
-  next_ = std::make_unique<worker_run>(worker_, lane_cores(), withheld_env_);
+void orchestrator::start_ahead() {
+  while (ahead_.size() < static_cast<std::size_t>(prestart_)) {
+    shared_.ledger.worker_started();
+    const auto launched = clock_type::now();
+    ahead_.push_back({std::make_unique<worker_run>(worker_, lane_cores(), withheld_env_), launched});
+  }
 }
 
 }  // namespace rnx::runner::detail

@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -37,7 +38,7 @@ class orchestrator {
   // Measures `members` (plan indices; a configuration with its partner) on `lane` (nullptr: the manifest's or
   // --device's device, no lane), starting each worker ahead of its turn when `prestart` (docs/scaling.md).
   orchestrator(const bench_options& o, std::vector<side_state>& sides, std::vector<planned>& plan,
-               std::vector<std::size_t> members, const device_lane* lane, bool prestart, lane_shared& shared);
+               std::vector<std::size_t> members, const device_lane* lane, int prestart, lane_shared& shared);
 
   // Compiling .cpp/.cu kernels once, before the lanes start, keeps the compiler out of the workers' timeouts.
   void prebuild_native();
@@ -108,7 +109,7 @@ class orchestrator {
   // The worker for a job and when its process started: the one prestarted for it (released with the job; the
   // next one starts at once, importing while this one measures), else a fresh one.
   std::pair<std::unique_ptr<worker_run>, clock_type::time_point> take_worker(const std::filesystem::path& job_path);
-  void start_next();
+  void start_ahead();  // prestart: starts workers until prestart_ wait for a job
   // A CPU lane's cores (its workers are bound to them from exec); empty for a GPU lane or no lane.
   std::vector<int> lane_cores() const { return lane_ ? lane_->cores : std::vector<int>{}; }
 
@@ -120,10 +121,13 @@ class orchestrator {
   std::vector<planned>& plan_;
   std::vector<std::size_t> members_;
   const device_lane* lane_ = nullptr;
-  bool prestart_ = false;
+  int prestart_ = 0;  // workers started ahead of their turn (0: each started when its job is ready)
   lane_shared& shared_;
-  std::unique_ptr<worker_run> next_;  // prestart: the worker that takes the next job
-  clock_type::time_point next_launched_;
+  struct started_worker {
+    std::unique_ptr<worker_run> run;
+    clock_type::time_point launched;
+  };
+  std::deque<started_worker> ahead_;  // prestart: the workers that take the next jobs, the oldest first
   std::filesystem::path worker_;
   std::vector<std::string> withheld_env_;  // removed from an uncontained worker's environment (kernel_environment.hpp)
   int total_rounds_ = 0;
