@@ -8,8 +8,12 @@
 #             runner's own measurement, then CORPUS_SLOW_REPS (default 2) that count     (CORPUS_SLOW_S, default 300 s)
 #   verify    every honest rewrite (torch and Triton) and cheat through rnx verify    (CORPUS_VERIFY_S, default 100 s;
 #             CORPUS_VERIFY_JOBS candidates at once, default 4)
+#   kb        the KernelBench-style suite nobody tuned (bench/corpus/rnx.gpu_kb.toml), paired A/A; run it first on a
+#             fresh machine to include a first run's cost                              (CORPUS_KB_S, default 150 s)
+#   kb_slowdown  a calibrated 2% step on four of its problems, one calibration run and one that counts
+#                                                                                     (CORPUS_KB_SLOW_S, default 300 s)
 #
-#   tests/device/corpus_gpu.sh [aa|slowdown|verify]...   (default: all three)
+#   tests/device/corpus_gpu.sh [aa|slowdown|verify|kb|kb_slowdown]...   (default: aa slowdown verify)
 #
 # rnx is $RNX, else build-gpu/bin/rnx (built by tests/device/run_gpu.sh build when missing). Results (one JSON per
 # step, the logs) go to $OUT when it is set, else build-gpu/corpus-out; a short table ends the output. Exit 0 when
@@ -64,7 +68,11 @@ for step in "${steps[@]}"; do
         --kernel gemm_bf16 --kernel layernorm_module \
         --kernel softmax_rows --kernel conv2d_module --kernel mlp_block --kernel attention_causal ;;
     verify) run_step verify "${CORPUS_VERIFY_S:-100}" verify --jobs "${CORPUS_VERIFY_JOBS:-4}" --case-timeout-s 50 ;;
-    *) echo "corpus_gpu: unknown step '$step' (use aa, slowdown, verify)"; exit 2 ;;
+    kb) run_step kb "${CORPUS_KB_S:-150}" aa --suite kb ;;
+    kb_slowdown)
+      run_step kb_slowdown "${CORPUS_KB_SLOW_S:-300}" slowdown --suite kb --fraction 0.02 --calibrate 1 --reps 1 \
+        --kernel l1_layernorm --kernel l1_conv2d --kernel l2_linear_gelu_residual --kernel l2_conv_groupnorm_tanh ;;
+    *) echo "corpus_gpu: unknown step '$step' (use aa, slowdown, verify, kb, kb_slowdown)"; exit 2 ;;
   esac
 done
 
@@ -73,7 +81,7 @@ echo "== corpus on $(cut -d, -f1 "$out/gpu.txt")"
 python3 - "$out" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-for step in ("aa", "slowdown", "verify"):
+for step in ("aa", "slowdown", "verify", "kb", "kb_slowdown"):
     path = os.path.join(out, f"corpus_{step}_cuda.json")
     if not os.path.exists(path):
         continue
@@ -93,14 +101,14 @@ for step in ("aa", "slowdown", "verify"):
             f"slower {c.get('slower', 0)}, equivalent {c.get('equivalent', 0)}, abstain {c.get('abstain', 0)}; "
             f"MDE median {100 * m['median']:.2f}% p90 {100 * m['p90']:.2f}%" if m else
             f"{step:9} {s.get('configurations', 0)} configs, counts {c}")
-    if step == "slowdown" and s.get("ratios"):
+    if step in ("slowdown", "kb_slowdown") and s.get("ratios"):
         line += f"; ratio median {s['ratios']['median']:.4f} (target {s['target_ratio']:.4f})"
     print(line + f" ({doc['wall_s']:.0f} s)")
     for r in doc.get("runs", []):
         if "error" in r:
             print(f"          run {r['rep']}: {r['error'][:200]}")
     for r in doc.get("configs", []):
-        if r["decision"] in ("broken", "faster", "slower" if step == "aa" else "-", "error"):
+        if r["decision"] in ("broken", "faster", "slower" if step in ("aa", "kb") else "-", "error"):
             print(f"          {r['kernel']}/{r['dtype']}/b{r['batch']}: {r['decision']} {r.get('ratio')}: "
                   f"{(r.get('reason') or '')[:160]}")
 PY
