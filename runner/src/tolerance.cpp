@@ -26,25 +26,32 @@ double dtype_eps(at::ScalarType t) {
   }
 }
 
-// |a - b| in float64 on b's device (the reference's), flattened, over the elements where the difference is finite
-// (copied out only where some is not: on tens of millions of elements the copy costs more than the difference).
-at::Tensor finite_errors(const at::Tensor& a, const at::Tensor& b) {
+// |a - b| in float64 on b's device (the reference's).
+at::Tensor abs_errors(const at::Tensor& a, const at::Tensor& b) {
   at::Tensor wide_b = b.detach().to(at::kDouble);
-  at::Tensor d = (a.detach().to(wide_b.device(), at::kDouble) - wide_b).abs().flatten();
+  return (a.detach().to(wide_b.device(), at::kDouble) - wide_b).abs();
+}
+
+// Whether an output is compared with its reference: both there, floating-point, non-empty and of one shape.
+bool comparable(const at::Tensor& out, const at::Tensor& ref) {
+  return out.defined() && ref.defined() && out.sizes() == ref.sizes() && out.is_floating_point() && out.numel() > 0;
+}
+
+// abs_errors flattened, over the elements where the difference is finite (copied out only where some is not: on
+// tens of millions of elements the copy costs more than the difference).
+at::Tensor finite_errors(const at::Tensor& a, const at::Tensor& b) {
+  at::Tensor d = abs_errors(a, b).flatten();
   const at::Tensor finite = at::isfinite(d);
   return finite.all().item<bool>() ? d : d.masked_select(finite);
 }
 
-// The largest finite |a - b| over the floating outputs that have the reference's shape (0 when there is none):
-// the errors are not zero or more where they are not finite, so a non-finite one reads 0 and never wins.
+// The largest finite |a - b| over the comparable outputs (0 when there is none): the errors are not zero or more
+// where they are not finite, so a non-finite one reads 0 and never wins.
 double largest_finite_error(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref) {
   double largest = 0;
   for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
-    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
-    if (!out[i].is_floating_point() || out[i].numel() == 0) continue;
-    at::Tensor wide = ref[i].detach().to(at::kDouble);
-    at::Tensor d = (out[i].detach().to(wide.device(), at::kDouble) - wide).abs();
-    largest = std::max(largest, at::nan_to_num(d, 0.0, 0.0, 0.0).max().item<double>());
+    if (!comparable(out[i], ref[i])) continue;
+    largest = std::max(largest, at::nan_to_num(abs_errors(out[i], ref[i]), 0.0, 0.0, 0.0).max().item<double>());
   }
   return largest;
 }
@@ -57,13 +64,11 @@ double ranked(const at::Tensor& values, std::int64_t rank) {
   return std::get<0>(values.kthvalue(rank + 1)).item<double>();
 }
 
-// Every finite error of the floating outputs that have the reference's shape, in one flat tensor.
+// Every finite error of the comparable outputs, in one flat tensor.
 at::Tensor all_errors(const std::vector<at::Tensor>& out, const std::vector<at::Tensor>& ref) {
   std::vector<at::Tensor> parts;
   for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
-    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
-    if (!out[i].is_floating_point() || out[i].numel() == 0) continue;
-    parts.push_back(finite_errors(out[i], ref[i]));
+    if (comparable(out[i], ref[i])) parts.push_back(finite_errors(out[i], ref[i]));
   }
   if (parts.empty()) return at::empty({0}, at::TensorOptions().dtype(at::kDouble));
   if (parts.size() == 1) return parts.front();
@@ -242,8 +247,7 @@ std::pair<std::int64_t, std::int64_t> count_outside(const std::vector<at::Tensor
   std::int64_t outside = 0;
   std::int64_t total = 0;
   for (std::size_t i = 0; i < out.size() && i < ref.size(); ++i) {
-    if (!out[i].defined() || !ref[i].defined() || out[i].sizes() != ref[i].sizes()) continue;
-    if (!out[i].is_floating_point()) continue;
+    if (!comparable(out[i], ref[i])) continue;  // an empty output has nothing outside
     at::Tensor e = ref[i].detach().to(at::kDouble);
     at::Tensor o = out[i].detach().to(e.device(), at::kDouble);
     at::Tensor close = (o - e).abs().le(tol.atol + tol.rtol * e.abs()).logical_or(o.eq(e));
