@@ -216,7 +216,7 @@ std::string render_manifest(const std::string& project, const scan_result& scan)
   os << "# total_budget_s = " << number_text(defaults.total_budget_s)
      << "      # timed seconds per configuration, all processes and both sides of a pair\n"
      << "# budget_ms = " << number_text(defaults.budget_ms)
-     << "         # timed milliseconds per process and side (later looks of a paired run double it)\n";
+     << "         # timed milliseconds per process and side (a paired run's later looks may double it)\n";
   for (const auto& k : scan.kernels) render_kernel(os, k, default_batch);
   os << "\n[gate]\n"
      << "rope        = " << number_text(policy.rope) << "      # a change within this fraction counts as equivalent\n"

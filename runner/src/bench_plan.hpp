@@ -42,6 +42,10 @@ struct planned {
   // The round this configuration's counted processes start from: 0, or the round a steered pair was split in
   // (its in-process samples dropped, its processes counted again from there).
   int round_offset = 0;
+  // Paired runs, on the head's entry: the later looks' processes sample for budget_ms times this. It doubles at a
+  // look that leaves the pair undecided only where a longer process would tell more than another process
+  // (stats::longer_processes_help); where the processes differ by more than their own noise, it stays.
+  double budget_factor = 1;
 };
 
 struct side_state {

@@ -213,10 +213,10 @@ double orchestrator::budget_left_ms(const planned& p) const {
   return std::max(0.0, share - p.spent_ms);
 }
 
-// The timed budget of this side in the process of `round`: the manifest's for the first look's processes (at most
-// an equal share of what is left), doubled at each later look (docs/runner.md: a configuration still undecided
-// needs each process's ratio known better, or more processes, and longer processes give both), never more than
-// what the total budget has left. Samples are capped in proportion.
+// The timed budget of this side in the process of `round`: the manifest's for the first `processes` (at most an
+// equal share of what is left); after a look, the head's budget_factor times it (docs/runner.md: doubled at each look
+// that leaves the pair undecided where a longer process would tell more than another one), never more than what the
+// total budget has left. Samples are capped in proportion.
 std::pair<double, int> orchestrator::process_budget(const planned& p, int round) const {
   const double base = base_budget_ms(p);
   const int samples = o_.max_samples.value_or(p.bench.max_samples);
@@ -228,7 +228,7 @@ std::pair<double, int> orchestrator::process_budget(const planned& p, int round)
   if (round < p.processes) {
     return {std::min(base, left / static_cast<double>(p.processes - round)), samples};
   }
-  const double factor = std::ldexp(1.0, std::min(round - p.processes + 1, 10));
+  const double factor = head.budget_factor;
   const double budget = std::min(base * factor, left);
   const double scale = base > 0 ? budget / base : 1.0;
   return {budget, static_cast<int>(std::min(100000.0, std::ceil(samples * std::max(1.0, scale))))};
@@ -255,7 +255,11 @@ void orchestrator::look(int round) {
     // This configuration's last look is the schedule's last (the verdict), so one with fewer looks skips early ones.
     const int index = std::clamp(looks_ - (head.max_processes - local), 1, looks_);
     const stats::comparison c = stats::compare_measured(base.result, head.result, policy_, schedule, index);
-    if (c.result == decision::abstain) continue;
+    if (c.result == decision::abstain) {
+      if (!c.spread || stats::longer_processes_help(*c.spread))
+        head.budget_factor = std::min(1024.0, 2 * head.budget_factor);
+      continue;
+    }
     head.decided = base.decided = true;
     std::ostringstream os;
     os << "[look " << (local - head.processes + 1) << "/" << looks_ << "] " << std::left << std::setw(44) << label(head)

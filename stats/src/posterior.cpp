@@ -166,14 +166,8 @@ std::string sides_problem(const sample_view& base, const sample_view& head, cons
 
 // Median and spread of the per-process statistics of paired log ratios, for the advice of an abstain: whether
 // processes disagree (more processes help) or each process is noisy (a longer budget helps).
-struct ratio_spread {
-  int processes = 1;
-  double between = 0;  // sd of the process medians of the log ratios
-  double within = 0;   // typical standard error of one process's median (robust, from its MAD)
-};
-
-ratio_spread spread_of(const sample_view& ratios) {
-  ratio_spread out;
+process_spread spread_of(const sample_view& ratios) {
+  process_spread out;
   std::vector<double> medians;
   std::vector<double> errors;
   std::size_t offset = 0;
@@ -552,6 +546,10 @@ comparison compare_samples(const sample_view& base, const sample_view& head, con
   return out;
 }
 
+bool longer_processes_help(const process_spread& spread) {
+  return !(spread.processes > 1 && spread.between > 2 * spread.within);
+}
+
 comparison compare_paired(const paired_view& pair, const comparison_options& opt) {
   comparison out;
   out.n_base = static_cast<std::int64_t>(pair.base.size());
@@ -604,7 +602,8 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
   const std::uint64_t seed = side_seed(ratio_view, detail::fnv1a(&opt.resamples, sizeof opt.resamples));
   std::vector<double> log_ratios = posterior_draws(ratio_view, ratio_opt, seed);
   decide(out, log_ratios, opt);
-  const ratio_spread spread = spread_of(ratio_view);
+  const process_spread spread = spread_of(ratio_view);
+  out.spread = spread;
   // The self-check of the pairing: identical processes of a pair should agree to within what each one's own noise
   // explains. Where they differ by more than the band and four times that noise, something that differs between
   // processes and not between the sides inside one is in the ratio; the verdict's second level counts it (so the
@@ -630,7 +629,7 @@ comparison compare_paired(const paired_view& pair, const comparison_options& opt
     if (out.ci_lo && out.ci_hi && *out.mde < 2 * opt.rope && (*out.ci_lo<1 + opt.rope&& * out.ci_hi> 1 + opt.rope)) {
       advice << "the change sits on the edge of the +" << 100 * opt.rope << "% band; ";
     }
-    if (spread.processes > 1 && spread.between > 2 * spread.within) {
+    if (!longer_processes_help(spread)) {
       advice << "more processes (processes differ by " << 100 * spread.between << "% against " << 100 * spread.within
              << "% within one: raise max_processes in [bench] of rnx.toml)";
     } else {

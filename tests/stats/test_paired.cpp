@@ -316,3 +316,26 @@ TEST_CASE("an abstain's advice names manifest keys, which every measuring comman
   CHECK(compare_paired({spread.base, spread.head, spread.groups, 4}, {}).reason.find("raise max_processes") !=
         std::string::npos);
 }
+
+TEST_CASE("the spread of a paired comparison says whether a longer process or another one narrows it") {
+  // The same two kinds of abstain as above: processes whose ratios are each uncertain (a longer process helps) and
+  // processes that each know their ratio but disagree (only more processes help). The runner grows a later
+  // process's budget on this answer (docs/runner.md), and the advice words it: one rule for both.
+  std::mt19937_64 rng(3404);
+  paired_samples noisy, spread;
+  for (int p = 0; p < 4; ++p) {
+    add_process(noisy, rng, 3, 1.0, 0.0);
+    add_process(spread, rng, 25, 1.0, 0.04);
+  }
+  const comparison n = compare_paired({noisy.base, noisy.head, noisy.groups, 4}, {});
+  const comparison s = compare_paired({spread.base, spread.head, spread.groups, 4}, {});
+  REQUIRE(n.spread);
+  REQUIRE(s.spread);
+  CHECK(n.spread->processes == 4);
+  CHECK(s.spread->between > 2 * s.spread->within);
+  CHECK(longer_processes_help(*n.spread));
+  CHECK_FALSE(longer_processes_help(*s.spread));
+  CHECK(longer_processes_help(process_spread{}));  // one process: nothing to tell processes apart by
+  // Unpaired comparisons have no block ratios, so no spread: the runner then grows the budget as before.
+  CHECK_FALSE(compare_samples({noisy.base, noisy.groups}, {noisy.head, noisy.groups}, {}).spread);
+}

@@ -65,6 +65,18 @@ struct paired_view {
   std::span<const int> arms = {};  // per group: 1 where the head was loaded first in its process, else 0
 };
 
+// How a paired configuration's per-process ratios scatter: between processes, and within one (docs/statistics.md).
+struct process_spread {
+  int processes = 1;
+  double between = 0;  // sd of the processes' median log ratios (over the two load orders where they are arms)
+  double within = 0;   // typical standard error of one process's median log ratio (robust, from its MAD)
+};
+
+// Whether a longer process would tell more than another process would: false where the processes differ by more
+// than twice what each one's own noise explains, so only more processes narrow the interval. One rule for the
+// runner's later looks (docs/runner.md) and an abstain's advice.
+bool longer_processes_help(const process_spread& spread);
+
 struct comparison {
   decision result = decision::abstain;
   std::optional<double> ratio;  // head statistic / base statistic, on the observed data
@@ -82,6 +94,7 @@ struct comparison {
   std::string reason;         // set for anything that is not a plain comparison; an abstain says what would decide it
   // Paired comparisons whose processes disagree far beyond their own noise: why (also at the end of `reason`).
   std::string process_note;
+  std::optional<process_spread> spread;  // paired in-process comparisons: how their processes' ratios scatter
 };
 
 // Posterior draws of the natural log of one side's statistic (exposed for tests and the flat contrast).
