@@ -186,6 +186,11 @@ void verifier::timed_speedup(const shape_variant& sh, at::ScalarType dtype,
     // whole output; the runner's bound (the device's fastest fill of that many bytes, kernel time only on CUDA) is
     // below the host-clocked call the candidate was timed by.
     bound_ms = runner::write_bound_ms(written, pair_.device());
+    // A bound the candidate beats is measured again and the lower kept, as the runner's peaks are: a fill timed while
+    // the machine was busy reads slow, and only a call that still beats the machine's best is not a computation.
+    if (rnx::beyond_physics(physical_bound{written, bound_ms}, cand_ms)) {
+      bound_ms = std::min(bound_ms, runner::write_bound_ms(written, pair_.device()));
+    }
   } catch (const std::exception& e) {
     row(check_id::implausible_speedup, outcome::fail,
         std::string("the physical bound could not be measured: ") + e.what(), started, dtype);
