@@ -296,13 +296,24 @@ TEST_CASE("a large slowdown whose processes disagree about its size reads as slo
   CHECK(c.reason.find("agree on the direction but disagree about the size") != std::string::npos);
 }
 
-TEST_CASE("an abstain's advice names manifest keys, which every measuring command reads, not a flag rnx gate lacks") {
-  std::mt19937_64 rng(3403);
+// The two kinds of abstain, four processes each: `noisy`, whose processes each know their ratio poorly (a longer
+// process helps), and `spread`, whose processes each know it well but disagree (only more processes help).
+struct two_abstains {
   paired_samples noisy, spread;
+};
+
+two_abstains make_two_abstains(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  two_abstains out;
   for (int p = 0; p < 4; ++p) {
-    add_process(noisy, rng, 3, 1.0, 0.0);     // few blocks: each process's ratio uncertain
-    add_process(spread, rng, 25, 1.0, 0.04);  // processes apart
+    add_process(out.noisy, rng, 3, 1.0, 0.0);     // few blocks: each process's ratio uncertain
+    add_process(out.spread, rng, 25, 1.0, 0.04);  // processes apart
   }
+  return out;
+}
+
+TEST_CASE("an abstain's advice names manifest keys, which every measuring command reads, not a flag rnx gate lacks") {
+  const auto [noisy, spread] = make_two_abstains(3403);
   for (const auto* s : {&noisy, &spread}) {
     const comparison c = compare_paired({s->base, s->head, s->groups, 4}, {});
     INFO(c.reason);
@@ -321,12 +332,7 @@ TEST_CASE("the spread of a paired comparison says whether a longer process or an
   // The same two kinds of abstain as above: processes whose ratios are each uncertain (a longer process helps) and
   // processes that each know their ratio but disagree (only more processes help). The runner grows a later
   // process's budget on this answer (docs/runner.md), and the advice words it: one rule for both.
-  std::mt19937_64 rng(3404);
-  paired_samples noisy, spread;
-  for (int p = 0; p < 4; ++p) {
-    add_process(noisy, rng, 3, 1.0, 0.0);
-    add_process(spread, rng, 25, 1.0, 0.04);
-  }
+  const auto [noisy, spread] = make_two_abstains(3404);
   const comparison n = compare_paired({noisy.base, noisy.head, noisy.groups, 4}, {});
   const comparison s = compare_paired({spread.base, spread.head, spread.groups, 4}, {});
   REQUIRE(n.spread);
